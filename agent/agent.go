@@ -1,0 +1,202 @@
+// Package agent is where mission logic lives. Every network node (a vehicle
+// or a fixed node such as a ground station) runs a stack of behaviours.
+// A behaviour sees only its own node: the current simulated time, its own
+// vehicle's telemetry and commands, the messages that reach it through the
+// simulated network, its own random stream and logger. It never sees the
+// network model, other vehicles' true state, or the wall clock.
+package agent
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+
+	"skyloop/netsim"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// Message is a datagram as a behaviour sends or receives it.
+type Message struct {
+	Src, Dst netsim.NodeID // Dst may be netsim.Broadcast
+	Port     uint16
+	Kind     netsim.Kind
+	Seq      uint32
+	TGen     sim.Time // generation time of the information (defaults to the send time)
+	TSend    sim.Time // when the sender handed it to the network
+	TArrive  sim.Time // when it arrived (received messages only)
+	TRecv    sim.Time // the tick at which the receiver got it (received messages only)
+	Size     int      // payload bytes on the wire; 0 means len(Payload)
+	Payload  []byte   // only valid during Receive; copy to keep
+	RxPower  float64  // dBm where the backend models it, NaN otherwise
+}
+
+// Behavior is one piece of a node's logic.
+type Behavior interface {
+	// Start runs once before the first tick.
+	Start(ctx *Context) error
+	// Schedule returns how often Step runs and when it first runs; both
+	// must be whole multiples of the kernel tick. A zero period means Step
+	// is never called (receive-only behaviours). It is called once, after
+	// Start.
+	Schedule() (period, offset sim.Duration)
+	// Step runs at the behaviour's rate, in the agent phase.
+	Step(ctx *Context)
+}
+
+// Receiver is implemented by behaviours that want messages. Receive is
+// called in the agent phase of the first tick at or after the message's
+// arrival, before any Step of that tick, once per behaviour of the node in
+// stack order.
+type Receiver interface {
+	Receive(ctx *Context, m *Message)
+}
+
+// Finisher is implemented by behaviours with something to report at the end
+// of a run; the returned values are merged into summary.json under the
+// node's name.
+type Finisher interface {
+	Finish(ctx *Context) map[string]any
+}
+
+// NodeRef describes another node of the run, as every agent may know it
+// (names and ids are configuration, not state).
+type NodeRef struct {
+	ID    netsim.NodeID
+	Name  string
+	Group string
+	Index int // index within the group
+}
+
+// Host is what a context needs from the engine that runs it.
+type Host interface {
+	// Send queues m from node src for the network phase of the next tick,
+	// copying its payload; m.TSend is already set.
+	Send(src netsim.NodeID, m *Message)
+	// Event records an event for events.csv.
+	Event(t sim.Time, node netsim.NodeID, name, detail string)
+	// Tick returns the kernel tick.
+	Tick() sim.Duration
+	// Nodes lists every node of the run in id order.
+	Nodes() []NodeRef
+}
+
+// Context is a node's view of the world. One context exists per node and is
+// shared by the node's behaviours.
+type Context struct {
+	ref     NodeRef
+	now     sim.Time
+	host    Host
+	veh     vehicle.Vehicle
+	fixed   vehicle.Telemetry
+	rng     *rand.Rand
+	log     *slog.Logger
+	beliefs *Beliefs
+	tmp     Message
+}
+
+// NewContext returns the context of node ref. veh is nil for fixed nodes,
+// whose telemetry is fixedTel.
+func NewContext(ref NodeRef, host Host, veh vehicle.Vehicle, fixedTel vehicle.Telemetry, rng *rand.Rand, log *slog.Logger) *Context {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Context{ref: ref, host: host, veh: veh, fixed: fixedTel, rng: rng,
+		log: log.With("node", ref.Name)}
+}
+
+// SetNow sets the current time; the engine calls it before each phase.
+func (c *Context) SetNow(t sim.Time) { c.now = t }
+
+// Now returns the current simulated time.
+func (c *Context) Now() sim.Time { return c.now }
+
+// Tick returns the kernel tick.
+func (c *Context) Tick() sim.Duration { return c.host.Tick() }
+
+// ID returns the node's id.
+func (c *Context) ID() netsim.NodeID { return c.ref.ID }
+
+// Ref returns the node's name, group and index.
+func (c *Context) Ref() NodeRef { return c.ref }
+
+// Nodes lists every node of the run in id order.
+func (c *Context) Nodes() []NodeRef { return c.host.Nodes() }
+
+// Group returns the ids of the nodes in the named group, in index order.
+func (c *Context) Group(name string) []netsim.NodeID {
+	var ids []netsim.NodeID
+	for _, n := range c.host.Nodes() {
+		if n.Group == name {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
+// HasVehicle reports whether the node is a vehicle.
+func (c *Context) HasVehicle() bool { return c.veh != nil }
+
+// Telemetry returns the own vehicle's telemetry (a fixed node reports its
+// position and nothing else).
+func (c *Context) Telemetry() vehicle.Telemetry {
+	if c.veh == nil {
+		return c.fixed
+	}
+	return c.veh.Telemetry()
+}
+
+// Command sends a command to the own vehicle; it takes effect in this tick's
+// autopilot phase. Fixed nodes ignore it.
+func (c *Context) Command(cmd vehicle.Command) {
+	if c.veh != nil {
+		c.veh.Command(cmd)
+	}
+}
+
+// Rand returns the node's random stream.
+func (c *Context) Rand() *rand.Rand { return c.rng }
+
+// Log returns the node's logger.
+func (c *Context) Log() *slog.Logger { return c.log }
+
+// Event records an event in events.csv under this node.
+func (c *Context) Event(name, detail string) { c.host.Event(c.now, c.ref.ID, name, detail) }
+
+// Send hands m to the network now; see SendAt.
+func (c *Context) Send(m Message) error { return c.SendAt(c.now, m) }
+
+// SendAt hands m to the network at time at, which must lie in the current
+// tick [now, now+tick): constant-bit-rate sources use it for sub-tick
+// timing. Src, TSend and (if zero) TGen are filled in; the payload is copied.
+func (c *Context) SendAt(at sim.Time, m Message) error {
+	if at < c.now || at >= c.now.Add(c.host.Tick()) {
+		return fmt.Errorf("send time %v outside the current tick [%v, %v)", at, c.now, c.now.Add(c.host.Tick()))
+	}
+	if m.Size == 0 {
+		m.Size = len(m.Payload)
+	}
+	if m.Size < len(m.Payload) {
+		return fmt.Errorf("message size %d smaller than its payload (%d bytes)", m.Size, len(m.Payload))
+	}
+	if m.Dst != netsim.Broadcast && (m.Dst < 0 || int(m.Dst) >= len(c.host.Nodes())) {
+		return fmt.Errorf("no node %d", m.Dst)
+	}
+	m.Src = c.ref.ID
+	m.TSend = at
+	if m.TGen == 0 {
+		m.TGen = at
+	}
+	c.tmp = m
+	c.host.Send(c.ref.ID, &c.tmp)
+	return nil
+}
+
+// Beliefs returns the node's table of what it believes about the others,
+// fed by state messages (see Beacon).
+func (c *Context) Beliefs() *Beliefs {
+	if c.beliefs == nil {
+		c.beliefs = NewBeliefs(len(c.host.Nodes()), sim.Second)
+	}
+	return c.beliefs
+}

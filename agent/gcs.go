@@ -1,0 +1,219 @@
+package agent
+
+import (
+	"fmt"
+
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
+)
+
+// GCSParams configure the ground-station behaviour.
+type GCSParams struct {
+	Group  string        `yaml:"group" json:"group"`   // vehicle group to command; empty = every vehicle
+	Legs   []geom.Layout `yaml:"legs" json:"legs"`     // each leg gives one target per vehicle
+	Accept float64       `yaml:"accept" json:"accept"` // a leg is done when telemetry shows the vehicle this close, m
+	Speed  float64       `yaml:"speed" json:"speed"`   // speed limit sent with each goto, m/s; 0 = vehicle's own
+	Resend sim.Duration  `yaml:"resend" json:"resend"` // resend an unacknowledged command after this long
+	Period sim.Duration  `yaml:"period" json:"period"` // how often the station checks progress
+	Final  string        `yaml:"final" json:"final"`   // after the last leg: hold, land or rtl
+	Port   uint16        `yaml:"port" json:"port"`
+}
+
+// Validate checks the parameters that do not depend on the run.
+func (p *GCSParams) Validate() map[string]string {
+	bad := map[string]string{}
+	if len(p.Legs) == 0 {
+		bad["legs"] = "needs at least one leg"
+	}
+	for i := range p.Legs {
+		// Counts are checked at start, when the group size is known.
+		for k, v := range p.Legs[i].Check(len(p.Legs[i].Positions)) {
+			bad[fmt.Sprintf("legs[%d].%s", i, k)] = v
+		}
+	}
+	if !(p.Accept > 0) {
+		bad["accept"] = fmt.Sprintf("must be > 0, got %v", p.Accept)
+	}
+	if p.Speed < 0 {
+		bad["speed"] = fmt.Sprintf("must be >= 0, got %v", p.Speed)
+	}
+	positive(bad, "resend", p.Resend)
+	positive(bad, "period", p.Period)
+	checkFinal(bad, p.Final)
+	return bad
+}
+
+type gcsVehicle struct {
+	id       netsim.NodeID
+	targets  []geom.Vec3 // per leg
+	leg      int         // leg being commanded; len(targets) = final command
+	seq      uint32
+	lastSend sim.Time
+	sentLeg  int
+	telem    TelemMsg
+	hasTelem bool
+	legDone  []sim.Time
+	sends    int
+}
+
+// GCS is a ground station on a fixed node. It commands every vehicle of a
+// group through a sequence of legs over the simulated network: it sends
+// each vehicle its target for the current leg (resending until the
+// vehicle's telemetry acknowledges it), moves the vehicle on to the next leg
+// when its telemetry shows it within `accept` of the target, and sends the
+// final command after the last leg. Both the commands and the telemetry it
+// relies on cross the network, so delay and loss show up in the flight.
+type GCS struct {
+	p   *GCSParams
+	v   []gcsVehicle
+	buf []byte
+	idx map[netsim.NodeID]int
+}
+
+func init() {
+	Register(Spec{
+		Name: "gcs",
+		Doc: "Ground station (fixed node): commands each vehicle of `group` through `legs` (one target layout per leg) over the network, resending every `resend` " +
+			"until acknowledged, advancing a vehicle when its telemetry shows it within `accept` of the target, then sends `final`. Vehicles need the `remote` behaviour.",
+		Fixed: true,
+		Params: func() Params {
+			return &GCSParams{Accept: 1.0, Resend: sim.Second, Period: 100 * sim.Millisecond, Final: "hold", Port: 14550}
+		},
+		New: func(p Params) Behavior { return &GCS{p: p.(*GCSParams)} },
+	})
+}
+
+// Start resolves the group and the per-vehicle targets of every leg.
+func (g *GCS) Start(ctx *Context) error {
+	var ids []netsim.NodeID
+	for _, n := range ctx.Nodes() {
+		if n.Group == "" || n.ID == ctx.ID() {
+			continue
+		}
+		if g.p.Group == "" || n.Group == g.p.Group {
+			ids = append(ids, n.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return fieldErr("group", fmt.Sprintf("no vehicles in group %q", g.p.Group))
+	}
+	g.idx = make(map[netsim.NodeID]int, len(ids))
+	g.v = make([]gcsVehicle, len(ids))
+	for i, id := range ids {
+		g.v[i] = gcsVehicle{id: id, targets: make([]geom.Vec3, len(g.p.Legs)), sentLeg: -1}
+		g.idx[id] = i
+	}
+	for l := range g.p.Legs {
+		lay := &g.p.Legs[l]
+		for k, msg := range lay.Check(len(ids)) {
+			return fieldErr(fmt.Sprintf("legs[%d].%s", l, k), msg)
+		}
+		for i, pt := range lay.Points(len(ids)) {
+			g.v[i].targets[l] = pt
+		}
+	}
+	return nil
+}
+
+// Schedule returns the check period.
+func (g *GCS) Schedule() (sim.Duration, sim.Duration) { return g.p.Period, 0 }
+
+// Receive records vehicle telemetry.
+func (g *GCS) Receive(ctx *Context, m *Message) {
+	if m.Kind != netsim.KindTelem {
+		return
+	}
+	i, ok := g.idx[m.Src]
+	if !ok {
+		return
+	}
+	t, err := DecodeTelem(m.Payload)
+	if err != nil {
+		return
+	}
+	v := &g.v[i]
+	if !v.hasTelem || t.Seq > v.telem.Seq {
+		v.telem, v.hasTelem = t, true
+	}
+}
+
+// Step advances vehicles whose telemetry shows them at their target and
+// (re)sends commands.
+func (g *GCS) Step(ctx *Context) {
+	now := ctx.Now()
+	for i := range g.v {
+		v := &g.v[i]
+		nLegs := len(v.targets)
+		if v.leg < nLegs && v.hasTelem && int(v.telem.Leg) == v.leg && v.telem.Pos.Dist(v.targets[v.leg]) <= g.p.Accept {
+			v.legDone = append(v.legDone, now)
+			ctx.Event("leg_done", fmt.Sprintf("vehicle=%d leg=%d", v.id, v.leg))
+			v.leg++
+		}
+		acked := v.hasTelem && int(v.telem.Leg) == v.leg
+		if v.leg == nLegs && acked {
+			continue
+		}
+		if v.sentLeg == v.leg && (acked || now.Sub(v.lastSend) < g.p.Resend) {
+			continue
+		}
+		c := CmdMsg{Seq: v.seq, Leg: uint16(v.leg), Speed: float32(g.p.Speed)}
+		if v.leg < nLegs {
+			c.Op, c.Pos = OpGoto, v.targets[v.leg]
+		} else {
+			c.Op = finalOp(g.p.Final)
+		}
+		g.buf = c.Append(g.buf[:0])
+		if err := ctx.Send(Message{Dst: v.id, Kind: netsim.KindCmd, Seq: v.seq, Port: g.p.Port, Payload: g.buf}); err != nil {
+			ctx.Log().Error("gcs send", "err", err)
+			continue
+		}
+		v.seq++
+		v.sends++
+		v.lastSend, v.sentLeg = now, v.leg
+	}
+}
+
+// Finish reports per-vehicle progress.
+func (g *GCS) Finish(ctx *Context) map[string]any {
+	type vrep struct {
+		Vehicle    netsim.NodeID `json:"vehicle"`
+		LegsDone   int           `json:"legs_done"`
+		LegDoneNs  []sim.Time    `json:"leg_done_ns"`
+		Commands   int           `json:"commands_sent"`
+		LastTelem  geom.Vec3     `json:"last_reported_pos"`
+		FinalAcked bool          `json:"final_acked"`
+	}
+	reps := make([]vrep, len(g.v))
+	done := 0
+	for i, v := range g.v {
+		reps[i] = vrep{Vehicle: v.id, LegsDone: len(v.legDone), LegDoneNs: v.legDone, Commands: v.sends, LastTelem: v.telem.Pos,
+			FinalAcked: v.leg == len(v.targets) && v.hasTelem && int(v.telem.Leg) == v.leg}
+		if len(v.legDone) == len(v.targets) {
+			done++
+		}
+	}
+	return map[string]any{"vehicles": reps, "vehicles_done": done, "legs": len(g.p.Legs)}
+}
+
+// FieldError is an error about one parameter of a behaviour, found when
+// the behaviour starts; the engine reports it with the parameter's
+// scenario path and line.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErr(field, msg string) error { return &FieldError{Field: field, Msg: msg} }
+
+func finalOp(f string) uint8 {
+	switch f {
+	case "land":
+		return OpLand
+	case "rtl":
+		return OpRTL
+	}
+	return OpHold
+}

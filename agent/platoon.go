@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// PlatoonParams configure the leader-follower platoon of SPEC.md C.
+type PlatoonParams struct {
+	Waypoints []geom.Vec3  `yaml:"waypoints" json:"waypoints"`       // the leader's loop
+	Speed     float64      `yaml:"speed" json:"speed"`               // leader speed, m/s
+	Gap       float64      `yaml:"gap" json:"gap"`                   // follower distance to its predecessor, m
+	GapGain   float64      `yaml:"gap_gain" json:"gap_gain"`         // v = v_pred + gap_gain*(dist - gap)
+	HeadGain  float64      `yaml:"heading_gain" json:"heading_gain"` // omega = heading_gain * heading error
+	MaxSpeed  float64      `yaml:"max_speed" json:"max_speed"`       // follower speed limit, m/s
+	Accept    float64      `yaml:"accept" json:"accept"`             // leader waypoint arrival radius, m
+	Period    sim.Duration `yaml:"period" json:"period"`             // controller period
+}
+
+// Validate checks the parameters.
+func (p *PlatoonParams) Validate() map[string]string {
+	bad := map[string]string{}
+	if len(p.Waypoints) < 2 {
+		bad["waypoints"] = fmt.Sprintf("the leader needs at least 2 waypoints to loop through, got %d", len(p.Waypoints))
+	}
+	for name, v := range map[string]float64{"speed": p.Speed, "gap": p.Gap, "gap_gain": p.GapGain,
+		"heading_gain": p.HeadGain, "max_speed": p.MaxSpeed, "accept": p.Accept} {
+		if !(v > 0) {
+			bad[name] = fmt.Sprintf("must be > 0, got %v", v)
+		}
+	}
+	positive(bad, "period", p.Period)
+	return bad
+}
+
+// Platoon is SPEC.md C's controller. The node with group index 0 leads and
+// loops through the waypoints; node i > 0 chases its belief of node i-1 of
+// the same group with v = v_pred + gap_gain*(dist - gap) (clipped to
+// [0, max_speed]) and a heading P-controller. It reads beliefs only, never
+// the network or the other robots' true state; without a fresh belief it
+// stops.
+type Platoon struct {
+	p      *PlatoonParams
+	leader bool
+	pred   netsim.NodeID
+	wp     int
+	noInfo bool
+}
+
+func init() {
+	Register(Spec{
+		Name: "platoon",
+		Doc: "Leader-follower platoon (SPEC.md C): group index 0 loops through `waypoints` at `speed`; index i chases its belief of index i-1 " +
+			"holding `gap` m with v = v_pred + gap_gain*(dist - gap) and a heading P-controller; it stops when the belief is missing or stale. Needs a beacon on the same vehicles.",
+		Vehicle: true,
+		Params: func() Params {
+			return &PlatoonParams{Speed: 0.5, Gap: 1.0, GapGain: 1.2, HeadGain: 2.0, MaxSpeed: 1.0,
+				Accept: 0.2, Period: 10 * sim.Millisecond}
+		},
+		New: func(p Params) Behavior { return &Platoon{p: p.(*PlatoonParams)} },
+	})
+}
+
+// Start finds the predecessor.
+func (pl *Platoon) Start(ctx *Context) error {
+	ref := ctx.Ref()
+	pl.leader = ref.Index == 0
+	if !pl.leader {
+		ids := ctx.Group(ref.Group)
+		pl.pred = ids[ref.Index-1]
+	} else {
+		pl.cmd(ctx)
+	}
+	return nil
+}
+
+// Schedule returns the controller period.
+func (pl *Platoon) Schedule() (sim.Duration, sim.Duration) { return pl.p.Period, 0 }
+
+func (pl *Platoon) cmd(ctx *Context) {
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: pl.p.Waypoints[pl.wp], Speed: pl.p.Speed, Yaw: nan})
+}
+
+// Step runs the leader's waypoint loop or the follower law.
+func (pl *Platoon) Step(ctx *Context) {
+	tel := ctx.Telemetry()
+	if pl.leader {
+		if tel.Pos.Sub(pl.p.Waypoints[pl.wp]).NormXY() < pl.p.Accept {
+			pl.wp = (pl.wp + 1) % len(pl.p.Waypoints)
+			pl.cmd(ctx)
+		}
+		return
+	}
+	b, ok := ctx.Beliefs().Get(ctx.Now(), pl.pred)
+	if !ok {
+		if !pl.noInfo {
+			pl.noInfo = true
+			ctx.Event("belief_lost", fmt.Sprintf("%d", pl.pred))
+		}
+		ctx.Command(vehicle.Command{Kind: vehicle.CmdDrive})
+		return
+	}
+	if pl.noInfo {
+		pl.noInfo = false
+		ctx.Event("belief_ok", fmt.Sprintf("%d", pl.pred))
+	}
+	dx, dy := b.Pos.X-tel.Pos.X, b.Pos.Y-tel.Pos.Y
+	dist := math.Hypot(dx, dy)
+	v := b.V + pl.p.GapGain*(dist-pl.p.Gap)
+	v = math.Max(0, math.Min(pl.p.MaxSpeed, v))
+	herr := geom.WrapAngle(math.Atan2(dy, dx) - tel.Yaw)
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdDrive, V: v, Omega: pl.p.HeadGain * herr})
+}

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"fmt"
+	"sort"
+
+	"skyloop/sim"
+)
+
+// Params is a behaviour's parameter struct, decoded from the scenario on top
+// of its defaults.
+type Params interface {
+	// Validate returns field name -> message for every bad field; field
+	// names are YAML names, dotted for nested fields.
+	Validate() map[string]string
+}
+
+// Spec describes a behaviour type that scenario files can name.
+type Spec struct {
+	// Name is the value of `type:` in scenario files.
+	Name string
+	// Doc is a one-paragraph description for `skyloop behaviors` and docs.
+	Doc string
+	// Fixed reports whether the behaviour may run on a fixed node (one
+	// without a vehicle); Vehicle whether it may run on a vehicle.
+	Fixed, Vehicle bool
+	// Params returns a pointer to a new parameter struct with defaults.
+	Params func() Params
+	// New builds the behaviour for one node from validated parameters.
+	New func(p Params) Behavior
+}
+
+var registry = map[string]Spec{}
+
+// Register adds a behaviour type. It panics on a duplicate name, which is a
+// programming error.
+func Register(s Spec) {
+	if _, dup := registry[s.Name]; dup {
+		panic(fmt.Sprintf("agent: behaviour %q registered twice", s.Name))
+	}
+	registry[s.Name] = s
+}
+
+// Lookup returns the behaviour type with the given name.
+func Lookup(name string) (Spec, bool) {
+	s, ok := registry[name]
+	return s, ok
+}
+
+// Names returns the registered behaviour names, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// positive adds a message to bad when d is not a positive duration.
+func positive(bad map[string]string, name string, d sim.Duration) {
+	if d <= 0 {
+		bad[name] = fmt.Sprintf("must be a positive duration, got %v", d)
+	}
+}
+
+// nonNegative adds a message to bad when d is negative.
+func nonNegative(bad map[string]string, name string, d sim.Duration) {
+	if d < 0 {
+		bad[name] = fmt.Sprintf("must be >= 0, got %v", d)
+	}
+}

@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"fmt"
+
+	"skyloop/netsim"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// RemoteParams configure the remote behaviour.
+type RemoteParams struct {
+	GCS         string       `yaml:"gcs" json:"gcs"`                   // name of the ground-station node
+	Telemetry   sim.Duration `yaml:"telemetry" json:"telemetry"`       // telemetry period
+	Stagger     sim.Duration `yaml:"stagger" json:"stagger"`           // vehicle with group index i reports first at i*stagger
+	LinkTimeout sim.Duration `yaml:"link_timeout" json:"link_timeout"` // hold when no command was heard for this long after the first; 0 = off
+	Port        uint16       `yaml:"port" json:"port"`
+}
+
+// Validate checks the parameters.
+func (p *RemoteParams) Validate() map[string]string {
+	bad := map[string]string{}
+	if p.GCS == "" {
+		bad["gcs"] = "must name the ground-station node"
+	}
+	positive(bad, "telemetry", p.Telemetry)
+	nonNegative(bad, "stagger", p.Stagger)
+	nonNegative(bad, "link_timeout", p.LinkTimeout)
+	return bad
+}
+
+// Remote puts a vehicle under a ground station's command across the
+// network: it applies the newest command it receives and reports telemetry
+// (kind telem) to the station at a fixed rate.
+type Remote struct {
+	p        *RemoteParams
+	gcs      netsim.NodeID
+	offset   sim.Duration
+	seq      uint32
+	cmdSeq   uint32
+	hasCmd   bool
+	leg      uint16
+	lastCmd  sim.Time
+	failsafe bool
+	buf      []byte
+	applied  int
+}
+
+func init() {
+	Register(Spec{
+		Name: "remote",
+		Doc: "Puts the vehicle under the command of ground station `gcs` over the network: applies the newest command received and sends telemetry (kind telem) every `telemetry`. " +
+			"With `link_timeout` > 0 the vehicle holds position when no command arrived for that long (an event marks it).",
+		Vehicle: true,
+		Params: func() Params {
+			return &RemoteParams{GCS: "gcs", Telemetry: 200 * sim.Millisecond, Port: 14550}
+		},
+		New: func(p Params) Behavior { return &Remote{p: p.(*RemoteParams), leg: NoLeg} },
+	})
+}
+
+// Start finds the ground station.
+func (r *Remote) Start(ctx *Context) error {
+	for _, n := range ctx.Nodes() {
+		if n.Name == r.p.GCS {
+			r.gcs = n.ID
+			r.offset = sim.Duration(ctx.Ref().Index) * r.p.Stagger
+			return nil
+		}
+	}
+	return fieldErr("gcs", fmt.Sprintf("no node named %q", r.p.GCS))
+}
+
+// Schedule returns the telemetry period.
+func (r *Remote) Schedule() (sim.Duration, sim.Duration) { return r.p.Telemetry, r.offset }
+
+// Receive applies new commands from the ground station.
+func (r *Remote) Receive(ctx *Context, m *Message) {
+	if m.Kind != netsim.KindCmd || m.Src != r.gcs {
+		return
+	}
+	c, err := DecodeCmd(m.Payload)
+	if err != nil {
+		ctx.Event("bad_command", err.Error())
+		return
+	}
+	r.lastCmd = ctx.Now()
+	if r.failsafe {
+		r.failsafe = false
+		ctx.Event("link_restored", "")
+	}
+	if r.hasCmd && c.Seq <= r.cmdSeq {
+		return // duplicate or older than what we applied
+	}
+	r.hasCmd, r.cmdSeq = true, c.Seq
+	newLeg := c.Leg != r.leg
+	r.leg = c.Leg
+	r.applied++
+	switch c.Op {
+	case OpGoto:
+		ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: c.Pos, Speed: float64(c.Speed), Yaw: nan})
+	case OpLand:
+		ctx.Command(vehicle.Command{Kind: vehicle.CmdLand})
+	case OpHold:
+		ctx.Command(vehicle.Command{Kind: vehicle.CmdHold})
+	case OpRTL:
+		ctx.Command(vehicle.Command{Kind: vehicle.CmdRTL})
+	}
+	if newLeg {
+		ctx.Event("command", fmt.Sprintf("leg=%d op=%d latency_ns=%d", c.Leg, c.Op, m.TRecv.Sub(m.TSend)))
+	}
+}
+
+// Step sends telemetry and runs the link-loss failsafe.
+func (r *Remote) Step(ctx *Context) {
+	tel := ctx.Telemetry()
+	if r.p.LinkTimeout > 0 && r.hasCmd && !r.failsafe && ctx.Now().Sub(r.lastCmd) > r.p.LinkTimeout {
+		r.failsafe = true
+		ctx.Event("link_lost", "hold")
+		ctx.Command(vehicle.Command{Kind: vehicle.CmdHold})
+	}
+	m := TelemMsg{ID: uint32(ctx.ID()), Seq: r.seq, Leg: r.leg, Mode: tel.Mode, Armed: tel.Armed, Landed: tel.Landed, Pos: tel.Pos, Vel: tel.Vel}
+	r.buf = m.Append(r.buf[:0])
+	if err := ctx.Send(Message{Dst: r.gcs, Kind: netsim.KindTelem, Seq: r.seq, Port: r.p.Port, Payload: r.buf}); err != nil {
+		ctx.Log().Error("telemetry send", "err", err)
+		return
+	}
+	r.seq++
+}
+
+// Finish reports how many commands were applied.
+func (r *Remote) Finish(ctx *Context) map[string]any {
+	return map[string]any{"commands_applied": r.applied, "telemetry_sent": r.seq}
+}

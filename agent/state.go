@@ -1,0 +1,171 @@
+package agent
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
+)
+
+// Sizes of the two state-update wire formats.
+const (
+	// PlanarStateSize is SPEC.md C's 56-byte update: id u32, seq u32,
+	// t_gen int64 ns, x, y, theta, v, omega float64, little-endian.
+	PlanarStateSize = 56
+	// State3DSize is the 3D update: id u32, seq u32, t_gen int64 ns,
+	// x, y, z, vx, vy, vz, yaw float64, little-endian.
+	State3DSize = 72
+)
+
+// State is a vehicle state update as carried by beacons.
+type State struct {
+	ID    uint32
+	Seq   uint32
+	TGen  sim.Time
+	Pos   geom.Vec3
+	Vel   geom.Vec3
+	Yaw   float64
+	V     float64 // forward speed (planar format), m/s
+	Omega float64 // turn rate (planar format), rad/s
+}
+
+// AppendPlanar appends the 56-byte planar encoding of s to b.
+func (s *State) AppendPlanar(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, s.ID)
+	b = binary.LittleEndian.AppendUint32(b, s.Seq)
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.TGen))
+	for _, f := range [...]float64{s.Pos.X, s.Pos.Y, s.Yaw, s.V, s.Omega} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+	}
+	return b
+}
+
+// Append3D appends the 72-byte 3D encoding of s to b.
+func (s *State) Append3D(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, s.ID)
+	b = binary.LittleEndian.AppendUint32(b, s.Seq)
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.TGen))
+	for _, f := range [...]float64{s.Pos.X, s.Pos.Y, s.Pos.Z, s.Vel.X, s.Vel.Y, s.Vel.Z, s.Yaw} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+	}
+	return b
+}
+
+// DecodeState decodes either format, telling them apart by length.
+func DecodeState(b []byte) (State, error) {
+	var s State
+	if len(b) != PlanarStateSize && len(b) != State3DSize {
+		return s, fmt.Errorf("state update of %d bytes: want %d or %d", len(b), PlanarStateSize, State3DSize)
+	}
+	s.ID = binary.LittleEndian.Uint32(b)
+	s.Seq = binary.LittleEndian.Uint32(b[4:])
+	s.TGen = sim.Time(binary.LittleEndian.Uint64(b[8:]))
+	f := func(i int) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b[16+8*i:])) }
+	if len(b) == PlanarStateSize {
+		s.Pos = geom.Vec3{X: f(0), Y: f(1)}
+		s.Yaw, s.V, s.Omega = f(2), f(3), f(4)
+		s.Vel = geom.Vec3{X: s.V * math.Cos(s.Yaw), Y: s.V * math.Sin(s.Yaw)}
+	} else {
+		s.Pos = geom.Vec3{X: f(0), Y: f(1), Z: f(2)}
+		s.Vel = geom.Vec3{X: f(3), Y: f(4), Z: f(5)}
+		s.Yaw = f(6)
+		s.V = math.Hypot(s.Vel.X, s.Vel.Y)
+	}
+	return s, nil
+}
+
+// Verdict is what the receiver rules decided about one state update.
+type Verdict uint8
+
+// Receiver-rule outcomes (SPEC.md C).
+const (
+	Applied    Verdict = iota // newest so far: the belief was updated
+	Duplicate                 // same (source, seq) seen before
+	OutOfOrder                // older than the newest applied update
+)
+
+// String returns the verdict's name.
+func (v Verdict) String() string {
+	return [...]string{"applied", "duplicate", "out_of_order"}[v]
+}
+
+type belief struct {
+	s      State
+	tRecv  sim.Time
+	valid  bool
+	newest uint32 // newest applied seq
+	seen   uint64 // bit k set: seq newest-k was seen
+}
+
+// Beliefs is a node's table of the newest state it has applied for every
+// other node, with SPEC.md C's receiver rules: duplicates (same source and
+// sequence number) and out-of-order updates (sequence number at or below the
+// newest applied) are dropped, and a belief whose information is older than
+// the stale limit is withheld.
+type Beliefs struct {
+	b     []belief
+	stale sim.Duration
+	// Counts of each verdict, indexed by Verdict.
+	Counts [3]uint64
+}
+
+// NewBeliefs returns a table for n nodes withholding beliefs older than stale.
+func NewBeliefs(n int, stale sim.Duration) *Beliefs {
+	return &Beliefs{b: make([]belief, n), stale: stale}
+}
+
+// SetStale changes the stale limit.
+func (bs *Beliefs) SetStale(d sim.Duration) { bs.stale = d }
+
+// Apply runs the receiver rules on update s from node src received at now.
+// Duplicates are recognised exactly within a window of 64 sequence numbers
+// below the newest; older repeats count as out-of-order.
+func (bs *Beliefs) Apply(now sim.Time, src netsim.NodeID, s State) Verdict {
+	if src < 0 || int(src) >= len(bs.b) {
+		return OutOfOrder
+	}
+	e := &bs.b[src]
+	v := Applied
+	switch {
+	case !e.valid:
+		e.seen = 1
+	case s.Seq > e.newest:
+		shift := s.Seq - e.newest
+		if shift >= 64 {
+			e.seen = 1
+		} else {
+			e.seen = e.seen<<shift | 1
+		}
+	default:
+		back := e.newest - s.Seq
+		if back < 64 && e.seen&(1<<back) != 0 {
+			v = Duplicate
+		} else {
+			v = OutOfOrder
+			if back < 64 {
+				e.seen |= 1 << back
+			}
+		}
+	}
+	bs.Counts[v]++
+	if v == Applied {
+		e.s, e.tRecv, e.valid, e.newest = s, now, true, s.Seq
+	}
+	return v
+}
+
+// Get returns the belief about node id at time now; ok is false when there
+// is none or when its information is older than the stale limit.
+func (bs *Beliefs) Get(now sim.Time, id netsim.NodeID) (s State, ok bool) {
+	if id < 0 || int(id) >= len(bs.b) {
+		return s, false
+	}
+	e := &bs.b[id]
+	if !e.valid || now.Sub(e.s.TGen) > bs.stale {
+		return s, false
+	}
+	return e.s, true
+}

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+
+	"skyloop/netsim"
+	"skyloop/sim"
+)
+
+// TrafficParams configure a constant-bit-rate source.
+type TrafficParams struct {
+	Rate    float64      `yaml:"rate" json:"rate"`   // application bit rate (payload bits/s)
+	Size    int          `yaml:"size" json:"size"`   // payload bytes per packet
+	Dst     string       `yaml:"dst" json:"dst"`     // destination node name; empty = broadcast
+	Start   sim.Duration `yaml:"start" json:"start"` // first packet time (plus index*stagger)
+	Stagger sim.Duration `yaml:"stagger" json:"stagger"`
+	Kind    string       `yaml:"kind" json:"kind"` // trace kind, default bg
+	Port    uint16       `yaml:"port" json:"port"`
+}
+
+// Validate checks the parameters.
+func (p *TrafficParams) Validate() map[string]string {
+	bad := map[string]string{}
+	if !(p.Rate > 0) || math.IsInf(p.Rate, 0) {
+		bad["rate"] = fmt.Sprintf("must be a positive bit rate, got %v", p.Rate)
+	}
+	if p.Size < 1 || p.Size > 65507 {
+		bad["size"] = fmt.Sprintf("must be 1..65507 bytes (UDP payload), got %d", p.Size)
+	}
+	nonNegative(bad, "start", p.Start)
+	nonNegative(bad, "stagger", p.Stagger)
+	if _, ok := netsim.KindByName(p.Kind); !ok {
+		bad["kind"] = fmt.Sprintf("unknown traffic kind %q", p.Kind)
+	}
+	return bad
+}
+
+// Traffic is a constant-bit-rate source: packets of `size` bytes at exact
+// times start + k*size*8/rate (nanosecond resolution, not rounded to ticks).
+type Traffic struct {
+	p     *TrafficParams
+	dst   netsim.NodeID
+	kind  netsim.Kind
+	start sim.Time
+	ivl   float64 // ns
+	k     int64
+	next  sim.Time
+	tick  sim.Duration
+}
+
+func init() {
+	Register(Spec{
+		Name: "traffic",
+		Doc: "Constant-bit-rate source: `size`-byte packets (kind `kind`, default bg) at `rate` bit/s of payload to `dst` (default broadcast), at exact sub-tick times; " +
+			"starts at `start` + group index * `stagger`.",
+		Vehicle: true, Fixed: true,
+		Params: func() Params { return &TrafficParams{Size: 1000, Kind: "bg", Port: 9} },
+		New:    func(p Params) Behavior { return &Traffic{p: p.(*TrafficParams)} },
+	})
+}
+
+// Start resolves the destination and the first send time.
+func (tr *Traffic) Start(ctx *Context) error {
+	tr.dst = netsim.Broadcast
+	if tr.p.Dst != "" {
+		found := false
+		for _, n := range ctx.Nodes() {
+			if n.Name == tr.p.Dst {
+				tr.dst, found = n.ID, true
+			}
+		}
+		if !found {
+			return fieldErr("dst", fmt.Sprintf("no node named %q", tr.p.Dst))
+		}
+	}
+	tr.kind, _ = netsim.KindByName(tr.p.Kind)
+	tr.start = sim.Time(tr.p.Start + sim.Duration(ctx.Ref().Index)*tr.p.Stagger)
+	tr.ivl = float64(tr.p.Size*8) / tr.p.Rate * 1e9
+	tr.next = tr.start
+	tr.tick = ctx.Tick()
+	return nil
+}
+
+// Schedule runs every tick so that every packet leaves at its exact time.
+func (tr *Traffic) Schedule() (sim.Duration, sim.Duration) { return tr.tick, 0 }
+
+// Step sends the packets due in the current tick.
+func (tr *Traffic) Step(ctx *Context) {
+	end := ctx.Now().Add(ctx.Tick())
+	for tr.next < end {
+		if tr.next >= ctx.Now() {
+			if err := ctx.SendAt(tr.next, Message{Dst: tr.dst, Kind: tr.kind, Seq: uint32(tr.k), Size: tr.p.Size, Port: tr.p.Port}); err != nil {
+				ctx.Log().Error("traffic send", "err", err)
+				return
+			}
+		}
+		tr.k++
+		tr.next = tr.start + sim.Time(math.Floor(float64(tr.k)*tr.ivl))
+	}
+}

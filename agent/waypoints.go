@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"fmt"
+
+	"skyloop/geom"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// WaypointsParams configure the waypoints behaviour.
+type WaypointsParams struct {
+	Points   []geom.Vec3  `yaml:"points" json:"points"`
+	Relative bool         `yaml:"relative" json:"relative"` // points are offsets from the start position
+	Speed    float64      `yaml:"speed" json:"speed"`       // m/s; 0 uses the vehicle's limit
+	Hold     sim.Duration `yaml:"hold" json:"hold"`         // time to stay at each point
+	Loop     bool         `yaml:"loop" json:"loop"`         // start over after the last point
+	Accept   float64      `yaml:"accept" json:"accept"`     // arrival radius, m
+	Period   sim.Duration `yaml:"period" json:"period"`     // how often progress is checked
+	Final    string       `yaml:"final" json:"final"`       // after the last point: hold, land or rtl
+}
+
+// Validate checks the parameters.
+func (p *WaypointsParams) Validate() map[string]string {
+	bad := map[string]string{}
+	if len(p.Points) == 0 {
+		bad["points"] = "needs at least one point"
+	}
+	if p.Speed < 0 {
+		bad["speed"] = fmt.Sprintf("must be >= 0, got %v", p.Speed)
+	}
+	if !(p.Accept > 0) {
+		bad["accept"] = fmt.Sprintf("must be > 0, got %v", p.Accept)
+	}
+	nonNegative(bad, "hold", p.Hold)
+	positive(bad, "period", p.Period)
+	checkFinal(bad, p.Final)
+	return bad
+}
+
+func checkFinal(bad map[string]string, f string) {
+	switch f {
+	case "hold", "land", "rtl":
+	default:
+		bad["final"] = fmt.Sprintf("must be hold, land or rtl, got %q", f)
+	}
+}
+
+func finalCommand(f string) vehicle.Command {
+	switch f {
+	case "land":
+		return vehicle.Command{Kind: vehicle.CmdLand}
+	case "rtl":
+		return vehicle.Command{Kind: vehicle.CmdRTL}
+	}
+	return vehicle.Command{Kind: vehicle.CmdHold}
+}
+
+// Waypoints flies the own vehicle through a list of points using the native
+// vehicle API (no network involved).
+type Waypoints struct {
+	p       *WaypointsParams
+	pts     []geom.Vec3
+	idx     int
+	arrived sim.Time
+	atPoint bool
+	done    bool
+}
+
+func init() {
+	Register(Spec{
+		Name:    "waypoints",
+		Doc:     "Flies or drives the vehicle through `points` (absolute, or offsets from the start if `relative`), holding `hold` at each, optionally looping; then `final` (hold, land, rtl). Uses the vehicle directly, not the network.",
+		Vehicle: true,
+		Params: func() Params {
+			return &WaypointsParams{Accept: 0.5, Period: 100 * sim.Millisecond, Final: "hold"}
+		},
+		New: func(p Params) Behavior { return &Waypoints{p: p.(*WaypointsParams)} },
+	})
+}
+
+// Start resolves relative points and sends the first target.
+func (w *Waypoints) Start(ctx *Context) error {
+	start := ctx.Telemetry().Pos
+	w.pts = make([]geom.Vec3, len(w.p.Points))
+	for i, pt := range w.p.Points {
+		if w.p.Relative {
+			pt = pt.Add(start)
+		}
+		w.pts[i] = pt
+	}
+	w.send(ctx)
+	return nil
+}
+
+// Schedule returns the check period.
+func (w *Waypoints) Schedule() (sim.Duration, sim.Duration) { return w.p.Period, 0 }
+
+func (w *Waypoints) send(ctx *Context) {
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: w.pts[w.idx], Speed: w.p.Speed, Yaw: nan})
+}
+
+// Step advances to the next point once the current one is reached and held.
+func (w *Waypoints) Step(ctx *Context) {
+	if w.done {
+		return
+	}
+	tel := ctx.Telemetry()
+	if !w.atPoint {
+		if tel.Pos.Dist(w.pts[w.idx]) > w.p.Accept {
+			return
+		}
+		w.atPoint, w.arrived = true, ctx.Now()
+		ctx.Event("waypoint", fmt.Sprintf("%d", w.idx))
+	}
+	if ctx.Now().Sub(w.arrived) < w.p.Hold {
+		return
+	}
+	w.atPoint = false
+	w.idx++
+	if w.idx == len(w.pts) {
+		if !w.p.Loop {
+			w.done = true
+			ctx.Event("mission_done", "")
+			ctx.Command(finalCommand(w.p.Final))
+			return
+		}
+		w.idx = 0
+	}
+	w.send(ctx)
+}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"skyloop/scenario"
+	"skyloop/scenarios"
+)
+
+// loadScenario reads a scenario from a file, or from the built-in set when
+// no file of that name exists.
+func loadScenario(arg string) (*scenario.Scenario, error) {
+	if _, err := os.Stat(arg); err == nil {
+		return scenario.Load(arg)
+	} else if !os.IsNotExist(err) {
+		return nil, badInput("reading scenario: %v", err)
+	}
+	if b, ok := scenarios.Lookup(arg); ok {
+		return scenario.Parse(strings.TrimSuffix(arg, ".yaml")+".yaml", b)
+	}
+	return nil, badInput("no scenario file %q and no built-in scenario of that name (built-in: %s)",
+		arg, strings.Join(scenarios.Names(), ", "))
+}
+
+var _ = fmt.Sprint

@@ -1,0 +1,77 @@
+// Command skyloop is the network-in-the-loop co-simulator for drone swarms
+// and robot teams. Run `skyloop --help` for the commands.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"skyloop/scenario"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailure     = 1   // the run failed
+	exitBadInput    = 2   // bad scenario, flags or arguments
+	exitInterrupted = 130 // SIGINT
+)
+
+// usageError marks errors caused by the user's input.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func badInput(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "skyloop:", err)
+	var se scenario.Errors
+	var ue usageError
+	var ie interrupted
+	switch {
+	case errors.As(err, &ie):
+		return exitInterrupted
+	case errors.As(err, &se), errors.As(err, &ue):
+		return exitBadInput
+	}
+	return exitFailure
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "skyloop",
+		Short: "Network-in-the-loop co-simulator for drone swarms and robot teams",
+		Long: `skyloop closes the loop physics -> flight control -> mission logic -> network -> back
+in one deterministic program: the same scenario and seed give byte-identical outputs.
+
+Start with:
+  skyloop run quickstart          run the built-in quickstart scenario
+  skyloop validate FILE.yaml      check a scenario without running it
+
+Exit codes: 0 success, 1 run failure, 2 bad input (scenario, flags), 130 interrupted.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+	})
+	root.AddCommand(newRunCmd(), newValidateCmd(), newVersionCmd(), newScenariosCmd(), newBehaviorsCmd())
+	return root
+}

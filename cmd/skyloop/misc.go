@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"skyloop/agent"
+	"skyloop/engine"
+	"skyloop/scenarios"
+	"skyloop/version"
+)
+
+func newValidateCmd() *cobra.Command {
+	var effective bool
+	c := &cobra.Command{
+		Use:   "validate SCENARIO...",
+		Short: "Check scenarios without running them",
+		Long: `Check one or more scenarios (files or built-in names) completely, component
+parameters included, without running or writing anything. Every problem is
+printed as file:line: field.path: message, and the exit code is 2 if any
+scenario has a problem.
+
+With --effective, print the configuration a run would use, every default
+filled in, as JSON (the same content as a run's config.json).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("validate needs at least one scenario")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var failed []error
+			for _, a := range args {
+				sc, err := loadScenario(a)
+				if err == nil {
+					var r *engine.Run
+					if r, err = engine.Build(sc, engine.Options{}); err == nil {
+						if effective {
+							b, _ := json.MarshalIndent(r.Effective(), "", "  ")
+							fmt.Fprintln(cmd.OutOrStdout(), string(b))
+						} else {
+							fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", a, r.Describe())
+						}
+						continue
+					}
+				}
+				failed = append(failed, err)
+			}
+			if len(failed) == 1 {
+				return failed[0]
+			}
+			if len(failed) > 1 {
+				var msgs []string
+				for _, e := range failed {
+					msgs = append(msgs, e.Error())
+				}
+				return badInput("%s", strings.Join(msgs, "\n"))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&effective, "effective", false, "print the effective configuration as JSON")
+	return c
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the skyloop version and build information",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			info := version.Info()
+			keys := make([]string, 0, len(info))
+			for k := range info {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			fmt.Fprintf(cmd.OutOrStdout(), "skyloop %s\n", info["skyloop"])
+			for _, k := range keys {
+				if k != "skyloop" {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s: %s\n", k, info[k])
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func newScenariosCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "scenarios",
+		Short: "List the built-in scenarios (run one with: skyloop run NAME)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, n := range scenarios.Names() {
+				b, _ := scenarios.Lookup(n)
+				desc := ""
+				for _, line := range strings.Split(string(b), "\n") {
+					if strings.HasPrefix(line, "description:") {
+						desc = strings.TrimSpace(strings.TrimPrefix(line, "description:"))
+					}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%-20s %s\n", n, desc)
+			}
+			return nil
+		},
+	}
+}
+
+func newBehaviorsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "behaviors",
+		Short: "List the built-in behaviours and their default parameters",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, n := range agent.Names() {
+				s, _ := agent.Lookup(n)
+				b, _ := json.Marshal(s.Params())
+				where := []string{}
+				if s.Vehicle {
+					where = append(where, "vehicles")
+				}
+				if s.Fixed {
+					where = append(where, "fixed nodes")
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s (on %s)\n  %s\n  defaults: %s\n\n", n, strings.Join(where, ", "), s.Doc, b)
+			}
+			return nil
+		},
+	}
+}

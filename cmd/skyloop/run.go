@@ -1,0 +1,254 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"skyloop/engine"
+	"skyloop/sim"
+	"skyloop/version"
+)
+
+type interrupted struct{ err error }
+
+func (e interrupted) Error() string { return e.err.Error() }
+
+type runFlags struct {
+	out      string
+	seed     int64
+	duration string
+	workers  int
+	noFiles  bool
+	quiet    bool
+	verbose  bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "Run a scenario and write its run directory",
+		Long: `Run a scenario (a YAML file, or the name of a built-in scenario such as quickstart)
+and write the results to a run directory:
+
+  config.json      the effective configuration, every default filled in
+  meta.json        versions, host, seed, wall-clock time (the only file that differs between identical runs)
+  summary.json     metrics: PDR with drop reasons, latency, age of information, overhead,
+                   per-vehicle distance/energy, minimum separation, agent reports
+  trace.csv        every packet event: event,t_ns,src,dst,seq,t_gen_ns,bytes,kind,reason
+  deliveries.csv   every delivery with its arrival time and the tick that consumed it
+  vehicles.csv     vehicle states at the sample period
+  events.csv       mode changes, arrivals, commands, collisions
+
+Without --out the directory is runs/<scenario name>/seed<N>/. The directory is
+written atomically: it appears only when the run completed. A failed or
+interrupted run keeps its partial files in <dir>.incomplete with ERROR.txt.
+
+The same scenario and seed always give byte-identical files (meta.json aside),
+whatever the number of workers.`,
+		Example: `  skyloop run quickstart
+  skyloop run scenarios/quickstart.yaml --seed 7 --duration 30s --out /tmp/q7`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badInput("run needs exactly one scenario (a file or a built-in name), got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runScenario(cmd, args[0], f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.out, "out", "", "run directory (default runs/<scenario>/seed<N>)")
+	fl.Int64Var(&f.seed, "seed", -1, "run seed (default: the scenario's)")
+	fl.StringVar(&f.duration, "duration", "", "simulated duration, e.g. 30s (default: the scenario's)")
+	fl.IntVar(&f.workers, "workers", 0, "goroutines stepping vehicles (default: the scenario's, or automatic)")
+	fl.BoolVar(&f.noFiles, "no-files", false, "skip trace.csv, deliveries.csv and vehicles.csv (metrics stay exact)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log agent diagnostics to stderr")
+	return c
+}
+
+func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
+	sc, err := loadScenario(arg)
+	if err != nil {
+		return err
+	}
+	var opt engine.Options
+	if f.seed >= 0 {
+		s := uint64(f.seed)
+		opt.Seed = &s
+	} else if cmd.Flags().Changed("seed") {
+		return badInput("--seed must be >= 0, got %d", f.seed)
+	}
+	if f.duration != "" {
+		d, err := sim.ParseDuration(f.duration)
+		if err != nil {
+			return badInput("--duration: %v", err)
+		}
+		opt.Duration = &d
+	}
+	if f.workers < 0 {
+		return badInput("--workers must be >= 0, got %d", f.workers)
+	}
+	opt.Workers = f.workers
+	opt.NoFiles = f.noFiles
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	r, err := engine.Build(sc, opt)
+	if err != nil {
+		var ue usageError
+		if !errors.As(err, &ue) && strings.HasPrefix(err.Error(), "--") {
+			return usageError{err}
+		}
+		return err
+	}
+	seed := sc.Seed
+	if opt.Seed != nil {
+		seed = *opt.Seed
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join("runs", sc.Name, fmt.Sprintf("seed%d", seed))
+	}
+
+	var stop atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; ok {
+			stop.Store(true)
+		}
+	}()
+	opt.Stop = stop.Load
+
+	stderr := cmd.ErrOrStderr()
+	wallStart := time.Now()
+	tty := isTerminal(stderr)
+	if !f.quiet && tty {
+		opt.Progress = progressPrinter(stderr, wallStart)
+	}
+	r.SetOptions(opt)
+	res, err := r.Execute(out, func() map[string]any {
+		host, _ := os.Hostname()
+		return map[string]any{"version": version.Info(), "host": host, "args": os.Args,
+			"wall_start": wallStart.UTC().Format(time.RFC3339Nano), "wall_seconds": time.Since(wallStart).Seconds()}
+	})
+	if opt.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if errors.Is(err, engine.ErrInterrupted) {
+		return interrupted{fmt.Errorf("interrupted; partial outputs kept in %s.incomplete", out)}
+	}
+	if err != nil {
+		return err
+	}
+	if !f.quiet {
+		printSummary(cmd.OutOrStdout(), res, time.Since(wallStart))
+	}
+	return nil
+}
+
+// progressPrinter returns a progress callback that redraws one status line
+// at most twice a second.
+func progressPrinter(w io.Writer, start time.Time) func(now, end sim.Time) {
+	last := time.Time{}
+	return func(now, end sim.Time) {
+		if time.Since(last) < 500*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		el := time.Since(start).Seconds()
+		speed := now.Seconds() / max(el, 1e-9)
+		fmt.Fprintf(w, "\r\033[Ksimulated %v of %v (%.0f%%), %.0fx real time", sim.Duration(now), sim.Duration(end),
+			100*float64(now)/float64(end), speed)
+	}
+}
+
+func printSummary(w io.Writer, res *engine.Result, wall time.Duration) {
+	s := res.Summary
+	simS := s.DurationNs.Seconds()
+	fmt.Fprintf(w, "%s seed %d: %v simulated in %.2fs (%.0fx real time), %d nodes, %s network\n",
+		s.Scenario, s.Seed, sim.Duration(s.DurationNs), wall.Seconds(), simS/max(wall.Seconds(), 1e-9), s.Nodes, s.Backend)
+	t := s.Network.Total
+	fmt.Fprintf(w, "network: %d packets sent, %d of %d expected receptions (PDR %.4f)", t.Tx, t.Rx, t.Expected, t.PDR)
+	if len(t.Drops) > 0 {
+		var parts []string
+		for k, v := range t.Drops {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(w, "; drops: %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	if t.Latency.Count > 0 {
+		fmt.Fprintf(w, "latency: mean %s, p50 %s, p95 %s, max %s\n", ms(t.Latency.Mean), ms(float64(t.Latency.P50)),
+			ms(float64(t.Latency.P95)), ms(float64(t.Latency.Max)))
+	}
+	kinds := make([]string, 0, len(s.Network.ByKind))
+	for k := range s.Network.ByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		ks := s.Network.ByKind[k]
+		fmt.Fprintf(w, "  %-6s tx %7d  PDR %.4f  p95 %s  %.0f B/s (IP)\n", k, ks.Tx, ks.PDR, ms(float64(ks.Latency.P95)), ks.Overhead.IPBytesPerS)
+	}
+	if a := s.Network.AoI; a != nil {
+		fmt.Fprintf(w, "age of information (state): mean %.3fs over %d pairs (min %.3fs, max %.3fs)\n", a.MeanS, a.Pairs, a.MinS, a.MaxS)
+	}
+	var dist, energy float64
+	for _, v := range s.Vehicles {
+		dist += v.DistanceM
+		energy += v.EnergyJ
+	}
+	fmt.Fprintf(w, "vehicles: %d, %.1f m travelled, %.1f J used", len(s.Vehicles), dist, energy)
+	if sp := s.Separation; sp != nil {
+		fmt.Fprintf(w, "; closest approach %.2f m (vehicles %d and %d at %v), %d collisions", sp.MinM, sp.Pair[0], sp.Pair[1], sim.Duration(sp.TNs), sp.Collisions)
+	}
+	fmt.Fprintln(w)
+	for _, name := range sortedAgentNames(s.Agents) {
+		if g, ok := s.Agents[name]["gcs"].(map[string]any); ok {
+			fmt.Fprintf(w, "ground station %s: %v of %d vehicles completed all %v legs\n", name, g["vehicles_done"], len(s.Vehicles), g["legs"])
+		}
+	}
+	if res.Dir != "" {
+		fmt.Fprintf(w, "results: %s\n", res.Dir)
+	}
+}
+
+func sortedAgentNames(m map[string]map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func ms(ns float64) string { return fmt.Sprintf("%.3fms", ns/1e6) }
+
+// isTerminal reports whether w is a character device (an interactive
+// terminal), where a redrawn progress line makes sense.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

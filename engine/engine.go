@@ -1,0 +1,432 @@
+// Package engine builds a run from a scenario and executes it: it wires
+// vehicles, agents and a network backend into the kernel's phases, feeds the
+// recorder and the metrics, and writes the run directory.
+//
+// Phase order at every tick t (DESIGN.md):
+//
+//  0. record: sample vehicles (vehicles.csv) and check separation, obstacles
+//     and bounds, at the sample period;
+//  1. network: backend.AdvanceTo(t) returns everything that arrived by t;
+//  2. agents: deliveries go to their receivers, then due behaviours step, in
+//     node order; packets they send are handed to the backend;
+//  3. autopilot: due vehicles run their controllers (in parallel);
+//  4. physics: due vehicles integrate [t, t+period) (in parallel);
+//  5. positions: the backend learns where the nodes are at t+tick.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"skyloop/agent"
+	"skyloop/geom"
+	"skyloop/metrics"
+	"skyloop/netsim"
+	"skyloop/scenario"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// Options adjust a run without editing its scenario.
+type Options struct {
+	Seed     *uint64       // overrides the scenario seed
+	Duration *sim.Duration // overrides the scenario duration
+	Workers  int           // overrides the scenario worker count when > 0
+	// NoFiles turns off every per-packet and per-sample CSV (metrics stay
+	// exact); used by benchmarks.
+	NoFiles bool
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Progress, when set, is called about once per simulated second.
+	Progress func(now, end sim.Time)
+	// Stop, when it returns true, ends the run early with ErrInterrupted.
+	Stop func() bool
+}
+
+// ErrInterrupted is returned when Options.Stop asked the run to end.
+var ErrInterrupted = errors.New("run interrupted")
+
+type slot struct {
+	b     agent.Behavior
+	recv  agent.Receiver
+	every int64 // ticks; 0 = never steps
+	next  int64 // next tick index to step
+	path  string
+	typ   string
+}
+
+type nodeState struct {
+	ref   agent.NodeRef
+	ctx   *agent.Context
+	slots []slot
+	veh   vehicle.Vehicle // nil for fixed nodes
+	fixed geom.Vec3
+}
+
+// Run is a built, ready-to-execute run.
+type Run struct {
+	sc      *scenario.Scenario
+	seed    uint64
+	end     sim.Time
+	tick    sim.Duration
+	kernel  *sim.Kernel
+	log     *slog.Logger
+	opt     Options
+	workers int
+
+	nodes   []nodeState
+	refs    []agent.NodeRef
+	veh     []vehicle.Vehicle
+	vev     []vehicle.Events
+	ctrlEv  []int64 // control period per vehicle, ticks
+	physEv  []int64 // physics period per vehicle, ticks
+	groupOf []int   // vehicle -> group index
+
+	backendName string
+	backend     netsim.Backend
+	posEvery    int64
+	pos         []geom.Vec3
+	pktPool     netsim.Pool
+	outbox      []*netsim.Packet
+	nextPktID   uint64
+	deliv       []netsim.Delivery
+	msg         agent.Message
+	traceEv     netsim.TraceEvent
+
+	met   *metrics.Collector
+	world worldCheck
+
+	pool                 *sim.Pool
+	curTick              int64
+	curT                 sim.Time
+	controlFn, physicsFn func(lo, hi int)
+
+	effective map[string]any
+	out       *outputs
+	tel       []vehicle.Telemetry
+}
+
+// Build checks every part of the scenario, component parameters included,
+// and constructs the run. It writes nothing. Problems come back as a
+// scenario.Errors value naming file, line and field path.
+func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
+	r := &Run{sc: sc, opt: opt, seed: sc.Seed, tick: sc.Tick, log: opt.Logger}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Seed != nil {
+		r.seed = *opt.Seed
+	}
+	dur := sc.Duration
+	if opt.Duration != nil {
+		dur = *opt.Duration
+		if dur <= 0 || dur%sc.Tick != 0 {
+			return nil, fmt.Errorf("--duration %v must be a positive whole number of ticks of %v", dur, sc.Tick)
+		}
+	}
+	r.end = sim.Time(dur)
+	k, err := sim.NewKernel(sc.Tick)
+	if err != nil {
+		return nil, err
+	}
+	r.kernel = k
+	r.effective = map[string]any{"name": sc.Name, "description": sc.Description, "seed": r.seed,
+		"duration": sim.Duration(r.end), "tick": sc.Tick, "world": sc.World, "outputs": sc.Outputs}
+
+	r.buildVehicles()
+	r.buildFixed()
+	r.buildNetwork()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	r.buildBehaviors()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	r.workers = sc.Workers
+	if opt.Workers > 0 {
+		r.workers = opt.Workers
+	}
+	if r.workers == 0 {
+		r.workers = 1
+		if len(r.veh) >= 64 {
+			r.workers = min(runtime.GOMAXPROCS(0), 8)
+		}
+	}
+	r.effective["workers"] = r.workers
+	r.met = metrics.New(len(r.nodes))
+	r.world = newWorldCheck(sc.World, r.veh)
+	return r, nil
+}
+
+func (r *Run) ticks(path string, d sim.Duration) int64 {
+	n, err := r.kernel.Ticks(d)
+	if err != nil {
+		r.sc.Errorf(path, "%v", err)
+		return 1
+	}
+	return n
+}
+
+func (r *Run) buildVehicles() {
+	sc := r.sc
+	var groups []any
+	for gi := range sc.Vehicles {
+		g := &sc.Vehicles[gi]
+		path := fmt.Sprintf("vehicles[%d]", gi)
+		ks, ok := kinds[g.Kind]
+		if !ok {
+			if g.Kind != "" {
+				sc.Errorf(path+".kind", "unknown vehicle kind %q: want one of %s", g.Kind, names(kinds))
+			}
+			continue
+		}
+		p := ks.params()
+		if !sc.Decode(g.Params, path+".params", p) {
+			continue
+		}
+		bad := p.Validate()
+		reportInvalid(sc.Errorf, path+".params", bad)
+		if len(bad) > 0 {
+			continue
+		}
+		tm := ks.timing(p)
+		ce := r.ticks(path+".params.control_period", tm.Control)
+		pe := r.ticks(path+".params.physics_period", tm.Physics)
+		if g.Count < 1 || len(g.Spawn.Check(g.Count)) > 0 {
+			continue
+		}
+		pts := g.Spawn.Points(g.Count)
+		yaw := g.Yaw * math.Pi / 180
+		for i := 0; i < g.Count; i++ {
+			id := netsim.NodeID(len(r.nodes))
+			v := ks.new(p, pts[i], yaw)
+			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.Name, i), Group: g.Name, Index: i}
+			r.nodes = append(r.nodes, nodeState{ref: ref, veh: v})
+			r.veh = append(r.veh, v)
+			r.ctrlEv = append(r.ctrlEv, ce)
+			r.physEv = append(r.physEv, pe)
+			r.groupOf = append(r.groupOf, gi)
+		}
+		groups = append(groups, map[string]any{"name": g.Name, "kind": g.Kind, "count": g.Count,
+			"spawn": g.Spawn, "yaw": g.Yaw, "params": p})
+	}
+	r.vev = make([]vehicle.Events, len(r.veh))
+	r.effective["vehicles"] = groups
+}
+
+func (r *Run) buildFixed() {
+	var nodes []any
+	for _, fn := range r.sc.Nodes {
+		id := netsim.NodeID(len(r.nodes))
+		r.nodes = append(r.nodes, nodeState{ref: agent.NodeRef{ID: id, Name: fn.Name}, fixed: fn.Position})
+		nodes = append(nodes, map[string]any{"name": fn.Name, "position": fn.Position, "id": id})
+	}
+	r.effective["nodes"] = nodes
+	r.refs = make([]agent.NodeRef, len(r.nodes))
+	for i := range r.nodes {
+		r.refs[i] = r.nodes[i].ref
+	}
+}
+
+func (r *Run) buildNetwork() {
+	sc := r.sc
+	name := "ideal"
+	n := sc.Network
+	if n != nil {
+		var ok bool
+		if name, ok = sc.TypeOf(n, "network", "backend"); !ok {
+			return
+		}
+	}
+	bs, ok := backends[name]
+	if !ok {
+		sc.Errorf("network.backend", "unknown network backend %q: want one of %s", name, names(backends))
+		return
+	}
+	posPeriod := 10 * sim.Millisecond
+	sc.DecodeKey(n, "network", "position_period", &posPeriod)
+	p := bs.params()
+	if !sc.Decode(n, "network", p, "backend", "position_period") {
+		return
+	}
+	bad := p.Validate()
+	reportInvalid(sc.Errorf, "network", bad)
+	if len(bad) > 0 {
+		return
+	}
+	r.posEvery = r.ticks("network.position_period", posPeriod)
+	b, err := bs.new(p, r.seed, r)
+	if err != nil {
+		sc.Errorf("network", "%v", err)
+		return
+	}
+	r.backendName, r.backend = name, b
+	r.effective["network"] = map[string]any{"backend": name, "position_period": posPeriod, "params": p}
+}
+
+func (r *Run) buildBehaviors() {
+	sc := r.sc
+	// Decode each behaviour once per group or fixed node; every vehicle of a
+	// group shares the parameters.
+	decode := func(list []ast.Node, base string, fixed bool) []built {
+		var out []built
+		for i, n := range list {
+			path := fmt.Sprintf("%s.behaviors[%d]", base, i)
+			typ, ok := sc.TypeOf(n, path, "type")
+			if !ok {
+				continue
+			}
+			spec, ok := agent.Lookup(typ)
+			if !ok {
+				sc.Errorf(path+".type", "unknown behaviour %q: want one of %v", typ, agent.Names())
+				continue
+			}
+			if fixed && !spec.Fixed {
+				sc.Errorf(path+".type", "behaviour %q needs a vehicle; it cannot run on a fixed node", typ)
+				continue
+			}
+			if !fixed && !spec.Vehicle {
+				sc.Errorf(path+".type", "behaviour %q runs on fixed nodes only (put it under nodes:)", typ)
+				continue
+			}
+			p := spec.Params()
+			if !sc.Decode(n, path, p, "type") {
+				continue
+			}
+			bad := p.Validate()
+			reportInvalid(sc.Errorf, path, bad)
+			if len(bad) == 0 {
+				out = append(out, built{spec: spec, params: p, path: path})
+			}
+		}
+		return out
+	}
+	perGroup := make([][]built, len(sc.Vehicles))
+	groupsEff, _ := r.effective["vehicles"].([]any)
+	for gi := range sc.Vehicles {
+		perGroup[gi] = decode(sc.Vehicles[gi].Behaviors, fmt.Sprintf("vehicles[%d]", gi), false)
+		if gi < len(groupsEff) {
+			groupsEff[gi].(map[string]any)["behaviors"] = effBehaviors(perGroup[gi])
+		}
+	}
+	nodesEff, _ := r.effective["nodes"].([]any)
+	fixedBuilt := make([][]built, len(sc.Nodes))
+	for i := range sc.Nodes {
+		fixedBuilt[i] = decode(sc.Nodes[i].Behaviors, fmt.Sprintf("nodes[%d]", i), true)
+		nodesEff[i].(map[string]any)["behaviors"] = effBehaviors(fixedBuilt[i])
+	}
+	if sc.Err() != nil {
+		return
+	}
+	nv := len(r.veh)
+	for i := range r.nodes {
+		ns := &r.nodes[i]
+		var list []built
+		var fixedTel vehicle.Telemetry
+		if i < nv {
+			list = perGroup[r.groupOf[i]]
+		} else {
+			list = fixedBuilt[i-nv]
+			fixedTel = vehicle.Telemetry{Pos: ns.fixed, Landed: true}
+		}
+		ns.ctx = agent.NewContext(ns.ref, r, ns.veh, fixedTel, sim.Stream(r.seed, "agent", i), r.log)
+		for _, b := range list {
+			inst := b.spec.New(b.params)
+			ns.slots = append(ns.slots, slot{b: inst, path: b.path, typ: b.spec.Name})
+		}
+	}
+	// Start every behaviour, in node order; problems found now (a group
+	// that does not exist, too few explicit targets) are scenario errors.
+	for i := range r.nodes {
+		ns := &r.nodes[i]
+		for j := range ns.slots {
+			s := &ns.slots[j]
+			if err := s.b.Start(ns.ctx); err != nil {
+				var fe *agent.FieldError
+				if errors.As(err, &fe) {
+					sc.Errorf(s.path+"."+fe.Field, "%s (node %s)", fe.Msg, ns.ref.Name)
+				} else {
+					sc.Errorf(s.path, "%v (node %s)", err, ns.ref.Name)
+				}
+				continue
+			}
+			period, offset := s.b.Schedule()
+			if rc, ok := s.b.(agent.Receiver); ok {
+				s.recv = rc
+			}
+			if period > 0 {
+				s.every = r.ticks(s.path+".period", period)
+				if offset < 0 || offset%r.tick != 0 {
+					sc.Errorf(s.path, "start offset %v is not a non-negative multiple of the tick %v", offset, r.tick)
+				}
+				s.next = int64(offset / r.tick)
+			}
+		}
+	}
+}
+
+// built is a behaviour type with decoded, valid parameters.
+type built struct {
+	spec   agent.Spec
+	params agent.Params
+	path   string
+}
+
+func effBehaviors(list []built) []any {
+	out := make([]any, 0, len(list))
+	for _, b := range list {
+		out = append(out, map[string]any{"type": b.spec.Name, "params": b.params})
+	}
+	return out
+}
+
+// Nodes lists the run's nodes in id order.
+func (r *Run) Nodes() []agent.NodeRef { return r.refs }
+
+// Tick returns the kernel tick.
+func (r *Run) Tick() sim.Duration { return r.tick }
+
+// Send queues a packet from an agent; part of agent.Host.
+func (r *Run) Send(src netsim.NodeID, m *agent.Message) {
+	p := r.pktPool.Get(len(m.Payload))
+	p.ID, p.Src, p.Dst, p.Port, p.Kind, p.Seq = r.nextPktID, src, m.Dst, m.Port, m.Kind, m.Seq
+	p.TGen, p.TSend, p.Size = m.TGen, m.TSend, m.Size
+	p.Payload = append(p.Payload, m.Payload...)
+	r.nextPktID++
+	r.outbox = append(r.outbox, p)
+}
+
+// Event records an agent event; part of agent.Host.
+func (r *Run) Event(t sim.Time, node netsim.NodeID, name, detail string) {
+	r.out.event(t, node, "agent", name, detail)
+}
+
+// Trace receives the backend's trace events.
+func (r *Run) Trace(e *netsim.TraceEvent) {
+	r.met.Trace(e)
+	r.out.trace(e)
+}
+
+// SetOptions replaces the run-time options (progress, stop) after Build.
+func (r *Run) SetOptions(opt Options) {
+	r.opt.Progress, r.opt.Stop = opt.Progress, opt.Stop
+	if opt.Logger != nil {
+		r.log = opt.Logger
+	}
+}
+
+// Effective returns the configuration the run uses, every default filled
+// in; it is what config.json holds.
+func (r *Run) Effective() map[string]any { return r.effective }
+
+// Describe returns a one-line description of the run.
+func (r *Run) Describe() string {
+	return fmt.Sprintf("%d vehicles, %d fixed nodes, %s network, %v at tick %v, seed %d",
+		len(r.veh), len(r.nodes)-len(r.veh), r.backendName, sim.Duration(r.end), r.tick, r.seed)
+}

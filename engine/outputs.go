@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"skyloop/netsim"
+	"skyloop/record"
+	"skyloop/scenario"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// File headers. trace.csv's columns are fixed by SPEC.md C.
+const (
+	traceHeader      = "event,t_ns,src,dst,seq,t_gen_ns,bytes,kind,reason"
+	deliveriesHeader = "t_rx_ns,t_tick_ns,src,dst,seq,t_gen_ns,t_send_ns,bytes,kind,latency_ns"
+	vehiclesHeader   = "t_ns,id,x,y,z,vx,vy,vz,yaw,mode,armed,energy_j"
+	eventsHeader     = "t_ns,node,source,event,detail"
+)
+
+// outputs holds the open CSV streams; a nil stream (or a nil *outputs) is
+// switched off, so callers never test.
+type outputs struct {
+	dir        *record.Dir
+	traceCSV   *record.CSV
+	deliveries *record.CSV
+	vehicles   *record.CSV
+	events     *record.CSV
+}
+
+func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles bool) (*outputs, error) {
+	out := &outputs{dir: dir}
+	if dir == nil {
+		return out, nil
+	}
+	var err error
+	open := func(on bool, name, header string) *record.CSV {
+		if !on || err != nil {
+			return nil
+		}
+		var c *record.CSV
+		c, err = dir.CSV(name, header)
+		return c
+	}
+	out.traceCSV = open(o.Trace && !noFiles, "trace.csv", traceHeader)
+	out.deliveries = open(o.Deliveries && !noFiles, "deliveries.csv", deliveriesHeader)
+	out.vehicles = open(o.Vehicles && !noFiles, "vehicles.csv", vehiclesHeader)
+	out.events = open(o.Events, "events.csv", eventsHeader)
+	return out, err
+}
+
+func (o *outputs) trace(e *netsim.TraceEvent) {
+	if o == nil || o.traceCSV == nil {
+		return
+	}
+	c := o.traceCSV
+	p := e.P
+	c.Str(e.Type.String()).Int(int64(e.T)).Int(int64(p.Src)).Int(int64(e.Node)).Uint(uint64(p.Seq)).
+		Int(int64(p.TGen)).Int(int64(p.Size)).Str(p.Kind.String())
+	if e.Type == netsim.EvDrop {
+		c.Str(e.Reason.String())
+	} else {
+		c.Str("")
+	}
+	c.End()
+}
+
+func (o *outputs) delivery(d *netsim.Delivery, tick sim.Time) {
+	if o == nil || o.deliveries == nil {
+		return
+	}
+	p := d.P
+	o.deliveries.Int(int64(d.At)).Int(int64(tick)).Int(int64(p.Src)).Int(int64(d.Dst)).Uint(uint64(p.Seq)).
+		Int(int64(p.TGen)).Int(int64(p.TSend)).Int(int64(p.Size)).Str(p.Kind.String()).Int(int64(d.At - p.TSend)).End()
+}
+
+func (o *outputs) vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
+	if o == nil || o.vehicles == nil {
+		return
+	}
+	armed := int64(0)
+	if tel.Armed {
+		armed = 1
+	}
+	o.vehicles.Int(int64(t)).Int(int64(id)).
+		Float(tel.Pos.X, 4).Float(tel.Pos.Y, 4).Float(tel.Pos.Z, 4).
+		Float(tel.Vel.X, 4).Float(tel.Vel.Y, 4).Float(tel.Vel.Z, 4).
+		Float(tel.Yaw, 5).Str(tel.Mode.String()).Int(armed).Float(tel.Energy, 3).End()
+}
+
+func (o *outputs) event(t sim.Time, node netsim.NodeID, source, name, detail string) {
+	if o == nil || o.events == nil {
+		return
+	}
+	o.events.Int(int64(t)).Int(int64(node)).Str(source).Str(name).Quoted(detail).End()
+}

@@ -1,0 +1,355 @@
+// Package impair is a network with controllable impairments: base latency,
+// per-receiver uniform jitter, per-receiver loss (Bernoulli or
+// Gilbert-Elliott bursts), a communication range, and a per-node transmit
+// rate with a FIFO queue whose overflow is traced as queue drops.
+//
+// Model, per packet sent at time t by node s:
+//
+//  1. The packet joins s's transmit queue. With Rate = 0 it is on the air at
+//     once; otherwise s transmits one packet at a time, each taking
+//     (Size + 28) * 8 / Rate seconds, and a packet that finds the
+//     transmitter busy and Queue + DeviceQueue packets already waiting is
+//     dropped (reason queue) at every receiver it would have reached.
+//  2. When its transmission ends at te, each intended receiver r (every other
+//     node for a broadcast) is decided independently: out of Range at te
+//     (reason range), lost with probability Loss or by its Gilbert-Elliott
+//     link state (reason rx_error), or delivered at te + Latency + U(0, Jitter).
+//
+// Each receiver draws from its own random stream, seeded from (run seed,
+// "impair", receiver id), so decisions do not depend on other nodes.
+package impair
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
+)
+
+// Gilbert is the two-state Gilbert-Elliott burst-loss model, kept per
+// directed link and advanced once per packet on that link.
+type Gilbert struct {
+	PGoodBad float64 `yaml:"p_gb" json:"p_gb"`           // P(good -> bad) per packet
+	PBadGood float64 `yaml:"p_bg" json:"p_bg"`           // P(bad -> good) per packet
+	LossGood float64 `yaml:"loss_good" json:"loss_good"` // loss probability in the good state
+	LossBad  float64 `yaml:"loss_bad" json:"loss_bad"`   // loss probability in the bad state
+}
+
+// Params configure the impaired network.
+type Params struct {
+	Latency     sim.Duration `yaml:"latency" json:"latency"`           // base one-way delay
+	Jitter      sim.Duration `yaml:"jitter" json:"jitter"`             // extra delay U(0, Jitter) per receiver and packet
+	Loss        float64      `yaml:"loss" json:"loss"`                 // per-receiver loss probability
+	Gilbert     *Gilbert     `yaml:"gilbert" json:"gilbert,omitempty"` // burst losses; replaces Loss when set
+	Range       float64      `yaml:"range" json:"range"`               // communication range in m; 0 = unlimited
+	Rate        float64      `yaml:"rate" json:"rate"`                 // per-node transmit rate in bit/s; 0 = unlimited
+	Queue       int          `yaml:"queue" json:"queue"`               // FIFO capacity in packets (used when Rate > 0)
+	DeviceQueue int          `yaml:"device_queue" json:"device_queue"` // device queue after the FIFO, in packets
+}
+
+// DefaultParams returns a perfect network with a 100-packet FIFO and a
+// 1-packet device queue ready for when a rate is set (SPEC.md C).
+func DefaultParams() Params {
+	return Params{Queue: 100, DeviceQueue: 1}
+}
+
+// Validate checks p, returning one message per bad field keyed by its YAML
+// path below the network section.
+func (p *Params) Validate() map[string]string {
+	bad := map[string]string{}
+	prob := func(name string, v float64) {
+		if !(v >= 0 && v <= 1) {
+			bad[name] = fmt.Sprintf("must be a probability in [0, 1], got %v", v)
+		}
+	}
+	if p.Latency < 0 {
+		bad["latency"] = fmt.Sprintf("must be >= 0, got %v", p.Latency)
+	}
+	if p.Jitter < 0 {
+		bad["jitter"] = fmt.Sprintf("must be >= 0, got %v", p.Jitter)
+	}
+	prob("loss", p.Loss)
+	if g := p.Gilbert; g != nil {
+		prob("gilbert.p_gb", g.PGoodBad)
+		prob("gilbert.p_bg", g.PBadGood)
+		prob("gilbert.loss_good", g.LossGood)
+		prob("gilbert.loss_bad", g.LossBad)
+	}
+	if !(p.Range >= 0) || math.IsInf(p.Range, 0) {
+		bad["range"] = fmt.Sprintf("must be >= 0 metres (0 = unlimited), got %v", p.Range)
+	}
+	if !(p.Rate >= 0) || math.IsInf(p.Rate, 0) {
+		bad["rate"] = fmt.Sprintf("must be >= 0 bit/s (0 = unlimited), got %v", p.Rate)
+	}
+	if p.Queue < 0 {
+		bad["queue"] = fmt.Sprintf("must be >= 0 packets, got %d", p.Queue)
+	}
+	if p.DeviceQueue < 0 {
+		bad["device_queue"] = fmt.Sprintf("must be >= 0 packets, got %d", p.DeviceQueue)
+	}
+	return bad
+}
+
+type evType uint8
+
+const (
+	evEnqueue evType = iota // a packet reaches its sender's queue at its send time
+	evTxEnd                 // a node finished transmitting its head packet
+	evArrive                // a packet arrives at one receiver
+)
+
+type event struct {
+	typ evType
+	dst netsim.NodeID // evArrive: receiver; evTxEnd: sender
+	pkt *netsim.Packet
+}
+
+type node struct {
+	busy  bool
+	cur   *netsim.Packet
+	queue ring
+}
+
+// Backend is the impaired network.
+type Backend struct {
+	p     Params
+	tr    netsim.Tracer
+	seed  uint64
+	nodes []node
+	pos   []geom.Vec3
+	rng   []*rand.Rand
+	bad   []bool // Gilbert-Elliott state per directed link, src*n+dst
+	q     sim.Queue[event]
+	out   []netsim.Delivery
+	dead  netsim.Graveyard
+	ev    netsim.TraceEvent
+	now   sim.Time
+}
+
+// New returns an impaired network with parameters p, random streams derived
+// from seed, reporting to tr (which may be nil).
+func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
+	if bad := p.Validate(); len(bad) > 0 {
+		for k, v := range bad {
+			return nil, fmt.Errorf("impair: %s: %s", k, v)
+		}
+	}
+	if tr == nil {
+		tr = netsim.Tracers(nil)
+	}
+	return &Backend{p: p, tr: tr, seed: seed}, nil
+}
+
+// Start sizes the per-node state.
+func (b *Backend) Start(nodes []netsim.NodeInfo) error {
+	n := len(nodes)
+	b.nodes = make([]node, n)
+	b.pos = make([]geom.Vec3, n)
+	b.rng = make([]*rand.Rand, n)
+	capQ := b.p.Queue + b.p.DeviceQueue
+	for i, ni := range nodes {
+		if int(ni.ID) != i {
+			return fmt.Errorf("impair: node %d has id %d; ids must be 0..n-1 in order", i, ni.ID)
+		}
+		b.pos[i] = ni.Pos
+		b.rng[i] = sim.Stream(b.seed, "impair", i)
+		b.nodes[i].queue.init(capQ)
+	}
+	if b.p.Gilbert != nil {
+		b.bad = make([]bool, n*n)
+	}
+	return nil
+}
+
+// SetPositions records node positions for range checks.
+func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) { copy(b.pos, pos) }
+
+func (b *Backend) trace(typ netsim.EventType, t sim.Time, p *netsim.Packet, nd netsim.NodeID, r netsim.DropReason) {
+	b.ev = netsim.TraceEvent{Type: typ, T: t, P: p, Node: nd, Reason: r, RxPower: netsim.NoPower}
+	b.tr.Trace(&b.ev)
+}
+
+// Send schedules p to join its sender's queue at p.TSend, which may lie
+// later than the current tick (senders that need sub-tick timing, such as
+// constant-bit-rate sources, use that).
+func (b *Backend) Send(p *netsim.Packet) {
+	b.dead.Flush()
+	b.q.Push(p.TSend, event{typ: evEnqueue, dst: p.Src, pkt: p})
+}
+
+// enqueue runs at the packet's send time.
+func (b *Backend) enqueue(t sim.Time, p *netsim.Packet) {
+	b.trace(netsim.EvTx, t, p, p.Dst, 0)
+	if p.Src < 0 || int(p.Src) >= len(b.nodes) {
+		b.dropAll(t, p, netsim.DropNoRoute)
+		return
+	}
+	s := &b.nodes[p.Src]
+	switch {
+	case b.p.Rate <= 0:
+		b.txEnd(t, p)
+	case !s.busy:
+		b.start(s, p.Src, t, p)
+	case s.queue.full():
+		b.dropAll(t, p, netsim.DropQueue)
+	default:
+		s.queue.push(p)
+	}
+}
+
+// start puts p on the air at t from node id.
+func (b *Backend) start(s *node, id netsim.NodeID, t sim.Time, p *netsim.Packet) {
+	s.busy, s.cur = true, p
+	bits := float64(p.WireBytes() * 8)
+	ser := sim.Duration(math.Ceil(bits / b.p.Rate * 1e9))
+	b.q.Push(t.Add(ser), event{typ: evTxEnd, dst: id, pkt: p})
+}
+
+// dropAll traces a drop of p with reason r at every receiver it was meant
+// for, then releases it.
+func (b *Backend) dropAll(t sim.Time, p *netsim.Packet, r netsim.DropReason) {
+	if p.Dst == netsim.Broadcast {
+		for i := range b.nodes {
+			if netsim.NodeID(i) != p.Src {
+				b.trace(netsim.EvDrop, t, p, netsim.NodeID(i), r)
+			}
+		}
+	} else {
+		b.trace(netsim.EvDrop, t, p, p.Dst, r)
+	}
+	b.dead.Bury(p)
+}
+
+// txEnd decides the fate of p at each receiver once its transmission ends.
+func (b *Backend) txEnd(t sim.Time, p *netsim.Packet) {
+	p.Refs = 0
+	if p.Dst == netsim.Broadcast {
+		for i := range b.nodes {
+			if netsim.NodeID(i) != p.Src {
+				b.decide(t, p, netsim.NodeID(i))
+			}
+		}
+	} else if p.Dst >= 0 && int(p.Dst) < len(b.nodes) {
+		b.decide(t, p, p.Dst)
+	} else {
+		b.trace(netsim.EvDrop, t, p, p.Dst, netsim.DropNoRoute)
+	}
+	if p.Refs == 0 {
+		b.dead.Bury(p)
+	}
+}
+
+func (b *Backend) decide(t sim.Time, p *netsim.Packet, r netsim.NodeID) {
+	if b.p.Range > 0 {
+		d := b.pos[p.Src].Sub(b.pos[r])
+		if d.Norm2() > b.p.Range*b.p.Range {
+			b.trace(netsim.EvDrop, t, p, r, netsim.DropRange)
+			return
+		}
+	}
+	rng := b.rng[r]
+	loss := b.p.Loss
+	if g := b.p.Gilbert; g != nil {
+		k := int(p.Src)*len(b.nodes) + int(r)
+		if b.bad[k] {
+			if rng.Float64() < g.PBadGood {
+				b.bad[k] = false
+			}
+		} else if rng.Float64() < g.PGoodBad {
+			b.bad[k] = true
+		}
+		loss = g.LossGood
+		if b.bad[k] {
+			loss = g.LossBad
+		}
+	}
+	// Always draw, so that the stream does not depend on the loss setting.
+	u := rng.Float64()
+	var jit sim.Duration
+	if b.p.Jitter > 0 {
+		jit = sim.Duration(rng.Int64N(int64(b.p.Jitter) + 1))
+	}
+	if u < loss {
+		b.trace(netsim.EvDrop, t, p, r, netsim.DropRxError)
+		return
+	}
+	p.Refs++
+	b.q.Push(t.Add(b.p.Latency+jit), event{typ: evArrive, dst: r, pkt: p})
+}
+
+// AdvanceTo processes events up to t and returns the arrivals.
+func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
+	b.dead.Flush()
+	b.out = b.out[:0]
+	for {
+		et, ok := b.q.PeekTime()
+		if !ok || et > t {
+			break
+		}
+		_, e := b.q.Pop()
+		switch e.typ {
+		case evEnqueue:
+			b.enqueue(et, e.pkt)
+		case evTxEnd:
+			b.txEnd(et, e.pkt)
+			if b.p.Rate > 0 {
+				s := &b.nodes[e.dst]
+				s.busy, s.cur = false, nil
+				if next := s.queue.pop(); next != nil {
+					b.start(s, e.dst, et, next)
+				}
+			}
+		case evArrive:
+			b.trace(netsim.EvRx, et, e.pkt, e.dst, 0)
+			b.out = append(b.out, netsim.Delivery{P: e.pkt, Dst: e.dst, At: et, RxPower: netsim.NoPower})
+			if e.pkt.Refs--; e.pkt.Refs == 0 {
+				b.dead.Bury(e.pkt)
+			}
+		}
+	}
+	b.now = t
+	return b.out, nil
+}
+
+// Close frees every packet still queued or in flight.
+func (b *Backend) Close() error {
+	b.dead.Flush()
+	seen := map[*netsim.Packet]bool{}
+	b.q.Each(func(_ sim.Time, e event) { seen[e.pkt] = true })
+	for i := range b.nodes {
+		for p := b.nodes[i].queue.pop(); p != nil; p = b.nodes[i].queue.pop() {
+			seen[p] = true
+		}
+	}
+	for p := range seen {
+		p.Free()
+	}
+	b.q.Clear()
+	return nil
+}
+
+// ring is a fixed-capacity FIFO of packets.
+type ring struct {
+	buf        []*netsim.Packet
+	head, size int
+}
+
+func (r *ring) init(n int) { r.buf = make([]*netsim.Packet, n) }
+func (r *ring) full() bool { return r.size == len(r.buf) }
+func (r *ring) push(p *netsim.Packet) {
+	r.buf[(r.head+r.size)%len(r.buf)] = p
+	r.size++
+}
+func (r *ring) pop() *netsim.Packet {
+	if r.size == 0 {
+		return nil
+	}
+	p := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	return p
+}

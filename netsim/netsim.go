@@ -1,0 +1,189 @@
+// Package netsim is the network side of skyloop: packets, deliveries, the
+// Backend interface every network model implements, and the tracer that
+// sees every transmission, reception and drop whatever backend ran.
+//
+// The interface is pull-style (DESIGN.md): the kernel hands a backend the
+// packets sent at the current tick with Send, tells it where nodes are with
+// SetPositions, and asks with AdvanceTo for everything that has arrived by
+// a time. A backend never calls back into agents or physics.
+package netsim
+
+import (
+	"fmt"
+	"math"
+
+	"skyloop/geom"
+	"skyloop/sim"
+)
+
+// NodeID identifies a network node. Vehicles are nodes 0..N-1 in scenario
+// order; extra nodes such as ground stations follow.
+type NodeID int32
+
+// Broadcast is the destination of a packet meant for every other node.
+const Broadcast NodeID = -1
+
+// HeaderBytes is the UDP (8) + IPv4 (20) header counted on the wire on
+// top of every payload.
+const HeaderBytes = 28
+
+// Kind labels a packet's traffic class for traces and metrics.
+type Kind uint8
+
+// Built-in kinds. RegisterKind adds more.
+const (
+	KindData  Kind = iota // unclassified application data
+	KindState             // vehicle state updates (beacons)
+	KindBG                // background load
+	KindCmd               // commands from a ground station or controller
+	KindTelem             // telemetry towards a ground station
+)
+
+var kindNames = []string{"data", "state", "bg", "cmd", "telem"}
+
+// String returns the kind's name as written in trace.csv.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind%d", k)
+}
+
+// KindByName returns the kind with the given name.
+func KindByName(name string) (Kind, bool) {
+	for i, n := range kindNames {
+		if n == name {
+			return Kind(i), true
+		}
+	}
+	return 0, false
+}
+
+// RegisterKind returns the kind named name, adding it if it is new. It is
+// meant for package initialisation, not for concurrent use.
+func RegisterKind(name string) Kind {
+	if k, ok := KindByName(name); ok {
+		return k
+	}
+	kindNames = append(kindNames, name)
+	return Kind(len(kindNames) - 1)
+}
+
+// NumKinds returns the number of registered kinds.
+func NumKinds() int { return len(kindNames) }
+
+// Packet is one application datagram. The kernel fills it from a Pool at the
+// sender; from Send on, the backend owns it and returns it to the pool with
+// Free when no delivery refers to it any more.
+type Packet struct {
+	ID      uint64   // unique within a run, in send order
+	Src     NodeID   // sender
+	Dst     NodeID   // receiver, or Broadcast
+	Port    uint16   // application port (informational for most backends)
+	Kind    Kind     // traffic class
+	Seq     uint32   // sender's sequence number for this kind
+	TGen    sim.Time // generation time of the information carried
+	TSend   sim.Time // time the sender handed it to the network
+	Size    int      // application payload size in bytes (>= len(Payload))
+	Payload []byte   // payload content; may be shorter than Size (padding)
+
+	// Refs is scratch space for the owning backend's reference counting;
+	// the kernel never reads it.
+	Refs int32
+
+	pool *Pool
+}
+
+// WireBytes returns the size on the wire at the IP layer: payload plus
+// UDP/IPv4 headers.
+func (p *Packet) WireBytes() int { return p.Size + HeaderBytes }
+
+// Free returns the packet to its pool. It must be called exactly once, by
+// the backend, when nothing refers to the packet any more.
+func (p *Packet) Free() {
+	if p.pool != nil {
+		p.pool.put(p)
+	}
+}
+
+// Pool recycles packets so that steady-state runs do not allocate. It is not
+// safe for concurrent use: the network side of a run is single-threaded.
+type Pool struct {
+	free []*Packet
+	live int
+}
+
+// Get returns a zeroed packet with an empty payload of capacity >= n.
+func (pl *Pool) Get(n int) *Packet {
+	pl.live++
+	var p *Packet
+	if k := len(pl.free); k > 0 {
+		p = pl.free[k-1]
+		pl.free = pl.free[:k-1]
+		buf := p.Payload[:0]
+		*p = Packet{Payload: buf}
+	} else {
+		p = &Packet{}
+	}
+	if cap(p.Payload) < n {
+		p.Payload = make([]byte, 0, max(n, 64))
+	}
+	p.pool = pl
+	return p
+}
+
+func (pl *Pool) put(p *Packet) {
+	if p.pool != pl {
+		panic("netsim: packet freed twice or into the wrong pool")
+	}
+	p.pool = nil
+	pl.live--
+	pl.free = append(pl.free, p)
+}
+
+// Live returns the number of packets taken and not yet freed; tests use it
+// to prove that backends release every packet.
+func (pl *Pool) Live() int { return pl.live }
+
+// Delivery is a packet arriving at one receiver.
+type Delivery struct {
+	P   *Packet
+	Dst NodeID   // the receiver (differs from P.Dst for broadcasts)
+	At  sim.Time // exact arrival time
+	// RxPower is the received power in dBm where the backend models it,
+	// NaN otherwise.
+	RxPower float64
+}
+
+// NoPower is the RxPower of backends that do not model radio power.
+var NoPower = math.NaN()
+
+// NodeInfo describes a node to a backend at start.
+type NodeInfo struct {
+	ID      NodeID
+	Name    string
+	Pos     geom.Vec3
+	Vehicle bool // false for fixed nodes such as ground stations
+}
+
+// Backend is a network model. All methods are called from one goroutine,
+// in time order: Send and SetPositions at the current tick time t, which is
+// never earlier than the last AdvanceTo.
+type Backend interface {
+	// Start prepares the backend for the given nodes.
+	Start(nodes []NodeInfo) error
+	// Send hands the backend a packet sent at p.TSend. The backend owns p
+	// from now on and must free it.
+	Send(p *Packet)
+	// SetPositions tells the backend where every node is at time t;
+	// pos is indexed by NodeID and only valid during the call.
+	SetPositions(t sim.Time, pos []geom.Vec3)
+	// AdvanceTo processes every network event up to and including t and
+	// returns the deliveries that arrived in that span, in arrival order
+	// (ties in the order the backend decided them). The slice and the
+	// packets it refers to stay valid until the next call to any method.
+	AdvanceTo(t sim.Time) ([]Delivery, error)
+	// Close releases the backend's resources and frees packets still in
+	// flight.
+	Close() error
+}

@@ -1,0 +1,225 @@
+// Package record writes a run directory: CSV streams while the run goes,
+// JSON documents at the end. Everything is written into a temporary
+// directory next to the destination and renamed into place only when the
+// run has finished, so a run directory is either complete or absent; a
+// failed run leaves its partial files in <dest>.incomplete with the error in
+// ERROR.txt.
+package record
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Dir is a run directory being written.
+type Dir struct {
+	dest  string
+	tmp   string
+	files []*CSV
+}
+
+// Create starts a run directory that will end up at dest. The parent of
+// dest is created if needed.
+func Create(dest string) (*Dir, error) {
+	parent := filepath.Dir(dest)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("creating output directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dest)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("creating output directory: %w", err)
+	}
+	return &Dir{dest: dest, tmp: tmp}, nil
+}
+
+// Path returns the path of a file inside the (temporary) directory.
+func (d *Dir) Path(name string) string { return filepath.Join(d.tmp, name) }
+
+// Dest returns where the directory will be once committed.
+func (d *Dir) Dest() string { return d.dest }
+
+// CSV opens a CSV stream with the given header line.
+func (d *Dir) CSV(name, header string) (*CSV, error) {
+	f, err := os.Create(d.Path(name))
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", name, err)
+	}
+	c := &CSV{f: f, w: bufio.NewWriterSize(f, 1<<16), name: name}
+	c.w.WriteString(header)
+	c.w.WriteByte('\n')
+	d.files = append(d.files, c)
+	return c, nil
+}
+
+// JSON writes v as indented JSON to a file.
+func (d *Dir) JSON(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", name, err)
+	}
+	b = append(b, '\n')
+	if err := os.WriteFile(d.Path(name), b, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}
+
+func (d *Dir) closeFiles() error {
+	var first error
+	for _, c := range d.files {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	d.files = nil
+	return first
+}
+
+// Commit closes every stream and moves the directory into place, replacing
+// an earlier run at the same destination.
+func (d *Dir) Commit() error {
+	if err := d.closeFiles(); err != nil {
+		return err
+	}
+	old := ""
+	if _, err := os.Stat(d.dest); err == nil {
+		old = d.tmp + ".old"
+		if err := os.Rename(d.dest, old); err != nil {
+			return fmt.Errorf("replacing %s: %w", d.dest, err)
+		}
+	}
+	if err := os.Rename(d.tmp, d.dest); err != nil {
+		return fmt.Errorf("moving run into %s: %w", d.dest, err)
+	}
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("removing the previous run: %w", err)
+		}
+	}
+	return nil
+}
+
+// Abort keeps what was written for diagnosis: the partial directory moves
+// to <dest>.incomplete (replacing an older one) with cause in ERROR.txt.
+// It returns the path of the kept directory.
+func (d *Dir) Abort(cause error) string {
+	d.closeFiles()
+	msg := "run did not finish\n"
+	if cause != nil {
+		msg = cause.Error() + "\n"
+	}
+	os.WriteFile(d.Path("ERROR.txt"), []byte(msg), 0o644)
+	keep := d.dest + ".incomplete"
+	os.RemoveAll(keep)
+	if err := os.Rename(d.tmp, keep); err != nil {
+		return d.tmp
+	}
+	return keep
+}
+
+// Discard removes the temporary directory and everything in it.
+func (d *Dir) Discard() {
+	d.closeFiles()
+	os.RemoveAll(d.tmp)
+}
+
+// CSV is a buffered CSV stream. Rows are built with the Append methods and
+// ended with End; write errors are remembered and returned by Close.
+type CSV struct {
+	f    *os.File
+	w    *bufio.Writer
+	name string
+	row  []byte
+	n    int // fields in the current row
+	err  error
+}
+
+// Int appends an integer field.
+func (c *CSV) Int(v int64) *CSV {
+	c.sep()
+	c.row = strconv.AppendInt(c.row, v, 10)
+	return c
+}
+
+// Uint appends an unsigned integer field.
+func (c *CSV) Uint(v uint64) *CSV {
+	c.sep()
+	c.row = strconv.AppendUint(c.row, v, 10)
+	return c
+}
+
+// Float appends a float field with prec digits after the point.
+func (c *CSV) Float(v float64, prec int) *CSV {
+	c.sep()
+	c.row = strconv.AppendFloat(c.row, v, 'f', prec, 64)
+	return c
+}
+
+// Str appends a string field; fields must not contain commas, quotes or
+// newlines (callers write identifiers and fixed words).
+func (c *CSV) Str(s string) *CSV {
+	c.sep()
+	c.row = append(c.row, s...)
+	return c
+}
+
+// Quoted appends a free-text field, quoted when needed.
+func (c *CSV) Quoted(s string) *CSV {
+	c.sep()
+	need := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r' {
+			need = true
+			break
+		}
+	}
+	if !need {
+		c.row = append(c.row, s...)
+		return c
+	}
+	c.row = append(c.row, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			c.row = append(c.row, '"')
+		}
+		c.row = append(c.row, s[i])
+	}
+	c.row = append(c.row, '"')
+	return c
+}
+
+func (c *CSV) sep() {
+	if c.n > 0 {
+		c.row = append(c.row, ',')
+	}
+	c.n++
+}
+
+// End writes the row built so far.
+func (c *CSV) End() {
+	c.row = append(c.row, '\n')
+	if _, err := c.w.Write(c.row); err != nil && c.err == nil {
+		c.err = fmt.Errorf("writing %s: %w", c.name, err)
+	}
+	c.row = c.row[:0]
+	c.n = 0
+}
+
+// Close flushes and closes the file.
+func (c *CSV) Close() error {
+	if c.f == nil {
+		return c.err
+	}
+	if err := c.w.Flush(); err != nil && c.err == nil {
+		c.err = fmt.Errorf("writing %s: %w", c.name, err)
+	}
+	if err := c.f.Close(); err != nil && c.err == nil {
+		c.err = fmt.Errorf("closing %s: %w", c.name, err)
+	}
+	c.f = nil
+	return c.err
+}

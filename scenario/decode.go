@@ -1,0 +1,391 @@
+package scenario
+
+import (
+	"encoding"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// yamlUnmarshaler is the callback-style interface of types that decode
+// themselves from a simpler Go value (geom.Vec3 from a list of numbers).
+type yamlUnmarshaler interface {
+	UnmarshalYAML(func(any) error) error
+}
+
+var (
+	astNodeType     = reflect.TypeOf((*ast.Node)(nil)).Elem()
+	textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+	cbUnmarshaler   = reflect.TypeOf((*yamlUnmarshaler)(nil)).Elem()
+)
+
+// decoder turns YAML nodes into Go values, strictly: unknown keys, wrong
+// types and out-of-range numbers become Errors naming the line and the field
+// path. Fields absent from the YAML keep the values they had (the defaults).
+type decoder struct {
+	file    string
+	anchors map[string]ast.Node
+	errs    Errors
+	// seen maps field paths to the node that set them, for locating
+	// validation errors later.
+	seen map[string]ast.Node
+}
+
+func (d *decoder) errorf(n ast.Node, path, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.file, Line: line(n), Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func line(n ast.Node) int {
+	if n == nil || reflect.ValueOf(n).IsNil() {
+		return 0
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return tk.Position.Line
+	}
+	return 0
+}
+
+// resolve strips anchors, tags and aliases.
+func (d *decoder) resolve(n ast.Node) ast.Node {
+	for i := 0; i < 100 && n != nil; i++ {
+		switch x := n.(type) {
+		case *ast.AnchorNode:
+			n = x.Value
+		case *ast.TagNode:
+			n = x.Value
+		case *ast.AliasNode:
+			name := strings.TrimSpace(x.Value.GetToken().Value)
+			a, ok := d.anchors[name]
+			if !ok {
+				return x
+			}
+			n = a
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+func joinPath(base, key string) string {
+	if base == "" {
+		return key
+	}
+	return base + "." + key
+}
+
+func kindName(n ast.Node) string {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.StringNode, *ast.LiteralNode:
+		return fmt.Sprintf("the string %q", scalarText(n))
+	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
+		return "the number " + scalarText(n)
+	case *ast.BoolNode:
+		return "the boolean " + scalarText(n)
+	case *ast.NullNode:
+		return "null"
+	}
+	return "a " + n.Type().String()
+}
+
+func scalarText(n ast.Node) string {
+	switch x := n.(type) {
+	case *ast.StringNode:
+		return x.Value
+	case *ast.LiteralNode:
+		return x.Value.Value
+	}
+	if tk := n.GetToken(); tk != nil {
+		return tk.Value
+	}
+	return ""
+}
+
+func isNull(n ast.Node) bool {
+	_, ok := n.(*ast.NullNode)
+	return ok
+}
+
+// mapEntries returns the key/value pairs of a mapping node, expanding YAML
+// merge keys (<<); ok is false if n is not a mapping.
+func (d *decoder) mapEntries(n ast.Node, path string) (entries []*ast.MappingValueNode, ok bool) {
+	var raw []*ast.MappingValueNode
+	switch x := n.(type) {
+	case *ast.MappingNode:
+		raw = x.Values
+	case *ast.MappingValueNode:
+		raw = []*ast.MappingValueNode{x}
+	default:
+		return nil, false
+	}
+	for _, mv := range raw {
+		if mv.Key != nil && mv.Key.IsMergeKey() {
+			src := d.resolve(mv.Value)
+			inner, ok := d.mapEntries(src, path)
+			if !ok {
+				d.errorf(mv, path, "a merge key (<<) needs a mapping, got %s", kindName(src))
+				continue
+			}
+			entries = append(entries, inner...)
+			continue
+		}
+		entries = append(entries, mv)
+	}
+	return entries, true
+}
+
+type fieldInfo struct {
+	index []int
+	name  string
+}
+
+func yamlFields(t reflect.Type) []fieldInfo {
+	var fs []fieldInfo
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fs = append(fs, fieldInfo{index: f.Index, name: name})
+	}
+	return fs
+}
+
+// decode stores node n into v (addressable), reporting problems under path.
+// skip names mapping keys to ignore at this level (a component's type key).
+func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...string) {
+	if n == nil {
+		return
+	}
+	if d.seen != nil {
+		if _, dup := d.seen[path]; !dup {
+			d.seen[path] = n
+		}
+	}
+	if v.Type() == astNodeType {
+		v.Set(reflect.ValueOf(n))
+		return
+	}
+	n = d.resolve(n)
+	if a, ok := n.(*ast.AliasNode); ok {
+		d.errorf(a, path, "unknown anchor %q", strings.TrimSpace(a.Value.GetToken().Value))
+		return
+	}
+	if isNull(n) {
+		return // null keeps the default
+	}
+	t := v.Type()
+	if v.CanAddr() {
+		pv := v.Addr()
+		if pv.Type().Implements(cbUnmarshaler) {
+			cb := func(out any) error {
+				before := len(d.errs)
+				d.decode(n, path, reflect.ValueOf(out).Elem())
+				if len(d.errs) > before {
+					// The detailed error is already recorded; make the
+					// type's own message redundant.
+					d.errs = d.errs[:before]
+					return fmt.Errorf("bad value")
+				}
+				return nil
+			}
+			if err := pv.Interface().(yamlUnmarshaler).UnmarshalYAML(cb); err != nil {
+				d.errorf(n, path, "%v", err)
+			}
+			return
+		}
+		if pv.Type().Implements(textUnmarshaler) && t.Kind() != reflect.Struct {
+			if !isScalar(n) {
+				d.errorf(n, path, "want a scalar value, got %s", kindName(n))
+				return
+			}
+			if err := pv.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(scalarText(n))); err != nil {
+				d.errorf(n, path, "%v", err)
+			}
+			return
+		}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		d.decode(n, path, v.Elem(), skip...)
+	case reflect.Struct:
+		entries, ok := d.mapEntries(n, path)
+		if !ok {
+			d.errorf(n, path, "want a mapping of fields, got %s", kindName(n))
+			return
+		}
+		fields := yamlFields(t)
+		seenKey := map[string]bool{}
+	entry:
+		for _, mv := range entries {
+			key := scalarText(mv.Key)
+			for _, s := range skip {
+				if key == s {
+					continue entry
+				}
+			}
+			kp := joinPath(path, key)
+			if seenKey[key] {
+				d.errorf(mv.Key, kp, "set twice")
+				continue
+			}
+			seenKey[key] = true
+			var fi *fieldInfo
+			for i := range fields {
+				if fields[i].name == key {
+					fi = &fields[i]
+				}
+			}
+			if fi == nil {
+				names := make([]string, 0, len(fields)+len(skip))
+				for _, f := range fields {
+					names = append(names, f.name)
+				}
+				names = append(names, skip...)
+				sort.Strings(names)
+				d.errorf(mv.Key, kp, "unknown field %q (known fields: %s)", key, strings.Join(names, ", "))
+				continue
+			}
+			d.decode(mv.Value, kp, v.FieldByIndex(fi.index))
+		}
+	case reflect.Slice:
+		seq, ok := n.(*ast.SequenceNode)
+		if !ok {
+			d.errorf(n, path, "want a list, got %s", kindName(n))
+			return
+		}
+		s := reflect.MakeSlice(t, len(seq.Values), len(seq.Values))
+		for i, e := range seq.Values {
+			d.decode(e, fmt.Sprintf("%s[%d]", path, i), s.Index(i))
+		}
+		v.Set(s)
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			d.errorf(n, path, "internal: unsupported map key type %v", t.Key())
+			return
+		}
+		entries, ok := d.mapEntries(n, path)
+		if !ok {
+			d.errorf(n, path, "want a mapping, got %s", kindName(n))
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(t))
+		}
+		for _, mv := range entries {
+			key := scalarText(mv.Key)
+			ev := reflect.New(t.Elem()).Elem()
+			d.decode(mv.Value, joinPath(path, key), ev)
+			v.SetMapIndex(reflect.ValueOf(key).Convert(t.Key()), ev)
+		}
+	case reflect.String:
+		if !isScalar(n) {
+			d.errorf(n, path, "want a string, got %s", kindName(n))
+			return
+		}
+		v.SetString(scalarText(n))
+	case reflect.Bool:
+		b, ok := n.(*ast.BoolNode)
+		if !ok {
+			d.errorf(n, path, "want true or false, got %s", kindName(n))
+			return
+		}
+		v.SetBool(b.Value)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		i, ok := intValue(n)
+		if !ok {
+			d.errorf(n, path, "want an integer, got %s", kindName(n))
+			return
+		}
+		if v.OverflowInt(i) {
+			d.errorf(n, path, "%d is out of range", i)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		i, ok := intValue(n)
+		if !ok {
+			d.errorf(n, path, "want a non-negative integer, got %s", kindName(n))
+			return
+		}
+		if i < 0 || v.OverflowUint(uint64(i)) {
+			d.errorf(n, path, "%d is out of range (want 0..%d)", i, uint64(1)<<(t.Bits())-1)
+			return
+		}
+		v.SetUint(uint64(i))
+	case reflect.Float32, reflect.Float64:
+		f, ok := floatValue(n)
+		if !ok {
+			d.errorf(n, path, "want a number, got %s", kindName(n))
+			return
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			d.errorf(n, path, "want a finite number, got %s", scalarText(n))
+			return
+		}
+		v.SetFloat(f)
+	default:
+		d.errorf(n, path, "internal: cannot decode into %v", t)
+	}
+}
+
+func isScalar(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.StringNode, *ast.LiteralNode, *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		return true
+	}
+	return false
+}
+
+func intValue(n ast.Node) (int64, bool) {
+	x, ok := n.(*ast.IntegerNode)
+	if !ok {
+		return 0, false
+	}
+	switch v := x.Value.(type) {
+	case int64:
+		return v, true
+	case uint64:
+		if v > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(v), true
+	}
+	i, err := strconv.ParseInt(x.Token.Value, 0, 64)
+	return i, err == nil
+}
+
+func floatValue(n ast.Node) (float64, bool) {
+	switch x := n.(type) {
+	case *ast.FloatNode:
+		return x.Value, true
+	case *ast.IntegerNode:
+		i, ok := intValue(x)
+		return float64(i), ok
+	case *ast.InfinityNode:
+		return x.Value, true
+	case *ast.NanNode:
+		return math.NaN(), true
+	}
+	return 0, false
+}

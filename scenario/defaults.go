@@ -1,0 +1,114 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+
+	"skyloop/sim"
+)
+
+// Defaults returns a scenario holding every top-level default. This is the
+// one place where they are set; component defaults (vehicle kinds,
+// behaviours, network backends) live with each component and are listed by
+// `skyloop validate --effective`, which prints a scenario with every default
+// filled in.
+//
+//	seed: 1                 run seed; every random stream derives from it
+//	duration: 60s           simulated time
+//	tick: 1ms               kernel tick; every period must be a multiple
+//	workers: 0              goroutines stepping vehicles; 0 = automatic
+//	network: {backend: ideal, position_period: 10ms}
+//	outputs: {trace: true, deliveries: true, vehicles: true, events: true, sample_period: 100ms}
+func Defaults() *Scenario {
+	return &Scenario{
+		Seed:     1,
+		Duration: 60 * sim.Second,
+		Tick:     sim.Millisecond,
+		Outputs: Outputs{
+			Trace: true, Deliveries: true, Vehicles: true, Events: true,
+			SamplePeriod: 100 * sim.Millisecond,
+		},
+	}
+}
+
+// MaxVehicles is the largest vehicle count a scenario may ask for.
+const MaxVehicles = 100000
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// check validates the generic fields; component parameters are checked by
+// the engine.
+func (sc *Scenario) check() {
+	if !nameRE.MatchString(sc.Name) {
+		sc.Errorf("name", "must start with a letter or digit and use only letters, digits, '.', '_' and '-' (it names the run directory), got %q", sc.Name)
+	}
+	if sc.Duration <= 0 {
+		sc.Errorf("duration", "must be positive, got %v", sc.Duration)
+	}
+	if sc.Tick <= 0 {
+		sc.Errorf("tick", "must be positive, got %v", sc.Tick)
+	} else {
+		if sc.Duration > 0 && sc.Duration%sc.Tick != 0 {
+			sc.Errorf("duration", "%v is not a whole number of ticks of %v", sc.Duration, sc.Tick)
+		}
+		if sc.Outputs.SamplePeriod <= 0 || sc.Outputs.SamplePeriod%sc.Tick != 0 {
+			sc.Errorf("outputs.sample_period", "must be a positive multiple of the tick %v, got %v", sc.Tick, sc.Outputs.SamplePeriod)
+		}
+	}
+	if sc.Workers < 0 {
+		sc.Errorf("workers", "must be >= 0 (0 = automatic), got %d", sc.Workers)
+	}
+	if w := sc.World.Bounds; w != nil {
+		if w.Min.X >= w.Max.X || w.Min.Y >= w.Max.Y || w.Min.Z >= w.Max.Z {
+			sc.Errorf("world.bounds", "min must be below max on every axis, got min %v max %v", w.Min, w.Max)
+		}
+	}
+	for i, o := range sc.World.Obstacles {
+		p := fmt.Sprintf("world.obstacles[%d]", i)
+		if o.Min.X > o.Max.X || o.Min.Y > o.Max.Y || o.Min.Z > o.Max.Z {
+			sc.Errorf(p, "min must not exceed max on any axis, got min %v max %v", o.Min, o.Max)
+		}
+	}
+	names := map[string]string{}
+	claim := func(name, path string) {
+		if name == "" {
+			sc.Errorf(path, "missing: every group and node needs a name")
+			return
+		}
+		if !nameRE.MatchString(name) {
+			sc.Errorf(path, "%q: use only letters, digits, '.', '_' and '-'", name)
+			return
+		}
+		if prev, dup := names[name]; dup {
+			sc.Errorf(path, "%q is already used by %s", name, prev)
+			return
+		}
+		names[name] = path
+	}
+	if len(sc.Vehicles) == 0 {
+		sc.Errorf("vehicles", "a scenario needs at least one vehicle group")
+	}
+	total := 0
+	for i := range sc.Vehicles {
+		g := &sc.Vehicles[i]
+		p := fmt.Sprintf("vehicles[%d]", i)
+		claim(g.Name, p+".name")
+		if g.Kind == "" {
+			sc.Errorf(p+".kind", "missing: one of pointmass, groundbot")
+		}
+		if g.Count < 1 {
+			sc.Errorf(p+".count", "must be >= 1, got %d", g.Count)
+			continue
+		}
+		total += g.Count
+		for k, msg := range g.Spawn.Check(g.Count) {
+			sc.Errorf(p+".spawn."+k, "%s", msg)
+		}
+	}
+	if total > MaxVehicles {
+		sc.Errorf("vehicles", "%d vehicles in total: at most %d", total, MaxVehicles)
+	}
+	for i := range sc.Nodes {
+		claim(sc.Nodes[i].Name, fmt.Sprintf("nodes[%d].name", i))
+	}
+}

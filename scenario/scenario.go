@@ -1,0 +1,259 @@
+// Package scenario reads, checks and describes scenario files: the YAML
+// that says which vehicles fly, on which network, running which behaviours,
+// for how long. Every problem is reported with the file, line and field
+// path (e.g. `quickstart.yaml:12: vehicles[1].count: must be >= 1, got 0`),
+// and all problems are reported at once.
+//
+// The package knows the generic schema. Kind, behaviour and backend
+// parameters are kept as YAML nodes and decoded by the engine with Decode,
+// which gives them the same strict checking and error positions.
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+
+	"skyloop/geom"
+	"skyloop/sim"
+)
+
+// Scenario is a decoded scenario file.
+type Scenario struct {
+	Name        string       `yaml:"name" json:"name"`
+	Description string       `yaml:"description" json:"description,omitempty"`
+	Seed        uint64       `yaml:"seed" json:"seed"`
+	Duration    sim.Duration `yaml:"duration" json:"duration"`
+	Tick        sim.Duration `yaml:"tick" json:"tick"`
+	Workers     int          `yaml:"workers" json:"workers"`
+	World       World        `yaml:"world" json:"world"`
+	Vehicles    []Group      `yaml:"vehicles" json:"vehicles"`
+	Nodes       []FixedNode  `yaml:"nodes" json:"nodes,omitempty"`
+	Network     ast.Node     `yaml:"network" json:"-"`
+	Outputs     Outputs      `yaml:"outputs" json:"outputs"`
+
+	// File is the path the scenario was loaded from.
+	File string `yaml:"-" json:"-"`
+
+	dec *decoder
+}
+
+// World describes the static environment.
+type World struct {
+	// Bounds, when set, is the flight volume; leaving it is an event.
+	Bounds    *geom.Box  `yaml:"bounds" json:"bounds,omitempty"`
+	Obstacles []Obstacle `yaml:"obstacles" json:"obstacles,omitempty"`
+}
+
+// Obstacle is an axis-aligned box (a shelf, a building). Vehicles entering
+// one are reported as collisions.
+type Obstacle struct {
+	Name string    `yaml:"name" json:"name"`
+	Min  geom.Vec3 `yaml:"min" json:"min"`
+	Max  geom.Vec3 `yaml:"max" json:"max"`
+}
+
+// Group is a set of identical vehicles.
+type Group struct {
+	Name      string      `yaml:"name" json:"name"`
+	Kind      string      `yaml:"kind" json:"kind"`
+	Count     int         `yaml:"count" json:"count"`
+	Spawn     geom.Layout `yaml:"spawn" json:"spawn"`
+	Yaw       float64     `yaml:"yaw" json:"yaw"` // initial heading, degrees counter-clockwise from east
+	Params    ast.Node    `yaml:"params" json:"-"`
+	Behaviors []ast.Node  `yaml:"behaviors" json:"-"`
+}
+
+// FixedNode is a network node without a vehicle, such as a ground station.
+type FixedNode struct {
+	Name      string     `yaml:"name" json:"name"`
+	Position  geom.Vec3  `yaml:"position" json:"position"`
+	Behaviors []ast.Node `yaml:"behaviors" json:"-"`
+}
+
+// Outputs selects what a run writes. Metrics in summary.json are always
+// exact, whatever is switched off here.
+type Outputs struct {
+	Trace        bool         `yaml:"trace" json:"trace"`               // trace.csv: every tx, rx and drop
+	Deliveries   bool         `yaml:"deliveries" json:"deliveries"`     // deliveries.csv: every delivery with arrival and consumption ticks
+	Vehicles     bool         `yaml:"vehicles" json:"vehicles"`         // vehicles.csv: sampled vehicle states
+	Events       bool         `yaml:"events" json:"events"`             // events.csv
+	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
+}
+
+// Load reads and checks the generic part of a scenario file. The returned
+// error is an Errors value when the file has problems.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading scenario: %w", err)
+	}
+	return Parse(filepath.Base(path), data)
+}
+
+// Parse decodes and checks scenario text; name is used in error messages
+// and as the default scenario name.
+func Parse(name string, data []byte) (sc *Scenario, err error) {
+	defer func() {
+		// The YAML parser is third-party code; never let it crash the
+		// program on hostile input.
+		if r := recover(); r != nil {
+			sc, err = nil, Errors{{File: name, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}}
+		}
+	}()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, Errors{{File: name, Msg: "empty scenario file"}}
+	}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, Errors{syntaxError(name, err)}
+	}
+	if len(f.Docs) != 1 || f.Docs[0].Body == nil {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("want exactly one YAML document, got %d", len(f.Docs))}}
+	}
+	d := &decoder{file: name, anchors: map[string]ast.Node{}, seen: map[string]ast.Node{}}
+	collectAnchors(f.Docs[0].Body, d.anchors)
+	sc = Defaults()
+	sc.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
+	sc.File = name
+	sc.dec = d
+	root := d.resolve(f.Docs[0].Body)
+	if _, ok := d.mapEntries(root, ""); !ok {
+		return nil, Errors{{File: name, Line: line(root), Msg: fmt.Sprintf("want a mapping of scenario fields at the top level, got %s", kindName(root))}}
+	}
+	d.decode(root, "", reflect.ValueOf(sc).Elem())
+	sc.check()
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	return sc, nil
+}
+
+// yamlError is the interface of the YAML library's positioned errors.
+type yamlError interface {
+	GetMessage() string
+	GetToken() *token.Token
+}
+
+func syntaxError(file string, err error) *Error {
+	e := &Error{File: file, Msg: "YAML syntax: " + err.Error()}
+	var ye yamlError
+	if errors.As(err, &ye) {
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			e.Line = tk.Position.Line
+		}
+		e.Msg = "YAML syntax: " + ye.GetMessage()
+	}
+	return e
+}
+
+func collectAnchors(n ast.Node, m map[string]ast.Node) {
+	ast.Walk(anchorVisitor(m), n)
+}
+
+type anchorVisitor map[string]ast.Node
+
+func (v anchorVisitor) Visit(n ast.Node) ast.Visitor {
+	if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
+		v[strings.TrimSpace(a.Name.GetToken().Value)] = a.Value
+	}
+	return v
+}
+
+// Errorf records a problem at a field path. The line is that of the node
+// which set the field, or of its nearest parent present in the file.
+func (sc *Scenario) Errorf(path, format string, args ...any) {
+	sc.dec.errs = append(sc.dec.errs, &Error{File: sc.File, Line: sc.lineOf(path), Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Err returns the problems recorded so far with Errorf and Decode, or nil.
+func (sc *Scenario) Err() error {
+	if len(sc.dec.errs) == 0 {
+		return nil
+	}
+	return sc.dec.errs.sorted()
+}
+
+func (sc *Scenario) lineOf(path string) int {
+	for p := path; ; {
+		if n, ok := sc.dec.seen[p]; ok {
+			return line(n)
+		}
+		if p == "" {
+			return 0
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			p = ""
+		} else {
+			p = p[:i]
+		}
+	}
+}
+
+// Decode decodes a component's parameter node (kept as a raw YAML node in
+// the scenario) into dst, a pointer to a struct holding the defaults, with
+// the same strict checks as the rest of the file. Keys listed in skip
+// (such as `type`) are ignored. Problems are recorded on the scenario and
+// reported by Err; Decode returns false if there were any.
+func (sc *Scenario) Decode(n ast.Node, path string, dst any, skip ...string) bool {
+	before := len(sc.dec.errs)
+	sc.dec.decode(n, path, reflect.ValueOf(dst).Elem(), skip...)
+	return len(sc.dec.errs) == before
+}
+
+// TypeOf returns the value of the discriminating key (such as `type` or
+// `backend`) of a component mapping, recording a problem when it is missing
+// or not a string.
+func (sc *Scenario) TypeOf(n ast.Node, path, key string) (string, bool) {
+	if n == nil {
+		sc.Errorf(path, "missing")
+		return "", false
+	}
+	r := sc.dec.resolve(n)
+	entries, ok := sc.dec.mapEntries(r, path)
+	if !ok {
+		sc.dec.errorf(r, path, "want a mapping with a %q key, got %s", key, kindName(r))
+		return "", false
+	}
+	for _, mv := range entries {
+		if scalarText(mv.Key) == key {
+			v := sc.dec.resolve(mv.Value)
+			if !isScalar(v) {
+				sc.dec.errorf(v, joinPath(path, key), "want a name, got %s", kindName(v))
+				return "", false
+			}
+			sc.dec.seen[joinPath(path, key)] = v
+			return scalarText(v), true
+		}
+	}
+	sc.dec.errorf(r, path, "missing %q", key)
+	return "", false
+}
+
+// DecodeKey decodes the value of one key of a mapping node into dst (a
+// pointer), leaving dst unchanged when the key is absent.
+func (sc *Scenario) DecodeKey(n ast.Node, path, key string, dst any) bool {
+	if n == nil {
+		return true
+	}
+	entries, ok := sc.dec.mapEntries(sc.dec.resolve(n), path)
+	if !ok {
+		return true // reported by the caller's Decode
+	}
+	before := len(sc.dec.errs)
+	for _, mv := range entries {
+		if scalarText(mv.Key) == key {
+			sc.dec.decode(mv.Value, joinPath(path, key), reflect.ValueOf(dst).Elem())
+		}
+	}
+	return len(sc.dec.errs) == before
+}

@@ -1,0 +1,32 @@
+// Package scenarios embeds the ready-made scenario files, one per
+// experiment, so that `skyloop run quickstart` works from any directory.
+package scenarios
+
+import (
+	"embed"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+//go:embed *.yaml
+var files embed.FS
+
+// Lookup returns the text of the embedded scenario with the given name
+// (with or without the .yaml suffix).
+func Lookup(name string) ([]byte, bool) {
+	name = strings.TrimSuffix(name, ".yaml")
+	b, err := files.ReadFile(name + ".yaml")
+	return b, err == nil
+}
+
+// Names lists the embedded scenarios.
+func Names() []string {
+	ents, _ := fs.ReadDir(files, ".")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(out)
+	return out
+}

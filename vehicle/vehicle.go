@@ -1,0 +1,142 @@
+// Package vehicle defines what every vehicle kind offers the rest of
+// skyloop: a physics step, an autopilot step driven by high-level commands,
+// and telemetry. Kinds live in sub-packages (pointmass, groundbot,
+// multirotor); each keeps its static parameters (shared by all vehicles of a
+// group) apart from its compact dynamic state.
+package vehicle
+
+import (
+	"fmt"
+
+	"skyloop/geom"
+	"skyloop/sim"
+)
+
+// Mode is the flight or drive mode reported in telemetry.
+type Mode uint8
+
+// Modes shared by all kinds; a kind uses the subset that makes sense for it.
+const (
+	ModeDisarmed Mode = iota // motors off
+	ModeIdle                 // armed on the ground, waiting for a command
+	ModeTakeoff              // climbing to the takeoff altitude
+	ModeHold                 // holding position
+	ModeGoto                 // flying or driving to a target position
+	ModeVelocity             // following a velocity setpoint (offboard)
+	ModeDrive                // following body speed and turn-rate commands
+	ModeLand                 // descending to touch down
+	ModeRTL                  // returning to the launch point
+)
+
+var modeNames = [...]string{"disarmed", "idle", "takeoff", "hold", "goto", "velocity", "drive", "land", "rtl"}
+
+// String returns the mode's lower-case name as written in events.csv.
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("mode%d", m)
+}
+
+// CommandKind says what a Command asks for.
+type CommandKind uint8
+
+// Command kinds.
+const (
+	CmdNone     CommandKind = iota
+	CmdArm                  // arm the motors
+	CmdDisarm               // disarm (only on the ground)
+	CmdTakeoff              // arm if needed and climb to Alt above the current point
+	CmdHold                 // hold the current position
+	CmdGoto                 // go to Pos (yaw Yaw unless NaN), at most Speed if > 0
+	CmdVelocity             // follow world-frame velocity Vel
+	CmdDrive                // ground vehicles: forward speed V and turn rate Omega
+	CmdLand                 // land at the current horizontal position
+	CmdRTL                  // return to launch and land
+)
+
+var cmdNames = [...]string{"none", "arm", "disarm", "takeoff", "hold", "goto", "velocity", "drive", "land", "rtl"}
+
+// String returns the command's lower-case name.
+func (k CommandKind) String() string {
+	if int(k) < len(cmdNames) {
+		return cmdNames[k]
+	}
+	return fmt.Sprintf("cmd%d", k)
+}
+
+// Command is a high-level instruction to a vehicle's autopilot. Which
+// fields matter depends on Kind.
+type Command struct {
+	Kind  CommandKind
+	Pos   geom.Vec3 // goto target, world frame (m)
+	Vel   geom.Vec3 // velocity setpoint, world frame (m/s)
+	Yaw   float64   // goto heading (rad, counter-clockwise from east); NaN keeps the current one
+	Speed float64   // goto speed limit (m/s); 0 uses the vehicle's own limit
+	Alt   float64   // takeoff altitude above the ground (m)
+	V     float64   // drive: forward speed (m/s)
+	Omega float64   // drive: turn rate (rad/s)
+}
+
+// Telemetry is what a vehicle reports about itself each tick.
+type Telemetry struct {
+	Pos, Vel geom.Vec3
+	Yaw      float64 // heading, rad, counter-clockwise from east
+	YawRate  float64 // rad/s
+	Mode     Mode
+	Armed    bool
+	Landed   bool
+	Energy   float64 // energy used since the start, J
+	Distance float64 // path length travelled, m
+}
+
+// Speed returns the magnitude of the velocity.
+func (t Telemetry) Speed() float64 { return t.Vel.Norm() }
+
+// Timing gives a vehicle's physics and autopilot periods; both must be
+// whole multiples of the kernel tick.
+type Timing struct {
+	Physics sim.Duration
+	Control sim.Duration
+}
+
+// Event is something a vehicle reports for events.csv, such as a mode
+// change or touchdown.
+type Event struct {
+	T      sim.Time
+	Name   string
+	Detail string
+}
+
+// Events is a per-vehicle append-only buffer of events. The kernel drains
+// the buffers in vehicle order after each phase, so events are recorded in
+// the same order whatever the worker count.
+type Events struct {
+	List []Event
+}
+
+// Add appends an event.
+func (e *Events) Add(t sim.Time, name, detail string) {
+	e.List = append(e.List, Event{T: t, Name: name, Detail: detail})
+}
+
+// Vehicle is one simulated vehicle: an autopilot and a physics model.
+// Implementations must not allocate in Control or Step, must not share
+// mutable state between vehicles, and must be deterministic.
+type Vehicle interface {
+	// Kind returns the kind name, e.g. "pointmass".
+	Kind() string
+	// Timing returns the vehicle's physics and control periods.
+	Timing() Timing
+	// Command hands the autopilot a new command; it takes effect at the
+	// next Control call.
+	Command(c Command)
+	// Control runs one autopilot step at time t, appending events to ev.
+	Control(t sim.Time, ev *Events)
+	// Step integrates the physics over one physics period starting at t.
+	Step(t sim.Time, ev *Events)
+	// Telemetry returns the current state as the vehicle reports it.
+	Telemetry() Telemetry
+	// Radius returns the vehicle's bounding radius (m) for separation checks.
+	Radius() float64
+}
