@@ -34,17 +34,17 @@ type DropReason uint8
 
 // Drop reasons. The names are what trace.csv and summaries print.
 const (
-	DropNone       DropReason = iota
-	DropRxError               // lost on the channel (loss model)
-	DropQueue                 // sender's queue was full
-	DropRange                 // receiver out of communication range
-	DropSensitivity           // received power below the receiver sensitivity
-	DropCollision             // interference / collision
-	DropErrorModel            // PHY error model rejected the frame
-	DropRetryLimit            // unicast retries exhausted
-	DropBusy                  // receiver busy (transmitting or locked on another frame)
-	DropNoRoute               // no route to the destination
-	DropTTL                   // hop limit reached
+	DropNone        DropReason = iota
+	DropRxError                // lost on the channel (loss model)
+	DropQueue                  // sender's queue was full
+	DropRange                  // receiver out of communication range
+	DropSensitivity            // received power below the receiver sensitivity
+	DropCollision              // interference / collision
+	DropErrorModel             // PHY error model rejected the frame
+	DropRetryLimit             // unicast retries exhausted
+	DropBusy                   // receiver busy (transmitting or locked on another frame)
+	DropNoRoute                // no route to the destination
+	DropTTL                    // hop limit reached
 	numDropReasons
 )
 

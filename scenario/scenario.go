@@ -82,10 +82,10 @@ type FixedNode struct {
 // Outputs selects what a run writes. Metrics in summary.json are always
 // exact, whatever is switched off here.
 type Outputs struct {
-	Trace        bool         `yaml:"trace" json:"trace"`               // trace.csv: every tx, rx and drop
-	Deliveries   bool         `yaml:"deliveries" json:"deliveries"`     // deliveries.csv: every delivery with arrival and consumption ticks
-	Vehicles     bool         `yaml:"vehicles" json:"vehicles"`         // vehicles.csv: sampled vehicle states
-	Events       bool         `yaml:"events" json:"events"`             // events.csv
+	Trace        bool         `yaml:"trace" json:"trace"`                 // trace.csv: every tx, rx and drop
+	Deliveries   bool         `yaml:"deliveries" json:"deliveries"`       // deliveries.csv: every delivery with arrival and consumption ticks
+	Vehicles     bool         `yaml:"vehicles" json:"vehicles"`           // vehicles.csv: sampled vehicle states
+	Events       bool         `yaml:"events" json:"events"`               // events.csv
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
 }
 
