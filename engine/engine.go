@@ -158,7 +158,6 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 			r.workers = min(runtime.GOMAXPROCS(0), 8)
 		}
 	}
-	r.effective["workers"] = r.workers
 	r.met = metrics.New(len(r.nodes))
 	r.world = newWorldCheck(sc.World, r.veh)
 	return r, nil

@@ -30,7 +30,7 @@ type kindAcc struct {
 	drops    [netsim.NumDropReasons]uint64
 	payload  uint64
 	wire     uint64
-	lat      chunks
+	lat      latStore
 }
 
 // New returns a collector for a run with n network nodes.
@@ -129,13 +129,14 @@ func (c *Collector) Summary(end sim.Time) Summary {
 	s := Summary{ByKind: map[string]KindSummary{}}
 	var tot kindAcc
 	secs := end.Seconds()
-	var all []int64
+	var stores []*latStore
 	for k := range c.kinds {
 		a := &c.kinds[k]
 		if !a.used {
 			continue
 		}
-		s.ByKind[netsim.Kind(k).String()] = a.summary(secs, a.lat.sorted())
+		s.ByKind[netsim.Kind(k).String()] = a.summary(secs, latencyOver(&a.lat))
+		stores = append(stores, &a.lat)
 		tot.tx += a.tx
 		tot.expected += a.expected
 		tot.rx += a.rx
@@ -144,17 +145,15 @@ func (c *Collector) Summary(end sim.Time) Summary {
 		for r := range a.drops {
 			tot.drops[r] += a.drops[r]
 		}
-		all = a.lat.appendTo(all)
 	}
-	slices.Sort(all)
-	s.Total = tot.summary(secs, all)
+	s.Total = tot.summary(secs, latencyOver(stores...))
 	if c.aoi.any {
 		s.AoI = c.aoi.summary(end)
 	}
 	return s
 }
 
-func (a *kindAcc) summary(secs float64, lat []int64) KindSummary {
+func (a *kindAcc) summary(secs float64, lat Latency) KindSummary {
 	ks := KindSummary{Tx: a.tx, Expected: a.expected, Rx: a.rx, Drops: map[string]uint64{}}
 	if a.expected > 0 {
 		ks.PDR = float64(a.rx) / float64(a.expected)
@@ -164,58 +163,133 @@ func (a *kindAcc) summary(secs float64, lat []int64) KindSummary {
 			ks.Drops[netsim.DropReason(r).String()] = n
 		}
 	}
-	ks.Latency = latencyOf(lat)
+	ks.Latency = lat
 	if secs > 0 {
 		ks.Overhead = Overhead{PacketsPerS: float64(a.tx) / secs, PayloadBytesPerS: float64(a.payload) / secs, IPBytesPerS: float64(a.wire) / secs}
 	}
 	return ks
 }
 
-// latencyOf summarises sorted latencies; percentiles use the nearest-rank
-// method.
-func latencyOf(sorted []int64) Latency {
-	n := len(sorted)
-	if n == 0 {
-		return Latency{}
-	}
-	var sum float64
-	for _, v := range sorted {
-		sum += float64(v)
-	}
-	rank := func(p float64) int64 {
-		i := int(math.Ceil(p*float64(n))) - 1
-		return sorted[max(0, min(n-1, i))]
-	}
-	return Latency{Count: uint64(n), Mean: sum / float64(n), P50: rank(0.50), P95: rank(0.95), Max: sorted[n-1]}
+// latStore keeps every latency exactly, in blocks of 16384 uint32
+// nanosecond values (latencies of 4.29 s or more go to a separate list), so
+// recording never copies old values and allocates once per block.
+type latStore struct {
+	blocks [][]uint32
+	big    []int64
+	n      int
+	sum    float64
+	min    int64
+	max    int64
 }
 
-// chunks stores int64 values in fixed-size blocks, so recording does not
-// copy old values as it grows and allocates once per 8192 values.
-type chunks struct {
-	blocks [][]int64
-}
+const blockLen = 16384
 
-const chunkLen = 8192
-
-func (c *chunks) add(v int64) {
-	if k := len(c.blocks); k == 0 || len(c.blocks[k-1]) == chunkLen {
-		c.blocks = append(c.blocks, make([]int64, 0, chunkLen))
+func (c *latStore) add(v int64) {
+	if c.n == 0 || v < c.min {
+		c.min = v
+	}
+	if c.n == 0 || v > c.max {
+		c.max = v
+	}
+	c.n++
+	c.sum += float64(v)
+	if v < 0 || v > math.MaxUint32 {
+		c.big = append(c.big, v)
+		return
+	}
+	if k := len(c.blocks); k == 0 || len(c.blocks[k-1]) == blockLen {
+		c.blocks = append(c.blocks, make([]uint32, 0, blockLen))
 	}
 	k := len(c.blocks) - 1
-	c.blocks[k] = append(c.blocks[k], v)
+	c.blocks[k] = append(c.blocks[k], uint32(v))
 }
 
-func (c *chunks) appendTo(dst []int64) []int64 {
-	for _, b := range c.blocks {
-		dst = append(dst, b...)
+// histogram adds to h the count of values in [lo, lo+len(h)*w) per bin of
+// width w, and returns how many values lie below lo.
+func (c *latStore) histogram(lo, w int64, h []uint64) (below uint64) {
+	nb := int64(len(h))
+	add := func(v int64) {
+		if v < lo {
+			below++
+			return
+		}
+		if b := (v - lo) / w; b < nb {
+			h[b]++
+		}
 	}
-	return dst
+	for _, blk := range c.blocks {
+		for _, v := range blk {
+			add(int64(v))
+		}
+	}
+	for _, v := range c.big {
+		add(v)
+	}
+	return below
 }
 
-func (c *chunks) sorted() []int64 {
-	v := c.appendTo(nil)
-	slices.Sort(v)
-	return v
+// kth returns the k-th smallest value (0-based) over the given stores,
+// exactly, without copying or sorting them: it narrows the value range with
+// histograms of 65536 bins, one read-only pass per level, until a bin holds
+// a single value (at most four passes for any int64 range).
+func kth(stores []*latStore, k uint64) int64 {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, s := range stores {
+		if s.n > 0 {
+			lo, hi = min(lo, s.min), max(hi, s.max)
+		}
+	}
+	const bins = 1 << 16
+	h := make([]uint64, bins)
+	for lo < hi {
+		w := (hi-lo)/bins + 1
+		clear(h)
+		var below uint64
+		for _, s := range stores {
+			below += s.histogram(lo, w, h)
+		}
+		acc := below
+		for b := range h {
+			if acc+h[b] > k {
+				lo, hi = lo+int64(b)*w, min(hi, lo+int64(b+1)*w-1)
+				break
+			}
+			acc += h[b]
+		}
+		if w == 1 {
+			return lo
+		}
+	}
+	return lo
+}
+
+// latencyOver summarises the latencies of the given stores; percentiles
+// use the nearest-rank method.
+func latencyOver(stores ...*latStore) Latency {
+	var l Latency
+	var sum float64
+	first := true
+	for _, s := range stores {
+		if s.n == 0 {
+			continue
+		}
+		l.Count += uint64(s.n)
+		sum += s.sum
+		if first || s.max > l.Max {
+			l.Max = s.max
+		}
+		first = false
+	}
+	if l.Count == 0 {
+		return l
+	}
+	l.Mean = sum / float64(l.Count)
+	rank := func(p float64) int64 {
+		i := int64(math.Ceil(p*float64(l.Count))) - 1
+		return kth(stores, uint64(max(0, min(int64(l.Count)-1, i))))
+	}
+	l.P50, l.P95 = rank(0.50), rank(0.95)
+	return l
 }
 
 // aoiPair is the sawtooth state of one receiver/source pair.

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// capture runs the CLI with args and returns its exit code, stdout and
+// stderr.
+func capture(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	oldOut, oldErr := os.Stdout, os.Stderr
+	ro, wo, _ := os.Pipe()
+	re, we, _ := os.Pipe()
+	os.Stdout, os.Stderr = wo, we
+	var bo, be bytes.Buffer
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(&bo, ro); done <- struct{}{} }()
+	go func() { io.Copy(&be, re); done <- struct{}{} }()
+	code := run(args)
+	wo.Close()
+	we.Close()
+	<-done
+	<-done
+	os.Stdout, os.Stderr = oldOut, oldErr
+	return code, bo.String(), be.String()
+}
+
+func TestRunQuickstart(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "q")
+	code, stdout, stderr := capture(t, "run", "quickstart", "--out", out, "--duration", "30s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"quickstart seed 1", "PDR", "ground station gcs: 10 of 10 vehicles completed all 3 legs", "results: " + out} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, f := range []string{"config.json", "meta.json", "summary.json", "trace.csv", "deliveries.csv", "vehicles.csv", "events.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\nvehicles:\n  - name: a\n    kind: pointmass\n    count: 0\n    spawn: {layout: line, spacing: 1}\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", bad, "--out", out}, "bad.yaml:5: vehicles[0].count: must be >= 1, got 0"},
+		{[]string{"run", "no-such-scenario", "--out", out}, "no scenario file \"no-such-scenario\""},
+		{[]string{"run", "quickstart", "--out", out, "--duration", "10"}, "needs a unit"},
+		{[]string{"run", "quickstart", "--out", out, "--duration", "1500us"}, "whole number of ticks"},
+		{[]string{"run", "quickstart", "--out", out, "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"run", "quickstart", "--out", out, "--seed", "-3"}, "--seed must be >= 0"},
+		{[]string{"run"}, "exactly one scenario"},
+		{[]string{"validate", bad}, "vehicles[0].count"},
+	}
+	for _, c := range cases {
+		code, _, stderr := capture(t, c.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", c.args, code, stderr)
+		}
+		if !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: stderr %q lacks %q", c.args, stderr, c.want)
+		}
+		ents, _ := os.ReadDir(dir)
+		if len(ents) != 1 {
+			t.Fatalf("%v: something was written: %v", c.args, ents)
+		}
+	}
+}
+
+func TestValidateAndLists(t *testing.T) {
+	code, stdout, stderr := capture(t, "validate", "quickstart")
+	if code != 0 || !strings.Contains(stdout, "quickstart: ok (10 vehicles, 1 fixed nodes, impair network") {
+		t.Fatalf("validate: %d %q %q", code, stdout, stderr)
+	}
+	code, stdout, _ = capture(t, "validate", "--effective", "quickstart")
+	if code != 0 || !strings.Contains(stdout, `"max_speed": 5`) || !strings.Contains(stdout, `"latency": "10ms"`) {
+		t.Fatalf("validate --effective: %d %s", code, stdout)
+	}
+	code, stdout, _ = capture(t, "scenarios")
+	if code != 0 || !strings.Contains(stdout, "quickstart") {
+		t.Fatalf("scenarios: %d %s", code, stdout)
+	}
+	code, stdout, _ = capture(t, "behaviors")
+	if code != 0 || !strings.Contains(stdout, "platoon") || !strings.Contains(stdout, "defaults:") {
+		t.Fatalf("behaviors: %d %s", code, stdout)
+	}
+	code, stdout, _ = capture(t, "version")
+	if code != 0 || !strings.Contains(stdout, "skyloop ") || !strings.Contains(stdout, "go: go1.") {
+		t.Fatalf("version: %d %s", code, stdout)
+	}
+	code, stdout, _ = capture(t, "run", "--help")
+	if code != 0 || !strings.Contains(stdout, "trace.csv") || !strings.Contains(stdout, "--seed") {
+		t.Fatalf("run --help: %d %s", code, stdout)
+	}
+}
