@@ -37,7 +37,9 @@ func TestStateRoundTrip(t *testing.T) {
 func TestReceiverRules(t *testing.T) {
 	bs := NewBeliefs(3, sim.Second)
 	ms := sim.Time(sim.Millisecond)
-	upd := func(seq uint32, gen sim.Time) State { return State{Seq: seq, TGen: gen, Pos: geom.V(float64(seq), 0, 0)} }
+	upd := func(seq uint32, gen sim.Time) State {
+		return State{Seq: seq, TGen: gen, Pos: geom.V(float64(seq), 0, 0)}
+	}
 	steps := []struct {
 		now  sim.Time
 		seq  uint32

@@ -54,14 +54,13 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	chunk := (n + w - 1) / w
+	// Balanced split: chunk i is [i*n/w, (i+1)*n/w), never empty or
+	// out of range.
 	p.wg.Add(w - 1)
 	for i := 1; i < w; i++ {
-		lo := i * chunk
-		hi := min(lo+chunk, n)
-		p.jobs[i-1] <- job{fn: fn, lo: lo, hi: hi}
+		p.jobs[i-1] <- job{fn: fn, lo: i * n / w, hi: (i + 1) * n / w}
 	}
-	fn(0, min(chunk, n))
+	fn(0, n/w)
 	p.wg.Wait()
 }
 

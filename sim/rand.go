@@ -32,3 +32,17 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
+
+// Hash mixes a seed and three words into 64 random-looking bits. Models use
+// it as a counter-based generator: a draw keyed by (seed, sender, receiver,
+// packet number) is the same whatever else happens in the run, so adding a
+// node or moving one never changes the fate of other nodes' packets.
+func Hash(seed, a, b, c uint64) uint64 {
+	h := splitmix(seed ^ 0x6a09e667f3bcc909)
+	h = splitmix(h ^ a)
+	h = splitmix(h ^ b)
+	return splitmix(h ^ c)
+}
+
+// Unit maps 64 random bits to a float64 uniform in [0, 1).
+func Unit(x uint64) float64 { return float64(x>>11) * (1.0 / (1 << 53)) }

@@ -15,14 +15,21 @@
 //     (reason range), lost with probability Loss or by its Gilbert-Elliott
 //     link state (reason rx_error), or delivered at te + Latency + U(0, Jitter).
 //
-// Each receiver draws from its own random stream, seeded from (run seed,
-// "impair", receiver id), so decisions do not depend on other nodes.
+// Random decisions are counter-based: the loss and jitter draws for packet
+// number k of sender s at receiver r are a hash of (run seed, s, r, k), and
+// the Gilbert-Elliott state of each directed link advances only with that
+// link's packets. The fate of a packet at a receiver therefore never depends
+// on other nodes' traffic or positions, which keeps one-factor experiments
+// paired: changing one parameter changes only what it must.
+//
+// Range is checked against the most recent positions the kernel gave
+// (SetPositions), so a position is at most one position period old.
 package impair
 
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"sort"
 
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -111,6 +118,7 @@ type node struct {
 	busy  bool
 	cur   *netsim.Packet
 	queue ring
+	sent  uint64 // packets this node has put on the air
 }
 
 // Backend is the impaired network.
@@ -120,7 +128,6 @@ type Backend struct {
 	seed  uint64
 	nodes []node
 	pos   []geom.Vec3
-	rng   []*rand.Rand
 	bad   []bool // Gilbert-Elliott state per directed link, src*n+dst
 	q     sim.Queue[event]
 	out   []netsim.Delivery
@@ -133,9 +140,12 @@ type Backend struct {
 // from seed, reporting to tr (which may be nil).
 func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	if bad := p.Validate(); len(bad) > 0 {
-		for k, v := range bad {
-			return nil, fmt.Errorf("impair: %s: %s", k, v)
+		keys := make([]string, 0, len(bad))
+		for k := range bad {
+			keys = append(keys, k)
 		}
+		sort.Strings(keys)
+		return nil, fmt.Errorf("impair: %s: %s", keys[0], bad[keys[0]])
 	}
 	if tr == nil {
 		tr = netsim.Tracers(nil)
@@ -148,14 +158,12 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	n := len(nodes)
 	b.nodes = make([]node, n)
 	b.pos = make([]geom.Vec3, n)
-	b.rng = make([]*rand.Rand, n)
 	capQ := b.p.Queue + b.p.DeviceQueue
 	for i, ni := range nodes {
 		if int(ni.ID) != i {
 			return fmt.Errorf("impair: node %d has id %d; ids must be 0..n-1 in order", i, ni.ID)
 		}
 		b.pos[i] = ni.Pos
-		b.rng[i] = sim.Stream(b.seed, "impair", i)
 		b.nodes[i].queue.init(capQ)
 	}
 	if b.p.Gilbert != nil {
@@ -203,9 +211,18 @@ func (b *Backend) enqueue(t sim.Time, p *netsim.Packet) {
 // start puts p on the air at t from node id.
 func (b *Backend) start(s *node, id netsim.NodeID, t sim.Time, p *netsim.Packet) {
 	s.busy, s.cur = true, p
-	bits := float64(p.WireBytes() * 8)
-	ser := sim.Duration(math.Ceil(bits / b.p.Rate * 1e9))
-	b.q.Push(t.Add(ser), event{typ: evTxEnd, dst: id, pkt: p})
+	b.q.Push(t.Add(serialization(p.WireBytes(), b.p.Rate)), event{typ: evTxEnd, dst: id, pkt: p})
+}
+
+// serialization returns the time to send wire bytes at rate bit/s, rounded
+// up to the nanosecond: exactly in integers when the rate is a whole number
+// (floating point would sometimes add a spurious nanosecond).
+func serialization(wire int, rate float64) sim.Duration {
+	bits := uint64(wire) * 8
+	if r := uint64(rate); float64(r) == rate && r > 0 && bits < math.MaxUint64/1_000_000_000 {
+		return sim.Duration((bits*1e9 + r - 1) / r)
+	}
+	return sim.Duration(math.Ceil(float64(bits) / rate * 1e9))
 }
 
 // dropAll traces a drop of p with reason r at every receiver it was meant
@@ -226,14 +243,16 @@ func (b *Backend) dropAll(t sim.Time, p *netsim.Packet, r netsim.DropReason) {
 // txEnd decides the fate of p at each receiver once its transmission ends.
 func (b *Backend) txEnd(t sim.Time, p *netsim.Packet) {
 	p.Refs = 0
+	k := b.nodes[p.Src].sent
+	b.nodes[p.Src].sent++
 	if p.Dst == netsim.Broadcast {
 		for i := range b.nodes {
 			if netsim.NodeID(i) != p.Src {
-				b.decide(t, p, netsim.NodeID(i))
+				b.decide(t, p, netsim.NodeID(i), k)
 			}
 		}
-	} else if p.Dst >= 0 && int(p.Dst) < len(b.nodes) {
-		b.decide(t, p, p.Dst)
+	} else if p.Dst >= 0 && int(p.Dst) < len(b.nodes) && p.Dst != p.Src {
+		b.decide(t, p, p.Dst, k)
 	} else {
 		b.trace(netsim.EvDrop, t, p, p.Dst, netsim.DropNoRoute)
 	}
@@ -242,7 +261,9 @@ func (b *Backend) txEnd(t sim.Time, p *netsim.Packet) {
 	}
 }
 
-func (b *Backend) decide(t sim.Time, p *netsim.Packet, r netsim.NodeID) {
+// decide settles the fate of p, the k-th packet its sender put on the air,
+// at receiver r.
+func (b *Backend) decide(t sim.Time, p *netsim.Packet, r netsim.NodeID, k uint64) {
 	if b.p.Range > 0 {
 		d := b.pos[p.Src].Sub(b.pos[r])
 		if d.Norm2() > b.p.Range*b.p.Range {
@@ -250,31 +271,32 @@ func (b *Backend) decide(t sim.Time, p *netsim.Packet, r netsim.NodeID) {
 			return
 		}
 	}
-	rng := b.rng[r]
+	link := uint64(p.Src)<<32 | uint64(uint32(r))
+	h := sim.Hash(b.seed, link, k, 0)
 	loss := b.p.Loss
 	if g := b.p.Gilbert; g != nil {
-		k := int(p.Src)*len(b.nodes) + int(r)
-		if b.bad[k] {
-			if rng.Float64() < g.PBadGood {
-				b.bad[k] = false
+		// The link's state advances once per packet on the link.
+		i := int(p.Src)*len(b.nodes) + int(r)
+		u := sim.Unit(sim.Hash(b.seed, link, k, 1))
+		if b.bad[i] {
+			if u < g.PBadGood {
+				b.bad[i] = false
 			}
-		} else if rng.Float64() < g.PGoodBad {
-			b.bad[k] = true
+		} else if u < g.PGoodBad {
+			b.bad[i] = true
 		}
 		loss = g.LossGood
-		if b.bad[k] {
+		if b.bad[i] {
 			loss = g.LossBad
 		}
 	}
-	// Always draw, so that the stream does not depend on the loss setting.
-	u := rng.Float64()
-	var jit sim.Duration
-	if b.p.Jitter > 0 {
-		jit = sim.Duration(rng.Int64N(int64(b.p.Jitter) + 1))
-	}
-	if u < loss {
+	if sim.Unit(h) < loss {
 		b.trace(netsim.EvDrop, t, p, r, netsim.DropRxError)
 		return
+	}
+	var jit sim.Duration
+	if b.p.Jitter > 0 {
+		jit = sim.Duration(sim.Hash(b.seed, link, k, 2) % uint64(b.p.Jitter+1))
 	}
 	p.Refs++
 	b.q.Push(t.Add(b.p.Latency+jit), event{typ: evArrive, dst: r, pkt: p})
@@ -318,13 +340,20 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 func (b *Backend) Close() error {
 	b.dead.Flush()
 	seen := map[*netsim.Packet]bool{}
-	b.q.Each(func(_ sim.Time, e event) { seen[e.pkt] = true })
-	for i := range b.nodes {
-		for p := b.nodes[i].queue.pop(); p != nil; p = b.nodes[i].queue.pop() {
+	var held []*netsim.Packet
+	hold := func(p *netsim.Packet) {
+		if !seen[p] {
 			seen[p] = true
+			held = append(held, p)
 		}
 	}
-	for p := range seen {
+	b.q.Each(func(_ sim.Time, e event) { hold(e.pkt) })
+	for i := range b.nodes {
+		for p := b.nodes[i].queue.pop(); p != nil; p = b.nodes[i].queue.pop() {
+			hold(p)
+		}
+	}
+	for _, p := range held {
 		p.Free()
 	}
 	b.q.Clear()
