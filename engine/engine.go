@@ -17,6 +17,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"log/slog"
 	"math"
 	"runtime"
@@ -283,7 +284,7 @@ func (r *Run) buildBehaviors() {
 			}
 			spec, ok := agent.Lookup(typ)
 			if !ok {
-				sc.Errorf(path+".type", "unknown behaviour %q: want one of %v", typ, agent.Names())
+				sc.Errorf(path+".type", "unknown behaviour %q: want one of %s", typ, strings.Join(agent.Names(), ", "))
 				continue
 			}
 			if fixed && !spec.Fixed {
@@ -362,7 +363,7 @@ func (r *Run) buildBehaviors() {
 			if period > 0 {
 				s.every = r.ticks(s.path+".period", period)
 				if offset < 0 || offset%r.tick != 0 {
-					sc.Errorf(s.path, "start offset %v is not a non-negative multiple of the tick %v", offset, r.tick)
+					sc.Errorf(s.path, "first step at %v (from its start/stagger parameters, node %s) is not a multiple of the tick %v", offset, ns.ref.Name, r.tick)
 				}
 				s.next = int64(offset / r.tick)
 			}

@@ -2,7 +2,10 @@
 // networks and worlds: 3-vectors and axis-aligned boxes.
 package geom
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Vec3 is a 3-vector in metres (or metres per second) in the world frame:
 // x east, y north, z up.
@@ -53,6 +56,12 @@ func (a Vec3) ClampNorm(max float64) Vec3 {
 // IsFinite reports whether every component of a is a finite number.
 func (a Vec3) IsFinite() bool {
 	return !math.IsNaN(a.X+a.Y+a.Z) && !math.IsInf(a.X+a.Y+a.Z, 0)
+}
+
+// String formats a as [x, y, z], as scenario files write vectors.
+func (a Vec3) String() string {
+	return "[" + strconv.FormatFloat(a.X, 'g', -1, 64) + ", " + strconv.FormatFloat(a.Y, 'g', -1, 64) + ", " +
+		strconv.FormatFloat(a.Z, 'g', -1, 64) + "]"
 }
 
 // Box is an axis-aligned box given by its minimum and maximum corners.

@@ -93,7 +93,7 @@ func (l *Layout) Check(n int) map[string]string {
 		}
 	case "explicit":
 		if len(l.Positions) != n {
-			bad["positions"] = fmt.Sprintf("has %d points for %d vehicles", len(l.Positions), n)
+			bad["positions"] = fmt.Sprintf("%d positions given for %d vehicles", len(l.Positions), n)
 		}
 	case "":
 		bad["layout"] = "missing: one of line, grid, circle, explicit"

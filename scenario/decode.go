@@ -37,7 +37,13 @@ type decoder struct {
 }
 
 func (d *decoder) errorf(n ast.Node, path, format string, args ...any) {
-	d.errs = append(d.errs, &Error{File: d.file, Line: line(n), Path: path, Msg: fmt.Sprintf(format, args...)})
+	l := line(n)
+	for _, e := range d.errs {
+		if e.Path == path && e.Line == l {
+			return // the same problem reached twice
+		}
+	}
+	d.errs = append(d.errs, &Error{File: d.file, Line: l, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 func line(n ast.Node) int {
@@ -116,8 +122,13 @@ func isNull(n ast.Node) bool {
 }
 
 // mapEntries returns the key/value pairs of a mapping node, expanding YAML
-// merge keys (<<); ok is false if n is not a mapping.
+// merge keys (<<): keys written in the mapping override merged ones, and an
+// earlier merge wins over a later one. ok is false if n is not a mapping.
 func (d *decoder) mapEntries(n ast.Node, path string) (entries []*ast.MappingValueNode, ok bool) {
+	return d.mapEntriesDepth(n, path, 0)
+}
+
+func (d *decoder) mapEntriesDepth(n ast.Node, path string, depth int) (entries []*ast.MappingValueNode, ok bool) {
 	var raw []*ast.MappingValueNode
 	switch x := n.(type) {
 	case *ast.MappingNode:
@@ -127,18 +138,45 @@ func (d *decoder) mapEntries(n ast.Node, path string) (entries []*ast.MappingVal
 	default:
 		return nil, false
 	}
+	explicit := map[string]bool{}
 	for _, mv := range raw {
-		if mv.Key != nil && mv.Key.IsMergeKey() {
-			src := d.resolve(mv.Value)
-			inner, ok := d.mapEntries(src, path)
+		if mv.Key != nil && !mv.Key.IsMergeKey() {
+			explicit[scalarText(mv.Key)] = true
+			entries = append(entries, mv)
+		}
+	}
+	if depth > 32 {
+		return entries, true
+	}
+	for _, mv := range raw {
+		if mv.Key == nil || !mv.Key.IsMergeKey() {
+			continue
+		}
+		var srcs []ast.Node
+		if seq, isSeq := d.resolve(mv.Value).(*ast.SequenceNode); isSeq {
+			srcs = seq.Values
+		} else {
+			srcs = []ast.Node{mv.Value}
+		}
+		for _, src := range srcs {
+			src = d.resolve(src)
+			if a, isAlias := src.(*ast.AliasNode); isAlias {
+				d.errorf(a, path, "unknown anchor %q", strings.TrimSpace(a.Value.GetToken().Value))
+				continue
+			}
+			inner, ok := d.mapEntriesDepth(src, path, depth+1)
 			if !ok {
 				d.errorf(mv, path, "a merge key (<<) needs a mapping, got %s", kindName(src))
 				continue
 			}
-			entries = append(entries, inner...)
-			continue
+			for _, e := range inner {
+				k := scalarText(e.Key)
+				if !explicit[k] {
+					explicit[k] = true
+					entries = append(entries, e)
+				}
+			}
 		}
-		entries = append(entries, mv)
 	}
 	return entries, true
 }
@@ -180,12 +218,18 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...strin
 		}
 	}
 	if v.Type() == astNodeType {
-		v.Set(reflect.ValueOf(n))
+		if !isNull(d.resolve(n)) { // an empty value keeps the default
+			v.Set(reflect.ValueOf(n))
+		}
 		return
 	}
 	n = d.resolve(n)
 	if a, ok := n.(*ast.AliasNode); ok {
 		d.errorf(a, path, "unknown anchor %q", strings.TrimSpace(a.Value.GetToken().Value))
+		return
+	}
+	if _, ok := n.(*ast.MappingKeyNode); ok {
+		d.errorf(n, path, "explicit keys (? key) are not supported; write key: value")
 		return
 	}
 	if isNull(n) {
@@ -195,18 +239,25 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...strin
 	if v.CanAddr() {
 		pv := v.Addr()
 		if pv.Type().Implements(cbUnmarshaler) {
+			detailed := false
 			cb := func(out any) error {
 				before := len(d.errs)
 				d.decode(n, path, reflect.ValueOf(out).Elem())
 				if len(d.errs) > before {
-					// The detailed error is already recorded; make the
-					// type's own message redundant.
-					d.errs = d.errs[:before]
+					// Keep problems inside the value (one bad list
+					// element); for a value of the wrong shape the type's
+					// own message says more.
+					for _, e := range d.errs[before:] {
+						detailed = detailed || e.Path != path
+					}
+					if !detailed {
+						d.errs = d.errs[:before]
+					}
 					return fmt.Errorf("bad value")
 				}
 				return nil
 			}
-			if err := pv.Interface().(yamlUnmarshaler).UnmarshalYAML(cb); err != nil {
+			if err := pv.Interface().(yamlUnmarshaler).UnmarshalYAML(cb); err != nil && !detailed {
 				d.errorf(n, path, "%v", err)
 			}
 			return

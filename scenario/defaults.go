@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"skyloop/sim"
 )
@@ -52,7 +54,11 @@ func (sc *Scenario) check() {
 			sc.Errorf("duration", "%v is not a whole number of ticks of %v", sc.Duration, sc.Tick)
 		}
 		if sc.Outputs.SamplePeriod <= 0 || sc.Outputs.SamplePeriod%sc.Tick != 0 {
-			sc.Errorf("outputs.sample_period", "must be a positive multiple of the tick %v, got %v", sc.Tick, sc.Outputs.SamplePeriod)
+			how := ""
+			if !sc.isSet("outputs.sample_period") {
+				how = " (the default; set outputs.sample_period to a multiple of the tick)"
+			}
+			sc.Errorf("outputs.sample_period", "must be a positive multiple of the tick %v, got %v%s", sc.Tick, sc.Outputs.SamplePeriod, how)
 		}
 	}
 	if sc.Workers < 0 {
@@ -100,6 +106,10 @@ func (sc *Scenario) check() {
 			sc.Errorf(p+".count", "must be >= 1, got %d", g.Count)
 			continue
 		}
+		if g.Count > MaxVehicles {
+			sc.Errorf(p+".count", "%d vehicles: at most %d", g.Count, MaxVehicles)
+			continue
+		}
 		total += g.Count
 		for k, msg := range g.Spawn.Check(g.Count) {
 			sc.Errorf(p+".spawn."+k, "%s", msg)
@@ -109,6 +119,26 @@ func (sc *Scenario) check() {
 		sc.Errorf("vehicles", "%d vehicles in total: at most %d", total, MaxVehicles)
 	}
 	for i := range sc.Nodes {
-		claim(sc.Nodes[i].Name, fmt.Sprintf("nodes[%d].name", i))
+		p := fmt.Sprintf("nodes[%d].name", i)
+		if clash := vehicleNamed(sc.Vehicles, sc.Nodes[i].Name); clash != "" {
+			sc.Errorf(p, "%q is the name of vehicle %s; pick another", sc.Nodes[i].Name, clash)
+			continue
+		}
+		claim(sc.Nodes[i].Name, p)
 	}
+}
+
+// vehicleNamed returns the name of the vehicle (group-index) called name,
+// or "".
+func vehicleNamed(groups []Group, name string) string {
+	for _, g := range groups {
+		rest, ok := strings.CutPrefix(name, g.Name+"-")
+		if !ok || g.Name == "" {
+			continue
+		}
+		if i, err := strconv.Atoi(rest); err == nil && i >= 0 && i < g.Count && strconv.Itoa(i) == rest {
+			return g.Name + "[" + rest + "]"
+		}
+	}
+	return ""
 }

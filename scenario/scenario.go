@@ -109,24 +109,44 @@ func Parse(name string, data []byte) (sc *Scenario, err error) {
 			sc, err = nil, Errors{{File: name, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}}
 		}
 	}()
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, Errors{{File: name, Msg: "empty scenario file"}}
+	}
+	if len(data) > MaxFileSize {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("%d bytes: a scenario file may have at most %d", len(data), MaxFileSize)}}
+	}
+	if l, depth := flowDepth(data); depth > MaxDepth {
+		return nil, Errors{{File: name, Line: l, Msg: fmt.Sprintf("brackets nested %d deep: at most %d", depth, MaxDepth)}}
 	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}
-	if len(f.Docs) != 1 || f.Docs[0].Body == nil {
-		return nil, Errors{{File: name, Msg: fmt.Sprintf("want exactly one YAML document, got %d", len(f.Docs))}}
+	var docs []*ast.DocumentNode
+	for _, doc := range f.Docs {
+		if doc.Body != nil {
+			if _, directive := doc.Body.(*ast.DirectiveNode); !directive {
+				docs = append(docs, doc)
+			}
+		}
+	}
+	switch {
+	case len(docs) == 0:
+		return nil, Errors{{File: name, Msg: "empty scenario file (only comments or document markers)"}}
+	case len(docs) > 1:
+		return nil, Errors{{File: name, Line: line(docs[1].Body), Msg: fmt.Sprintf("want one YAML document, got %d (remove the --- separators)", len(docs))}}
 	}
 	d := &decoder{file: name, anchors: map[string]ast.Node{}, seen: map[string]ast.Node{}}
-	collectAnchors(f.Docs[0].Body, d.anchors)
+	collectAnchors(docs[0].Body, d.anchors)
 	sc = Defaults()
 	sc.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
 	sc.File = name
 	sc.dec = d
-	root := d.resolve(f.Docs[0].Body)
-	if _, ok := d.mapEntries(root, ""); !ok {
+	root := d.resolve(docs[0].Body)
+	switch root.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+	default:
 		return nil, Errors{{File: name, Line: line(root), Msg: fmt.Sprintf("want a mapping of scenario fields at the top level, got %s", kindName(root))}}
 	}
 	d.decode(root, "", reflect.ValueOf(sc).Elem())
@@ -169,9 +189,64 @@ func (v anchorVisitor) Visit(n ast.Node) ast.Visitor {
 }
 
 // Errorf records a problem at a field path. The line is that of the node
-// which set the field, or of its nearest parent present in the file.
+// which set the field, or of its nearest parent present in the file. A
+// problem at a path that already has one, or below it, is not recorded:
+// one mistake gives one message, not a cascade.
 func (sc *Scenario) Errorf(path, format string, args ...any) {
+	for _, e := range sc.dec.errs {
+		if e.Path == path || strings.HasPrefix(path, e.Path+".") || strings.HasPrefix(path, e.Path+"[") {
+			return
+		}
+	}
 	sc.dec.errs = append(sc.dec.errs, &Error{File: sc.File, Line: sc.lineOf(path), Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// isSet reports whether the file sets the field at path.
+func (sc *Scenario) isSet(path string) bool {
+	_, ok := sc.dec.seen[path]
+	return ok
+}
+
+// Limits on scenario files, so that hostile input cannot exhaust the
+// parser (its cost grows with the square of the nesting depth).
+const (
+	MaxFileSize = 8 << 20
+	MaxDepth    = 64
+)
+
+// flowDepth returns the deepest nesting of flow brackets in data, and the
+// line where it is reached, ignoring quoted text and comments.
+func flowDepth(data []byte) (line, depth int) {
+	cur, ln := 0, 1
+	var quote byte
+	comment := false
+	for i, c := range data {
+		switch {
+		case c == '\n':
+			ln++
+			comment = false
+			if quote == '\'' || quote == '"' {
+				// quoted scalars may span lines; keep the quote open
+			}
+		case comment:
+		case quote != 0:
+			if c == quote && (quote == '\'' || i == 0 || data[i-1] != '\\') {
+				quote = 0
+			}
+		case c == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t' || data[i-1] == '\n'):
+			comment = true
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '[' || c == '{':
+			cur++
+			if cur > depth {
+				depth, line = cur, ln
+			}
+		case c == ']' || c == '}':
+			cur--
+		}
+	}
+	return line, depth
 }
 
 // Err returns the problems recorded so far with Errorf and Decode, or nil.
@@ -219,6 +294,10 @@ func (sc *Scenario) TypeOf(n ast.Node, path, key string) (string, bool) {
 		return "", false
 	}
 	r := sc.dec.resolve(n)
+	if a, ok := r.(*ast.AliasNode); ok {
+		sc.dec.errorf(a, path, "unknown anchor %q", strings.TrimSpace(a.Value.GetToken().Value))
+		return "", false
+	}
 	entries, ok := sc.dec.mapEntries(r, path)
 	if !ok {
 		sc.dec.errorf(r, path, "want a mapping with a %q key, got %s", key, kindName(r))

@@ -129,7 +129,7 @@ type Backend struct {
 	nodes []node
 	pos   []geom.Vec3
 	bad   []bool // Gilbert-Elliott state per directed link, src*n+dst
-	q     sim.Queue[event]
+	q     *sim.Calendar[event]
 	out   []netsim.Delivery
 	dead  netsim.Graveyard
 	ev    netsim.TraceEvent
@@ -150,7 +150,9 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	if tr == nil {
 		tr = netsim.Tracers(nil)
 	}
-	return &Backend{p: p, tr: tr, seed: seed}, nil
+	// Buckets of 2^20 ns (about 1 ms) over about 1 s: network delays are
+	// mostly shorter, and longer ones wait in the calendar's heap.
+	return &Backend{p: p, tr: tr, seed: seed, q: sim.NewCalendar[event](20, 10)}, nil
 }
 
 // Start sizes the per-node state.

@@ -78,8 +78,11 @@ func (p *Params) Validate() map[string]string {
 	if p.DriveEff <= 0 || p.DriveEff > 1 {
 		bad["drive_eff"] = fmt.Sprintf("must be in (0, 1], got %v", p.DriveEff)
 	}
-	if p.RollingCoeff < 0 || p.BasePower < 0 {
-		bad["rolling_coeff"] = "rolling_coeff and base_power must be >= 0"
+	if !(p.RollingCoeff >= 0) {
+		bad["rolling_coeff"] = fmt.Sprintf("must be >= 0, got %v", p.RollingCoeff)
+	}
+	if !(p.BasePower >= 0) {
+		bad["base_power"] = fmt.Sprintf("must be >= 0, got %v", p.BasePower)
 	}
 	if p.PhysicsPeriod <= 0 {
 		bad["physics_period"] = fmt.Sprintf("must be positive, got %v", p.PhysicsPeriod)

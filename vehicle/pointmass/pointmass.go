@@ -75,8 +75,11 @@ func (p *Params) Validate() map[string]string {
 	if p.ControlPeriod <= 0 {
 		bad["control_period"] = fmt.Sprintf("must be positive, got %v", p.ControlPeriod)
 	}
-	if p.EnergyPerM < 0 || p.EnergyPerDeg < 0 {
-		bad["energy_per_m"] = "energy coefficients must be >= 0"
+	if !(p.EnergyPerM >= 0) {
+		bad["energy_per_m"] = fmt.Sprintf("must be >= 0, got %v", p.EnergyPerM)
+	}
+	if !(p.EnergyPerDeg >= 0) {
+		bad["energy_per_deg"] = fmt.Sprintf("must be >= 0, got %v", p.EnergyPerDeg)
 	}
 	return bad
 }
