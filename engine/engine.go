@@ -17,10 +17,10 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"log/slog"
 	"math"
 	"runtime"
+	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 
