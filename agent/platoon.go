@@ -110,7 +110,7 @@ func (pl *Platoon) Step(ctx *Context) {
 		ctx.Event("belief_ok", fmt.Sprintf("%d", pl.pred))
 	}
 	dx, dy := b.Pos.X-tel.Pos.X, b.Pos.Y-tel.Pos.Y
-	dist := math.Hypot(dx, dy)
+	dist := math.Sqrt(dx*dx + dy*dy)
 	v := b.V + pl.p.GapGain*(dist-pl.p.Gap)
 	v = math.Max(0, math.Min(pl.p.MaxSpeed, v))
 	herr := geom.WrapAngle(math.Atan2(dy, dx) - tel.Yaw)

@@ -63,16 +63,19 @@ func DecodeState(b []byte) (State, error) {
 	s.ID = binary.LittleEndian.Uint32(b)
 	s.Seq = binary.LittleEndian.Uint32(b[4:])
 	s.TGen = sim.Time(binary.LittleEndian.Uint64(b[8:]))
-	f := func(i int) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b[16+8*i:])) }
+	f := func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
 	if len(b) == PlanarStateSize {
-		s.Pos = geom.Vec3{X: f(0), Y: f(1)}
-		s.Yaw, s.V, s.Omega = f(2), f(3), f(4)
-		s.Vel = geom.Vec3{X: s.V * math.Cos(s.Yaw), Y: s.V * math.Sin(s.Yaw)}
+		b = b[16:56]
+		s.Pos = geom.Vec3{X: f(b[0:8]), Y: f(b[8:16])}
+		s.Yaw, s.V, s.Omega = f(b[16:24]), f(b[24:32]), f(b[32:40])
+		sn, cs := math.Sincos(s.Yaw)
+		s.Vel = geom.Vec3{X: s.V * cs, Y: s.V * sn}
 	} else {
-		s.Pos = geom.Vec3{X: f(0), Y: f(1), Z: f(2)}
-		s.Vel = geom.Vec3{X: f(3), Y: f(4), Z: f(5)}
-		s.Yaw = f(6)
-		s.V = math.Hypot(s.Vel.X, s.Vel.Y)
+		b = b[16:72]
+		s.Pos = geom.Vec3{X: f(b[0:8]), Y: f(b[8:16]), Z: f(b[16:24])}
+		s.Vel = geom.Vec3{X: f(b[24:32]), Y: f(b[32:40]), Z: f(b[40:48])}
+		s.Yaw = f(b[48:56])
+		s.V = math.Sqrt(s.Vel.X*s.Vel.X + s.Vel.Y*s.Vel.Y)
 	}
 	return s, nil
 }

@@ -35,7 +35,7 @@ func (a Vec3) Norm() float64 { return math.Sqrt(a.X*a.X + a.Y*a.Y + a.Z*a.Z) }
 func (a Vec3) Norm2() float64 { return a.X*a.X + a.Y*a.Y + a.Z*a.Z }
 
 // NormXY returns the length of the horizontal part of a.
-func (a Vec3) NormXY() float64 { return math.Hypot(a.X, a.Y) }
+func (a Vec3) NormXY() float64 { return math.Sqrt(a.X*a.X + a.Y*a.Y) }
 
 // Dist returns the distance between points a and b.
 func (a Vec3) Dist(b Vec3) float64 { return a.Sub(b).Norm() }

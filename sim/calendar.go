@@ -21,6 +21,7 @@ type Calendar[E any] struct {
 	inWheel int   // events in buckets
 	far     Queue[calItem[E]]
 	seq     uint64
+	spare   [][]calItem[E] // storage of used-up buckets, for reuse
 }
 
 type calItem[E any] struct {
@@ -64,7 +65,20 @@ func (c *Calendar[E]) Push(t Time, e E) {
 		c.buckets[i] = slices.Insert(bk, j, it)
 		return
 	}
-	c.buckets[i] = append(c.buckets[i], it)
+	c.buckets[i] = append(c.bucket(i), it)
+}
+
+// bucket returns bucket i, giving an empty one storage from a used-up
+// bucket, so that only as many arrays exist as buckets are in use.
+func (c *Calendar[E]) bucket(i int64) []calItem[E] {
+	bk := c.buckets[i]
+	if cap(bk) == 0 {
+		if n := len(c.spare); n > 0 {
+			bk = c.spare[n-1]
+			c.spare = c.spare[:n-1]
+		}
+	}
+	return bk
 }
 
 func less[E any](a, b calItem[E]) bool { return a.t < b.t || (a.t == b.t && a.seq < b.seq) }
@@ -90,9 +104,12 @@ func (c *Calendar[E]) advance() bool {
 			}
 			return true
 		}
-		// The current bucket is used up: recycle it and move on.
-		clear(bk)
-		c.buckets[i] = bk[:0]
+		// The current bucket is used up: recycle its storage and move on.
+		if cap(bk) > 0 {
+			clear(bk)
+			c.spare = append(c.spare, bk[:0])
+			c.buckets[i] = nil
+		}
 		c.pos, c.sorted = 0, false
 		if c.inWheel == 0 {
 			if c.far.Len() == 0 {
@@ -112,7 +129,7 @@ func (c *Calendar[E]) advance() bool {
 			}
 			_, it := c.far.Pop()
 			j := b & c.mask
-			c.buckets[j] = append(c.buckets[j], it)
+			c.buckets[j] = append(c.bucket(j), it)
 			c.inWheel++
 		}
 	}

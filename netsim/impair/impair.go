@@ -150,9 +150,10 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	if tr == nil {
 		tr = netsim.Tracers(nil)
 	}
-	// Buckets of 2^20 ns (about 1 ms) over about 1 s: network delays are
-	// mostly shorter, and longer ones wait in the calendar's heap.
-	return &Backend{p: p, tr: tr, seed: seed, q: sim.NewCalendar[event](20, 10)}, nil
+	// Buckets of 2^17 ns (131 us) over 0.54 s: each holds a handful of
+	// events even in dense swarms, and longer delays wait in the calendar's
+	// heap.
+	return &Backend{p: p, tr: tr, seed: seed, q: sim.NewCalendar[event](17, 12)}, nil
 }
 
 // Start sizes the per-node state.

@@ -189,7 +189,7 @@ func (v *Vehicle) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 		v.setMode(t, vehicle.ModeDrive, ev)
 	case vehicle.CmdVelocity:
 		// A planar velocity: drive along it, turning towards its heading.
-		sp := math.Hypot(c.Vel.X, c.Vel.Y)
+		sp := math.Sqrt(c.Vel.X*c.Vel.X + c.Vel.Y*c.Vel.Y)
 		v.cmdV = sp
 		v.cmdW = 0
 		if sp > 1e-6 {
@@ -212,7 +212,7 @@ func (v *Vehicle) Control(t sim.Time, ev *vehicle.Events) {
 		bv, bw = v.cmdV, v.cmdW
 	case vehicle.ModeGoto:
 		dx, dy := v.target.X-v.S.X, v.target.Y-v.S.Y
-		d := math.Hypot(dx, dy)
+		d := math.Sqrt(dx*dx + dy*dy)
 		if d < p.AcceptRadius {
 			if !v.arrived {
 				v.arrived = true

@@ -109,13 +109,14 @@ type Vehicle struct {
 	velSP     geom.Vec3 // output of the position loop, input of the physics
 	rtlStage  int
 	arrived   bool
+	wantYaw   float64 // heading the physics turns towards, set by Control
 }
 
 // New returns a vehicle at pos with the shared parameters p. A vehicle
 // spawned on the ground (z <= 0) starts landed and idle; one spawned in the
 // air starts holding its position.
 func New(p *Params, pos geom.Vec3, yaw float64) *Vehicle {
-	v := &Vehicle{p: p, S: State{Pos: pos, Yaw: yaw}, home: pos, target: pos, targetYaw: yaw}
+	v := &Vehicle{p: p, S: State{Pos: pos, Yaw: yaw}, home: pos, target: pos, targetYaw: yaw, wantYaw: yaw}
 	if pos.Z > 0 {
 		v.mode = vehicle.ModeHold
 	} else {
@@ -209,6 +210,7 @@ func (v *Vehicle) Control(t sim.Time, ev *vehicle.Events) {
 		v.apply(t, v.pending, ev)
 	}
 	p := v.p
+	defer v.setHeading()
 	switch v.mode {
 	case vehicle.ModeDisarmed, vehicle.ModeIdle:
 		v.velSP = geom.Vec3{}
@@ -238,6 +240,17 @@ func (v *Vehicle) Control(t sim.Time, ev *vehicle.Events) {
 	}
 }
 
+// setHeading points the vehicle along its horizontal velocity setpoint
+// when moving, else at the goto yaw, else keeps the current heading.
+func (v *Vehicle) setHeading() {
+	v.wantYaw = v.S.Yaw
+	if h2 := v.velSP.X*v.velSP.X + v.velSP.Y*v.velSP.Y; h2 > 0.04 {
+		v.wantYaw = math.Atan2(v.velSP.Y, v.velSP.X)
+	} else if v.mode == vehicle.ModeGoto && !math.IsNaN(v.targetYaw) {
+		v.wantYaw = v.targetYaw
+	}
+}
+
 // track returns the velocity setpoint that brings the vehicle to target:
 // proportional far away, limited by the braking distance so it decelerates
 // smoothly, and clipped to the speed limits.
@@ -254,7 +267,7 @@ func (v *Vehicle) track(target geom.Vec3) geom.Vec3 {
 	}
 	s := math.Min(p.PosGain*d, math.Sqrt(1.6*p.MaxAccel*d))
 	sp := e.Scale(s / d)
-	if h := math.Hypot(sp.X, sp.Y); h > vmax {
+	if h := math.Sqrt(sp.X*sp.X + sp.Y*sp.Y); h > vmax {
 		sp.X, sp.Y = sp.X*vmax/h, sp.Y*vmax/h
 	}
 	sp.Z = math.Max(-p.MaxDescent, math.Min(p.MaxClimb, sp.Z))
@@ -279,15 +292,8 @@ func (v *Vehicle) Step(t sim.Time, ev *vehicle.Events) {
 	}
 	dist := step.Norm()
 	v.S.Distance += dist
-	// Heading follows the horizontal velocity when moving, else the target yaw.
-	want := v.S.Yaw
-	if h := math.Hypot(v.S.Vel.X, v.S.Vel.Y); h > 0.2 {
-		want = math.Atan2(v.S.Vel.Y, v.S.Vel.X)
-	} else if v.mode == vehicle.ModeGoto && !math.IsNaN(v.targetYaw) {
-		want = v.targetYaw
-	}
 	maxTurn := p.YawRateMax * math.Pi / 180 * dt
-	turn := math.Max(-maxTurn, math.Min(maxTurn, geom.WrapAngle(want-v.S.Yaw)))
+	turn := math.Max(-maxTurn, math.Min(maxTurn, geom.WrapAngle(v.wantYaw-v.S.Yaw)))
 	v.S.Yaw = geom.WrapAngle(v.S.Yaw + turn)
 	v.S.YawRate = turn / dt
 	v.S.Energy += p.EnergyPerM*dist + p.EnergyPerDeg*math.Abs(turn)*180/math.Pi
