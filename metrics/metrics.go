@@ -146,7 +146,25 @@ func (c *Collector) Summary(end sim.Time) Summary {
 			tot.drops[r] += a.drops[r]
 		}
 	}
-	s.Total = tot.summary(secs, latencyOver(stores...))
+	var totLat Latency
+	var only *latStore
+	nonEmpty := 0
+	for _, st := range stores {
+		if st.n > 0 {
+			nonEmpty++
+			only = st
+		}
+	}
+	if nonEmpty == 1 {
+		for _, ks := range s.ByKind {
+			if ks.Latency.Count == uint64(only.n) {
+				totLat = ks.Latency // the only kind with latencies: same values
+			}
+		}
+	} else {
+		totLat = latencyOver(stores...)
+	}
+	s.Total = tot.summary(secs, totLat)
 	if c.aoi.any {
 		s.AoI = c.aoi.summary(end)
 	}
@@ -204,63 +222,98 @@ func (c *latStore) add(v int64) {
 	c.blocks[k] = append(c.blocks[k], uint32(v))
 }
 
-// histogram adds to h the count of values in [lo, lo+len(h)*w) per bin of
-// width w, and returns how many values lie below lo.
-func (c *latStore) histogram(lo, w int64, h []uint64) (below uint64) {
-	nb := int64(len(h))
-	add := func(v int64) {
-		if v < lo {
-			below++
-			return
-		}
-		if b := (v - lo) / w; b < nb {
-			h[b]++
-		}
-	}
-	for _, blk := range c.blocks {
-		for _, v := range blk {
-			add(int64(v))
-		}
-	}
-	for _, v := range c.big {
-		add(v)
-	}
-	return below
-}
-
-// kth returns the k-th smallest value (0-based) over the given stores,
-// exactly, without copying or sorting them: it narrows the value range with
-// histograms of 65536 bins, one read-only pass per level, until a bin holds
-// a single value (at most four passes for any int64 range).
-func kth(stores []*latStore, k uint64) int64 {
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+// kths returns the ks[i]-th smallest values (0-based) over the given
+// stores, exactly, without copying or sorting them: for each rank it
+// narrows the value range with histograms of 65536 bins, one read-only pass
+// per level for all ranks together, until a bin holds a single value (at
+// most four passes for any int64 range).
+func kths(stores []*latStore, ks []uint64) []int64 {
+	lo0, hi0 := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, s := range stores {
 		if s.n > 0 {
-			lo, hi = min(lo, s.min), max(hi, s.max)
+			lo0, hi0 = min(lo0, s.min), max(hi0, s.max)
 		}
 	}
 	const bins = 1 << 16
-	h := make([]uint64, bins)
-	for lo < hi {
-		w := (hi-lo)/bins + 1
-		clear(h)
-		var below uint64
-		for _, s := range stores {
-			below += s.histogram(lo, w, h)
-		}
-		acc := below
-		for b := range h {
-			if acc+h[b] > k {
-				lo, hi = lo+int64(b)*w, min(hi, lo+int64(b+1)*w-1)
-				break
+	type search struct {
+		lo, hi int64
+		h      []uint64
+		below  uint64
+	}
+	ss := make([]search, len(ks))
+	for i := range ss {
+		ss[i] = search{lo: lo0, hi: hi0, h: make([]uint64, bins)}
+	}
+	for {
+		open := false
+		for i := range ss {
+			if ss[i].lo < ss[i].hi {
+				open = true
+				clear(ss[i].h)
+				ss[i].below = 0
 			}
-			acc += h[b]
 		}
-		if w == 1 {
-			return lo
+		if !open {
+			break
+		}
+		// One pass over the data fills the histogram of every open rank.
+		for _, st := range stores {
+			st.scan(func(v int64) {
+				for i := range ss {
+					q := &ss[i]
+					if q.lo >= q.hi {
+						continue
+					}
+					if v < q.lo {
+						q.below++
+						continue
+					}
+					w := (q.hi-q.lo)/bins + 1
+					if b := (v - q.lo) / w; b < bins {
+						q.h[b]++
+					}
+				}
+			})
+		}
+		for i := range ss {
+			q := &ss[i]
+			if q.lo >= q.hi {
+				continue
+			}
+			w := (q.hi-q.lo)/bins + 1
+			acc := q.below
+			for b := range q.h {
+				if acc+q.h[b] > ks[i] {
+					q.lo, q.hi = q.lo+int64(b)*w, min(q.hi, q.lo+int64(b+1)*w-1)
+					break
+				}
+				acc += q.h[b]
+			}
+			if w == 1 {
+				q.hi = q.lo
+			}
 		}
 	}
-	return lo
+	out := make([]int64, len(ks))
+	for i := range ss {
+		out[i] = ss[i].lo
+	}
+	return out
+}
+
+// kth returns the k-th smallest value over the stores.
+func kth(stores []*latStore, k uint64) int64 { return kths(stores, []uint64{k})[0] }
+
+// scan calls f for every stored value.
+func (c *latStore) scan(f func(v int64)) {
+	for _, blk := range c.blocks {
+		for _, v := range blk {
+			f(int64(v))
+		}
+	}
+	for _, v := range c.big {
+		f(v)
+	}
 }
 
 // latencyOver summarises the latencies of the given stores; percentiles
@@ -284,11 +337,12 @@ func latencyOver(stores ...*latStore) Latency {
 		return l
 	}
 	l.Mean = sum / float64(l.Count)
-	rank := func(p float64) int64 {
+	rank := func(p float64) uint64 {
 		i := int64(math.Ceil(p*float64(l.Count))) - 1
-		return kth(stores, uint64(max(0, min(int64(l.Count)-1, i))))
+		return uint64(max(0, min(int64(l.Count)-1, i)))
 	}
-	l.P50, l.P95 = rank(0.50), rank(0.95)
+	v := kths(stores, []uint64{rank(0.50), rank(0.95)})
+	l.P50, l.P95 = v[0], v[1]
 	return l
 }
 
