@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"skyloop/scenario"
+	"skyloop/scenarios"
 	"skyloop/sim"
 )
 
@@ -225,5 +227,61 @@ func TestDeliveryRule(t *testing.T) {
 	}
 	if strings.Join(h, ",") != "event,t_ns,src,dst,seq,t_gen_ns,bytes,kind,reason" {
 		t.Fatalf("trace.csv header %v", h)
+	}
+}
+
+// TestNetworkIsInTheLoop: every ground-station command and every telemetry
+// report crosses the network, so its delay and loss must show in the
+// flight (SPEC.md A).
+func TestNetworkIsInTheLoop(t *testing.T) {
+	base, ok := scenarios.Lookup("quickstart")
+	if !ok {
+		t.Fatal("no quickstart")
+	}
+	run := func(net string) *Summary {
+		text := strings.Replace(string(base), "  latency: 10ms\n  loss: 0.05\n", net, 1)
+		if text == string(base) {
+			t.Fatal("quickstart's network section changed; update this test")
+		}
+		return runYAML(t, text, Options{}, "").Summary
+	}
+	missionEnd := func(s *Summary) sim.Time {
+		g := s.Agents["gcs"]["gcs"].(map[string]any)
+		var end sim.Time
+		b, _ := json.Marshal(g["vehicles"])
+		var vs []struct {
+			LegDoneNs []sim.Time `json:"leg_done_ns"`
+		}
+		json.Unmarshal(b, &vs)
+		for _, v := range vs {
+			if len(v.LegDoneNs) != 3 {
+				return -1
+			}
+			end = max(end, v.LegDoneNs[2])
+		}
+		return end
+	}
+	fast := run("  latency: 10ms\n")
+	slow := run("  latency: 400ms\n")
+	lossy := run("  latency: 10ms\n  loss: 0.5\n")
+	dead := run("  latency: 10ms\n  loss: 1.0\n")
+	ef, es, el := missionEnd(fast), missionEnd(slow), missionEnd(lossy)
+	t.Logf("mission end: 10ms %v, 400ms %v, 50%% loss %v", ef, es, el)
+	if ef <= 0 || es <= 0 || el <= 0 {
+		t.Fatalf("missions did not complete: %v %v %v", ef, es, el)
+	}
+	// Three legs, each needing a command down and telemetry up, 390 ms
+	// slower each way; telemetry and ground-station periods (200 and
+	// 100 ms) blur the sum, so ask for three quarters of it.
+	if es-ef < sim.Time(3*2*390*sim.Millisecond*3/4) {
+		t.Errorf("400 ms latency delayed the mission by only %v", es-ef)
+	}
+	if el <= ef {
+		t.Errorf("50%% loss did not delay the mission (%v vs %v)", el, ef)
+	}
+	for _, v := range dead.Vehicles {
+		if v.DistanceM != 0 {
+			t.Fatalf("vehicle %s moved %.2f m although no command can arrive", v.Name, v.DistanceM)
+		}
 	}
 }

@@ -25,3 +25,7 @@ func loadScenario(arg string) (*scenario.Scenario, error) {
 }
 
 var _ = fmt.Sprint
+
+func tempDir() string { return os.TempDir() }
+
+func removeAll(dir string) { os.RemoveAll(dir) }
