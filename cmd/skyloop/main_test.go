@@ -102,6 +102,10 @@ func TestValidateAndLists(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "skyloop ") || !strings.Contains(stdout, "go: go1.") {
 		t.Fatalf("version: %d %s", code, stdout)
 	}
+	code, stdout, _ = capture(t, "bench", "quickstart", "--runs", "1")
+	if code != 0 || !strings.Contains(stdout, "x real time") || !strings.Contains(stdout, "ns per delivery") {
+		t.Fatalf("bench: %d %s", code, stdout)
+	}
 	code, stdout, _ = capture(t, "run", "--help")
 	if code != 0 || !strings.Contains(stdout, "trace.csv") || !strings.Contains(stdout, "--seed") {
 		t.Fatalf("run --help: %d %s", code, stdout)
