@@ -49,6 +49,22 @@ type Options struct {
 	Stop func() bool
 }
 
+// OptionError reports a bad value in Options (a command-line override).
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Check runs the component checks of Build on a parsed scenario, recording
+// problems on it; pass it to scenario.Parse or scenario.Load so that
+// generic and component problems are reported together.
+func Check(sc *scenario.Scenario) {
+	if sc.Tick <= 0 {
+		return // the kernel cannot be built; the generic check said why
+	}
+	Build(sc, Options{})
+}
+
 // ErrInterrupted is returned when Options.Stop asked the run to end.
 var ErrInterrupted = errors.New("run interrupted")
 
@@ -127,7 +143,7 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 	if opt.Duration != nil {
 		dur = *opt.Duration
 		if dur <= 0 || dur%sc.Tick != 0 {
-			return nil, fmt.Errorf("--duration %v must be a positive whole number of ticks of %v", dur, sc.Tick)
+			return nil, &OptionError{fmt.Errorf("--duration %v must be a positive whole number of ticks of %v", dur, sc.Tick)}
 		}
 	}
 	r.end = sim.Time(dur)
@@ -142,10 +158,7 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 	r.buildVehicles()
 	r.buildFixed()
 	r.buildNetwork()
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	r.buildBehaviors()
+	r.buildBehaviors() // decodes parameters always; starts behaviours only if all is well so far
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}

@@ -758,3 +758,18 @@ func TestYAMLConveniences(t *testing.T) {
 		t.Fatalf("merged group %+v", sc.Vehicles[1])
 	}
 }
+
+// TestGenericAndComponentErrorsTogether: with Check as a parse hook, a
+// generic problem and a component problem are reported in one go.
+func TestGenericAndComponentErrorsTogether(t *testing.T) {
+	text := "name: bad\nvehicles:\n  - name: a\n    kind: pointmass\n    count: 0\n    spawn: {layout: line, spacing: 1}\n" +
+		"  - name: b\n    kind: pointmass\n    count: 1\n    spawn: {layout: line, spacing: 1}\n    behaviors: [{type: beacon, policy: sometimes}]\n" +
+		"network:\n  backend: impair\n  loss: 1.5\n"
+	_, err := scenario.Parse("bad.yaml", []byte(text), Check)
+	want := "bad.yaml:5: vehicles[0].count: must be >= 1, got 0\n" +
+		"bad.yaml:11: vehicles[1].behaviors[0].policy: must be periodic or event, got \"sometimes\"\n" +
+		"bad.yaml:14: network.loss: must be a probability in [0, 1], got 1.5"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got:\n%v\nwant:\n%s", err, want)
+	}
+}

@@ -89,19 +89,22 @@ type Outputs struct {
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
 }
 
-// Load reads and checks the generic part of a scenario file. The returned
-// error is an Errors value when the file has problems.
-func Load(path string) (*Scenario, error) {
+// Load reads and checks a scenario file; see Parse.
+func Load(path string, checks ...func(*Scenario)) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading scenario: %w", err)
 	}
-	return Parse(filepath.Base(path), data)
+	return Parse(filepath.Base(path), data, checks...)
 }
 
 // Parse decodes and checks scenario text; name is used in error messages
-// and as the default scenario name.
-func Parse(name string, data []byte) (sc *Scenario, err error) {
+// and as the default scenario name. The returned error is an Errors value
+// when the file has problems. The extra checks (the engine's component
+// checks) run after the generic ones, even when those found problems, so
+// that every problem of a file is reported at once; they record problems
+// with Errorf.
+func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, err error) {
 	defer func() {
 		// The YAML parser is third-party code; never let it crash the
 		// program on hostile input.
@@ -151,6 +154,9 @@ func Parse(name string, data []byte) (sc *Scenario, err error) {
 	}
 	d.decode(root, "", reflect.ValueOf(sc).Elem())
 	sc.check()
+	for _, c := range checks {
+		c(sc)
+	}
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted()
 	}

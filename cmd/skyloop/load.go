@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"skyloop/engine"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 )
@@ -13,12 +14,12 @@ import (
 // no file of that name exists.
 func loadScenario(arg string) (*scenario.Scenario, error) {
 	if _, err := os.Stat(arg); err == nil {
-		return scenario.Load(arg)
+		return scenario.Load(arg, engine.Check)
 	} else if !os.IsNotExist(err) {
 		return nil, badInput("reading scenario: %v", err)
 	}
 	if b, ok := scenarios.Lookup(arg); ok {
-		return scenario.Parse(strings.TrimSuffix(arg, ".yaml")+".yaml", b)
+		return scenario.Parse(strings.TrimSuffix(arg, ".yaml")+".yaml", b, engine.Check)
 	}
 	return nil, badInput("no scenario file %q and no built-in scenario of that name (built-in: %s)",
 		arg, strings.Join(scenarios.Names(), ", "))

@@ -110,8 +110,8 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 
 	r, err := engine.Build(sc, opt)
 	if err != nil {
-		var ue usageError
-		if !errors.As(err, &ue) && strings.HasPrefix(err.Error(), "--") {
+		var oe *engine.OptionError
+		if errors.As(err, &oe) {
 			return usageError{err}
 		}
 		return err
