@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -283,5 +284,25 @@ func TestNetworkIsInTheLoop(t *testing.T) {
 		if v.DistanceM != 0 {
 			t.Fatalf("vehicle %s moved %.2f m although no command can arrive", v.Name, v.DistanceM)
 		}
+	}
+}
+
+// TestInterruptKeepsPartialOutputs: a run stopped early reports
+// ErrInterrupted, writes no run directory, and keeps what it wrote.
+func TestInterruptKeepsPartialOutputs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	calls := 0
+	r := buildYAML(t, swarmYAML, Options{})
+	r.SetOptions(Options{Stop: func() bool { calls++; return calls > 1 }})
+	_, err := r.Execute(dir, nil)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatal("an interrupted run was committed")
+	}
+	b, err := os.ReadFile(filepath.Join(dir+".incomplete", "trace.csv"))
+	if err != nil || bytes.Count(b, []byte("\n")) < 100 {
+		t.Fatalf("partial trace: %d bytes, %v", len(b), err)
 	}
 }

@@ -1,0 +1,62 @@
+package record
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestCommitIsAtomicAndReplaces(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "runs", "x", "seed1")
+	for round := 0; round < 2; round++ {
+		d, err := Create(dest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := d.CSV("a.csv", "x,y,z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Int(int64(round)).Quoted("has, comma and \"quote\"").Str("").End()
+		c.Float(1.5, 2).Uint(7).Str("w").End()
+		if _, err := os.Stat(dest); round == 0 && !os.IsNotExist(err) {
+			t.Fatal("destination visible before commit")
+		}
+		if err := d.JSON("s.json", map[string]int{"round": round}); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dest, "a.csv"))
+		want := "x,y,z\n" + string(rune('0'+round)) + ",\"has, comma and \"\"quote\"\"\",\n1.50,7,w\n"
+		if string(b) != want {
+			t.Fatalf("round %d: a.csv = %q, want %q", round, b, want)
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Dir(dest))
+	if len(ents) != 1 {
+		t.Fatalf("leftovers next to the run: %v", ents)
+	}
+}
+
+func TestAbortKeepsPartialFiles(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "seed1")
+	d, _ := Create(dest)
+	c, _ := d.CSV("trace.csv", "h")
+	c.Str("row").End()
+	kept := d.Abort(errors.New("backend crashed"))
+	if kept != dest+".incomplete" {
+		t.Fatalf("kept in %s", kept)
+	}
+	if b, _ := os.ReadFile(filepath.Join(kept, "ERROR.txt")); string(b) != "backend crashed\n" {
+		t.Fatalf("ERROR.txt = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(kept, "trace.csv")); string(b) != "h\nrow\n" {
+		t.Fatalf("partial trace lost: %q", b)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Fatal("an aborted run appeared at the destination")
+	}
+}
