@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -100,5 +99,3 @@ func reportInvalid(errorf func(path, format string, args ...any), base string, b
 		errorf(base+"."+k, "%s", bad[k])
 	}
 }
-
-var _ = fmt.Sprintf

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"bytes"
-	"errors"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"strings"
 
@@ -24,8 +23,6 @@ func loadScenario(arg string) (*scenario.Scenario, error) {
 	return nil, badInput("no scenario file %q and no built-in scenario of that name (built-in: %s)",
 		arg, strings.Join(scenarios.Names(), ", "))
 }
-
-var _ = fmt.Sprint
 
 func tempDir() string { return os.TempDir() }
 
