@@ -106,11 +106,12 @@ const (
 	evEnqueue evType = iota // a packet reaches its sender's queue at its send time
 	evTxEnd                 // a node finished transmitting its head packet
 	evArrive                // a packet arrives at one receiver
+	evArriveGroup           // a packet arrives at several receivers at once (no jitter)
 )
 
 type event struct {
 	typ evType
-	dst netsim.NodeID // evArrive: receiver; evTxEnd: sender
+	dst netsim.NodeID // evArrive: receiver; evTxEnd: sender; evArriveGroup: group index
 	pkt *netsim.Packet
 }
 
@@ -129,6 +130,13 @@ type Backend struct {
 	nodes []node
 	pos   []geom.Vec3
 	bad   []bool // Gilbert-Elliott state per directed link, src*n+dst
+
+	// Without jitter every receiver of a transmission gets it at the same
+	// time: one calendar event carries them all. Receiver lists live in
+	// groups, recycled through freeGroups.
+	group      []netsim.NodeID // receivers of the transmission being decided
+	groups     [][]netsim.NodeID
+	freeGroups []int32
 	q     *sim.Calendar[event]
 	out   []netsim.Delivery
 	dead  netsim.Graveyard
@@ -259,6 +267,19 @@ func (b *Backend) txEnd(t sim.Time, p *netsim.Packet) {
 	} else {
 		b.trace(netsim.EvDrop, t, p, p.Dst, netsim.DropNoRoute)
 	}
+	if len(b.group) > 0 {
+		var g int32
+		if n := len(b.freeGroups); n > 0 {
+			g = b.freeGroups[n-1]
+			b.freeGroups = b.freeGroups[:n-1]
+		} else {
+			g = int32(len(b.groups))
+			b.groups = append(b.groups, nil)
+		}
+		b.groups[g] = append(b.groups[g][:0], b.group...)
+		b.group = b.group[:0]
+		b.q.Push(t.Add(b.p.Latency), event{typ: evArriveGroup, dst: netsim.NodeID(g), pkt: p})
+	}
 	if p.Refs == 0 {
 		b.dead.Bury(p)
 	}
@@ -297,11 +318,12 @@ func (b *Backend) decide(t sim.Time, p *netsim.Packet, r netsim.NodeID, k uint64
 		b.trace(netsim.EvDrop, t, p, r, netsim.DropRxError)
 		return
 	}
-	var jit sim.Duration
-	if b.p.Jitter > 0 {
-		jit = sim.Duration(sim.Hash(b.seed, link, k, 2) % uint64(b.p.Jitter+1))
-	}
 	p.Refs++
+	if b.p.Jitter == 0 {
+		b.group = append(b.group, r)
+		return
+	}
+	jit := sim.Duration(sim.Hash(b.seed, link, k, 2) % uint64(b.p.Jitter+1))
 	b.q.Push(t.Add(b.p.Latency+jit), event{typ: evArrive, dst: r, pkt: p})
 }
 
@@ -328,15 +350,24 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 				}
 			}
 		case evArrive:
-			b.trace(netsim.EvRx, et, e.pkt, e.dst, 0)
-			b.out = append(b.out, netsim.Delivery{P: e.pkt, Dst: e.dst, At: et, RxPower: netsim.NoPower})
-			if e.pkt.Refs--; e.pkt.Refs == 0 {
-				b.dead.Bury(e.pkt)
+			b.arrive(et, e.pkt, e.dst)
+		case evArriveGroup:
+			for _, r := range b.groups[e.dst] {
+				b.arrive(et, e.pkt, r)
 			}
+			b.freeGroups = append(b.freeGroups, int32(e.dst))
 		}
 	}
 	b.now = t
 	return b.out, nil
+}
+
+func (b *Backend) arrive(t sim.Time, p *netsim.Packet, r netsim.NodeID) {
+	b.trace(netsim.EvRx, t, p, r, 0)
+	b.out = append(b.out, netsim.Delivery{P: p, Dst: r, At: t, RxPower: netsim.NoPower})
+	if p.Refs--; p.Refs == 0 {
+		b.dead.Bury(p)
+	}
 }
 
 // Close frees every packet still queued or in flight.
