@@ -57,28 +57,33 @@ func (s *State) Append3D(b []byte) []byte {
 // DecodeState decodes either format, telling them apart by length.
 func DecodeState(b []byte) (State, error) {
 	var s State
-	if len(b) != PlanarStateSize && len(b) != State3DSize {
-		return s, fmt.Errorf("state update of %d bytes: want %d or %d", len(b), PlanarStateSize, State3DSize)
-	}
-	s.ID = binary.LittleEndian.Uint32(b)
-	s.Seq = binary.LittleEndian.Uint32(b[4:])
-	s.TGen = sim.Time(binary.LittleEndian.Uint64(b[8:]))
-	f := func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
-	if len(b) == PlanarStateSize {
-		b = b[16:56]
-		s.Pos = geom.Vec3{X: f(b[0:8]), Y: f(b[8:16])}
-		s.Yaw, s.V, s.Omega = f(b[16:24]), f(b[24:32]), f(b[32:40])
+	switch len(b) {
+	case PlanarStateSize:
+		b = b[:PlanarStateSize:PlanarStateSize]
+		s.ID, s.Seq, s.TGen = header(b)
+		s.Pos.X, s.Pos.Y = f64(b[16:24]), f64(b[24:32])
+		s.Yaw, s.V, s.Omega = f64(b[32:40]), f64(b[40:48]), f64(b[48:56])
 		sn, cs := math.Sincos(s.Yaw)
 		s.Vel = geom.Vec3{X: s.V * cs, Y: s.V * sn}
-	} else {
-		b = b[16:72]
-		s.Pos = geom.Vec3{X: f(b[0:8]), Y: f(b[8:16]), Z: f(b[16:24])}
-		s.Vel = geom.Vec3{X: f(b[24:32]), Y: f(b[32:40]), Z: f(b[40:48])}
-		s.Yaw = f(b[48:56])
+	case State3DSize:
+		b = b[:State3DSize:State3DSize]
+		s.ID, s.Seq, s.TGen = header(b)
+		s.Pos = geom.Vec3{X: f64(b[16:24]), Y: f64(b[24:32]), Z: f64(b[32:40])}
+		s.Vel = geom.Vec3{X: f64(b[40:48]), Y: f64(b[48:56]), Z: f64(b[56:64])}
+		s.Yaw = f64(b[64:72])
 		s.V = math.Sqrt(s.Vel.X*s.Vel.X + s.Vel.Y*s.Vel.Y)
+	default:
+		return s, fmt.Errorf("state update of %d bytes: want %d or %d", len(b), PlanarStateSize, State3DSize)
 	}
 	return s, nil
 }
+
+func header(b []byte) (uint32, uint32, sim.Time) {
+	_ = b[15]
+	return binary.LittleEndian.Uint32(b[0:4]), binary.LittleEndian.Uint32(b[4:8]), sim.Time(binary.LittleEndian.Uint64(b[8:16]))
+}
+
+func f64(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
 
 // Verdict is what the receiver rules decided about one state update.
 type Verdict uint8

@@ -20,6 +20,9 @@ type validator interface {
 
 // kindSpec is a vehicle kind as scenarios name it.
 type kindSpec struct {
+	// stepNs is a rough cost of one physics+control step, used to decide
+	// whether stepping vehicles in parallel pays off.
+	stepNs float64
 	params func() validator
 	timing func(p validator) vehicle.Timing
 	new    func(p validator, pos geom.Vec3, yaw float64) vehicle.Vehicle
@@ -27,6 +30,7 @@ type kindSpec struct {
 
 var kinds = map[string]kindSpec{
 	pointmass.Kind: {
+		stepNs: 40,
 		params: func() validator { p := pointmass.DefaultParams(); return &p },
 		timing: func(p validator) vehicle.Timing {
 			q := p.(*pointmass.Params)
@@ -37,6 +41,7 @@ var kinds = map[string]kindSpec{
 		},
 	},
 	groundbot.Kind: {
+		stepNs: 30,
 		params: func() validator { p := groundbot.DefaultParams(); return &p },
 		timing: func(p validator) vehicle.Timing {
 			q := p.(*groundbot.Params)

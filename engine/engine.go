@@ -103,6 +103,7 @@ type Run struct {
 	ctrlEv  []int64 // control period per vehicle, ticks
 	physEv  []int64 // physics period per vehicle, ticks
 	groupOf []int   // vehicle -> group index
+	stepNs  float64 // estimated cost of stepping every vehicle once
 
 	backendName string
 	backend     netsim.Backend
@@ -167,8 +168,10 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 		r.workers = opt.Workers
 	}
 	if r.workers == 0 {
+		// Handing work to other goroutines costs a few microseconds per
+		// phase: worth it only when a tick's vehicle work is far larger.
 		r.workers = 1
-		if len(r.veh) >= 64 {
+		if r.stepNs >= 200_000 {
 			r.workers = min(runtime.GOMAXPROCS(0), 8)
 		}
 	}
@@ -225,6 +228,7 @@ func (r *Run) buildVehicles() {
 			r.ctrlEv = append(r.ctrlEv, ce)
 			r.physEv = append(r.physEv, pe)
 			r.groupOf = append(r.groupOf, gi)
+			r.stepNs += ks.stepNs
 		}
 		groups = append(groups, map[string]any{"name": g.Name, "kind": g.Kind, "count": g.Count,
 			"spawn": g.Spawn, "yaw": g.Yaw, "params": p})

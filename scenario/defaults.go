@@ -18,7 +18,7 @@ import (
 //	seed: 1                 run seed; every random stream derives from it
 //	duration: 60s           simulated time
 //	tick: 1ms               kernel tick; every period must be a multiple
-//	workers: 0              goroutines stepping vehicles; 0 = automatic
+//	workers: 0              goroutines stepping vehicles; 0 = automatic (1 unless vehicle work is heavy)
 //	network: {backend: ideal, position_period: 10ms}
 //	outputs: {trace: true, deliveries: true, vehicles: true, events: true, sample_period: 100ms}
 func Defaults() *Scenario {
