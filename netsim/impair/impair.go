@@ -103,10 +103,10 @@ func (p *Params) Validate() map[string]string {
 type evType uint8
 
 const (
-	evEnqueue evType = iota // a packet reaches its sender's queue at its send time
-	evTxEnd                 // a node finished transmitting its head packet
-	evArrive                // a packet arrives at one receiver
-	evArriveGroup           // a packet arrives at several receivers at once (no jitter)
+	evEnqueue     evType = iota // a packet reaches its sender's queue at its send time
+	evTxEnd                     // a node finished transmitting its head packet
+	evArrive                    // a packet arrives at one receiver
+	evArriveGroup               // a packet arrives at several receivers at once (no jitter)
 )
 
 type event struct {
@@ -137,11 +137,11 @@ type Backend struct {
 	group      []netsim.NodeID // receivers of the transmission being decided
 	groups     [][]netsim.NodeID
 	freeGroups []int32
-	q     *sim.Calendar[event]
-	out   []netsim.Delivery
-	dead  netsim.Graveyard
-	ev    netsim.TraceEvent
-	now   sim.Time
+	q          *sim.Calendar[event]
+	out        []netsim.Delivery
+	dead       netsim.Graveyard
+	ev         netsim.TraceEvent
+	now        sim.Time
 }
 
 // New returns an impaired network with parameters p, random streams derived
