@@ -137,13 +137,13 @@ func (c *Context) Group(name string) []netsim.NodeID {
 // HasVehicle reports whether the node is a vehicle.
 func (c *Context) HasVehicle() bool { return c.veh != nil }
 
-// Telemetry returns the own vehicle's telemetry (a fixed node reports its
-// position and nothing else).
+// Telemetry returns the own vehicle's state as its autopilot estimates it
+// (a fixed node reports its position and nothing else).
 func (c *Context) Telemetry() vehicle.Telemetry {
 	if c.veh == nil {
 		return c.fixed
 	}
-	return c.veh.Telemetry()
+	return c.veh.Estimate()
 }
 
 // Command sends a command to the own vehicle; it takes effect in this tick's

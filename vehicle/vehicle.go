@@ -53,9 +53,10 @@ const (
 	CmdDrive                // ground vehicles: forward speed V and turn rate Omega
 	CmdLand                 // land at the current horizontal position
 	CmdRTL                  // return to launch and land
+	CmdHeartbeat            // the ground station is alive (feeds the link-loss failsafe)
 )
 
-var cmdNames = [...]string{"none", "arm", "disarm", "takeoff", "hold", "goto", "velocity", "drive", "land", "rtl"}
+var cmdNames = [...]string{"none", "arm", "disarm", "takeoff", "hold", "goto", "velocity", "drive", "land", "rtl", "heartbeat"}
 
 // String returns the command's lower-case name.
 func (k CommandKind) String() string {
@@ -78,16 +79,30 @@ type Command struct {
 	Omega float64   // drive: turn rate (rad/s)
 }
 
-// Telemetry is what a vehicle reports about itself each tick.
+// Telemetry is a vehicle's state. Vehicle.Telemetry gives the true state
+// (for logs and metrics); Vehicle.Estimate gives what the vehicle's own
+// autopilot believes (for agents and ground stations).
 type Telemetry struct {
 	Pos, Vel geom.Vec3
 	Yaw      float64 // heading, rad, counter-clockwise from east
 	YawRate  float64 // rad/s
+	Roll     float64 // rad (aerial kinds)
+	Pitch    float64 // rad (aerial kinds)
 	Mode     Mode
 	Armed    bool
 	Landed   bool
 	Energy   float64 // energy used since the start, J
 	Distance float64 // path length travelled, m
+
+	// Sensor outputs where the kind models them (0 otherwise).
+	BatteryV         float64 // battery terminal voltage, V
+	BatteryA         float64 // battery current (motor current draw included), A
+	BatteryRemaining float64 // fraction of charge left, 0..1
+	PressurePa       float64 // barometric pressure (ISA), Pa
+
+	// Target is the position the autopilot is flying to, when HasTarget.
+	Target    geom.Vec3
+	HasTarget bool
 }
 
 // Speed returns the magnitude of the velocity.
@@ -135,8 +150,11 @@ type Vehicle interface {
 	Control(t sim.Time, ev *Events)
 	// Step integrates the physics over one physics period starting at t.
 	Step(t sim.Time, ev *Events)
-	// Telemetry returns the current state as the vehicle reports it.
+	// Telemetry returns the true state.
 	Telemetry() Telemetry
+	// Estimate returns the state as the vehicle's autopilot estimates it,
+	// which is what agents and ground stations see.
+	Estimate() Telemetry
 	// Radius returns the vehicle's bounding radius (m) for separation checks.
 	Radius() float64
 }

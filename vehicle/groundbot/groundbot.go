@@ -146,6 +146,9 @@ func (v *Vehicle) Timing() vehicle.Timing {
 // Radius returns half the chassis diagonal.
 func (v *Vehicle) Radius() float64 { return 0.5 * math.Hypot(v.p.Length, v.p.Width) }
 
+// Estimate returns the true state: this kind has no estimator.
+func (v *Vehicle) Estimate() vehicle.Telemetry { return v.Telemetry() }
+
 // Command queues c for the next control step.
 func (v *Vehicle) Command(c vehicle.Command) { v.pending, v.hasPending = c, true }
 
@@ -156,6 +159,7 @@ func (v *Vehicle) Telemetry() vehicle.Telemetry {
 		Pos: geom.Vec3{X: v.S.X, Y: v.S.Y, Z: v.z}, Vel: geom.Vec3{X: v.S.V * c, Y: v.S.V * s},
 		Yaw: v.S.Theta, YawRate: v.S.Omega, Mode: v.mode, Armed: v.mode != vehicle.ModeDisarmed,
 		Landed: true, Energy: v.S.Energy, Distance: v.S.Distance,
+		Target: v.target, HasTarget: v.mode == vehicle.ModeGoto,
 	}
 }
 

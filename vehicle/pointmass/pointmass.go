@@ -137,6 +137,9 @@ func (v *Vehicle) Timing() vehicle.Timing {
 // Radius returns the bounding radius.
 func (v *Vehicle) Radius() float64 { return v.p.Radius }
 
+// Estimate returns the true state: this kind has no estimator.
+func (v *Vehicle) Estimate() vehicle.Telemetry { return v.Telemetry() }
+
 // Command queues c for the next control step.
 func (v *Vehicle) Command(c vehicle.Command) { v.pending, v.hasPending = c, true }
 
@@ -146,6 +149,7 @@ func (v *Vehicle) Telemetry() vehicle.Telemetry {
 		Pos: v.S.Pos, Vel: v.S.Vel, Yaw: v.S.Yaw, YawRate: v.S.YawRate,
 		Mode: v.mode, Armed: v.mode != vehicle.ModeDisarmed, Landed: v.landed(),
 		Energy: v.S.Energy, Distance: v.S.Distance,
+		Target: v.target, HasTarget: v.mode == vehicle.ModeGoto || v.mode == vehicle.ModeTakeoff || v.mode == vehicle.ModeHold,
 	}
 }
 
