@@ -45,23 +45,23 @@ type Params struct {
 	Accept      float64 `yaml:"accept" json:"accept"`               // arrival radius for goto events, m
 
 	// Attitude and rate control (mc_att_control, mc_rate_control).
-	RollP        float64 `yaml:"roll_p" json:"roll_p"`                 // MC_ROLL_P
-	PitchP       float64 `yaml:"pitch_p" json:"pitch_p"`               // MC_PITCH_P
-	YawP         float64 `yaml:"yaw_p" json:"yaw_p"`                   // MC_YAW_P
-	RollRateP    float64 `yaml:"rollrate_p" json:"rollrate_p"`         // MC_ROLLRATE_P
-	RollRateI    float64 `yaml:"rollrate_i" json:"rollrate_i"`         // MC_ROLLRATE_I
-	RollRateD    float64 `yaml:"rollrate_d" json:"rollrate_d"`         // MC_ROLLRATE_D
-	PitchRateP   float64 `yaml:"pitchrate_p" json:"pitchrate_p"`       // MC_PITCHRATE_P
-	PitchRateI   float64 `yaml:"pitchrate_i" json:"pitchrate_i"`       // MC_PITCHRATE_I
-	PitchRateD   float64 `yaml:"pitchrate_d" json:"pitchrate_d"`       // MC_PITCHRATE_D
-	YawRateP     float64 `yaml:"yawrate_p" json:"yawrate_p"`           // MC_YAWRATE_P
-	YawRateI     float64 `yaml:"yawrate_i" json:"yawrate_i"`           // MC_YAWRATE_I
-	YawRateD     float64 `yaml:"yawrate_d" json:"yawrate_d"`           // MC_YAWRATE_D
-	RateIntLim   float64 `yaml:"rate_int_lim" json:"rate_int_lim"`     // MC_RR_INT_LIM
-	RollRateMax  float64 `yaml:"rollrate_max" json:"rollrate_max"`     // MC_ROLLRATE_MAX, deg/s
-	PitchRateMax float64 `yaml:"pitchrate_max" json:"pitchrate_max"`   // MC_PITCHRATE_MAX, deg/s
-	YawRateMax   float64 `yaml:"yawrate_max" json:"yawrate_max"`       // MC_YAWRATE_MAX, deg/s
-	IdleSpeed    float64 `yaml:"idle_speed" json:"idle_speed"`         // armed idle rotor speed, fraction of max
+	RollP        float64 `yaml:"roll_p" json:"roll_p"`               // MC_ROLL_P
+	PitchP       float64 `yaml:"pitch_p" json:"pitch_p"`             // MC_PITCH_P
+	YawP         float64 `yaml:"yaw_p" json:"yaw_p"`                 // MC_YAW_P
+	RollRateP    float64 `yaml:"rollrate_p" json:"rollrate_p"`       // MC_ROLLRATE_P
+	RollRateI    float64 `yaml:"rollrate_i" json:"rollrate_i"`       // MC_ROLLRATE_I
+	RollRateD    float64 `yaml:"rollrate_d" json:"rollrate_d"`       // MC_ROLLRATE_D
+	PitchRateP   float64 `yaml:"pitchrate_p" json:"pitchrate_p"`     // MC_PITCHRATE_P
+	PitchRateI   float64 `yaml:"pitchrate_i" json:"pitchrate_i"`     // MC_PITCHRATE_I
+	PitchRateD   float64 `yaml:"pitchrate_d" json:"pitchrate_d"`     // MC_PITCHRATE_D
+	YawRateP     float64 `yaml:"yawrate_p" json:"yawrate_p"`         // MC_YAWRATE_P
+	YawRateI     float64 `yaml:"yawrate_i" json:"yawrate_i"`         // MC_YAWRATE_I
+	YawRateD     float64 `yaml:"yawrate_d" json:"yawrate_d"`         // MC_YAWRATE_D
+	RateIntLim   float64 `yaml:"rate_int_lim" json:"rate_int_lim"`   // MC_RR_INT_LIM
+	RollRateMax  float64 `yaml:"rollrate_max" json:"rollrate_max"`   // MC_ROLLRATE_MAX, deg/s
+	PitchRateMax float64 `yaml:"pitchrate_max" json:"pitchrate_max"` // MC_PITCHRATE_MAX, deg/s
+	YawRateMax   float64 `yaml:"yawrate_max" json:"yawrate_max"`     // MC_YAWRATE_MAX, deg/s
+	IdleSpeed    float64 `yaml:"idle_speed" json:"idle_speed"`       // armed idle rotor speed, fraction of max
 
 	// Failsafe: no offboard setpoint or ground-station heartbeat for
 	// Timeout (once a link existed) -> hold; still none ActionDelay later
@@ -107,7 +107,7 @@ func DefaultParams() Params {
 		RollRateP: 0.15, RollRateI: 0.2, RollRateD: 0.003,
 		PitchRateP: 0.15, PitchRateI: 0.2, PitchRateD: 0.003,
 		YawRateP: 0.2, YawRateI: 0.1, YawRateD: 0,
-		RateIntLim: 0.3,
+		RateIntLim:  0.3,
 		RollRateMax: 220, PitchRateMax: 220, YawRateMax: 200,
 		IdleSpeed:       0.15,
 		FailsafeTimeout: sim.Second, FailsafeDelay: 5 * sim.Second, FailsafeAction: "land",

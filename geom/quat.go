@@ -68,7 +68,7 @@ func FromAxisAngle(axis Vec3, angle float64) Quat {
 }
 
 // FromEuler returns the rotation with the given roll, pitch and yaw (rad),
-// applied yaw first, then pitch, then roll (intrinsic z-y'-x'').
+// applied yaw first, then pitch, then roll (intrinsic z-y'-x”).
 func FromEuler(roll, pitch, yaw float64) Quat {
 	sr, cr := math.Sincos(roll / 2)
 	sp, cp := math.Sincos(pitch / 2)

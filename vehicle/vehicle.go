@@ -43,17 +43,17 @@ type CommandKind uint8
 
 // Command kinds.
 const (
-	CmdNone     CommandKind = iota
-	CmdArm                  // arm the motors
-	CmdDisarm               // disarm (only on the ground)
-	CmdTakeoff              // arm if needed and climb to Alt above the current point
-	CmdHold                 // hold the current position
-	CmdGoto                 // go to Pos (yaw Yaw unless NaN), at most Speed if > 0
-	CmdVelocity             // follow world-frame velocity Vel
-	CmdDrive                // ground vehicles: forward speed V and turn rate Omega
-	CmdLand                 // land at the current horizontal position
-	CmdRTL                  // return to launch and land
-	CmdHeartbeat            // the ground station is alive (feeds the link-loss failsafe)
+	CmdNone      CommandKind = iota
+	CmdArm                   // arm the motors
+	CmdDisarm                // disarm (only on the ground)
+	CmdTakeoff               // arm if needed and climb to Alt above the current point
+	CmdHold                  // hold the current position
+	CmdGoto                  // go to Pos (yaw Yaw unless NaN), at most Speed if > 0
+	CmdVelocity              // follow world-frame velocity Vel
+	CmdDrive                 // ground vehicles: forward speed V and turn rate Omega
+	CmdLand                  // land at the current horizontal position
+	CmdRTL                   // return to launch and land
+	CmdHeartbeat             // the ground station is alive (feeds the link-loss failsafe)
 )
 
 var cmdNames = [...]string{"none", "arm", "disarm", "takeoff", "hold", "goto", "velocity", "drive", "land", "rtl", "heartbeat"}

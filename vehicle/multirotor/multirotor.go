@@ -72,9 +72,9 @@ type Params struct {
 	DriveEff      float64      `yaml:"drive_eff" json:"drive_eff"`             // motor + ESC efficiency
 	AvionicsPower float64      `yaml:"avionics_power" json:"avionics_power"`   // W
 	Battery       Battery      `yaml:"battery" json:"battery"`
-	Wind          geom.Vec3    `yaml:"wind" json:"wind"`                             // constant wind, world frame, m/s
-	TurbSigma     float64      `yaml:"turbulence_sigma" json:"turbulence_sigma"`     // turbulence intensity, m/s (0 = none)
-	TurbLength    float64      `yaml:"turbulence_length" json:"turbulence_length"`   // turbulence scale length, m
+	Wind          geom.Vec3    `yaml:"wind" json:"wind"`                           // constant wind, world frame, m/s
+	TurbSigma     float64      `yaml:"turbulence_sigma" json:"turbulence_sigma"`   // turbulence intensity, m/s (0 = none)
+	TurbLength    float64      `yaml:"turbulence_length" json:"turbulence_length"` // turbulence scale length, m
 	PhysicsPeriod sim.Duration `yaml:"physics_period" json:"physics_period"`
 }
 
