@@ -146,8 +146,9 @@ func (c *Context) Telemetry() vehicle.Telemetry {
 	return c.veh.Estimate()
 }
 
-// Command sends a command to the own vehicle; it takes effect in this tick's
-// autopilot phase. Fixed nodes ignore it.
+// Command sends a command to the own vehicle; the autopilot applies it at
+// its next control step (this tick's autopilot phase when the control
+// period is one tick). Fixed nodes ignore it.
 func (c *Context) Command(cmd vehicle.Command) {
 	if c.veh != nil {
 		c.veh.Command(cmd)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"sort"
 
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -14,7 +15,7 @@ type GCSParams struct {
 	Legs   []geom.Layout `yaml:"legs" json:"legs"`     // each leg gives one target per vehicle
 	Accept float64       `yaml:"accept" json:"accept"` // a leg is done when telemetry shows the vehicle this close, m
 	Speed  float64       `yaml:"speed" json:"speed"`   // speed limit sent with each goto, m/s; 0 = vehicle's own
-	Resend sim.Duration  `yaml:"resend" json:"resend"` // resend an unacknowledged command after this long
+	Resend sim.Duration  `yaml:"resend" json:"resend"` // resend an unacknowledged command after this long; heartbeat period otherwise
 	Period sim.Duration  `yaml:"period" json:"period"` // how often the station checks progress
 	Final  string        `yaml:"final" json:"final"`   // after the last leg: hold, land or rtl
 	Port   uint16        `yaml:"port" json:"port"`
@@ -46,6 +47,7 @@ func (p *GCSParams) Validate() map[string]string {
 
 type gcsVehicle struct {
 	id       netsim.NodeID
+	msgSeq   uint32 // sequence number of every packet to this vehicle
 	targets  []geom.Vec3 // per leg
 	leg      int         // leg being commanded; len(targets) = final command
 	seq      uint32
@@ -106,8 +108,13 @@ func (g *GCS) Start(ctx *Context) error {
 	}
 	for l := range g.p.Legs {
 		lay := &g.p.Legs[l]
-		for k, msg := range lay.Check(len(ids)) {
-			return fieldErr(fmt.Sprintf("legs[%d].%s", l, k), msg)
+		if bad := lay.Check(len(ids)); len(bad) > 0 {
+			keys := make([]string, 0, len(bad))
+			for k := range bad {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			return fieldErr(fmt.Sprintf("legs[%d].%s", l, keys[0]), bad[keys[0]])
 		}
 		for i, pt := range lay.Points(len(ids)) {
 			g.v[i].targets[l] = pt
@@ -151,26 +158,31 @@ func (g *GCS) Step(ctx *Context) {
 			v.leg++
 		}
 		acked := v.hasTelem && int(v.telem.Leg) == v.leg
-		if v.leg == nLegs && acked {
-			continue
-		}
-		if v.sentLeg == v.leg && (acked || now.Sub(v.lastSend) < g.p.Resend) {
+		if now.Sub(v.lastSend) < g.p.Resend && (v.sentLeg == v.leg || v.leg == nLegs && acked) {
 			continue
 		}
 		c := CmdMsg{Seq: v.seq, Leg: uint16(v.leg), Speed: float32(g.p.Speed)}
-		if v.leg < nLegs {
+		switch {
+		case v.sentLeg == v.leg && acked:
+			// Nothing new: a heartbeat keeps the vehicle's link alive.
+			c = CmdMsg{Op: OpHeartbeat, Seq: v.seq - 1, Leg: uint16(v.leg)}
+		case v.leg < nLegs:
 			c.Op, c.Pos = OpGoto, v.targets[v.leg]
-		} else {
+		default:
 			c.Op = finalOp(g.p.Final)
 		}
 		g.buf = c.Append(g.buf[:0])
-		if err := ctx.Send(Message{Dst: v.id, Kind: netsim.KindCmd, Seq: v.seq, Port: g.p.Port, Payload: g.buf}); err != nil {
+		if err := ctx.Send(Message{Dst: v.id, Kind: netsim.KindCmd, Seq: v.msgSeq, Port: g.p.Port, Payload: g.buf}); err != nil {
 			ctx.Log().Error("gcs send", "err", err)
 			continue
 		}
-		v.seq++
-		v.sends++
-		v.lastSend, v.sentLeg = now, v.leg
+		v.msgSeq++
+		v.lastSend = now
+		if c.Op != OpHeartbeat {
+			v.seq++
+			v.sends++
+			v.sentLeg = v.leg
+		}
 	}
 }
 

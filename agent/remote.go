@@ -42,6 +42,7 @@ type Remote struct {
 	leg      uint16
 	lastCmd  sim.Time
 	failsafe bool
+	last     CmdMsg // the newest command applied
 	buf      []byte
 	applied  int
 }
@@ -50,7 +51,7 @@ func init() {
 	Register(Spec{
 		Name: "remote",
 		Doc: "Puts the vehicle under the command of ground station `gcs` over the network: applies the newest command received and sends telemetry (kind telem) every `telemetry`. " +
-			"With `link_timeout` > 0 the vehicle holds position when no command arrived for that long (an event marks it).",
+			"Every message from the station is a heartbeat for the autopilot's link-loss failsafe. With `link_timeout` > 0 the behaviour itself holds position when nothing arrived for that long, and resumes the last command when the link returns.",
 		Vehicle: true,
 		Params: func() Params {
 			return &RemoteParams{GCS: "gcs", Telemetry: 200 * sim.Millisecond, Port: 14550}
@@ -74,7 +75,9 @@ func (r *Remote) Start(ctx *Context) error {
 // Schedule returns the telemetry period.
 func (r *Remote) Schedule() (sim.Duration, sim.Duration) { return r.p.Telemetry, r.offset }
 
-// Receive applies new commands from the ground station.
+// Receive applies new commands from the ground station. Every message from
+// the station (commands and heartbeats) also tells the vehicle's autopilot
+// that the link is alive.
 func (r *Remote) Receive(ctx *Context, m *Message) {
 	if m.Kind != netsim.KindCmd || m.Src != r.gcs {
 		return
@@ -85,17 +88,29 @@ func (r *Remote) Receive(ctx *Context, m *Message) {
 		return
 	}
 	r.lastCmd = ctx.Now()
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdHeartbeat})
 	if r.failsafe {
 		r.failsafe = false
 		ctx.Event("link_restored", "")
+		if r.hasCmd {
+			r.apply(ctx, r.last) // resume what the link loss interrupted
+		}
 	}
-	if r.hasCmd && c.Seq <= r.cmdSeq {
-		return // duplicate or older than what we applied
+	if c.Op == OpHeartbeat || r.hasCmd && c.Seq <= r.cmdSeq {
+		return // nothing new
 	}
 	r.hasCmd, r.cmdSeq = true, c.Seq
 	newLeg := c.Leg != r.leg
 	r.leg = c.Leg
 	r.applied++
+	r.last = c
+	r.apply(ctx, c)
+	if newLeg {
+		ctx.Event("command", fmt.Sprintf("leg=%d op=%d latency_ns=%d", c.Leg, c.Op, m.TRecv.Sub(m.TSend)))
+	}
+}
+
+func (r *Remote) apply(ctx *Context, c CmdMsg) {
 	switch c.Op {
 	case OpGoto:
 		ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: c.Pos, Speed: float64(c.Speed), Yaw: nan})
@@ -105,9 +120,6 @@ func (r *Remote) Receive(ctx *Context, m *Message) {
 		ctx.Command(vehicle.Command{Kind: vehicle.CmdHold})
 	case OpRTL:
 		ctx.Command(vehicle.Command{Kind: vehicle.CmdRTL})
-	}
-	if newLeg {
-		ctx.Event("command", fmt.Sprintf("leg=%d op=%d latency_ns=%d", c.Leg, c.Op, m.TRecv.Sub(m.TSend)))
 	}
 }
 

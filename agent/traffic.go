@@ -22,8 +22,8 @@ type TrafficParams struct {
 // Validate checks the parameters.
 func (p *TrafficParams) Validate() map[string]string {
 	bad := map[string]string{}
-	if !(p.Rate > 0) || math.IsInf(p.Rate, 0) {
-		bad["rate"] = fmt.Sprintf("must be a positive bit rate, got %v", p.Rate)
+	if !(p.Rate >= 1) || math.IsInf(p.Rate, 0) {
+		bad["rate"] = fmt.Sprintf("must be a bit rate of at least 1 bit/s, got %v", p.Rate)
 	}
 	if p.Size < 1 || p.Size > 65507 {
 		bad["size"] = fmt.Sprintf("must be 1..65507 bytes (UDP payload), got %d", p.Size)

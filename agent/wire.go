@@ -15,6 +15,7 @@ const (
 	OpLand
 	OpHold
 	OpRTL
+	OpHeartbeat // no command: the station is alive (carries the current leg)
 )
 
 // CmdMsgSize is the encoded size of a CmdMsg.
@@ -53,7 +54,7 @@ func DecodeCmd(b []byte) (CmdMsg, error) {
 	f := func(i int) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b[7+8*i:])) }
 	c.Pos = geom.Vec3{X: f(0), Y: f(1), Z: f(2)}
 	c.Speed = math.Float32frombits(binary.LittleEndian.Uint32(b[31:]))
-	if c.Op < OpGoto || c.Op > OpRTL {
+	if c.Op < OpGoto || c.Op > OpHeartbeat {
 		return c, fmt.Errorf("unknown command opcode %d", c.Op)
 	}
 	return c, nil

@@ -47,6 +47,9 @@ type Options struct {
 	Progress func(now, end sim.Time)
 	// Stop, when it returns true, ends the run early with ErrInterrupted.
 	Stop func() bool
+	// CheckOnly builds nothing that has side effects (no network backend
+	// is opened): for validation.
+	CheckOnly bool
 }
 
 // OptionError reports a bad value in Options (a command-line override).
@@ -62,7 +65,7 @@ func Check(sc *scenario.Scenario) {
 	if sc.Tick <= 0 {
 		return // the kernel cannot be built; the generic check said why
 	}
-	Build(sc, Options{})
+	Build(sc, Options{CheckOnly: true})
 }
 
 // ErrInterrupted is returned when Options.Stop asked the run to end.
@@ -104,6 +107,8 @@ type Run struct {
 	physEv  []int64 // physics period per vehicle, ticks
 	groupOf []int   // vehicle -> group index
 	stepNs  float64 // estimated cost of stepping every vehicle once
+
+	checkEvery int64 // world checks, ticks
 
 	backendName string
 	backend     netsim.Backend
@@ -153,8 +158,13 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 		return nil, err
 	}
 	r.kernel = k
+	r.checkEvery = r.ticks("world.check_period", sc.World.CheckPeriod)
+	outs := sc.Outputs
+	if opt.NoFiles {
+		outs.Trace, outs.Deliveries, outs.Vehicles = false, false, false
+	}
 	r.effective = map[string]any{"name": sc.Name, "description": sc.Description, "seed": r.seed,
-		"duration": sim.Duration(r.end), "tick": sc.Tick, "world": sc.World, "outputs": sc.Outputs}
+		"duration": sim.Duration(r.end), "tick": sc.Tick, "world": sc.World, "outputs": outs}
 
 	r.buildVehicles()
 	r.buildFixed()
@@ -183,7 +193,11 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 func (r *Run) ticks(path string, d sim.Duration) int64 {
 	n, err := r.kernel.Ticks(d)
 	if err != nil {
-		r.sc.Errorf(path, "%v", err)
+		if !r.sc.IsSet(path) {
+			r.sc.Errorf(path, "%v (the default; set %s to a multiple of the tick)", err, path)
+		} else {
+			r.sc.Errorf(path, "%v", err)
+		}
 		return 1
 	}
 	return n
@@ -278,6 +292,11 @@ func (r *Run) buildNetwork() {
 		return
 	}
 	r.posEvery = r.ticks("network.position_period", posPeriod)
+	r.backendName = name
+	r.effective["network"] = map[string]any{"backend": name, "position_period": posPeriod, "params": p}
+	if r.opt.CheckOnly {
+		return
+	}
 	b, err := bs.new(p, r.seed, r)
 	if err != nil {
 		sc.Errorf("network", "%v", err)

@@ -85,12 +85,22 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			err = fmt.Errorf("%w (partial outputs kept in %s)", err, kept)
 		}
 	}()
+	if r.backend == nil {
+		return nil, errors.New("internal error: Execute on a run built with CheckOnly")
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			r.backend.Close() // on a panic or an early error
+		}
+	}()
 	if err = r.start(); err != nil {
 		return nil, err
 	}
 	defer r.pool.Close()
 	runErr := r.kernel.Run(r.end)
 	closeErr := r.backend.Close()
+	closed = true
 	if errors.Is(runErr, sim.ErrStopped) {
 		return nil, ErrInterrupted
 	}
@@ -104,6 +114,7 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 		return nil, fmt.Errorf("internal error: the %s backend leaked %d packets", r.backendName, live)
 	}
 	r.sample(r.end)
+	r.checkWorld(r.end)
 	sum := r.summary()
 	res = &Result{Summary: sum}
 	if dir == nil {
@@ -154,6 +165,7 @@ func (r *Run) start() error {
 	second := max(int64(sim.Second/r.tick), 1)
 	phases := []sim.Phase{
 		{Name: "record", Every: sampleEvery, Run: func(t sim.Time) error { r.sample(t); return nil }},
+		{Name: "world", Every: r.checkEvery, Run: func(t sim.Time) error { r.checkWorld(t); return nil }},
 		{Name: "network", Every: 1, Run: r.networkPhase},
 		{Name: "agents", Every: 1, Run: r.agentPhase},
 		{Name: "autopilot", Every: 1, Run: r.autopilotPhase},
@@ -274,12 +286,22 @@ func (r *Run) progressPhase(t sim.Time) error {
 	return nil
 }
 
-// sample records every vehicle's state at t and runs the world checks.
+// sample records every vehicle's true state at t.
 func (r *Run) sample(t sim.Time) {
+	if r.out == nil || r.out.vehicles == nil {
+		return
+	}
+	for i, v := range r.veh {
+		tel := v.Telemetry()
+		r.out.vehicle(t, i, &tel)
+	}
+}
+
+// checkWorld runs the separation, collision, obstacle and bounds checks.
+func (r *Run) checkWorld(t sim.Time) {
 	tel := r.telBuf()
 	for i, v := range r.veh {
 		tel[i] = v.Telemetry()
-		r.out.vehicle(t, i, &tel[i])
 	}
 	r.world.sample(t, tel, r.out.event)
 }

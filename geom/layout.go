@@ -44,6 +44,9 @@ func (a *Vec3) fromSlice(xs []float64) error {
 // MarshalJSON writes the vector as [x, y, z] with the shortest exact
 // decimal form of each number.
 func (a Vec3) MarshalJSON() ([]byte, error) {
+	if !a.IsFinite() {
+		return nil, fmt.Errorf("vector %v is not finite", a)
+	}
 	b := []byte{'['}
 	b = strconv.AppendFloat(b, a.X, 'g', -1, 64)
 	b = append(b, ',')
@@ -99,6 +102,14 @@ func (l *Layout) Check(n int) map[string]string {
 		bad["layout"] = "missing: one of line, grid, circle, explicit"
 	default:
 		bad["layout"] = fmt.Sprintf("unknown layout %q: want one of line, grid, circle, explicit", l.Kind)
+	}
+	if len(bad) == 0 {
+		for i, p := range l.Points(n) {
+			if !p.IsFinite() || math.Abs(p.X) > 1e7 || math.Abs(p.Y) > 1e7 || math.Abs(p.Z) > 1e7 {
+				bad["spacing"] = fmt.Sprintf("point %d lands at %v, beyond 10,000 km", i, p)
+				break
+			}
+		}
 	}
 	return bad
 }

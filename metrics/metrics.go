@@ -369,14 +369,18 @@ const denseLimit = 1500
 func (t *aoiTable) init(n int) {
 	t.n = n
 	t.senders = make([]bool, n)
-	if n <= denseLimit {
-		t.dense = make([]aoiPair, n*n)
-	} else {
-		t.sparse = map[uint64]*aoiPair{}
-	}
 }
 
+// pair returns the state of a pair; the table is allocated with the first
+// state update, so runs without state traffic pay nothing for it.
 func (t *aoiTable) pair(r, s int) *aoiPair {
+	if t.dense == nil && t.sparse == nil {
+		if t.n <= denseLimit {
+			t.dense = make([]aoiPair, t.n*t.n)
+		} else {
+			t.sparse = map[uint64]*aoiPair{}
+		}
+	}
 	if t.dense != nil {
 		return &t.dense[r*t.n+s]
 	}

@@ -9,6 +9,7 @@ package record
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,15 +23,37 @@ type Dir struct {
 	files []*CSV
 }
 
+// Marker is the file that marks a directory as a skyloop run directory.
+// Commit only ever replaces directories that carry it.
+const Marker = ".skyloop-run"
+
+// ErrNotRunDir is returned by Create when the destination exists and is not
+// a run directory: skyloop never deletes what it did not write.
+var ErrNotRunDir = errors.New("exists and is not a skyloop run directory")
+
 // Create starts a run directory that will end up at dest. The parent of
-// dest is created if needed.
+// dest is created if needed. An existing dest is replaced at Commit only
+// if it is empty or an earlier run directory.
 func Create(dest string) (*Dir, error) {
+	if st, err := os.Stat(dest); err == nil {
+		if !st.IsDir() {
+			return nil, fmt.Errorf("output %s: %w (it is a file)", dest, ErrNotRunDir)
+		}
+		ents, _ := os.ReadDir(dest)
+		if _, err := os.Stat(filepath.Join(dest, Marker)); err != nil && len(ents) > 0 {
+			return nil, fmt.Errorf("output %s: %w; choose another directory or remove it", dest, ErrNotRunDir)
+		}
+	}
 	parent := filepath.Dir(dest)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("creating output directory: %w", err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dest)+".tmp-")
 	if err != nil {
+		return nil, fmt.Errorf("creating output directory: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, Marker), []byte("written by skyloop; the directory may be replaced by a new run\n"), 0o644); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("creating output directory: %w", err)
 	}
 	return &Dir{dest: dest, tmp: tmp}, nil

@@ -60,3 +60,25 @@ func TestAbortKeepsPartialFiles(t *testing.T) {
 		t.Fatal("an aborted run appeared at the destination")
 	}
 }
+
+func TestNeverReplacesForeignDirectories(t *testing.T) {
+	dir := t.TempDir()
+	precious := filepath.Join(dir, "precious")
+	os.Mkdir(precious, 0o755)
+	os.WriteFile(filepath.Join(precious, "thesis.tex"), []byte("x"), 0o644)
+	if _, err := Create(precious); !errors.Is(err, ErrNotRunDir) {
+		t.Fatalf("Create over a foreign directory: %v", err)
+	}
+	file := filepath.Join(dir, "afile")
+	os.WriteFile(file, []byte("x"), 0o644)
+	if _, err := Create(file); !errors.Is(err, ErrNotRunDir) {
+		t.Fatalf("Create over a file: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(precious, "thesis.tex")); string(b) != "x" {
+		t.Fatal("foreign file touched")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Fatalf("leftovers: %v", ents)
+	}
+}

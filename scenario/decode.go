@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 )
 
 // yamlUnmarshaler is the callback-style interface of types that decode
@@ -408,7 +409,24 @@ func isScalar(n ast.Node) bool {
 	return false
 }
 
+// plainNumber parses an unquoted scalar the YAML library left as a string
+// although YAML 1.2 reads it as a number (2e6, 1e-3).
+func plainNumber(n ast.Node) (float64, bool) {
+	x, ok := n.(*ast.StringNode)
+	if !ok || x.Token == nil || x.Token.Type != token.StringType {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(x.Value, 64)
+	return f, err == nil
+}
+
 func intValue(n ast.Node) (int64, bool) {
+	if f, ok := plainNumber(n); ok {
+		if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return 0, false
+		}
+		return int64(f), true
+	}
 	x, ok := n.(*ast.IntegerNode)
 	if !ok {
 		return 0, false
@@ -438,5 +456,5 @@ func floatValue(n ast.Node) (float64, bool) {
 	case *ast.NanNode:
 		return math.NaN(), true
 	}
-	return 0, false
+	return plainNumber(n)
 }

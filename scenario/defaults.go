@@ -19,6 +19,7 @@ import (
 //	duration: 60s           simulated time
 //	tick: 1ms               kernel tick; every period must be a multiple
 //	workers: 0              goroutines stepping vehicles; 0 = automatic (1 unless vehicle work is heavy)
+//	world: {check_period: 10ms}
 //	network: {backend: ideal, position_period: 10ms}
 //	outputs: {trace: true, deliveries: true, vehicles: true, events: true, sample_period: 100ms}
 func Defaults() *Scenario {
@@ -26,6 +27,7 @@ func Defaults() *Scenario {
 		Seed:     1,
 		Duration: 60 * sim.Second,
 		Tick:     sim.Millisecond,
+		World:    World{CheckPeriod: 10 * sim.Millisecond},
 		Outputs: Outputs{
 			Trace: true, Deliveries: true, Vehicles: true, Events: true,
 			SamplePeriod: 100 * sim.Millisecond,
@@ -55,7 +57,7 @@ func (sc *Scenario) check() {
 		}
 		if sc.Outputs.SamplePeriod <= 0 || sc.Outputs.SamplePeriod%sc.Tick != 0 {
 			how := ""
-			if !sc.isSet("outputs.sample_period") {
+			if !sc.IsSet("outputs.sample_period") {
 				how = " (the default; set outputs.sample_period to a multiple of the tick)"
 			}
 			sc.Errorf("outputs.sample_period", "must be a positive multiple of the tick %v, got %v%s", sc.Tick, sc.Outputs.SamplePeriod, how)

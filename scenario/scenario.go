@@ -48,6 +48,9 @@ type Scenario struct {
 
 // World describes the static environment.
 type World struct {
+	// CheckPeriod is how often separation, collisions, obstacles and
+	// bounds are checked.
+	CheckPeriod sim.Duration `yaml:"check_period" json:"check_period"`
 	// Bounds, when set, is the flight volume; leaving it is an event.
 	Bounds    *geom.Box  `yaml:"bounds" json:"bounds,omitempty"`
 	Obstacles []Obstacle `yaml:"obstacles" json:"obstacles,omitempty"`
@@ -105,13 +108,6 @@ func Load(path string, checks ...func(*Scenario)) (*Scenario, error) {
 // that every problem of a file is reported at once; they record problems
 // with Errorf.
 func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, err error) {
-	defer func() {
-		// The YAML parser is third-party code; never let it crash the
-		// program on hostile input.
-		if r := recover(); r != nil {
-			sc, err = nil, Errors{{File: name, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}}
-		}
-	}()
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, Errors{{File: name, Msg: "empty scenario file"}}
@@ -122,7 +118,7 @@ func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, e
 	if l, depth := flowDepth(data); depth > MaxDepth {
 		return nil, Errors{{File: name, Line: l, Msg: fmt.Sprintf("brackets nested %d deep: at most %d", depth, MaxDepth)}}
 	}
-	f, err := parser.ParseBytes(data, 0)
+	f, err := parseYAML(data)
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}
@@ -161,6 +157,17 @@ func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, e
 		return nil, d.errs.sorted()
 	}
 	return sc, nil
+}
+
+// parseYAML runs the third-party YAML parser, turning a panic on hostile
+// input into an error.
+func parseYAML(data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("cannot parse YAML: %v", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0)
 }
 
 // yamlError is the interface of the YAML library's positioned errors.
@@ -207,8 +214,8 @@ func (sc *Scenario) Errorf(path, format string, args ...any) {
 	sc.dec.errs = append(sc.dec.errs, &Error{File: sc.File, Line: sc.lineOf(path), Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-// isSet reports whether the file sets the field at path.
-func (sc *Scenario) isSet(path string) bool {
+// IsSet reports whether the file sets the field at path.
+func (sc *Scenario) IsSet(path string) bool {
 	_, ok := sc.dec.seen[path]
 	return ok
 }

@@ -10,6 +10,8 @@ type Pool struct {
 	workers int
 	jobs    []chan job
 	wg      sync.WaitGroup
+	mu      sync.Mutex
+	panicV  any // first panic of a helper during the current Run
 	// MinChunk is the smallest range worth sending to another goroutine;
 	// below 2*MinChunk items Run works inline.
 	MinChunk int
@@ -32,12 +34,27 @@ func NewPool(workers int) *Pool {
 		p.jobs = append(p.jobs, ch)
 		go func() {
 			for j := range ch {
-				j.fn(j.lo, j.hi)
-				p.wg.Done()
+				p.runJob(j)
 			}
 		}()
 	}
 	return p
+}
+
+// runJob runs one chunk on a helper, catching a panic so that Run can
+// re-raise it in the caller's goroutine (where it can be recovered).
+func (p *Pool) runJob(j job) {
+	defer p.wg.Done()
+	defer func() {
+		if v := recover(); v != nil {
+			p.mu.Lock()
+			if p.panicV == nil {
+				p.panicV = v
+			}
+			p.mu.Unlock()
+		}
+	}()
+	j.fn(j.lo, j.hi)
 }
 
 // Workers returns the number of workers, the caller included.
@@ -60,8 +77,14 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 	for i := 1; i < w; i++ {
 		p.jobs[i-1] <- job{fn: fn, lo: i * n / w, hi: (i + 1) * n / w}
 	}
-	fn(0, n/w)
-	p.wg.Wait()
+	func() {
+		defer p.wg.Wait() // never leave helpers running, even on a panic
+		fn(0, n/w)
+	}()
+	if v := p.panicV; v != nil {
+		p.panicV = nil
+		panic(v)
+	}
 }
 
 // Close stops the helper goroutines. The pool must not be used afterwards.

@@ -12,7 +12,10 @@ import (
 // loadScenario reads a scenario from a file, or from the built-in set when
 // no file of that name exists.
 func loadScenario(arg string) (*scenario.Scenario, error) {
-	if _, err := os.Stat(arg); err == nil {
+	if st, err := os.Stat(arg); err == nil {
+		if st.IsDir() {
+			return nil, badInput("%s is a directory, not a scenario file", arg)
+		}
 		return scenario.Load(arg, engine.Check)
 	} else if !os.IsNotExist(err) {
 		return nil, badInput("reading scenario: %v", err)

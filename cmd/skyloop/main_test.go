@@ -111,3 +111,25 @@ func TestValidateAndLists(t *testing.T) {
 		t.Fatalf("run --help: %d %s", code, stdout)
 	}
 }
+
+func TestOutNeverReplacesForeignDirectory(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "thesis.tex"), []byte("x"), 0o644)
+	code, _, stderr := capture(t, "run", "quickstart", "--duration", "1s", "--out", dir)
+	if code != 2 || !strings.Contains(stderr, "exists and is not a skyloop run directory") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "thesis.tex")); err != nil || string(b) != "x" {
+		t.Fatal("the user's file was touched")
+	}
+	// A run directory, on the other hand, is replaced by the next run.
+	out := filepath.Join(t.TempDir(), "r")
+	for i := 0; i < 2; i++ {
+		if code, _, stderr := capture(t, "run", "quickstart", "--duration", "1s", "--out", out, "-q"); code != 0 {
+			t.Fatalf("run %d: exit %d %s", i, code, stderr)
+		}
+	}
+	if code, _, _ := capture(t, "run", t.TempDir()); code != 2 {
+		t.Fatalf("a directory as scenario: exit %d", code)
+	}
+}

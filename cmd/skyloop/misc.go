@@ -38,7 +38,7 @@ filled in, as JSON (the same content as a run's config.json).`,
 				sc, err := loadScenario(a)
 				if err == nil {
 					var r *engine.Run
-					if r, err = engine.Build(sc, engine.Options{}); err == nil {
+					if r, err = engine.Build(sc, engine.Options{CheckOnly: true}); err == nil {
 						if effective {
 							b, _ := json.MarshalIndent(r.Effective(), "", "  ")
 							fmt.Fprintln(cmd.OutOrStdout(), string(b))

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"skyloop/engine"
+	"skyloop/record"
 	"skyloop/sim"
 	"skyloop/version"
 )
@@ -153,6 +154,9 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	}
 	if errors.Is(err, engine.ErrInterrupted) {
 		return interrupted{fmt.Errorf("interrupted; partial outputs kept in %s.incomplete", out)}
+	}
+	if errors.Is(err, record.ErrNotRunDir) {
+		return usageError{err}
 	}
 	if err != nil {
 		return err

@@ -88,8 +88,8 @@ func (p *Params) Validate() map[string]string {
 	if !(p.Range >= 0) || math.IsInf(p.Range, 0) {
 		bad["range"] = fmt.Sprintf("must be >= 0 metres (0 = unlimited), got %v", p.Range)
 	}
-	if !(p.Rate >= 0) || math.IsInf(p.Rate, 0) {
-		bad["rate"] = fmt.Sprintf("must be >= 0 bit/s (0 = unlimited), got %v", p.Rate)
+	if !(p.Rate == 0 || p.Rate >= 1) || math.IsInf(p.Rate, 0) {
+		bad["rate"] = fmt.Sprintf("must be at least 1 bit/s (or 0 = unlimited), got %v", p.Rate)
 	}
 	if p.Queue < 0 {
 		bad["queue"] = fmt.Sprintf("must be >= 0 packets, got %d", p.Queue)
@@ -129,7 +129,7 @@ type Backend struct {
 	seed  uint64
 	nodes []node
 	pos   []geom.Vec3
-	bad   []bool // Gilbert-Elliott state per directed link, src*n+dst
+	bad   linkStates // Gilbert-Elliott state per directed link
 
 	// Without jitter every receiver of a transmission gets it at the same
 	// time: one calendar event carries them all. Receiver lists live in
@@ -178,7 +178,7 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 		b.nodes[i].queue.init(capQ)
 	}
 	if b.p.Gilbert != nil {
-		b.bad = make([]bool, n*n)
+		b.bad.init(n)
 	}
 	return nil
 }
@@ -300,17 +300,14 @@ func (b *Backend) decide(t sim.Time, p *netsim.Packet, r netsim.NodeID, k uint64
 	loss := b.p.Loss
 	if g := b.p.Gilbert; g != nil {
 		// The link's state advances once per packet on the link.
-		i := int(p.Src)*len(b.nodes) + int(r)
 		u := sim.Unit(sim.Hash(b.seed, link, k, 1))
-		if b.bad[i] {
-			if u < g.PBadGood {
-				b.bad[i] = false
-			}
-		} else if u < g.PGoodBad {
-			b.bad[i] = true
+		bad := b.bad.get(link)
+		if bad && u < g.PBadGood || !bad && u < g.PGoodBad {
+			bad = !bad
+			b.bad.set(link, bad)
 		}
 		loss = g.LossGood
-		if b.bad[i] {
+		if bad {
 			loss = g.LossBad
 		}
 	}
@@ -392,6 +389,48 @@ func (b *Backend) Close() error {
 	}
 	b.q.Clear()
 	return nil
+}
+
+// linkStates holds one bit per directed link: densely up to denseLinks
+// nodes, in a map above (where most links never carry a packet).
+type linkStates struct {
+	n      int
+	dense  []bool
+	sparse map[uint64]bool
+}
+
+const denseLinks = 2048
+
+func (l *linkStates) init(n int) {
+	l.n = n
+	if n <= denseLinks {
+		l.dense = make([]bool, n*n)
+	} else {
+		l.sparse = map[uint64]bool{}
+	}
+}
+
+func (l *linkStates) index(link uint64) int {
+	return int(link>>32)*l.n + int(uint32(link))
+}
+
+func (l *linkStates) get(link uint64) bool {
+	if l.dense != nil {
+		return l.dense[l.index(link)]
+	}
+	return l.sparse[link]
+}
+
+func (l *linkStates) set(link uint64, v bool) {
+	if l.dense != nil {
+		l.dense[l.index(link)] = v
+		return
+	}
+	if v {
+		l.sparse[link] = true
+	} else {
+		delete(l.sparse, link)
+	}
 }
 
 // ring is a fixed-capacity FIFO of packets.

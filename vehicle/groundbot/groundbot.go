@@ -121,6 +121,7 @@ type Vehicle struct {
 	target     geom.Vec3
 	speedLim   float64
 	cmdV, cmdW float64 // body command
+	velCmd     geom.Vec3
 	wlCmd      float64
 	wrCmd      float64
 	arrived    bool
@@ -192,14 +193,10 @@ func (v *Vehicle) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 		v.cmdV, v.cmdW = c.V, c.Omega
 		v.setMode(t, vehicle.ModeDrive, ev)
 	case vehicle.CmdVelocity:
-		// A planar velocity: drive along it, turning towards its heading.
-		sp := math.Sqrt(c.Vel.X*c.Vel.X + c.Vel.Y*c.Vel.Y)
-		v.cmdV = sp
-		v.cmdW = 0
-		if sp > 1e-6 {
-			v.cmdW = v.p.HeadingGain * geom.WrapAngle(math.Atan2(c.Vel.Y, c.Vel.X)-v.S.Theta)
-		}
-		v.setMode(t, vehicle.ModeDrive, ev)
+		// A planar velocity: drive along it, turning towards its heading
+		// at every control step.
+		v.velCmd = c.Vel
+		v.setMode(t, vehicle.ModeVelocity, ev)
 	}
 }
 
@@ -214,6 +211,13 @@ func (v *Vehicle) Control(t sim.Time, ev *vehicle.Events) {
 	switch v.mode {
 	case vehicle.ModeDrive:
 		bv, bw = v.cmdV, v.cmdW
+	case vehicle.ModeVelocity:
+		sp := math.Sqrt(v.velCmd.X*v.velCmd.X + v.velCmd.Y*v.velCmd.Y)
+		if sp > 1e-6 {
+			herr := geom.WrapAngle(math.Atan2(v.velCmd.Y, v.velCmd.X) - v.S.Theta)
+			bv = math.Min(sp, p.MaxWheelSpeed*p.WheelRadius) * math.Max(0, math.Cos(herr))
+			bw = p.HeadingGain * herr
+		}
 	case vehicle.ModeGoto:
 		dx, dy := v.target.X-v.S.X, v.target.Y-v.S.Y
 		d := math.Sqrt(dx*dx + dy*dy)

@@ -110,6 +110,19 @@ type Vehicle struct {
 	rtlStage  int
 	arrived   bool
 	wantYaw   float64 // heading the physics turns towards, set by Control
+	velCmd    geom.Vec3
+	driveV    float64
+	driveW    float64
+}
+
+// limit clips a velocity to the horizontal and vertical speed limits.
+func (v *Vehicle) limit(sp geom.Vec3) geom.Vec3 {
+	p := v.p
+	if h := math.Sqrt(sp.X*sp.X + sp.Y*sp.Y); h > p.MaxSpeed {
+		sp.X, sp.Y = sp.X*p.MaxSpeed/h, sp.Y*p.MaxSpeed/h
+	}
+	sp.Z = math.Max(-p.MaxDescent, math.Min(p.MaxClimb, sp.Z))
+	return sp
 }
 
 // New returns a vehicle at pos with the shared parameters p. A vehicle
@@ -191,12 +204,12 @@ func (v *Vehicle) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 		}
 		v.targetYaw = c.Yaw
 		v.setMode(t, vehicle.ModeGoto, ev)
-	case vehicle.CmdVelocity, vehicle.CmdDrive:
-		v.velSP = c.Vel
-		if c.Kind == vehicle.CmdDrive {
-			v.velSP = geom.Vec3{X: c.V * math.Cos(v.S.Yaw), Y: c.V * math.Sin(v.S.Yaw)}
-		}
+	case vehicle.CmdVelocity:
+		v.velCmd = c.Vel
 		v.setMode(t, vehicle.ModeVelocity, ev)
+	case vehicle.CmdDrive:
+		v.driveV, v.driveW = c.V, c.Omega
+		v.setMode(t, vehicle.ModeDrive, ev)
 	case vehicle.CmdLand:
 		v.setMode(t, vehicle.ModeLand, ev)
 	case vehicle.CmdRTL:
@@ -219,7 +232,12 @@ func (v *Vehicle) Control(t sim.Time, ev *vehicle.Events) {
 	case vehicle.ModeDisarmed, vehicle.ModeIdle:
 		v.velSP = geom.Vec3{}
 	case vehicle.ModeVelocity:
-		// setpoint set by the command
+		v.velSP = v.limit(v.velCmd)
+	case vehicle.ModeDrive:
+		// Forward speed along the heading; the heading turns at the commanded
+		// rate in Step.
+		c, s := math.Cos(v.S.Yaw), math.Sin(v.S.Yaw)
+		v.velSP = v.limit(geom.Vec3{X: v.driveV * c, Y: v.driveV * s})
 	case vehicle.ModeLand:
 		v.velSP = geom.Vec3{Z: -p.MaxDescent}
 		if v.landed() {
@@ -248,6 +266,9 @@ func (v *Vehicle) Control(t sim.Time, ev *vehicle.Events) {
 // when moving, else at the goto yaw, else keeps the current heading.
 func (v *Vehicle) setHeading() {
 	v.wantYaw = v.S.Yaw
+	if v.mode == vehicle.ModeDrive {
+		return // Step turns at the commanded rate
+	}
 	if h2 := v.velSP.X*v.velSP.X + v.velSP.Y*v.velSP.Y; h2 > 0.04 {
 		v.wantYaw = math.Atan2(v.velSP.Y, v.velSP.X)
 	} else if v.mode == vehicle.ModeGoto && !math.IsNaN(v.targetYaw) {
@@ -297,7 +318,12 @@ func (v *Vehicle) Step(t sim.Time, ev *vehicle.Events) {
 	dist := step.Norm()
 	v.S.Distance += dist
 	maxTurn := p.YawRateMax * math.Pi / 180 * dt
-	turn := math.Max(-maxTurn, math.Min(maxTurn, geom.WrapAngle(v.wantYaw-v.S.Yaw)))
+	var turn float64
+	if v.mode == vehicle.ModeDrive {
+		turn = math.Max(-maxTurn, math.Min(maxTurn, v.driveW*dt))
+	} else {
+		turn = math.Max(-maxTurn, math.Min(maxTurn, geom.WrapAngle(v.wantYaw-v.S.Yaw)))
+	}
 	v.S.Yaw = geom.WrapAngle(v.S.Yaw + turn)
 	v.S.YawRate = turn / dt
 	v.S.Energy += p.EnergyPerM*dist + p.EnergyPerDeg*math.Abs(turn)*180/math.Pi
