@@ -47,7 +47,7 @@ func (p *GCSParams) Validate() map[string]string {
 
 type gcsVehicle struct {
 	id       netsim.NodeID
-	msgSeq   uint32 // sequence number of every packet to this vehicle
+	msgSeq   uint32      // sequence number of every packet to this vehicle
 	targets  []geom.Vec3 // per leg
 	leg      int         // leg being commanded; len(targets) = final command
 	seq      uint32
