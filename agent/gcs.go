@@ -7,18 +7,22 @@ import (
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
+	"skyloop/vehicle"
 )
 
 // GCSParams configure the ground-station behaviour.
 type GCSParams struct {
-	Group  string        `yaml:"group" json:"group"`   // vehicle group to command; empty = every vehicle
-	Legs   []geom.Layout `yaml:"legs" json:"legs"`     // each leg gives one target per vehicle
-	Accept float64       `yaml:"accept" json:"accept"` // a leg is done when telemetry shows the vehicle this close, m
-	Speed  float64       `yaml:"speed" json:"speed"`   // speed limit sent with each goto, m/s; 0 = vehicle's own
-	Resend sim.Duration  `yaml:"resend" json:"resend"` // resend an unacknowledged command after this long; heartbeat period otherwise
-	Period sim.Duration  `yaml:"period" json:"period"` // how often the station checks progress
-	Final  string        `yaml:"final" json:"final"`   // after the last leg: hold, land or rtl
-	Port   uint16        `yaml:"port" json:"port"`
+	Group     string        `yaml:"group" json:"group"`         // vehicle group to command; empty = every vehicle
+	Legs      []geom.Layout `yaml:"legs" json:"legs"`           // each leg gives one target per vehicle
+	Accept    float64       `yaml:"accept" json:"accept"`       // a leg is done when telemetry shows the vehicle this close, m
+	Speed     float64       `yaml:"speed" json:"speed"`         // speed limit sent with each goto, m/s; 0 = vehicle's own
+	Resend    sim.Duration  `yaml:"resend" json:"resend"`       // resend an unacknowledged (or abandoned) command after this long
+	Heartbeat sim.Duration  `yaml:"heartbeat" json:"heartbeat"` // send a heartbeat when nothing else was sent for this long; 0 = never
+	SyncLegs  bool          `yaml:"sync_legs" json:"sync_legs"` // start a leg only when every vehicle finished the one before
+	StopAt    sim.Duration  `yaml:"stop_at" json:"stop_at"`     // the station falls silent at this time (a crash, for failsafe studies); 0 = never
+	Period    sim.Duration  `yaml:"period" json:"period"`       // how often the station checks progress
+	Final     string        `yaml:"final" json:"final"`         // after the last leg: hold, land or rtl
+	Port      uint16        `yaml:"port" json:"port"`
 }
 
 // Validate checks the parameters that do not depend on the run.
@@ -40,6 +44,8 @@ func (p *GCSParams) Validate() map[string]string {
 		bad["speed"] = fmt.Sprintf("must be >= 0, got %v", p.Speed)
 	}
 	positive(bad, "resend", p.Resend)
+	nonNegative(bad, "heartbeat", p.Heartbeat)
+	nonNegative(bad, "stop_at", p.StopAt)
 	positive(bad, "period", p.Period)
 	checkFinal(bad, p.Final)
 	return bad
@@ -51,7 +57,8 @@ type gcsVehicle struct {
 	targets  []geom.Vec3 // per leg
 	leg      int         // leg being commanded; len(targets) = final command
 	seq      uint32
-	lastSend sim.Time
+	lastSend sim.Time // any packet
+	lastCmd  sim.Time // the last command
 	sentLeg  int
 	telem    TelemMsg
 	hasTelem bool
@@ -67,20 +74,22 @@ type gcsVehicle struct {
 // final command after the last leg. Both the commands and the telemetry it
 // relies on cross the network, so delay and loss show up in the flight.
 type GCS struct {
-	p   *GCSParams
-	v   []gcsVehicle
-	buf []byte
-	idx map[netsim.NodeID]int
+	stopped bool
+	p       *GCSParams
+	v       []gcsVehicle
+	buf     []byte
+	idx     map[netsim.NodeID]int
 }
 
 func init() {
 	Register(Spec{
 		Name: "gcs",
 		Doc: "Ground station (fixed node): commands each vehicle of `group` through `legs` (one target layout per leg) over the network, resending every `resend` " +
-			"until acknowledged, advancing a vehicle when its telemetry shows it within `accept` of the target, then sends `final`. Vehicles need the `remote` behaviour.",
+			"until the vehicle's telemetry acknowledges it (or again when it stops flying it), advancing a vehicle when its telemetry shows it within `accept` of the target " +
+			"(all together with `sync_legs`), then sends `final`; between commands it sends heartbeats every `heartbeat` for the autopilots' link-loss failsafe. Vehicles need the `remote` behaviour.",
 		Fixed: true,
 		Params: func() Params {
-			return &GCSParams{Accept: 1.0, Resend: sim.Second, Period: 100 * sim.Millisecond, Final: "hold", Port: 14550}
+			return &GCSParams{Accept: 1.0, Resend: sim.Second, Heartbeat: 250 * sim.Millisecond, Period: 100 * sim.Millisecond, Final: "hold", Port: 14550}
 		},
 		New: func(p Params) Behavior { return &GCS{p: p.(*GCSParams)} },
 	})
@@ -149,27 +158,53 @@ func (g *GCS) Receive(ctx *Context, m *Message) {
 // (re)sends commands.
 func (g *GCS) Step(ctx *Context) {
 	now := ctx.Now()
+	if g.p.StopAt > 0 && now >= sim.Time(g.p.StopAt) {
+		if !g.stopped {
+			g.stopped = true
+			ctx.Event("gcs_stopped", "")
+		}
+		return
+	}
 	for i := range g.v {
 		v := &g.v[i]
-		nLegs := len(v.targets)
-		if v.leg < nLegs && v.hasTelem && int(v.telem.Leg) == v.leg && v.telem.Pos.Dist(v.targets[v.leg]) <= g.p.Accept {
+		if v.leg < len(v.targets) && v.hasTelem && int(v.telem.Leg) == v.leg && v.telem.Pos.Dist(v.targets[v.leg]) <= g.p.Accept {
 			v.legDone = append(v.legDone, now)
 			ctx.Event("leg_done", fmt.Sprintf("vehicle=%d leg=%d", v.id, v.leg))
 			v.leg++
 		}
+	}
+	minLeg := len(g.p.Legs)
+	for i := range g.v {
+		minLeg = min(minLeg, g.v[i].leg)
+	}
+	for i := range g.v {
+		v := &g.v[i]
+		nLegs := len(v.targets)
 		acked := v.hasTelem && int(v.telem.Leg) == v.leg
-		if now.Sub(v.lastSend) < g.p.Resend && (v.sentLeg == v.leg || v.leg == nLegs && acked) {
-			continue
-		}
-		c := CmdMsg{Seq: v.seq, Leg: uint16(v.leg), Speed: float32(g.p.Speed)}
+		var needCmd bool
 		switch {
-		case v.sentLeg == v.leg && acked:
-			// Nothing new: a heartbeat keeps the vehicle's link alive.
-			c = CmdMsg{Op: OpHeartbeat, Seq: v.seq - 1, Leg: uint16(v.leg)}
-		case v.leg < nLegs:
-			c.Op, c.Pos = OpGoto, v.targets[v.leg]
+		case g.p.SyncLegs && v.leg > minLeg:
+			// Done with its leg; it holds there until the others are too.
+		case !acked:
+			needCmd = true
+		case v.leg < nLegs && v.telem.Mode != vehicle.ModeGoto:
+			// It acknowledged the leg but no longer flies it (a failsafe
+			// hold, say): command it again.
+			needCmd = true
+		}
+		var c CmdMsg
+		switch {
+		case needCmd && (v.sentLeg != v.leg || now.Sub(v.lastCmd) >= g.p.Resend):
+			c = CmdMsg{Seq: v.seq, Leg: uint16(v.leg), Speed: float32(g.p.Speed)}
+			if v.leg < nLegs {
+				c.Op, c.Pos = OpGoto, v.targets[v.leg]
+			} else {
+				c.Op = finalOp(g.p.Final)
+			}
+		case g.p.Heartbeat > 0 && now.Sub(v.lastSend) >= g.p.Heartbeat && v.sentLeg >= 0:
+			c = CmdMsg{Op: OpHeartbeat, Seq: v.seq - 1, Leg: uint16(v.sentLeg)}
 		default:
-			c.Op = finalOp(g.p.Final)
+			continue
 		}
 		g.buf = c.Append(g.buf[:0])
 		if err := ctx.Send(Message{Dst: v.id, Kind: netsim.KindCmd, Seq: v.msgSeq, Port: g.p.Port, Payload: g.buf}); err != nil {
@@ -181,7 +216,7 @@ func (g *GCS) Step(ctx *Context) {
 		if c.Op != OpHeartbeat {
 			v.seq++
 			v.sends++
-			v.sentLeg = v.leg
+			v.sentLeg, v.lastCmd = v.leg, now
 		}
 	}
 }

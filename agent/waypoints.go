@@ -46,14 +46,16 @@ func checkFinal(bad map[string]string, f string) {
 	}
 }
 
-func finalCommand(f string) vehicle.Command {
+// finalCommand returns the command for a mission's final action; "hold"
+// needs none, since the vehicle keeps holding at its last target.
+func finalCommand(f string) (vehicle.Command, bool) {
 	switch f {
 	case "land":
-		return vehicle.Command{Kind: vehicle.CmdLand}
+		return vehicle.Command{Kind: vehicle.CmdLand}, true
 	case "rtl":
-		return vehicle.Command{Kind: vehicle.CmdRTL}
+		return vehicle.Command{Kind: vehicle.CmdRTL}, true
 	}
-	return vehicle.Command{Kind: vehicle.CmdHold}
+	return vehicle.Command{}, false
 }
 
 // Waypoints flies the own vehicle through a list of points using the native
@@ -122,7 +124,9 @@ func (w *Waypoints) Step(ctx *Context) {
 		if !w.p.Loop {
 			w.done = true
 			ctx.Event("mission_done", "")
-			ctx.Command(finalCommand(w.p.Final))
+			if c, ok := finalCommand(w.p.Final); ok {
+				ctx.Command(c)
+			}
 			return
 		}
 		w.idx = 0

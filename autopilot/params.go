@@ -179,3 +179,16 @@ func (p *Params) Validate() map[string]string {
 	}
 	return bad
 }
+
+// Energy coefficients of SPEC.md D's empirical planning model for a small
+// quadrotor: energy per metre travelled and per degree turned.
+const (
+	PlanningJPerM   = 0.1164
+	PlanningJPerDeg = 0.0173
+)
+
+// PlanningEnergy returns the planning model's energy (J) for a path of
+// dist metres with turnDeg degrees of heading change.
+func PlanningEnergy(dist, turnDeg float64) float64 {
+	return PlanningJPerM*dist + PlanningJPerDeg*turnDeg
+}

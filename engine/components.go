@@ -1,15 +1,18 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"sort"
 	"strings"
 
+	"skyloop/autopilot"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/netsim/ideal"
 	"skyloop/netsim/impair"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
+	"skyloop/vehicle/multirotor"
 	"skyloop/vehicle/pointmass"
 )
 
@@ -24,8 +27,14 @@ type kindSpec struct {
 	// whether stepping vehicles in parallel pays off.
 	stepNs float64
 	params func() validator
-	timing func(p validator) vehicle.Timing
-	new    func(p validator, pos geom.Vec3, yaw float64) vehicle.Vehicle
+	// presets, when set, lists named parameter sets; the scenario picks one
+	// with `preset:` (default presets[0]) and overrides fields on top.
+	presets []string
+	preset  func(name string) validator
+	timing  func(p validator) vehicle.Timing
+	// newGroup prepares what a group shares and returns the constructor of
+	// its vehicles; each vehicle gets its own random stream.
+	newGroup func(p validator) func(pos geom.Vec3, yaw float64, rng *rand.Rand) vehicle.Vehicle
 }
 
 var kinds = map[string]kindSpec{
@@ -36,8 +45,29 @@ var kinds = map[string]kindSpec{
 			q := p.(*pointmass.Params)
 			return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
 		},
-		new: func(p validator, pos geom.Vec3, yaw float64) vehicle.Vehicle {
-			return pointmass.New(p.(*pointmass.Params), pos, yaw)
+		newGroup: func(p validator) func(geom.Vec3, float64, *rand.Rand) vehicle.Vehicle {
+			return func(pos geom.Vec3, yaw float64, _ *rand.Rand) vehicle.Vehicle {
+				return pointmass.New(p.(*pointmass.Params), pos, yaw)
+			}
+		},
+	},
+	autopilot.Kind: {
+		stepNs:  400,
+		presets: multirotor.Presets(),
+		preset: func(name string) validator {
+			c, _ := autopilot.PresetConfig(name)
+			return &c
+		},
+		params: func() validator { c, _ := autopilot.PresetConfig("iris"); return &c },
+		timing: func(p validator) vehicle.Timing {
+			c := p.(*autopilot.Config)
+			return vehicle.Timing{Physics: c.PhysicsPeriod, Control: c.Autopilot.ControlPeriod}
+		},
+		newGroup: func(p validator) func(geom.Vec3, float64, *rand.Rand) vehicle.Vehicle {
+			sh := autopilot.NewShared(p.(*autopilot.Config))
+			return func(pos geom.Vec3, yaw float64, rng *rand.Rand) vehicle.Vehicle {
+				return autopilot.New(sh, pos, yaw, rng)
+			}
 		},
 	},
 	groundbot.Kind: {
@@ -47,8 +77,10 @@ var kinds = map[string]kindSpec{
 			q := p.(*groundbot.Params)
 			return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
 		},
-		new: func(p validator, pos geom.Vec3, yaw float64) vehicle.Vehicle {
-			return groundbot.New(p.(*groundbot.Params), pos, yaw)
+		newGroup: func(p validator) func(geom.Vec3, float64, *rand.Rand) vehicle.Vehicle {
+			return func(pos geom.Vec3, yaw float64, _ *rand.Rand) vehicle.Vehicle {
+				return groundbot.New(p.(*groundbot.Params), pos, yaw)
+			}
 		},
 	},
 }

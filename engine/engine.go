@@ -28,6 +28,7 @@ import (
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
+	"skyloop/report"
 	"skyloop/scenario"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -124,14 +125,15 @@ type Run struct {
 	met   *metrics.Collector
 	world worldCheck
 
-	pool                 *sim.Pool
-	curTick              int64
-	curT                 sim.Time
-	controlFn, physicsFn func(lo, hi int)
+	pool      *sim.Pool
+	curTick   int64
+	curT      sim.Time
+	vehicleFn func(lo, hi int)
 
 	effective map[string]any
 	out       *outputs
 	tel       []vehicle.Telemetry
+	tracks    *report.Tracker
 }
 
 // Build checks every part of the scenario, component parameters included,
@@ -181,7 +183,7 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 		// Handing work to other goroutines costs a few microseconds per
 		// phase: worth it only when a tick's vehicle work is far larger.
 		r.workers = 1
-		if r.stepNs >= 200_000 {
+		if r.stepNs >= 30_000 {
 			r.workers = min(runtime.GOMAXPROCS(0), 8)
 		}
 	}
@@ -217,6 +219,19 @@ func (r *Run) buildVehicles() {
 			continue
 		}
 		p := ks.params()
+		if ks.preset != nil {
+			name := ks.presets[0]
+			sc.DecodeKey(g.Params, path+".params", "preset", &name)
+			valid := false
+			for _, n := range ks.presets {
+				valid = valid || n == name
+			}
+			if !valid {
+				sc.Errorf(path+".params.preset", "unknown %s preset %q: want one of %s", g.Kind, name, strings.Join(ks.presets, ", "))
+				continue
+			}
+			p = ks.preset(name)
+		}
 		if !sc.Decode(g.Params, path+".params", p) {
 			continue
 		}
@@ -233,9 +248,10 @@ func (r *Run) buildVehicles() {
 		}
 		pts := g.Spawn.Points(g.Count)
 		yaw := g.Yaw * math.Pi / 180
+		newVehicle := ks.newGroup(p)
 		for i := 0; i < g.Count; i++ {
 			id := netsim.NodeID(len(r.nodes))
-			v := ks.new(p, pts[i], yaw)
+			v := newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
 			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.Name, i), Group: g.Name, Index: i}
 			r.nodes = append(r.nodes, nodeState{ref: ref, veh: v})
 			r.veh = append(r.veh, v)

@@ -37,6 +37,13 @@ vehicles:
     behaviors:
       - {type: remote, gcs: gcs, telemetry: 200ms, stagger: 2ms}
       - {type: beacon, period: 100ms, stagger: 1ms, policy: event}
+  - name: quad
+    kind: multirotor
+    count: 8
+    spawn: {layout: circle, origin: [0, 40, 0], radius: 10}
+    params: {preset: iris, wind: [3, 1, 0], turbulence_sigma: 0.8}
+    behaviors:
+      - {type: waypoints, relative: true, points: [[0, 0, 6], [5, 5, 8]], final: land}
   - name: ugv
     kind: groundbot
     count: 6
@@ -334,5 +341,77 @@ func TestRemoteLinkTimeoutOnHealthyLink(t *testing.T) {
 	g := s.Agents["gcs"]["gcs"].(map[string]any)
 	if g["vehicles_done"] != 10 {
 		t.Fatalf("%v of 10 vehicles completed", g["vehicles_done"])
+	}
+}
+
+// TestMunils50 runs SPEC.md A's 50-UAV mission: every UAV reaches its own
+// waypoint (arrival error from the physics, not the controller's belief),
+// with no collisions, all commands and telemetry crossing the network.
+func TestMunils50(t *testing.T) {
+	text, _ := scenarios.Lookup("munils-50")
+	dir := filepath.Join(t.TempDir(), "m50")
+	s := runYAML(t, string(text), Options{}, dir).Summary
+	g := s.Agents["gcs"]["gcs"].(map[string]any)
+	if g["vehicles_done"] != 50 {
+		t.Fatalf("%v of 50 vehicles completed", g["vehicles_done"])
+	}
+	worst := 0.0
+	for _, v := range s.Vehicles {
+		if v.ArrivalErrorM == nil {
+			t.Fatalf("%s has no target", v.Name)
+		}
+		worst = max(worst, *v.ArrivalErrorM)
+	}
+	t.Logf("worst arrival error %.3f m, closest approach %.2f m", worst, s.Separation.MinM)
+	if worst > 0.3 {
+		t.Errorf("worst arrival error %.3f m", worst)
+	}
+	if s.Separation.Collisions != 0 || s.Separation.MinM < 1 {
+		t.Errorf("separation %+v", s.Separation)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "trajectory.png")); err != nil || st.Size() < 10000 {
+		t.Errorf("trajectory.png: %v", err)
+	}
+	if s.Network.ByKind["cmd"].Tx == 0 || s.Network.ByKind["telem"].Tx == 0 {
+		t.Error("no command or telemetry traffic")
+	}
+}
+
+// TestFailsafeOverTheNetwork: the ground station falls silent; every UAV
+// notices the missing heartbeats, holds after 1 s and lands 5 s later.
+func TestFailsafeOverTheNetwork(t *testing.T) {
+	text, _ := scenarios.Lookup("munils-5")
+	mod := strings.Replace(string(text), "        accept: 0.3\n", "        accept: 0.3\n        stop_at: 10s\n", 1)
+	if mod == string(text) {
+		t.Fatal("munils-5 changed; update this test")
+	}
+	dir := t.TempDir()
+	s := runYAML(t, mod, Options{}, dir).Summary
+	_, rows := readCSV(t, filepath.Join(dir, "events.csv"))
+	holds, lands := map[string]int64{}, map[string]int64{}
+	for _, r := range rows {
+		if r[3] == "failsafe" && strings.HasSuffix(r[4], ": hold") {
+			holds[r[1]] = atoi(t, r[0])
+		}
+		if r[3] == "failsafe" && strings.HasSuffix(r[4], ": land") {
+			lands[r[1]] = atoi(t, r[0])
+		}
+	}
+	if len(holds) != 5 || len(lands) != 5 {
+		t.Fatalf("holds %v lands %v", holds, lands)
+	}
+	for id, h := range holds {
+		// Last heartbeat just before 10 s; hold after the 1 s timeout.
+		if h < int64(10*sim.Second) || h > int64(11500*sim.Millisecond) {
+			t.Errorf("vehicle %s held at %v", id, sim.Duration(h))
+		}
+		if d := lands[id] - h; d < int64(5*sim.Second) || d > int64(5100*sim.Millisecond) {
+			t.Errorf("vehicle %s landed %v after holding", id, sim.Duration(d))
+		}
+	}
+	for _, v := range s.Vehicles {
+		if v.Mode != "disarmed" || v.Final.Z > 0.01 {
+			t.Errorf("%s ended %s at z=%.2f", v.Name, v.Mode, v.Final.Z)
+		}
 	}
 }

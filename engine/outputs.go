@@ -12,7 +12,7 @@ import (
 const (
 	traceHeader      = "event,t_ns,src,dst,seq,t_gen_ns,bytes,kind,reason"
 	deliveriesHeader = "t_rx_ns,t_tick_ns,src,dst,seq,t_gen_ns,t_send_ns,bytes,kind,latency_ns"
-	vehiclesHeader   = "t_ns,id,x,y,z,vx,vy,vz,yaw,mode,armed,energy_j"
+	vehiclesHeader   = "t_ns,id,x,y,z,vx,vy,vz,roll,pitch,yaw,mode,armed,energy_j,battery_v,current_a,pressure_pa"
 	eventsHeader     = "t_ns,node,source,event,detail"
 )
 
@@ -83,7 +83,8 @@ func (o *outputs) vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 	o.vehicles.Int(int64(t)).Int(int64(id)).
 		Float(tel.Pos.X, 4).Float(tel.Pos.Y, 4).Float(tel.Pos.Z, 4).
 		Float(tel.Vel.X, 4).Float(tel.Vel.Y, 4).Float(tel.Vel.Z, 4).
-		Float(tel.Yaw, 5).Str(tel.Mode.String()).Int(armed).Float(tel.Energy, 3).End()
+		Float(tel.Roll, 5).Float(tel.Pitch, 5).Float(tel.Yaw, 5).Str(tel.Mode.String()).Int(armed).Float(tel.Energy, 3).
+		Float(tel.BatteryV, 3).Float(tel.BatteryA, 3).Float(tel.PressurePa, 1).End()
 }
 
 func (o *outputs) event(t sim.Time, node netsim.NodeID, source, name, detail string) {

@@ -34,6 +34,8 @@ type worldCheck struct {
 	BoundsExits  int
 	maxSpeed     []float64
 	start        []geom.Vec3
+	turnDeg      []float64 // heading change accumulated between checks
+	lastYaw      []float64
 }
 
 func newWorldCheck(w scenario.World, veh []vehicle.Vehicle) worldCheck {
@@ -46,8 +48,11 @@ func newWorldCheck(w scenario.World, veh []vehicle.Vehicle) worldCheck {
 	c.order = make([]int, n)
 	c.maxSpeed = make([]float64, n)
 	c.start = make([]geom.Vec3, n)
+	c.turnDeg = make([]float64, n)
+	c.lastYaw = make([]float64, n)
 	for i, v := range veh {
 		c.start[i] = v.Telemetry().Pos
+		c.lastYaw[i] = v.Telemetry().Yaw
 		c.radius[i] = v.Radius()
 		c.maxR = math.Max(c.maxR, c.radius[i])
 		c.inObs[i] = -1
@@ -63,6 +68,8 @@ func (c *worldCheck) sample(t sim.Time, tel []vehicle.Telemetry, emit emitFunc) 
 	for i := range tel {
 		p := tel[i].Pos
 		c.maxSpeed[i] = math.Max(c.maxSpeed[i], tel[i].Vel.Norm())
+		c.turnDeg[i] += math.Abs(geom.WrapAngle(tel[i].Yaw-c.lastYaw[i])) * 180 / math.Pi
+		c.lastYaw[i] = tel[i].Yaw
 		if len(c.obstacles) > 0 {
 			in := -1
 			for k, o := range c.obstacles {

@@ -187,6 +187,8 @@ type fieldInfo struct {
 	name  string
 }
 
+// yamlFields lists the YAML fields of a struct type; fields tagged
+// `yaml:",inline"` contribute their own fields at the same level.
 func yamlFields(t reflect.Type) []fieldInfo {
 	var fs []fieldInfo
 	for i := 0; i < t.NumField(); i++ {
@@ -195,8 +197,15 @@ func yamlFields(t reflect.Type) []fieldInfo {
 			continue
 		}
 		tag := f.Tag.Get("yaml")
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		if name == "-" {
+			continue
+		}
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			for _, sub := range yamlFields(f.Type) {
+				sub.index = append(append([]int{}, f.Index...), sub.index...)
+				fs = append(fs, sub)
+			}
 			continue
 		}
 		if name == "" {

@@ -21,7 +21,7 @@ import (
 //	workers: 0              goroutines stepping vehicles; 0 = automatic (1 unless vehicle work is heavy)
 //	world: {check_period: 10ms}
 //	network: {backend: ideal, position_period: 10ms}
-//	outputs: {trace: true, deliveries: true, vehicles: true, events: true, sample_period: 100ms}
+//	outputs: {trace: true, deliveries: true, vehicles: true, events: true, plots: true, sample_period: 100ms}
 func Defaults() *Scenario {
 	return &Scenario{
 		Seed:     1,
@@ -29,7 +29,7 @@ func Defaults() *Scenario {
 		Tick:     sim.Millisecond,
 		World:    World{CheckPeriod: 10 * sim.Millisecond},
 		Outputs: Outputs{
-			Trace: true, Deliveries: true, Vehicles: true, Events: true,
+			Trace: true, Deliveries: true, Vehicles: true, Events: true, Plots: true,
 			SamplePeriod: 100 * sim.Millisecond,
 		},
 	}
@@ -102,7 +102,7 @@ func (sc *Scenario) check() {
 		p := fmt.Sprintf("vehicles[%d]", i)
 		claim(g.Name, p+".name")
 		if g.Kind == "" {
-			sc.Errorf(p+".kind", "missing: one of pointmass, groundbot")
+			sc.Errorf(p+".kind", "missing: one of pointmass, groundbot, multirotor")
 		}
 		if g.Count < 1 {
 			sc.Errorf(p+".count", "must be >= 1, got %d", g.Count)

@@ -89,6 +89,7 @@ type Outputs struct {
 	Deliveries   bool         `yaml:"deliveries" json:"deliveries"`       // deliveries.csv: every delivery with arrival and consumption ticks
 	Vehicles     bool         `yaml:"vehicles" json:"vehicles"`           // vehicles.csv: sampled vehicle states
 	Events       bool         `yaml:"events" json:"events"`               // events.csv
+	Plots        bool         `yaml:"plots" json:"plots"`                 // trajectory.png
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
 }
 

@@ -1,0 +1,176 @@
+// Package report turns run results into figures: PNG plots drawn with
+// gonum/plot, whose embedded fonts make the output byte-stable.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"skyloop/geom"
+)
+
+// Track is one vehicle's path for a trajectory plot.
+type Track struct {
+	Name    string
+	Points  []geom.Vec3
+	Targets []geom.Vec3
+}
+
+// Tracker collects vehicle paths with a bounded number of points per
+// vehicle: when a track reaches the limit, every other point is dropped and
+// the sampling stride doubles, so long runs keep their whole shape.
+type Tracker struct {
+	Tracks []Track
+	limit  int
+	stride []int
+	count  []int
+}
+
+// NewTracker returns a tracker for the named vehicles, keeping at most
+// limit points each.
+func NewTracker(names []string, limit int) *Tracker {
+	t := &Tracker{Tracks: make([]Track, len(names)), limit: max(limit, 16), stride: make([]int, len(names)), count: make([]int, len(names))}
+	for i, n := range names {
+		t.Tracks[i].Name = n
+		t.stride[i] = 1
+	}
+	return t
+}
+
+// Add records vehicle i at p; a target, when has is true and it differs
+// from the last one recorded, is kept as a marker.
+func (t *Tracker) Add(i int, p geom.Vec3, target geom.Vec3, has bool) {
+	tr := &t.Tracks[i]
+	if has && (len(tr.Targets) == 0 || tr.Targets[len(tr.Targets)-1].Dist(target) > 0.01) {
+		tr.Targets = append(tr.Targets, target)
+	}
+	t.count[i]++
+	if (t.count[i]-1)%t.stride[i] != 0 {
+		return
+	}
+	tr.Points = append(tr.Points, p)
+	if len(tr.Points) >= t.limit {
+		k := 0
+		for j := 0; j < len(tr.Points); j += 2 {
+			tr.Points[k] = tr.Points[j]
+			k++
+		}
+		tr.Points = tr.Points[:k]
+		t.stride[i] *= 2
+	}
+}
+
+// TrajectoryPNG draws the tracks seen from above (x east, y north) with
+// each start marked by a circle and each target by a cross, and returns the
+// PNG bytes.
+func TrajectoryPNG(title string, tracks []Track, obstacles []geom.Box) ([]byte, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "x east (m)"
+	p.Y.Label.Text = "y north (m)"
+	p.Add(plotter.NewGrid())
+	for _, o := range obstacles {
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: o.Min.X, Y: o.Min.Y}, {X: o.Max.X, Y: o.Min.Y}, {X: o.Max.X, Y: o.Max.Y}, {X: o.Min.X, Y: o.Max.Y}})
+		if err != nil {
+			return nil, err
+		}
+		poly.Color = color.Gray{Y: 200}
+		p.Add(poly)
+	}
+	var starts, targets plotter.XYs
+	for i, tr := range tracks {
+		if len(tr.Points) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(tr.Points))
+		for j, pt := range tr.Points {
+			xy[j] = plotter.XY{X: pt.X, Y: pt.Y}
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, fmt.Errorf("track %s: %w", tr.Name, err)
+		}
+		l.Color = palette(i)
+		l.Width = vg.Points(1)
+		p.Add(l)
+		if len(tracks) <= 12 {
+			p.Legend.Add(tr.Name, l)
+		}
+		starts = append(starts, plotter.XY{X: tr.Points[0].X, Y: tr.Points[0].Y})
+		for _, tg := range tr.Targets {
+			targets = append(targets, plotter.XY{X: tg.X, Y: tg.Y})
+		}
+	}
+	if len(starts) > 0 {
+		s, err := plotter.NewScatter(starts)
+		if err != nil {
+			return nil, err
+		}
+		s.GlyphStyle.Shape = draw.CircleGlyph{}
+		s.GlyphStyle.Radius = vg.Points(3)
+		p.Add(s)
+		p.Legend.Add("start", s)
+	}
+	if len(targets) > 0 {
+		s, err := plotter.NewScatter(targets)
+		if err != nil {
+			return nil, err
+		}
+		s.GlyphStyle.Shape = draw.CrossGlyph{}
+		s.GlyphStyle.Radius = vg.Points(4)
+		s.GlyphStyle.Color = color.RGBA{R: 200, A: 255}
+		p.Add(s)
+		p.Legend.Add("target", s)
+	}
+	p.Legend.Top = true
+	equalAxes(p)
+	return render(p, 8*vg.Inch, 8*vg.Inch)
+}
+
+// equalAxes makes one metre the same length on both axes.
+func equalAxes(p *plot.Plot) {
+	dx, dy := p.X.Max-p.X.Min, p.Y.Max-p.Y.Min
+	if dx <= 0 || dy <= 0 || math.IsInf(dx, 0) || math.IsInf(dy, 0) {
+		return
+	}
+	if dx > dy {
+		c := (p.Y.Max + p.Y.Min) / 2
+		p.Y.Min, p.Y.Max = c-dx/2, c+dx/2
+	} else {
+		c := (p.X.Max + p.X.Min) / 2
+		p.X.Min, p.X.Max = c-dy/2, c+dy/2
+	}
+}
+
+func palette(i int) color.Color {
+	cs := []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255},
+		{140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}, {188, 189, 34, 255}, {23, 190, 207, 255}}
+	return cs[i%len(cs)]
+}
+
+func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
+	c := vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("rendering plot: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteFile writes b to path.
+func WriteFile(path string, b []byte) error {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
