@@ -185,6 +185,8 @@ func (g *GCS) Step(ctx *Context) {
 		switch {
 		case g.p.SyncLegs && v.leg > minLeg:
 			// Done with its leg; it holds there until the others are too.
+		case v.leg == nLegs && g.p.Final == "hold":
+			// Done: it keeps holding at its last target.
 		case !acked:
 			needCmd = true
 		case v.leg < nLegs && v.telem.Mode != vehicle.ModeGoto:
@@ -235,7 +237,7 @@ func (g *GCS) Finish(ctx *Context) map[string]any {
 	done := 0
 	for i, v := range g.v {
 		reps[i] = vrep{Vehicle: v.id, LegsDone: len(v.legDone), LegDoneNs: v.legDone, Commands: v.sends, LastTelem: v.telem.Pos,
-			FinalAcked: v.leg == len(v.targets) && v.hasTelem && int(v.telem.Leg) == v.leg}
+			FinalAcked: v.leg == len(v.targets) && (g.p.Final == "hold" || v.hasTelem && int(v.telem.Leg) == v.leg)}
 		if len(v.legDone) == len(v.targets) {
 			done++
 		}

@@ -278,3 +278,44 @@ func BenchmarkStep(b *testing.B) {
 		r.ev.List = r.ev.List[:0]
 	}
 }
+
+func TestReturnToLaunch(t *testing.T) {
+	r := newRig(t, "iris", geom.V(0, 0, 0), nil)
+	r.cmd(vehicle.Command{Kind: vehicle.CmdGoto, Pos: geom.V(30, 10, 6), Yaw: math.NaN()})
+	r.fly(15 * sim.Second)
+	r.cmd(vehicle.Command{Kind: vehicle.CmdRTL})
+	r.fly(40 * sim.Second)
+	s := r.log[len(r.log)-1]
+	maxZ := 0.0
+	for _, l := range r.log[15000:] {
+		maxZ = math.Max(maxZ, l.Pos.Z)
+	}
+	if d := s.Pos.NormXY(); d > 0.5 || !s.Landed || s.Armed {
+		t.Fatalf("after RTL: %.2f m from home, %+v", d, s)
+	}
+	if maxZ < 9.5 {
+		t.Errorf("did not climb to the return altitude (max %.2f m)", maxZ)
+	}
+}
+
+// TestOffboardLoss: velocity setpoints that stop arriving make the vehicle
+// hold after the failsafe timeout.
+func TestOffboardLoss(t *testing.T) {
+	r := newRig(t, "iris", geom.V(0, 0, 10), nil)
+	for i := 0; i < 30; i++ {
+		r.cmd(vehicle.Command{Kind: vehicle.CmdVelocity, Vel: geom.V(2, 0, 0)})
+		r.fly(100 * sim.Millisecond)
+	}
+	last := r.t - sim.Time(100*sim.Millisecond)
+	r.fly(5 * sim.Second)
+	fs := r.events("failsafe")
+	if len(fs) == 0 || fs[0].Detail != "offboard setpoints lost: hold" {
+		t.Fatalf("failsafe events %v", fs)
+	}
+	if d := fs[0].T.Sub(last); d < sim.Second || d > 1100*sim.Millisecond {
+		t.Errorf("held %v after the last setpoint", d)
+	}
+	if v := r.log[len(r.log)-1].Vel.Norm(); v > 0.2 {
+		t.Errorf("still moving at %.2f m/s", v)
+	}
+}

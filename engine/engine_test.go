@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"errors"
 	"os"
 	"path/filepath"
@@ -413,5 +414,22 @@ func TestFailsafeOverTheNetwork(t *testing.T) {
 		if v.Mode != "disarmed" || v.Final.Z > 0.01 {
 			t.Errorf("%s ended %s at z=%.2f", v.Name, v.Mode, v.Final.Z)
 		}
+	}
+}
+
+// TestMunils5 hovers five UAVs at 5 m, commanded over the network.
+func TestMunils5(t *testing.T) {
+	text, _ := scenarios.Lookup("munils-5")
+	s := runYAML(t, string(text), Options{}, "").Summary
+	for _, v := range s.Vehicles {
+		if math.Abs(v.Final.Z-5) > 0.2 || v.Mode != "goto" || *v.ArrivalErrorM > 0.2 {
+			t.Errorf("%s: %+v", v.Name, v)
+		}
+		if v.EnergyJ <= 0 {
+			t.Errorf("%s used no energy", v.Name)
+		}
+	}
+	if s.Separation.MinM < 5 {
+		t.Errorf("closest approach %.2f m; they spawn 6 m apart", s.Separation.MinM)
 	}
 }
