@@ -43,12 +43,12 @@ var malformedCases = []struct {
 	{
 		name: "empty file",
 		yaml: "",
-		want: []string{"bad.yaml: empty scenario file"},
+		want: []string{"bad.yaml: empty file"},
 	},
 	{
 		name: "whitespace only",
 		yaml: "  \n\n\t\n",
-		want: []string{"bad.yaml: empty scenario file"},
+		want: []string{"bad.yaml: empty file"},
 	},
 	{
 		name: "two documents",
@@ -58,12 +58,12 @@ var malformedCases = []struct {
 	{
 		name: "top level is a list",
 		yaml: "- name: t\n- vehicles: []\n",
-		want: []string{"bad.yaml:1: want a mapping of scenario fields at the top level, got a list"},
+		want: []string{"bad.yaml:1: want a mapping of fields at the top level, got a list"},
 	},
 	{
 		name: "top level is a string",
 		yaml: "hello\n",
-		want: []string{`bad.yaml:1: want a mapping of scenario fields at the top level, got the string "hello"`},
+		want: []string{`bad.yaml:1: want a mapping of fields at the top level, got the string "hello"`},
 	},
 	{
 		name: "unknown top-level key",

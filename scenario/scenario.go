@@ -109,12 +109,43 @@ func Load(path string, checks ...func(*Scenario)) (*Scenario, error) {
 // that every problem of a file is reported at once; they record problems
 // with Errorf.
 func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, err error) {
+	doc, err := ParseDocument(name, data)
+	if err != nil {
+		return nil, err
+	}
+	sc = Defaults()
+	sc.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
+	sc.File = name
+	sc.dec = doc.dec
+	doc.Decode(doc.Root, "", sc)
+	sc.check()
+	for _, c := range checks {
+		c(sc)
+	}
+	if err := doc.Err(); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// Document is a parsed YAML file decoded strictly into Go values, with
+// every problem located by line and field path. Scenario files use it, and
+// so do other inputs (experiment files).
+type Document struct {
+	File string
+	// Root is the top-level mapping.
+	Root ast.Node
+	dec  *decoder
+}
+
+// ParseDocument parses YAML text whose top level is a mapping.
+func ParseDocument(name string, data []byte) (*Document, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, Errors{{File: name, Msg: "empty scenario file"}}
+		return nil, Errors{{File: name, Msg: "empty file"}}
 	}
 	if len(data) > MaxFileSize {
-		return nil, Errors{{File: name, Msg: fmt.Sprintf("%d bytes: a scenario file may have at most %d", len(data), MaxFileSize)}}
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("%d bytes: a file may have at most %d", len(data), MaxFileSize)}}
 	}
 	if l, depth := flowDepth(data); depth > MaxDepth {
 		return nil, Errors{{File: name, Line: l, Msg: fmt.Sprintf("brackets nested %d deep: at most %d", depth, MaxDepth)}}
@@ -133,31 +164,57 @@ func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, e
 	}
 	switch {
 	case len(docs) == 0:
-		return nil, Errors{{File: name, Msg: "empty scenario file (only comments or document markers)"}}
+		return nil, Errors{{File: name, Msg: "empty file (only comments or document markers)"}}
 	case len(docs) > 1:
 		return nil, Errors{{File: name, Line: line(docs[1].Body), Msg: fmt.Sprintf("want one YAML document, got %d (remove the --- separators)", len(docs))}}
 	}
 	d := &decoder{file: name, anchors: map[string]ast.Node{}, seen: map[string]ast.Node{}}
 	collectAnchors(docs[0].Body, d.anchors)
-	sc = Defaults()
-	sc.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
-	sc.File = name
-	sc.dec = d
 	root := d.resolve(docs[0].Body)
 	switch root.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode:
 	default:
-		return nil, Errors{{File: name, Line: line(root), Msg: fmt.Sprintf("want a mapping of scenario fields at the top level, got %s", kindName(root))}}
+		return nil, Errors{{File: name, Line: line(root), Msg: fmt.Sprintf("want a mapping of fields at the top level, got %s", kindName(root))}}
 	}
-	d.decode(root, "", reflect.ValueOf(sc).Elem())
-	sc.check()
-	for _, c := range checks {
-		c(sc)
+	return &Document{File: name, Root: root, dec: d}, nil
+}
+
+// Decode decodes node n (absent: nothing changes) into dst, a pointer,
+// strictly; keys in skip are ignored. It returns false if it found problems.
+func (d *Document) Decode(n ast.Node, path string, dst any, skip ...string) bool {
+	before := len(d.dec.errs)
+	d.dec.decode(n, path, reflect.ValueOf(dst).Elem(), skip...)
+	return len(d.dec.errs) == before
+}
+
+// DecodeField decodes n into the field of struct pointer dst whose YAML
+// name is field, reporting an unknown field name at path.
+func (d *Document) DecodeField(n ast.Node, path string, dst any, field string) bool {
+	v := reflect.ValueOf(dst).Elem()
+	for _, f := range yamlFields(v.Type()) {
+		if f.name == field {
+			return d.Decode(n, path, v.FieldByIndex(f.index).Addr().Interface())
+		}
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs.sorted()
+	names := []string{}
+	for _, f := range yamlFields(v.Type()) {
+		names = append(names, f.name)
 	}
-	return sc, nil
+	d.dec.errorf(n, path, "unknown parameter %q (known: %s)", field, strings.Join(names, ", "))
+	return false
+}
+
+// Errorf records a problem at a node.
+func (d *Document) Errorf(n ast.Node, path, format string, args ...any) {
+	d.dec.errorf(n, path, format, args...)
+}
+
+// Err returns every problem recorded, sorted by line, or nil.
+func (d *Document) Err() error {
+	if len(d.dec.errs) == 0 {
+		return nil
+	}
+	return d.dec.errs.sorted()
 }
 
 // parseYAML runs the third-party YAML parser, turning a panic on hostile
