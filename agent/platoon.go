@@ -109,10 +109,25 @@ func (pl *Platoon) Step(ctx *Context) {
 		pl.noInfo = false
 		ctx.Event("belief_ok", fmt.Sprintf("%d", pl.pred))
 	}
-	dx, dy := b.Pos.X-tel.Pos.X, b.Pos.Y-tel.Pos.Y
+	v, w := FollowLaw(pl.p, tel.Pos, tel.Yaw, b.Pos, b.V)
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdDrive, V: v, Omega: w})
+}
+
+// FollowLaw is SPEC.md C's follower controller: with the predecessor
+// (believed) at predPos moving at predV, a follower at pos heading yaw drives
+// at v = predV + gap_gain*(dist - gap), clipped to [0, max_speed], and turns
+// at heading_gain times its heading error towards the predecessor.
+func FollowLaw(p *PlatoonParams, pos geom.Vec3, yaw float64, predPos geom.Vec3, predV float64) (v, omega float64) {
+	dx, dy := predPos.X-pos.X, predPos.Y-pos.Y
 	dist := math.Sqrt(dx*dx + dy*dy)
-	v := b.V + pl.p.GapGain*(dist-pl.p.Gap)
-	v = math.Max(0, math.Min(pl.p.MaxSpeed, v))
-	herr := geom.WrapAngle(math.Atan2(dy, dx) - tel.Yaw)
-	ctx.Command(vehicle.Command{Kind: vehicle.CmdDrive, V: v, Omega: pl.p.HeadGain * herr})
+	v = predV + p.GapGain*(dist-p.Gap)
+	v = math.Max(0, math.Min(p.MaxSpeed, v))
+	herr := geom.WrapAngle(math.Atan2(dy, dx) - yaw)
+	return v, p.HeadGain * herr
+}
+
+// DefaultPlatoonParams returns the platoon behaviour's defaults.
+func DefaultPlatoonParams() PlatoonParams {
+	s, _ := Lookup("platoon")
+	return *s.Params().(*PlatoonParams)
 }

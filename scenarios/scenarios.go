@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-//go:embed *.yaml
+//go:embed *.yaml netbots/*.yaml
 var files embed.FS
 
 // Lookup returns the text of the embedded scenario with the given name
@@ -21,11 +21,19 @@ func Lookup(name string) ([]byte, bool) {
 }
 
 // Names lists the embedded scenarios.
-func Names() []string {
-	ents, _ := fs.ReadDir(files, ".")
+func Names() []string { return list(".", "") }
+
+// Experiments lists the embedded netbots experiment files, named like
+// "netbots/delay".
+func Experiments() []string { return list("netbots", "netbots/") }
+
+func list(dir, prefix string) []string {
+	ents, _ := fs.ReadDir(files, dir)
 	var out []string
 	for _, e := range ents {
-		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".yaml") {
+			out = append(out, prefix+strings.TrimSuffix(e.Name(), ".yaml"))
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"skyloop/netbots"
+	"skyloop/scenarios"
+	"skyloop/sim"
+)
+
+func newSweepCmd() *cobra.Command {
+	var out, duration string
+	var seeds, workers int
+	var noFiles, quiet bool
+	c := &cobra.Command{
+		Use:   "sweep EXPERIMENT...",
+		Short: "Run a network-impairment experiment: variants x seeds in parallel",
+		Long: `Run SPEC.md C experiments: the robot platoon under network impairments. An
+experiment file (YAML) gives a base configuration and either a one-factor sweep
+(sweep: {param, values}) or named variants (variants: [{name, set}]), and a
+seed count. EXPERIMENT is a file, a built-in experiment such as netbots/delay,
+or "netbots" for all built-in ones.
+
+For each experiment, OUT/<experiment>/ gets:
+  summary.csv                  one row per variant x seed: every parameter and every metric
+  meta.json                    the experiment file, effective configurations, versions
+  figures/                     trajectories per variant, latency CDF, AoI and gap error per variant
+  reference/                   the ideal-network reference runs (cached)
+  <variant>/seed<k>/           config.json, summary.json, trace.csv, deliveries.csv, robots.csv
+
+Runs execute in parallel (--workers). A sweep can be interrupted (Ctrl-C) and
+started again: finished runs are kept and skipped, and summary.csv is rebuilt
+from the finished runs, so no row is ever duplicated. The same arguments give
+byte-identical files. Print the tables with skyloop summarize.`,
+		Example: `  skyloop sweep netbots/baseline
+  skyloop sweep scenarios/netbots/delay.yaml --seeds 2 --duration 20s
+  skyloop sweep netbots && skyloop summarize runs`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("sweep needs at least one experiment (a file, a built-in name such as netbots/delay, or netbots); built-in: %s",
+					strings.Join(scenarios.Experiments(), ", "))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var exps []*netbots.Experiment
+			for _, a := range args {
+				es, err := loadExperiments(a)
+				if err != nil {
+					return err
+				}
+				exps = append(exps, es...)
+			}
+			opt := netbots.SweepOptions{Out: out, Seeds: seeds, Workers: workers, NoFiles: noFiles}
+			if seeds < 0 || workers < 0 {
+				return badInput("--seeds and --workers must be >= 0")
+			}
+			if duration != "" {
+				d, err := sim.ParseDuration(duration)
+				if err != nil {
+					return badInput("--duration: %v", err)
+				}
+				opt.Duration = d
+			}
+			var stop atomic.Bool
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt)
+			defer signal.Stop(sigs)
+			go func() {
+				if _, ok := <-sigs; ok {
+					stop.Store(true)
+				}
+			}()
+			opt.Stop = stop.Load
+			stderr := cmd.ErrOrStderr()
+			start := time.Now()
+			for _, e := range exps {
+				t0 := time.Now()
+				if !quiet {
+					opt.Progress = sweepProgress(stderr, e.Name, isTerminal(stderr))
+				}
+				res, err := netbots.Sweep(e, opt)
+				if !quiet && isTerminal(stderr) {
+					fmt.Fprint(stderr, "\r\033[K")
+				}
+				if errors.Is(err, netbots.ErrStopped) {
+					return interrupted{fmt.Errorf("interrupted: %d runs finished in %s (summary.csv has them); run the same command again to continue", res.Rows, res.Dir)}
+				}
+				if err != nil {
+					return err
+				}
+				if !quiet {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d runs done, %d already finished, %d rows in %s (%.1fs)\n",
+						e.Name, res.Ran, res.Skipped, res.Rows, filepath.Join(res.Dir, "summary.csv"), time.Since(t0).Seconds())
+				}
+			}
+			if !quiet && len(exps) > 1 {
+				fmt.Fprintf(cmd.OutOrStdout(), "all %d experiments in %.1fs\n", len(exps), time.Since(start).Seconds())
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&out, "out", "runs", "root directory for experiment results")
+	f.IntVar(&seeds, "seeds", 0, "seeds per variant (default: the experiment's)")
+	f.StringVar(&duration, "duration", "", "simulated duration of every run, e.g. 20s (default: the experiment's)")
+	f.IntVar(&workers, "workers", 0, "parallel runs (default: one per CPU)")
+	f.BoolVar(&noFiles, "no-files", false, "skip the per-run CSV files (summary.csv and figures stay)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
+	return c
+}
+
+func loadExperiments(arg string) ([]*netbots.Experiment, error) {
+	if arg == "netbots" {
+		var out []*netbots.Experiment
+		for _, n := range scenarios.Experiments() {
+			es, err := loadExperiments(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, es...)
+		}
+		return out, nil
+	}
+	if st, err := os.Stat(arg); err == nil {
+		if st.IsDir() {
+			return nil, badInput("%s is a directory, not an experiment file", arg)
+		}
+		e, err := netbots.LoadExperiment(arg)
+		return []*netbots.Experiment{e}, err
+	}
+	if b, ok := scenarios.Lookup(arg); ok {
+		e, err := netbots.ParseExperiment(filepath.Base(arg)+".yaml", b)
+		return []*netbots.Experiment{e}, err
+	}
+	return nil, badInput("no experiment file %q and no built-in experiment of that name (built-in: %s, or netbots for all)",
+		arg, strings.Join(scenarios.Experiments(), ", "))
+}
+
+func sweepProgress(w io.Writer, name string, tty bool) func(netbots.Progress) {
+	return func(p netbots.Progress) {
+		state := "done"
+		if p.Skipped {
+			state = "already finished"
+		}
+		if p.Err != nil {
+			state = "FAILED: " + p.Err.Error()
+		}
+		bar := progressBar(p.Done, p.Total, 20)
+		if tty {
+			fmt.Fprintf(w, "\r\033[K%s %s %d/%d %s seed %d %s", name, bar, p.Done, p.Total, p.Variant, p.Seed, state)
+		} else {
+			fmt.Fprintf(w, "%s %s %d/%d %s seed %d %s\n", name, bar, p.Done, p.Total, p.Variant, p.Seed, state)
+		}
+	}
+}
+
+func progressBar(done, total, width int) string {
+	n := 0
+	if total > 0 {
+		n = done * width / total
+	}
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}
+
+func newSummarizeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "summarize [DIR]",
+		Short: "Print the tables of swept experiments (mean and std over seeds)",
+		Long: `Print one table per experiment found in DIR (an experiment directory written
+by skyloop sweep, or a directory of them; default runs): a row per variant with
+the mean ± standard deviation over seeds of PDR, state-update latency p50/p95,
+age of information, queue drops, reordered updates, gap error, its excess over
+the ideal-network reference, deviation from the reference trajectory, and IP
+overhead.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "runs"
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			if err := netbots.Summarize(cmd.OutOrStdout(), dir); err != nil {
+				return badInput("%v", err)
+			}
+			return nil
+		},
+	}
+}
