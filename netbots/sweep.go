@@ -24,11 +24,11 @@ import (
 
 // SweepOptions adjust a sweep.
 type SweepOptions struct {
-	Out      string        // root directory; results go to Out/<experiment>
-	Seeds    int           // overrides the file's seed count when > 0
-	Duration sim.Duration  // overrides every variant's duration when > 0
-	Workers  int           // parallel runs; 0 = GOMAXPROCS
-	NoFiles  bool          // no per-run CSV files (summary.csv and figures stay)
+	Out      string       // root directory; results go to Out/<experiment>
+	Seeds    int          // overrides the file's seed count when > 0
+	Duration sim.Duration // overrides every variant's duration when > 0
+	Workers  int          // parallel runs; 0 = GOMAXPROCS
+	NoFiles  bool         // no per-run CSV files (summary.csv and figures stay)
 	Progress func(p Progress)
 	Stop     func() bool
 }
@@ -479,4 +479,3 @@ func readStateLatencies(path string) ([]float64, error) {
 	slices.Sort(lat)
 	return lat, nil
 }
-
