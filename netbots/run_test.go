@@ -67,3 +67,26 @@ func TestReplayMatchesCoupled(t *testing.T) {
 		t.Fatal("replay accepted the event-triggered policy")
 	}
 }
+
+// BenchmarkBaselineRun is one 60 s baseline run (3 robots, periodic 10 Hz,
+// coupled mode, per-run files off).
+func BenchmarkBaselineRun(b *testing.B) {
+	p := Defaults()
+	for b.Loop() {
+		if _, err := Run(p, 1, "", Outputs{}, nil, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadRun is one 60 s run at 2100 kbit/s of background load per
+// robot (about 23,000 packets and 46,000 receptions).
+func BenchmarkLoadRun(b *testing.B) {
+	p := Defaults()
+	p.LoadKbps = 2100
+	for b.Loop() {
+		if _, err := Run(p, 1, "", Outputs{}, nil, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
