@@ -133,3 +133,23 @@ func TestOutNeverReplacesForeignDirectory(t *testing.T) {
 		t.Fatalf("a directory as scenario: exit %d", code)
 	}
 }
+
+func TestSweepAndSummarize(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := capture(t, "sweep", "netbots/loss", "--out", out, "--seeds", "2", "--duration", "5s")
+	if code != 0 || !strings.Contains(stdout, "loss: 6 runs done, 0 already finished, 6 rows") {
+		t.Fatalf("sweep: %d %q %q", code, stdout, stderr)
+	}
+	code, stdout, _ = capture(t, "summarize", out)
+	if code != 0 || !strings.Contains(stdout, "experiment loss (6 runs") || !strings.Contains(stdout, "loss=0.8") {
+		t.Fatalf("summarize: %d %s", code, stdout)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("experiment: b\nbase: {loss: 3}\n"), 0o644)
+	if code, _, stderr := capture(t, "sweep", bad); code != 2 || !strings.Contains(stderr, "bad.yaml:2: base.loss") {
+		t.Fatalf("bad experiment: %d %s", code, stderr)
+	}
+	if code, _, _ := capture(t, "summarize", t.TempDir()); code != 2 {
+		t.Fatalf("summarize of an empty directory: exit %d", code)
+	}
+}
