@@ -10,6 +10,7 @@ import (
 	"skyloop/netsim"
 	"skyloop/netsim/ideal"
 	"skyloop/netsim/impair"
+	"skyloop/netsim/ns3"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
 	"skyloop/vehicle/multirotor"
@@ -96,6 +97,12 @@ var backends = map[string]backendSpec{
 		params: func() validator { return &noParams{} },
 		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
 			return ideal.New(tr), nil
+		},
+	},
+	"ns3": {
+		params: func() validator { p := ns3.DefaultParams(); return &p },
+		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+			return ns3.New(*p.(*ns3.Params), seed, tr)
 		},
 	},
 	"impair": {

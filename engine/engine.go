@@ -28,6 +28,7 @@ import (
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
+	"skyloop/record"
 	"skyloop/report"
 	"skyloop/scenario"
 	"skyloop/sim"
@@ -134,6 +135,7 @@ type Run struct {
 	out       *outputs
 	tel       []vehicle.Telemetry
 	tracks    *report.Tracker
+	dir       *record.Dir
 }
 
 // Build checks every part of the scenario, component parameters included,

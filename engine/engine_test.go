@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"skyloop/netsim/ns3"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 	"skyloop/sim"
@@ -431,5 +432,88 @@ func TestMunils5(t *testing.T) {
 	}
 	if s.Separation.MinM < 5 {
 		t.Errorf("closest approach %.2f m; they spawn 6 m apart", s.Separation.MinM)
+	}
+}
+
+// ns3Quickstart is the quickstart scenario with only the backend line
+// changed to ns-3.
+func ns3Quickstart(t *testing.T) string {
+	base, _ := scenarios.Lookup("quickstart")
+	text := strings.Replace(string(base), "  backend: impair\n  latency: 10ms\n  loss: 0.05\n", "  backend: ns3\n", 1)
+	if text == string(base) {
+		t.Fatal("quickstart's network section changed; update this test")
+	}
+	return text
+}
+
+func requireNS3(t *testing.T) {
+	if _, err := ns3.Binary(); err != nil {
+		if os.Getenv("SKYLOOP_REQUIRE_NS3") != "" {
+			t.Fatalf("ns-3 required: %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+}
+
+// TestQuickstartOnNS3: a scenario of the core runs on ns-3 with only the
+// backend line changed, with the same outputs plus ns-3's pcap files.
+func TestQuickstartOnNS3(t *testing.T) {
+	requireNS3(t)
+	text := strings.Replace(ns3Quickstart(t), "  backend: ns3\n", "  backend: ns3\n  pcap: true\n", 1)
+	d := sim.Duration(15 * sim.Second)
+	dir := filepath.Join(t.TempDir(), "q")
+	s := runYAML(t, text, Options{Duration: &d}, dir).Summary
+	if s.Backend != "ns3" || s.Network.Total.Rx == 0 || s.Network.Total.Tx == 0 {
+		t.Fatalf("summary %+v", s.Network.Total)
+	}
+	for _, f := range []string{"trace.csv", "deliveries.csv", "vehicles.csv", "events.csv", "summary.json", "trajectory.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	pcaps, _ := filepath.Glob(filepath.Join(dir, "ns3-*.pcap"))
+	if len(pcaps) != 11 {
+		t.Fatalf("%d pcap files, want one per node (11)", len(pcaps))
+	}
+	b, _ := os.ReadFile(pcaps[0])
+	if len(b) < 100 || !bytes.Equal(b[:4], []byte{0xd4, 0xc3, 0xb2, 0xa1}) {
+		t.Fatalf("%s is not a pcap file with packets (%d bytes)", pcaps[0], len(b))
+	}
+	// Every intended receiver of a settled packet got an rx or a drop.
+	tot := s.Network.Total
+	var drops uint64
+	for _, n := range tot.Drops {
+		drops += n
+	}
+	if tot.Rx+drops+s.InFlight != tot.Expected {
+		t.Errorf("rx %d + drops %d + in flight %d != expected %d", tot.Rx, drops, s.InFlight, tot.Expected)
+	}
+}
+
+// TestNS3CrashMarksRunIncomplete: when the ns-3 process dies mid-run the
+// run fails with ns-3's last words and keeps its partial outputs in
+// <dir>.incomplete.
+func TestNS3CrashMarksRunIncomplete(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "fake-ns3")
+	os.WriteFile(script, []byte("#!/bin/sh\nn=0\nwhile read l; do case $l in START) echo 'READY 11';; RUN*) n=$((n+1)); if [ $n -gt 50 ]; then echo 'assertion failed in YansWifiPhy' >&2; exit 134; fi; echo \"DONE ${l#RUN }\";; esac; done\n"), 0o755)
+	t.Setenv("SKYLOOP_NS3_BINARY", script)
+	dir := filepath.Join(t.TempDir(), "q")
+	sc, err := scenario.Parse("q.yaml", []byte(ns3Quickstart(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Execute(dir, nil)
+	if err == nil || !strings.Contains(err.Error(), "assertion failed in YansWifiPhy") || !strings.Contains(err.Error(), ".incomplete") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatal("a failed run was committed")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir+".incomplete", "ERROR.txt")); err != nil || !strings.Contains(string(b), "ns-3") {
+		t.Fatalf("ERROR.txt: %q %v", b, err)
 	}
 }

@@ -82,6 +82,7 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			return nil, err
 		}
 	}
+	r.dir = dir
 	if r.out, err = openOutputs(dir, r.sc.Outputs, r.opt.NoFiles); err != nil {
 		dir.Discard()
 		return nil, err
@@ -185,6 +186,9 @@ func (r *Run) start() error {
 		}
 		r.pos[i] = p
 		infos[i] = netsim.NodeInfo{ID: ns.ref.ID, Name: ns.ref.Name, Pos: p, Vehicle: ns.veh != nil}
+	}
+	if u, ok := r.backend.(netsim.OutputDirUser); ok && r.dir != nil {
+		u.SetOutputDir(r.dir.Path(""))
 	}
 	if err := r.backend.Start(infos); err != nil {
 		return fmt.Errorf("starting the %s network: %w", r.backendName, err)

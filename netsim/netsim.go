@@ -187,3 +187,10 @@ type Backend interface {
 	// flight.
 	Close() error
 }
+
+// OutputDirUser is implemented by backends that write files of their own
+// (such as pcap captures); the engine tells them the run directory before
+// Start.
+type OutputDirUser interface {
+	SetOutputDir(dir string)
+}

@@ -1,0 +1,606 @@
+package ns3
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
+)
+
+// Params configure the ns-3 network.
+type Params struct {
+	Standard    string       `yaml:"standard" json:"standard"`                     // 80211a, 80211b or 80211g
+	Mode        string       `yaml:"mode" json:"mode"`                             // ConstantRateWifiManager mode, e.g. OfdmRate6Mbps, DsssRate11Mbps; empty: the standard's lowest
+	Preamble    bool         `yaml:"preamble_detection" json:"preamble_detection"` // ns-3's default threshold preamble detection model
+	TxPower     float64      `yaml:"tx_power" json:"tx_power"`                     // dBm
+	Loss        string       `yaml:"loss" json:"loss"`                             // logdistance, friis, range or fixed
+	Exponent    float64      `yaml:"exponent" json:"exponent"`                     // logdistance
+	RefDistance float64      `yaml:"reference_distance" json:"reference_distance"` // logdistance, m
+	RefLoss     float64      `yaml:"reference_loss" json:"reference_loss"`         // logdistance, dB
+	Frequency   float64      `yaml:"frequency" json:"frequency"`                   // friis, Hz
+	MaxRange    float64      `yaml:"max_range" json:"max_range"`                   // range, m
+	Rss         float64      `yaml:"rss" json:"rss"`                               // fixed, dBm
+	Routing     string       `yaml:"routing" json:"routing"`                       // none, aodv or olsr
+	Epoch       sim.Duration `yaml:"epoch" json:"epoch"`                           // time between synchronisations
+	Pcap        bool         `yaml:"pcap" json:"pcap"`                             // per-node pcap files in the run directory
+	Run         uint32       `yaml:"run" json:"run"`                               // ns-3 run number (RngRun); 0 = 1
+	DropTimeout sim.Duration `yaml:"drop_timeout" json:"drop_timeout"`             // a receiver that has not received a packet this long after its send time is counted as a drop
+	SyncTimeout sim.Duration `yaml:"sync_timeout" json:"sync_timeout"`             // wall-clock limit for one synchronisation before ns-3 is declared hung
+}
+
+// DefaultParams returns ns-3's defaults for an ad hoc 802.11a network at
+// 6 Mbit/s with the log-distance channel (../shared/reference/NUMBERS.md).
+func DefaultParams() Params {
+	return Params{Standard: "80211a", Preamble: true, TxPower: 16.0206, Loss: "logdistance", Exponent: 3, RefDistance: 1,
+		RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Rss: -60, Routing: "none", Epoch: 10 * sim.Millisecond,
+		DropTimeout: 5 * sim.Second, SyncTimeout: 60 * sim.Second}
+}
+
+var modes = map[string][]string{
+	"80211b": {"DsssRate1Mbps", "DsssRate2Mbps", "DsssRate5_5Mbps", "DsssRate11Mbps"},
+	"80211a": {"OfdmRate6Mbps", "OfdmRate9Mbps", "OfdmRate12Mbps", "OfdmRate18Mbps", "OfdmRate24Mbps", "OfdmRate36Mbps", "OfdmRate48Mbps", "OfdmRate54Mbps"},
+	"80211g": {"ErpOfdmRate6Mbps", "ErpOfdmRate9Mbps", "ErpOfdmRate12Mbps", "ErpOfdmRate18Mbps", "ErpOfdmRate24Mbps", "ErpOfdmRate36Mbps", "ErpOfdmRate48Mbps", "ErpOfdmRate54Mbps"},
+}
+
+// Validate returns field -> message for every bad field.
+func (p *Params) Validate() map[string]string {
+	bad := map[string]string{}
+	ms, ok := modes[p.Standard]
+	if !ok {
+		bad["standard"] = fmt.Sprintf("must be 80211a, 80211b or 80211g, got %q", p.Standard)
+	} else if p.Mode != "" {
+		found := false
+		for _, m := range ms {
+			found = found || m == p.Mode
+		}
+		if !found {
+			bad["mode"] = fmt.Sprintf("%q is not a %s mode: want one of %s", p.Mode, p.Standard, strings.Join(ms, ", "))
+		}
+	}
+	switch p.Loss {
+	case "logdistance":
+		if !(p.Exponent > 0) || !(p.RefDistance > 0) {
+			bad["exponent"] = "exponent and reference_distance must be > 0"
+		}
+	case "friis":
+		if !(p.Frequency > 0) {
+			bad["frequency"] = fmt.Sprintf("must be > 0 Hz, got %v", p.Frequency)
+		}
+	case "range":
+		if !(p.MaxRange > 0) {
+			bad["max_range"] = fmt.Sprintf("must be > 0 m, got %v", p.MaxRange)
+		}
+	case "fixed":
+	default:
+		bad["loss"] = fmt.Sprintf("must be logdistance, friis, range or fixed, got %q", p.Loss)
+	}
+	if p.Routing != "none" && p.Routing != "aodv" && p.Routing != "olsr" {
+		bad["routing"] = fmt.Sprintf("must be none, aodv or olsr, got %q", p.Routing)
+	}
+	if p.Epoch <= 0 {
+		bad["epoch"] = fmt.Sprintf("must be positive, got %v", p.Epoch)
+	}
+	if p.DropTimeout <= 0 || p.SyncTimeout <= 0 {
+		bad["drop_timeout"] = "drop_timeout and sync_timeout must be positive"
+	}
+	if math.IsNaN(p.TxPower) || math.IsInf(p.TxPower, 0) {
+		bad["tx_power"] = "must be a finite number of dBm"
+	}
+	return bad
+}
+
+// pending is a packet whose fate is not settled at every receiver yet.
+type pending struct {
+	p        *netsim.Packet
+	deadline sim.Time
+	want     int                 // receivers still to hear from
+	got      []bool              // per node: received
+	reason   []netsim.DropReason // per node: last PHY/MAC drop reason seen (0: none)
+}
+
+// Backend is the ns-3 network.
+type Backend struct {
+	p      Params
+	seed   uint64
+	tr     netsim.Tracer
+	outDir string
+
+	n        int
+	cmd      *exec.Cmd
+	stdin    *bufio.Writer
+	stdout   *os.File
+	rd       *bufio.Reader
+	stderr   *tail
+	exited   chan struct{}
+	waitErr  error
+	lastSync sim.Time
+	synced   bool
+	pos      []geom.Vec3
+
+	pend    map[uint64]*pending
+	free    []*pending
+	order   []uint64 // pending ids in send order
+	out     []netsim.Delivery
+	events  []tevent
+	dead    netsim.Graveyard
+	ev      netsim.TraceEvent
+	syncs   int
+	failure error
+	fbuf    [][]byte
+}
+
+type tevent struct {
+	t    sim.Time
+	kind netsim.EventType
+	p    *netsim.Packet
+	node netsim.NodeID
+	why  netsim.DropReason
+	pw   float64
+	seq  int
+}
+
+// New returns an ns-3 backend; the process starts at Start.
+func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
+	if bad := p.Validate(); len(bad) > 0 {
+		keys := make([]string, 0, len(bad))
+		for k := range bad {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return nil, fmt.Errorf("ns3: %s: %s", keys[0], bad[keys[0]])
+	}
+	if tr == nil {
+		tr = netsim.Tracers(nil)
+	}
+	if p.Mode == "" {
+		p.Mode = modes[p.Standard][0]
+	}
+	if p.Run == 0 {
+		p.Run = 1
+	}
+	return &Backend{p: p, seed: seed, tr: tr, pend: map[uint64]*pending{}}, nil
+}
+
+// SetOutputDir tells the backend where the run's files go (pcap).
+func (b *Backend) SetOutputDir(dir string) { b.outDir = dir }
+
+// Syncs returns the number of synchronisations so far.
+func (b *Backend) Syncs() int { return b.syncs }
+
+// tail keeps the last bytes written to it (ns-3's standard error).
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 8192 {
+		t.buf = t.buf[len(t.buf)-8192:]
+	}
+	t.mu.Unlock()
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// Start builds (once) and starts the ns-3 program and sets the network up.
+func (b *Backend) Start(nodes []netsim.NodeInfo) error {
+	bin, err := Binary()
+	if err != nil {
+		return err
+	}
+	b.n = len(nodes)
+	b.pos = make([]geom.Vec3, b.n)
+	b.cmd = exec.Command(bin)
+	// Its own process group, so that a kill reaches any children too, and a
+	// bounded wait for its output after it exits.
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	b.cmd.WaitDelay = 2 * time.Second
+	b.stderr = &tail{}
+	b.cmd.Stderr = b.stderr
+	in, err := b.cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	// Our end of ns-3's standard output is a pipe read directly, with a
+	// deadline per synchronisation (no goroutine hand-off per line).
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	b.cmd.Stdout = pw
+	if err := b.cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return fmt.Errorf("starting %s: %w", bin, err)
+	}
+	pw.Close()
+	b.stdout = pr
+	b.rd = bufio.NewReaderSize(pr, 1<<16)
+	b.stdin = bufio.NewWriterSize(in, 1<<16)
+	b.exited = make(chan struct{})
+	go func() {
+		b.waitErr = b.cmd.Wait()
+		close(b.exited)
+	}()
+	w := b.stdin
+	fmt.Fprintf(w, "SKYLOOP-NS3 1\nSEED %d %d\nNODES %d\n", b.seed%4294967295+1, b.p.Run, b.n)
+	pre := "on"
+	if !b.p.Preamble {
+		pre = "off"
+	}
+	fmt.Fprintf(w, "WIFI %s %s %s %s\n", b.p.Standard, b.p.Mode, pre, num(b.p.TxPower))
+	switch b.p.Loss {
+	case "logdistance":
+		fmt.Fprintf(w, "LOSS logdistance %s %s %s\n", num(b.p.Exponent), num(b.p.RefDistance), num(b.p.RefLoss))
+	case "friis":
+		fmt.Fprintf(w, "LOSS friis %s 0 0\n", num(b.p.Frequency))
+	case "range":
+		fmt.Fprintf(w, "LOSS range %s 0 0\n", num(b.p.MaxRange))
+	case "fixed":
+		fmt.Fprintf(w, "LOSS fixed %s 0 0\n", num(b.p.Rss))
+	}
+	fmt.Fprintf(w, "ROUTING %s\n", b.p.Routing)
+	if b.p.Pcap && b.outDir != "" {
+		fmt.Fprintf(w, "PCAP %s\n", b.outDir)
+	}
+	for i, n := range nodes {
+		b.pos[i] = n.Pos
+		fmt.Fprintf(w, "POS %d %s %s %s\n", i, num(n.Pos.X), num(n.Pos.Y), num(n.Pos.Z))
+	}
+	fmt.Fprintf(w, "START\n")
+	if err := w.Flush(); err != nil {
+		return b.fail(fmt.Errorf("writing to ns-3: %w", err))
+	}
+	b.deadline()
+	line, err := b.readLine()
+	if err != nil {
+		return err
+	}
+	if line != fmt.Sprintf("READY %d", b.n) {
+		return b.fail(fmt.Errorf("unexpected answer to setup: %q", line))
+	}
+	return nil
+}
+
+// kill ends the ns-3 process group.
+func (b *Backend) kill() {
+	if b.cmd != nil && b.cmd.Process != nil {
+		syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		b.cmd.Process.Kill()
+	}
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// readLine returns ns-3's next output line, or an error when it exits or
+// hangs past the deadline set for the synchronisation.
+func (b *Backend) readLine() (string, error) {
+	l, err := b.rd.ReadString('\n')
+	if err == nil {
+		return l[:len(l)-1], nil
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return "", b.fail(fmt.Errorf("ns-3 gave no answer for %v", b.p.SyncTimeout))
+	}
+	select {
+	case <-b.exited:
+	case <-time.After(5 * time.Second):
+	}
+	return "", b.fail(fmt.Errorf("ns-3 exited unexpectedly (%v)", b.waitErr))
+}
+
+func (b *Backend) deadline() {
+	b.stdout.SetReadDeadline(time.Now().Add(time.Duration(b.p.SyncTimeout)))
+}
+
+// fail kills the process and returns err with the tail of ns-3's stderr.
+func (b *Backend) fail(err error) error {
+	if b.failure != nil {
+		return b.failure
+	}
+	b.kill()
+	if t := b.stderr.String(); t != "" {
+		err = fmt.Errorf("%w; ns-3 said:\n%s", err, t)
+	}
+	b.failure = err
+	return err
+}
+
+// Send queues p for the next synchronisation; ns-3 transmits it at its
+// exact send time.
+func (b *Backend) Send(p *netsim.Packet) {
+	b.dead.Flush()
+	if b.failure != nil {
+		p.Free()
+		return
+	}
+	fmt.Fprintf(b.stdin, "TX %d %d %d %d %d %d\n", p.TSend, p.ID, p.Src, p.Dst, p.Port, p.Size)
+	p.Refs = 1 // held until every receiver's fate is settled
+	pe := b.newPending()
+	pe.p, pe.deadline = p, p.TSend.Add(b.p.DropTimeout)
+	pe.want = 1
+	if p.Dst == netsim.Broadcast {
+		pe.want = b.n - 1
+	}
+	b.pend[p.ID] = pe
+	b.order = append(b.order, p.ID)
+	b.events = append(b.events, tevent{t: p.TSend, kind: netsim.EvTx, p: p, node: p.Dst, pw: netsim.NoPower})
+}
+
+// SetPositions queues the positions that changed for the next
+// synchronisation.
+func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) {
+	if b.failure != nil {
+		return
+	}
+	for i, p := range pos {
+		if p.Sub(b.pos[i]).Norm2() > 1e-6 {
+			b.pos[i] = p
+			fmt.Fprintf(b.stdin, "POS %d %d %s %s %s\n", t, i, num(p.X), num(p.Y), num(p.Z))
+		}
+	}
+}
+
+// newPending returns a cleared pending record, reusing settled ones.
+func (b *Backend) newPending() *pending {
+	if k := len(b.free); k > 0 {
+		pe := b.free[k-1]
+		b.free = b.free[:k-1]
+		clear(pe.got)
+		clear(pe.reason)
+		return pe
+	}
+	return &pending{got: make([]bool, b.n), reason: make([]netsim.DropReason, b.n)}
+}
+
+var reasons = map[string]netsim.DropReason{"below_sensitivity": netsim.DropSensitivity, "collision": netsim.DropCollision,
+	"error_model": netsim.DropErrorModel, "busy": netsim.DropBusy, "retry_limit": netsim.DropRetryLimit, "queue": netsim.DropQueue}
+
+// AdvanceTo synchronises with ns-3 when an epoch has passed since the last
+// synchronisation: ns-3 runs to t with every packet sent before t, and
+// reports what arrived. Between synchronisations it returns nothing, so a
+// delivery is consumed up to one epoch late (never early).
+func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
+	b.dead.Flush()
+	b.out = b.out[:0]
+	if b.failure != nil {
+		return nil, b.failure
+	}
+	if b.synced && t < b.lastSync.Add(b.p.Epoch) {
+		return nil, nil
+	}
+	b.synced, b.lastSync = true, t
+	b.syncs++
+	fmt.Fprintf(b.stdin, "RUN %d\n", t)
+	if err := b.stdin.Flush(); err != nil {
+		return nil, b.fail(fmt.Errorf("writing to ns-3: %w", err))
+	}
+	b.deadline()
+	seq := len(b.events)
+	for {
+		line, err := b.readRaw()
+		if err != nil {
+			return nil, err
+		}
+		bad := func() error { return b.fail(fmt.Errorf("garbled line from ns-3: %q", line)) }
+		f := fields(line, b.fbuf[:0])
+		b.fbuf = f
+		switch {
+		case len(f) == 2 && string(f[0]) == "DONE":
+			if v, ok := atoi(f[1]); !ok || v != int64(t) {
+				return nil, bad()
+			}
+			b.settle(t)
+			return b.out, nil
+		case len(f) == 7 && string(f[0]) == "RX":
+			at, ok1 := atoi(f[1])
+			id, ok2 := atoi(f[2])
+			dst, ok3 := atoi(f[3])
+			if !ok1 || !ok2 || !ok3 || at > int64(t) || dst < 0 || dst >= int64(b.n) {
+				return nil, bad()
+			}
+			pe := b.pend[uint64(id)]
+			if pe == nil || pe.got[dst] {
+				continue // duplicate (possible with routing) or already settled
+			}
+			pw, err := strconv.ParseFloat(string(f[5]), 64)
+			if err != nil {
+				pw = netsim.NoPower
+			}
+			pe.got[dst] = true
+			pe.want--
+			pe.p.Refs++
+			b.events = append(b.events, tevent{t: sim.Time(at), kind: netsim.EvRx, p: pe.p, node: netsim.NodeID(dst), pw: pw, seq: seq})
+			seq++
+		case len(f) == 5 && string(f[0]) == "DROP":
+			id, ok1 := atoi(f[2])
+			node, ok2 := atoi(f[3])
+			why, ok3 := reasons[string(f[4])]
+			if !ok1 || !ok2 || !ok3 || node < 0 || node >= int64(b.n) {
+				return nil, bad()
+			}
+			if pe := b.pend[uint64(id)]; pe != nil {
+				pe.reason[node] = why
+			}
+		default:
+			return nil, bad()
+		}
+	}
+}
+
+// readRaw returns the next line without its newline; the slice is only
+// valid until the next read.
+func (b *Backend) readRaw() ([]byte, error) {
+	l, err := b.rd.ReadSlice('\n')
+	if err == nil {
+		return l[:len(l)-1], nil
+	}
+	if err == bufio.ErrBufferFull {
+		return nil, b.fail(fmt.Errorf("garbled line from ns-3: %q...", l[:80]))
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, b.fail(fmt.Errorf("ns-3 gave no answer for %v", b.p.SyncTimeout))
+	}
+	select {
+	case <-b.exited:
+	case <-time.After(5 * time.Second):
+	}
+	return nil, b.fail(fmt.Errorf("ns-3 exited unexpectedly (%v)", b.waitErr))
+}
+
+// fields splits a line at spaces into dst.
+func fields(l []byte, dst [][]byte) [][]byte {
+	for len(l) > 0 {
+		i := 0
+		for i < len(l) && l[i] == ' ' {
+			i++
+		}
+		j := i
+		for j < len(l) && l[j] != ' ' {
+			j++
+		}
+		if j > i {
+			dst = append(dst, l[i:j])
+		}
+		l = l[j:]
+	}
+	return dst
+}
+
+// atoi parses a decimal integer (with an optional minus sign).
+func atoi(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// settle emits the window's trace events in time order, turns arrivals into
+// deliveries, and declares drops for receivers whose deadline passed.
+func (b *Backend) settle(t sim.Time) {
+	keep := b.order[:0]
+	for _, id := range b.order {
+		pe := b.pend[id]
+		if pe.want > 0 && pe.deadline > t {
+			keep = append(keep, id)
+			continue
+		}
+		if pe.want > 0 {
+			b.dropMissing(pe)
+		}
+		delete(b.pend, id)
+		b.free = append(b.free, pe)
+		pe.p.Refs-- // the pending hold
+		if pe.p.Refs == 0 {
+			b.dead.Bury(pe.p)
+		}
+		pe.p = nil
+	}
+	b.order = keep
+	sort.SliceStable(b.events, func(i, j int) bool { return b.events[i].t < b.events[j].t })
+	for _, e := range b.events {
+		b.ev = netsim.TraceEvent{Type: e.kind, T: e.t, P: e.p, Node: e.node, Reason: e.why, RxPower: e.pw}
+		b.tr.Trace(&b.ev)
+		if e.kind == netsim.EvRx {
+			b.out = append(b.out, netsim.Delivery{P: e.p, Dst: e.node, At: e.t, RxPower: e.pw})
+			if e.p.Refs--; e.p.Refs == 0 {
+				b.dead.Bury(e.p)
+			}
+		}
+	}
+	clear(b.events)
+	b.events = b.events[:0]
+}
+
+// dropMissing declares a drop, at the packet's deadline, at every intended
+// receiver that did not receive it.
+func (b *Backend) dropMissing(pe *pending) {
+	drop := func(r netsim.NodeID) {
+		if pe.got[r] {
+			return
+		}
+		why := pe.reason[r]
+		if why == 0 {
+			why = netsim.DropSensitivity // nothing reached the receiver's PHY
+			if pe.p.Dst != netsim.Broadcast && b.p.Routing != "none" {
+				why = netsim.DropNoRoute
+			}
+		}
+		b.events = append(b.events, tevent{t: pe.deadline, kind: netsim.EvDrop, p: pe.p, node: r, why: why, pw: netsim.NoPower, seq: len(b.events)})
+	}
+	if pe.p.Dst != netsim.Broadcast {
+		drop(pe.p.Dst)
+		return
+	}
+	for i := 0; i < b.n; i++ {
+		if netsim.NodeID(i) != pe.p.Src {
+			drop(netsim.NodeID(i))
+		}
+	}
+}
+
+// Close ends the ns-3 process and frees packets still in flight.
+func (b *Backend) Close() error {
+	b.dead.Flush()
+	for _, id := range b.order {
+		b.pend[id].p.Free()
+	}
+	b.order, b.pend = nil, map[uint64]*pending{}
+	b.events = nil
+	if b.cmd == nil || b.cmd.Process == nil {
+		return nil
+	}
+	if b.failure == nil {
+		fmt.Fprintf(b.stdin, "QUIT\n")
+		b.stdin.Flush()
+	}
+	select {
+	case <-b.exited:
+	case <-time.After(10 * time.Second):
+		b.kill()
+		<-b.exited
+	}
+	if b.failure != nil {
+		return nil // already reported
+	}
+	if b.waitErr != nil {
+		return fmt.Errorf("ns-3 exited with %v: %s", b.waitErr, b.stderr.String())
+	}
+	return nil
+}
