@@ -319,8 +319,8 @@ vehicles:
 	},
 	{
 		name: "unknown network backend",
-		yaml: "name: t\nvehicles:\n" + validGroup + "network:\n  backend: ns3\n",
-		want: []string{`bad.yaml:5: network.backend: unknown network backend "ns3": want one of ideal, impair`},
+		yaml: "name: t\nvehicles:\n" + validGroup + "network:\n  backend: omnetpp\n",
+		want: []string{`bad.yaml:5: network.backend: unknown network backend "omnetpp": want one of ideal, impair, ns3`},
 	},
 	{
 		name: "network is a string",
