@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/goccy/go-yaml v1.19.2
+	github.com/gopacket/gopacket v1.2.0
 	github.com/spf13/cobra v1.10.2
 	gonum.org/v1/plot v0.17.0
 )
@@ -18,5 +19,7 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/net v0.17.0 // indirect
+	golang.org/x/sys v0.13.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )

@@ -11,6 +11,7 @@ import (
 	"skyloop/netsim/ideal"
 	"skyloop/netsim/impair"
 	"skyloop/netsim/ns3"
+	"skyloop/netsim/wifi"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
 	"skyloop/vehicle/multirotor"
@@ -103,6 +104,12 @@ var backends = map[string]backendSpec{
 		params: func() validator { p := ns3.DefaultParams(); return &p },
 		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
 			return ns3.New(*p.(*ns3.Params), seed, tr)
+		},
+	},
+	"wifi": {
+		params: func() validator { p := wifi.DefaultParams(); return &p },
+		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+			return wifi.New(*p.(*wifi.Params), seed, tr)
 		},
 	},
 	"impair": {

@@ -320,7 +320,7 @@ vehicles:
 	{
 		name: "unknown network backend",
 		yaml: "name: t\nvehicles:\n" + validGroup + "network:\n  backend: omnetpp\n",
-		want: []string{`bad.yaml:5: network.backend: unknown network backend "omnetpp": want one of ideal, impair, ns3`},
+		want: []string{`bad.yaml:5: network.backend: unknown network backend "omnetpp": want one of ideal, impair, ns3, wifi`},
 	},
 	{
 		name: "network is a string",

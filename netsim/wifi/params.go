@@ -1,0 +1,123 @@
+package wifi
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"skyloop/sim"
+)
+
+// Params configure the native 802.11 network. Defaults follow ns-3 3.37
+// (../shared/reference/NUMBERS.md), so that a scenario behaves alike on the
+// `wifi` and `ns3` backends.
+type Params struct {
+	Standard string  `yaml:"standard" json:"standard"` // 80211a or 80211b
+	Mode     string  `yaml:"mode" json:"mode"`         // data, control and broadcast mode; empty: the standard's lowest rate
+	TxPower  float64 `yaml:"tx_power" json:"tx_power"` // dBm
+
+	Loss        string  `yaml:"loss" json:"loss"`                             // logdistance, friis, tworay or range
+	Exponent    float64 `yaml:"exponent" json:"exponent"`                     // logdistance
+	RefDistance float64 `yaml:"reference_distance" json:"reference_distance"` // logdistance, m
+	RefLoss     float64 `yaml:"reference_loss" json:"reference_loss"`         // logdistance, dB
+	Frequency   float64 `yaml:"frequency" json:"frequency"`                   // friis and tworay, Hz
+	MaxRange    float64 `yaml:"max_range" json:"max_range"`                   // range, m
+	AntennaZ    float64 `yaml:"antenna_height" json:"antenna_height"`         // tworay: added to node altitudes, m
+	Fading      string  `yaml:"fading" json:"fading"`                         // none, rayleigh or nakagami
+	NakagamiM   int     `yaml:"nakagami_m" json:"nakagami_m"`                 // nakagami shape (integer)
+
+	NoiseFigure     float64 `yaml:"noise_figure" json:"noise_figure"`             // dB
+	RxSensitivity   float64 `yaml:"rx_sensitivity" json:"rx_sensitivity"`         // dBm: weaker frames are never received
+	CcaEdThreshold  float64 `yaml:"cca_ed_threshold" json:"cca_ed_threshold"`     // dBm: energy that makes the medium busy
+	Preamble        bool    `yaml:"preamble_detection" json:"preamble_detection"` // ns-3's threshold preamble detection model
+	PreambleMinRssi float64 `yaml:"preamble_min_rssi" json:"preamble_min_rssi"`   // dBm
+	PreambleSnr     float64 `yaml:"preamble_snr" json:"preamble_snr"`             // dB
+	CutoffDb        float64 `yaml:"cutoff_db" json:"cutoff_db"`                   // signals this far below the noise floor are ignored (spatial index)
+
+	QueueSize  int          `yaml:"queue" json:"queue"`             // MAC queue, packets
+	QueueDelay sim.Duration `yaml:"queue_delay" json:"queue_delay"` // packets older than this are dropped at the head of the queue
+	RetryLimit int          `yaml:"retry_limit" json:"retry_limit"` // transmission attempts of a unicast frame
+	EIFS       bool         `yaml:"eifs" json:"eifs"`               // wait EIFS instead of DIFS after an erroneous reception
+
+	Pcap bool `yaml:"pcap" json:"pcap"` // capture.pcap (Ethernet/IPv4/UDP) in the run directory
+}
+
+// DefaultParams returns ns-3's defaults: ad hoc 802.11a at 6 Mbit/s,
+// 16.0206 dBm, log-distance loss (exponent 3, 46.6777 dB at 1 m), noise
+// figure 7 dB, sensitivity -101 dBm, CCA energy detection -62 dBm,
+// threshold preamble detection (-82 dBm, 4 dB), a 500-packet MAC queue with
+// a 500 ms lifetime, 7 attempts per unicast frame, EIFS.
+func DefaultParams() Params {
+	return Params{
+		Standard: "80211a", TxPower: 16.0206,
+		Loss: "logdistance", Exponent: 3, RefDistance: 1, RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Fading: "none", NakagamiM: 1,
+		NoiseFigure: 7, RxSensitivity: -101, CcaEdThreshold: -62, Preamble: true, PreambleMinRssi: -82, PreambleSnr: 4, CutoffDb: 20,
+		QueueSize: 500, QueueDelay: 500 * sim.Millisecond, RetryLimit: 7, EIFS: true,
+	}
+}
+
+// Validate returns field -> message for every bad field.
+func (p *Params) Validate() map[string]string {
+	bad := map[string]string{}
+	if p.Standard != "80211a" && p.Standard != "80211b" {
+		bad["standard"] = fmt.Sprintf("must be 80211a or 80211b, got %q", p.Standard)
+	} else if p.Mode != "" {
+		m, ok := ModeByName(p.Mode)
+		if !ok || m.Standard != p.Standard {
+			var names []string
+			for _, m := range Modes {
+				if m.Standard == p.Standard {
+					names = append(names, m.Name)
+				}
+			}
+			bad["mode"] = fmt.Sprintf("%q is not a %s mode: want one of %v", p.Mode, p.Standard, names)
+		}
+	}
+	switch p.Loss {
+	case "logdistance":
+		if !(p.Exponent > 0 && p.RefDistance > 0) {
+			bad["exponent"] = "exponent and reference_distance must be > 0"
+		}
+	case "friis", "tworay":
+		if !(p.Frequency > 0) {
+			bad["frequency"] = fmt.Sprintf("must be > 0 Hz, got %v", p.Frequency)
+		}
+	case "range":
+		if !(p.MaxRange > 0) {
+			bad["max_range"] = fmt.Sprintf("must be > 0 m, got %v", p.MaxRange)
+		}
+	default:
+		bad["loss"] = fmt.Sprintf("must be logdistance, friis, tworay or range, got %q", p.Loss)
+	}
+	switch p.Fading {
+	case "none", "rayleigh":
+	case "nakagami":
+		if p.NakagamiM < 1 || p.NakagamiM > 20 {
+			bad["nakagami_m"] = fmt.Sprintf("must be 1..20, got %d", p.NakagamiM)
+		}
+	default:
+		bad["fading"] = fmt.Sprintf("must be none, rayleigh or nakagami, got %q", p.Fading)
+	}
+	for name, v := range map[string]float64{"tx_power": p.TxPower, "noise_figure": p.NoiseFigure, "rx_sensitivity": p.RxSensitivity,
+		"cca_ed_threshold": p.CcaEdThreshold, "preamble_min_rssi": p.PreambleMinRssi, "preamble_snr": p.PreambleSnr, "cutoff_db": p.CutoffDb} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			bad[name] = "must be a finite number"
+		}
+	}
+	if p.CutoffDb < 0 {
+		bad["cutoff_db"] = fmt.Sprintf("must be >= 0 dB, got %v", p.CutoffDb)
+	}
+	if p.QueueSize < 1 || p.RetryLimit < 1 || p.QueueDelay <= 0 {
+		bad["queue"] = "queue and retry_limit must be >= 1 and queue_delay positive"
+	}
+	return bad
+}
+
+func firstBad(bad map[string]string) error {
+	keys := make([]string, 0, len(bad))
+	for k := range bad {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return fmt.Errorf("wifi: %s: %s", keys[0], bad[keys[0]])
+}

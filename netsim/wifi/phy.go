@@ -1,0 +1,159 @@
+package wifi
+
+import (
+	"math"
+
+	"skyloop/geom"
+	"skyloop/sim"
+)
+
+// speedOfLight is in m/s.
+const speedOfLight = 299792458.0
+
+// timing holds a standard's MAC and PHY constants (IEEE 802.11, as in
+// ns-3's wifi-standard-constants).
+type timing struct {
+	slot, sifs, difs sim.Duration
+	cwMin, cwMax     int
+	preamble         sim.Duration // part of the PHY preamble not checked by the error model
+	header           sim.Duration // PHY header, checked at the header mode
+	headerMode       Mode
+	ofdm             bool
+}
+
+func timingFor(standard string) timing {
+	if standard == "80211b" {
+		h, _ := ModeByName("DsssRate1Mbps")
+		return timing{slot: 20 * sim.Microsecond, sifs: 10 * sim.Microsecond, difs: 50 * sim.Microsecond, cwMin: 31, cwMax: 1023,
+			preamble: 144 * sim.Microsecond, header: 48 * sim.Microsecond, headerMode: h}
+	}
+	h, _ := ModeByName("OfdmRate6Mbps")
+	return timing{slot: 9 * sim.Microsecond, sifs: 16 * sim.Microsecond, difs: 34 * sim.Microsecond, cwMin: 15, cwMax: 1023,
+		preamble: 16 * sim.Microsecond, header: 4 * sim.Microsecond, headerMode: h, ofdm: true}
+}
+
+// Frame sizes: a UDP/IPv4 packet becomes an 802.11 data frame with LLC/SNAP
+// (8), the MAC header (24) and the FCS (4); an ACK is 14 bytes.
+const (
+	macOverhead = 8 + 24 + 4
+	ackBytes    = 14
+)
+
+// duration returns the air time of a PSDU of n bytes at mode m.
+func (tm *timing) duration(m Mode, n int) sim.Duration {
+	if tm.ofdm {
+		ndbps := m.RateBps * 4e-6
+		sym := math.Ceil((16 + 8*float64(n) + 6) / ndbps)
+		return tm.preamble + tm.header + sim.Duration(sym)*4*sim.Microsecond
+	}
+	us := math.Ceil(8 * float64(n) / (m.RateBps / 1e6))
+	return tm.preamble + tm.header + sim.Duration(us)*sim.Microsecond
+}
+
+// dbmToW converts dBm to watts.
+func dbmToW(dbm float64) float64 { return math.Pow(10, (dbm-30)/10) }
+
+// noiseW is the thermal noise of a 20 MHz channel with noise figure nf
+// (dB), as ns-3 computes it (Boltzmann 1.3803e-23 J/K, 290 K).
+func noiseW(nf float64) float64 { return 1.3803e-23 * 290 * 20e6 * math.Pow(10, nf/10) }
+
+// rxPower returns the received power (dBm) from a at b, before fading.
+func (b *Backend) rxPower(a, c geom.Vec3) float64 {
+	p := &b.p
+	d := a.Dist(c)
+	switch p.Loss {
+	case "logdistance":
+		if d <= p.RefDistance {
+			return p.TxPower - p.RefLoss
+		}
+		return p.TxPower - p.RefLoss - 10*p.Exponent*math.Log10(d/p.RefDistance)
+	case "friis":
+		return p.TxPower - friisLoss(d, p.Frequency)
+	case "tworay":
+		ht, hr := a.Z+p.AntennaZ, c.Z+p.AntennaZ
+		lambda := speedOfLight / p.Frequency
+		cross := 4 * math.Pi * ht * hr / lambda
+		if d <= cross || ht <= 0 || hr <= 0 {
+			return p.TxPower - friisLoss(d, p.Frequency)
+		}
+		return p.TxPower + 10*math.Log10(ht*ht*hr*hr/(d*d*d*d))
+	case "range":
+		if d <= p.MaxRange {
+			return p.TxPower
+		}
+		return -1000
+	}
+	return -1000
+}
+
+// friisLoss is the free-space loss in dB (0 at d = 0, never negative).
+func friisLoss(d, freq float64) float64 {
+	if d <= 0 {
+		return 0
+	}
+	lambda := speedOfLight / freq
+	return math.Max(0, -10*math.Log10(lambda*lambda/(16*math.Pi*math.Pi*d*d)))
+}
+
+// cutoffRange returns the distance beyond which a signal is weaker than the
+// cutoff (noise floor minus CutoffDb) and is ignored entirely, found by
+// bisection on the loss model (fading aside).
+func (b *Backend) cutoffRange() float64 {
+	thr := 10*math.Log10(b.noise) + 30 - b.p.CutoffDb
+	if b.p.Loss == "range" {
+		return b.p.MaxRange
+	}
+	lo, hi := 0.0, 1.0
+	for b.rxPower(geom.Vec3{}, geom.V(hi, 0, 0)) >= thr && hi < 1e7 {
+		hi *= 2
+	}
+	for i := 0; i < 60; i++ {
+		mid := (lo + hi) / 2
+		if b.rxPower(geom.Vec3{}, geom.V(mid, 0, 0)) >= thr {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// grid is a uniform spatial hash of node positions with cells the size of
+// the cutoff range, so a transmission looks at the 27 neighbouring cells only.
+type grid struct {
+	cell  float64
+	cells map[[3]int32][]int32
+	keys  [][3]int32
+}
+
+func (g *grid) key(p geom.Vec3) [3]int32 {
+	return [3]int32{int32(math.Floor(p.X / g.cell)), int32(math.Floor(p.Y / g.cell)), int32(math.Floor(p.Z / g.cell))}
+}
+
+func (g *grid) build(pos []geom.Vec3) {
+	for _, k := range g.keys {
+		g.cells[k] = g.cells[k][:0]
+	}
+	g.keys = g.keys[:0]
+	for i, p := range pos {
+		k := g.key(p)
+		if len(g.cells[k]) == 0 {
+			g.keys = append(g.keys, k)
+		}
+		g.cells[k] = append(g.cells[k], int32(i))
+	}
+}
+
+// near calls f for every node in the cells around p.
+func (g *grid) near(p geom.Vec3, f func(i int32)) {
+	k := g.key(p)
+	for dx := int32(-1); dx <= 1; dx++ {
+		for dy := int32(-1); dy <= 1; dy++ {
+			for dz := int32(-1); dz <= 1; dz++ {
+				for _, i := range g.cells[[3]int32{k[0] + dx, k[1] + dy, k[2] + dz}] {
+					f(i)
+				}
+			}
+		}
+	}
+}
