@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 
 	"skyloop/geom"
 	"skyloop/sim"
@@ -160,6 +161,7 @@ type Multirotor struct {
 	landSince sim.Time
 	landMaybe bool
 	idleSince sim.Time
+	idlePre   bool // idle since arming, not since a landing
 	hasTarget bool
 
 	// failsafe
@@ -212,6 +214,34 @@ func (v *Multirotor) Radius() float64 {
 	return r + v.sh.Cfg.PropRadius
 }
 
+// Params returns the vehicle's autopilot parameters.
+func (v *Multirotor) Params() Params { return *v.ap }
+
+// SetParams replaces this vehicle's autopilot parameters (the group's stay
+// as they are), as a ground station's parameter writes do. Loop periods and
+// sensor rates cannot change in flight. The new values apply from the next
+// control step.
+func (v *Multirotor) SetParams(p Params) error {
+	if bad := p.Validate(); len(bad) > 0 {
+		keys := make([]string, 0, len(bad))
+		for k := range bad {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return fmt.Errorf("autopilot parameter %s: %s", keys[0], bad[keys[0]])
+	}
+	old := v.ap
+	if p.ControlPeriod != old.ControlPeriod || p.AttEvery != old.AttEvery || p.PosEvery != old.PosEvery ||
+		p.GPSPeriod != old.GPSPeriod || p.BaroPeriod != old.BaroPeriod {
+		return fmt.Errorf("loop periods and sensor rates cannot change during a run")
+	}
+	if p.ThrHover != old.ThrHover {
+		return fmt.Errorf("thr_hover cannot change during a run")
+	}
+	v.ap = &p
+	return nil
+}
+
 // Mode returns the flight mode.
 func (v *Multirotor) Mode() vehicle.Mode { return v.mode }
 
@@ -262,6 +292,9 @@ func (v *Multirotor) arm(t sim.Time, ev *vehicle.Events) {
 		ev.Add(t, "arm", "")
 		if v.mode == vehicle.ModeDisarmed {
 			v.setMode(t, vehicle.ModeIdle, ev)
+			// Armed on the ground and never taking off: disarm after the
+			// preflight delay (PX4 COM_DISARM_PRFLT).
+			v.idleSince, v.idlePre = t, true
 		}
 	}
 }
@@ -487,13 +520,17 @@ func (v *Multirotor) modes(t sim.Time, ev *vehicle.Events) {
 			} else if t.Sub(v.landSince) >= 300*sim.Millisecond {
 				ev.Add(t, "touchdown", fmt.Sprintf("%.2f %.2f", v.estPos.X, v.estPos.Y))
 				v.setMode(t, vehicle.ModeIdle, ev)
-				v.idleSince, v.hasTarget = t, false
+				v.idleSince, v.idlePre, v.hasTarget = t, false, false
 			}
 		} else {
 			v.landMaybe = false
 		}
 	case vehicle.ModeIdle:
-		if v.armed && v.S.Landed && ap.DisarmDelay > 0 && t.Sub(v.idleSince) >= ap.DisarmDelay {
+		delay := ap.DisarmDelay
+		if v.idlePre {
+			delay = ap.DisarmPreflight
+		}
+		if v.armed && v.S.Landed && delay > 0 && t.Sub(v.idleSince) >= delay {
 			v.disarm(t, ev)
 		}
 	}

@@ -319,3 +319,54 @@ func TestOffboardLoss(t *testing.T) {
 		t.Errorf("still moving at %.2f m/s", v)
 	}
 }
+
+func TestArmedOnGroundDisarmsAfterPreflightDelay(t *testing.T) {
+	r := newRig(t, "iris", geom.V(0, 0, 0), nil)
+	r.fly(3 * sim.Second) // arming late in the run must not disarm at once
+	r.cmd(vehicle.Command{Kind: vehicle.CmdArm})
+	r.fly(9 * sim.Second)
+	if len(r.events("disarm")) != 0 || !r.v.Estimate().Armed {
+		t.Fatalf("disarmed %v after arming, before COM_DISARM_PRFLT (10 s)", r.events("disarm"))
+	}
+	r.fly(2 * sim.Second)
+	d := r.events("disarm")
+	if len(d) != 1 || d[0].T < sim.Time(13*sim.Second) {
+		t.Fatalf("disarm events %v, want one at 13 s", d)
+	}
+}
+
+func TestSetParamsLimitsSpeed(t *testing.T) {
+	top := func(lim float64) float64 {
+		r := newRig(t, "iris", geom.V(0, 0, 0), nil)
+		if lim > 0 {
+			p := r.v.Params()
+			p.XYVelMax, p.XYCruise = lim, lim
+			if err := r.v.SetParams(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.cmd(vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: 5})
+		r.fly(6 * sim.Second)
+		r.cmd(vehicle.Command{Kind: vehicle.CmdGoto, Pos: geom.V(40, 0, 5), Yaw: math.NaN()})
+		r.fly(15 * sim.Second)
+		v := 0.0
+		for _, s := range r.log {
+			v = math.Max(v, math.Hypot(s.Vel.X, s.Vel.Y))
+		}
+		return v
+	}
+	if fast, slow := top(0), top(2); !(fast > 4.5 && slow < 2.3) {
+		t.Fatalf("top speed %.2f m/s with defaults, %.2f m/s with MPC_XY_VEL_MAX 2", fast, slow)
+	}
+	r := newRig(t, "iris", geom.V(0, 0, 0), nil)
+	p := r.v.Params()
+	p.TiltMax = 95
+	if err := r.v.SetParams(p); err == nil {
+		t.Fatal("tilt 95 accepted")
+	}
+	p = r.v.Params()
+	p.PosEvery = 7
+	if err := r.v.SetParams(p); err == nil {
+		t.Fatal("loop rate change accepted")
+	}
+}

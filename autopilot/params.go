@@ -70,6 +70,9 @@ type Params struct {
 	FailsafeDelay   sim.Duration `yaml:"failsafe_delay" json:"failsafe_delay"`
 	FailsafeAction  string       `yaml:"failsafe_action" json:"failsafe_action"`
 	DisarmDelay     sim.Duration `yaml:"disarm_delay" json:"disarm_delay"` // COM_DISARM_LAND
+	// DisarmPreflight disarms a vehicle armed on the ground that does not
+	// take off within this time; 0 never does (COM_DISARM_PRFLT).
+	DisarmPreflight sim.Duration `yaml:"disarm_preflight" json:"disarm_preflight"`
 
 	// Sensors and estimator.
 	GPSPeriod   sim.Duration `yaml:"gps_period" json:"gps_period"`
@@ -111,7 +114,7 @@ func DefaultParams() Params {
 		RollRateMax: 220, PitchRateMax: 220, YawRateMax: 200,
 		IdleSpeed:       0.15,
 		FailsafeTimeout: sim.Second, FailsafeDelay: 5 * sim.Second, FailsafeAction: "land",
-		DisarmDelay: 2 * sim.Second,
+		DisarmDelay: 2 * sim.Second, DisarmPreflight: 10 * sim.Second,
 		GPSPeriod:   100 * sim.Millisecond, GPSNoise: 0.05, GPSNoiseZ: 0.1, GPSVelNoise: 0.05,
 		BaroPeriod: 20 * sim.Millisecond, BaroNoise: 0.05,
 		AccelNoise: 0.05, GyroNoise: 0.002, AttNoise: 0.002,
@@ -163,8 +166,8 @@ func (p *Params) Validate() map[string]string {
 	if p.EstPosGain > 1 || p.EstVelGain > 2 {
 		bad["est_pos_gain"] = "estimator gains must stay below 1 (position) and 2 (velocity)"
 	}
-	if p.FailsafeTimeout < 0 || p.FailsafeDelay < 0 || p.DisarmDelay < 0 {
-		bad["failsafe_timeout"] = "failsafe_timeout, failsafe_delay and disarm_delay must be >= 0"
+	if p.FailsafeTimeout < 0 || p.FailsafeDelay < 0 || p.DisarmDelay < 0 || p.DisarmPreflight < 0 {
+		bad["failsafe_timeout"] = "failsafe_timeout, failsafe_delay, disarm_delay and disarm_preflight must be >= 0"
 	}
 	if p.FailsafeAction != "land" && p.FailsafeAction != "rtl" {
 		bad["failsafe_action"] = fmt.Sprintf("must be land or rtl, got %q", p.FailsafeAction)
