@@ -115,7 +115,7 @@ func DefaultParams() Params {
 		IdleSpeed:       0.15,
 		FailsafeTimeout: sim.Second, FailsafeDelay: 5 * sim.Second, FailsafeAction: "land",
 		DisarmDelay: 2 * sim.Second, DisarmPreflight: 10 * sim.Second,
-		GPSPeriod:   100 * sim.Millisecond, GPSNoise: 0.05, GPSNoiseZ: 0.1, GPSVelNoise: 0.05,
+		GPSPeriod: 100 * sim.Millisecond, GPSNoise: 0.05, GPSNoiseZ: 0.1, GPSVelNoise: 0.05,
 		BaroPeriod: 20 * sim.Millisecond, BaroNoise: 0.05,
 		AccelNoise: 0.05, GyroNoise: 0.002, AttNoise: 0.002,
 		EstPosGain: 0.3, EstVelGain: 0.5,
