@@ -8,9 +8,11 @@ package agent
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 
+	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -79,6 +81,12 @@ type Host interface {
 	Tick() sim.Duration
 	// Nodes lists every node of the run in id order.
 	Nodes() []NodeRef
+	// Origin returns the WGS84 position of the scenario's local origin.
+	Origin() geom.Geodetic
+	// File creates an output file in the run directory (a telemetry log,
+	// say), flushed and closed with the run. It returns nil and no error
+	// when the run writes no files.
+	File(name string) (io.Writer, error)
 }
 
 // Context is a node's view of the world. One context exists per node and is
@@ -146,6 +154,12 @@ func (c *Context) Telemetry() vehicle.Telemetry {
 	return c.veh.Estimate()
 }
 
+// VehicleModel returns the own vehicle (nil on fixed nodes). It exists for
+// autopilot-facing behaviours such as the MAVLink endpoint, which read and
+// write autopilot parameters; mission logic should use Telemetry and
+// Command.
+func (c *Context) VehicleModel() vehicle.Vehicle { return c.veh }
+
 // Command sends a command to the own vehicle; the autopilot applies it at
 // its next control step (this tick's autopilot phase when the control
 // period is one tick). Fixed nodes ignore it.
@@ -154,6 +168,15 @@ func (c *Context) Command(cmd vehicle.Command) {
 		c.veh.Command(cmd)
 	}
 }
+
+// Origin returns the WGS84 position of the scenario's local origin
+// (x east, y north, z up).
+func (c *Context) Origin() geom.Geodetic { return c.host.Origin() }
+
+// File creates an output file named name in the run directory, closed with
+// the run; nil (and no error) when the run writes no files. Names must be
+// unique in the run.
+func (c *Context) File(name string) (io.Writer, error) { return c.host.File(name) }
 
 // Rand returns the node's random stream.
 func (c *Context) Rand() *rand.Rand { return c.rng }

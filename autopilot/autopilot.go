@@ -253,6 +253,7 @@ func (v *Multirotor) tel(pos, vel geom.Vec3, att geom.Quat, rate geom.Vec3) vehi
 	roll, pitch, yaw := att.Euler()
 	return vehicle.Telemetry{
 		Pos: pos, Vel: vel, Yaw: yaw, YawRate: rate.Z, Roll: roll, Pitch: pitch,
+		RollRate: rate.X, PitchRate: rate.Y, Throttle: v.thrust,
 		Mode: v.mode, Armed: v.armed, Landed: v.S.Landed,
 		Energy: v.S.Energy, Distance: v.S.Distance,
 		BatteryV: v.S.Voltage, BatteryA: v.S.Current, BatteryRemaining: v.S.Remaining(&v.sh.Cfg.Params),

@@ -7,6 +7,7 @@ import (
 
 	"skyloop/autopilot"
 	"skyloop/geom"
+	_ "skyloop/mavlink" // registers the MAVLink behaviours
 	"skyloop/netsim"
 	"skyloop/netsim/ideal"
 	"skyloop/netsim/impair"

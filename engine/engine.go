@@ -17,6 +17,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"runtime"
@@ -52,6 +53,14 @@ type Options struct {
 	// CheckOnly builds nothing that has side effects (no network backend
 	// is opened): for validation.
 	CheckOnly bool
+	// Realtime, when > 0, paces the run to the wall clock: simulated time
+	// advances Realtime times as fast as real time (1 = real time), so
+	// that people and outside programs can take part.
+	Realtime float64
+	// Attach, when set, is called for every behaviour before the first
+	// tick to connect it to the outside world (a MAVLink UDP port, say);
+	// a non-nil closer it returns is closed after the run.
+	Attach func(node agent.NodeRef, b agent.Behavior) (io.Closer, error)
 }
 
 // OptionError reports a bad value in Options (a command-line override).
@@ -136,6 +145,7 @@ type Run struct {
 	tel       []vehicle.Telemetry
 	tracks    *report.Tracker
 	dir       *record.Dir
+	files     map[string]bool // behaviour output files created
 }
 
 // Build checks every part of the scenario, component parameters included,
@@ -442,6 +452,28 @@ func effBehaviors(list []built) []any {
 
 // Nodes lists the run's nodes in id order.
 func (r *Run) Nodes() []agent.NodeRef { return r.refs }
+
+// Origin returns the scenario's geodetic origin (agent.Host).
+func (r *Run) Origin() geom.Geodetic { return r.sc.World.Origin }
+
+// File creates a behaviour's output file in the run directory (agent.Host);
+// nil when the run writes no files.
+func (r *Run) File(name string) (io.Writer, error) {
+	if r.dir == nil || r.opt.NoFiles {
+		return nil, nil
+	}
+	if name == "" || strings.ContainsAny(name, `/\`) || name[0] == '.' {
+		return nil, fmt.Errorf("output file name %q must be a plain file name", name)
+	}
+	if r.files == nil {
+		r.files = map[string]bool{}
+	}
+	if r.files[name] {
+		return nil, fmt.Errorf("output file %s created twice", name)
+	}
+	r.files[name] = true
+	return r.dir.File(name)
+}
 
 // Tick returns the kernel tick.
 func (r *Run) Tick() sim.Duration { return r.tick }

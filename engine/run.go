@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"skyloop/agent"
@@ -112,6 +113,25 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			r.backend.Close() // on a panic or an early error
 		}
 	}()
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	if r.opt.Attach != nil {
+		for i := range r.nodes {
+			for _, s := range r.nodes[i].slots {
+				c, err := r.opt.Attach(r.nodes[i].ref, s.b)
+				if err != nil {
+					return nil, fmt.Errorf("connecting %s of node %s: %w", s.typ, r.nodes[i].ref.Name, err)
+				}
+				if c != nil {
+					closers = append(closers, c)
+				}
+			}
+		}
+	}
 	if err = r.start(); err != nil {
 		return nil, err
 	}
@@ -197,7 +217,12 @@ func (r *Run) start() error {
 	r.vehicleFn = r.vehicleRange
 	sampleEvery := int64(r.sc.Outputs.SamplePeriod / r.tick)
 	second := max(int64(sim.Second/r.tick), 1)
-	phases := []sim.Phase{
+	var phases []sim.Phase
+	if r.opt.Realtime > 0 {
+		p := newPacer(r.opt.Realtime, r.log)
+		phases = append(phases, sim.Phase{Name: "pace", Every: 1, Run: p.wait})
+	}
+	phases = append(phases, []sim.Phase{
 		{Name: "record", Every: sampleEvery, Run: func(t sim.Time) error { r.sample(t); return nil }},
 		{Name: "world", Every: r.checkEvery, Run: func(t sim.Time) error { r.checkWorld(t); return nil }},
 		{Name: "network", Every: 1, Run: r.networkPhase},
@@ -205,7 +230,7 @@ func (r *Run) start() error {
 		{Name: "vehicles", Every: 1, Run: r.vehiclePhase},
 		{Name: "positions", Every: r.posEvery, Run: r.positionPhase},
 		{Name: "progress", Every: second, Offset: second - 1, Run: r.progressPhase},
-	}
+	}...)
 	for _, p := range phases {
 		if err := r.kernel.Add(p); err != nil {
 			return err

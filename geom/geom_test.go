@@ -80,3 +80,39 @@ func TestLayouts(t *testing.T) {
 		t.Fatal("explicit count not checked")
 	}
 }
+
+func TestGeodeticRoundTrip(t *testing.T) {
+	o := Geodetic{Lat: 47.397742, Lon: 8.545594, Alt: 488}
+	for _, p := range []Vec3{{}, V(5, 0, 5), V(-1200, 3400, -20), V(0, 10000, 0), V(7000, -7000, 100)} {
+		g := o.ToGeodetic(p)
+		back := o.ToLocal(g)
+		if back.Dist(p) > 1e-6 {
+			t.Errorf("%v -> %+v -> %v", p, g, back)
+		}
+	}
+	// One degree of latitude is R*pi/180 m north of the origin.
+	g := o.ToGeodetic(V(0, EarthRadius*math.Pi/180, 0))
+	if math.Abs(g.Lat-(o.Lat+1)) > 1e-9 || math.Abs(g.Lon-o.Lon) > 1e-9 {
+		t.Errorf("1 degree north: %+v", g)
+	}
+	// 100 m east at 47.4 deg N moves the longitude by 100/(R cos(lat)).
+	g = o.ToGeodetic(V(100, 0, 0))
+	want := 100 / (EarthRadius * math.Cos(o.Lat*math.Pi/180)) * 180 / math.Pi
+	if math.Abs(g.Lon-o.Lon-want) > 1e-9 || math.Abs(g.Lat-o.Lat) > 1e-6 {
+		t.Errorf("100 m east: dlon %.9f want %.9f, dlat %.9f", g.Lon-o.Lon, want, g.Lat-o.Lat)
+	}
+}
+
+func TestFrames(t *testing.T) {
+	if n := ENUToNED(V(1, 2, 3)); n != V(2, 1, -3) || NEDToENU(n) != V(1, 2, 3) {
+		t.Fatalf("ENU->NED %v", n)
+	}
+	for _, c := range []struct{ yaw, hdg float64 }{{0, math.Pi / 2}, {math.Pi / 2, 0}, {math.Pi, 3 * math.Pi / 2}, {-math.Pi / 2, math.Pi}} {
+		if h := YawToHeading(c.yaw); math.Abs(h-c.hdg) > 1e-12 {
+			t.Errorf("yaw %v -> heading %v, want %v", c.yaw, h, c.hdg)
+		}
+		if y := HeadingToYaw(c.hdg); math.Abs(math.Remainder(y-c.yaw, 2*math.Pi)) > 1e-12 {
+			t.Errorf("heading %v -> yaw %v, want %v", c.hdg, y, c.yaw)
+		}
+	}
+}

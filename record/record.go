@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,6 +75,19 @@ func (d *Dir) CSV(name, header string) (*CSV, error) {
 	c := &CSV{f: f, w: bufio.NewWriterSize(f, 1<<16), name: name}
 	c.w.WriteString(header)
 	c.w.WriteByte('\n')
+	d.files = append(d.files, c)
+	return c, nil
+}
+
+// File opens a buffered binary stream (a packet capture, a telemetry
+// log); like the CSV streams it is flushed and closed by Commit or Abort,
+// and write errors surface there.
+func (d *Dir) File(name string) (io.Writer, error) {
+	f, err := os.Create(d.Path(name))
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", name, err)
+	}
+	c := &CSV{f: f, w: bufio.NewWriterSize(f, 1<<16), name: name}
 	d.files = append(d.files, c)
 	return c, nil
 }
@@ -230,6 +244,19 @@ func (c *CSV) End() {
 	}
 	c.row = c.row[:0]
 	c.n = 0
+}
+
+// Write appends raw bytes to the stream (io.Writer); errors are kept and
+// reported by Close.
+func (c *CSV) Write(b []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(b)
+	if err != nil {
+		c.err = fmt.Errorf("writing %s: %w", c.name, err)
+	}
+	return n, err
 }
 
 // Close flushes and closes the file.

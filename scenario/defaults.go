@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"regexp"
+	"skyloop/geom"
 	"strconv"
 	"strings"
 
@@ -27,7 +28,8 @@ func Defaults() *Scenario {
 		Seed:     1,
 		Duration: 60 * sim.Second,
 		Tick:     sim.Millisecond,
-		World:    World{CheckPeriod: 10 * sim.Millisecond},
+		// The origin is PX4 SITL's default home (Zurich, Irchel park).
+		World: World{CheckPeriod: 10 * sim.Millisecond, Origin: geom.Geodetic{Lat: 47.397742, Lon: 8.545594, Alt: 488}},
 		Outputs: Outputs{
 			Trace: true, Deliveries: true, Vehicles: true, Events: true, Plots: true,
 			SamplePeriod: 100 * sim.Millisecond,
@@ -70,6 +72,9 @@ func (sc *Scenario) check() {
 		if w.Min.X >= w.Max.X || w.Min.Y >= w.Max.Y || w.Min.Z >= w.Max.Z {
 			sc.Errorf("world.bounds", "min must be below max on every axis, got min %v max %v", w.Min, w.Max)
 		}
+	}
+	if !sc.World.Origin.Valid() {
+		sc.Errorf("world.origin", "latitude must be in [-90, 90], longitude in [-180, 180] and altitude finite, got %+v", sc.World.Origin)
 	}
 	for i, o := range sc.World.Obstacles {
 		p := fmt.Sprintf("world.obstacles[%d]", i)

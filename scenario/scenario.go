@@ -54,6 +54,9 @@ type World struct {
 	// Bounds, when set, is the flight volume; leaving it is an event.
 	Bounds    *geom.Box  `yaml:"bounds" json:"bounds,omitempty"`
 	Obstacles []Obstacle `yaml:"obstacles" json:"obstacles,omitempty"`
+	// Origin is the WGS84 position of the local origin (x east, y north,
+	// z up): MAVLink positions and missions are converted around it.
+	Origin geom.Geodetic `yaml:"origin" json:"origin"`
 }
 
 // Obstacle is an axis-aligned box (a shelf, a building). Vehicles entering

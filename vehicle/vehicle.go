@@ -88,11 +88,14 @@ type Telemetry struct {
 	YawRate  float64 // rad/s
 	Roll     float64 // rad (aerial kinds)
 	Pitch    float64 // rad (aerial kinds)
-	Mode     Mode
-	Armed    bool
-	Landed   bool
-	Energy   float64 // energy used since the start, J
-	Distance float64 // path length travelled, m
+	// RollRate and PitchRate are body rates (rad/s, aerial kinds).
+	RollRate, PitchRate float64
+	Throttle            float64 // collective thrust, 0..1 (aerial kinds)
+	Mode                Mode
+	Armed               bool
+	Landed              bool
+	Energy              float64 // energy used since the start, J
+	Distance            float64 // path length travelled, m
 
 	// Sensor outputs where the kind models them (0 otherwise).
 	BatteryV         float64 // battery terminal voltage, V

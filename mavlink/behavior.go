@@ -1,0 +1,345 @@
+package mavlink
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
+	"github.com/bluenviron/gomavlib/v3/pkg/frame"
+
+	"skyloop/agent"
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// KindMAVLink labels MAVLink packets in traces and metrics.
+var KindMAVLink = netsim.RegisterKind("mavlink")
+
+// DefaultEpoch is the wall-clock time of simulated time zero in telemetry
+// logs and GPS time, fixed so that outputs are reproducible.
+const DefaultEpoch = "2026-01-01T00:00:00Z"
+
+// VehicleParams configure the vehicle behaviour.
+type VehicleParams struct {
+	Port   uint16             `yaml:"port" json:"port"`     // in-simulation port of MAVLink traffic
+	GCS    []string           `yaml:"gcs" json:"gcs"`       // nodes that get telemetry before they talk to the vehicle
+	Rates  map[string]float64 `yaml:"rates" json:"rates"`   // stream rates (Hz) by message name; 0 turns one off
+	Period sim.Duration       `yaml:"period" json:"period"` // how often the endpoint runs (streams, missions)
+	Relay  bool               `yaml:"relay" json:"relay"`   // on starting a loiter item, hand the mission to the next vehicle of the group
+	Retry  sim.Duration       `yaml:"retry" json:"retry"`   // resend period of the relay's commands
+	Tlog   bool               `yaml:"tlog" json:"tlog"`     // write mavlink-<node>.tlog
+	Epoch  string             `yaml:"epoch" json:"epoch"`   // RFC 3339 time of simulated time zero
+}
+
+// Validate checks the parameters.
+func (p *VehicleParams) Validate() map[string]string {
+	bad := map[string]string{}
+	if p.Port == 0 {
+		bad["port"] = "must be a port number 1-65535"
+	}
+	for name, hz := range p.Rates {
+		if _, ok := StreamNames[name]; !ok {
+			names := make([]string, 0, len(StreamNames))
+			for n := range StreamNames {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			bad["rates."+name] = "unknown stream; want one of " + strings.Join(names, ", ")
+		} else if !(hz >= 0 && hz <= 1000) {
+			bad["rates."+name] = fmt.Sprintf("must be in [0, 1000] Hz, got %v", hz)
+		}
+	}
+	if p.Period <= 0 {
+		bad["period"] = fmt.Sprintf("must be a positive duration, got %v", p.Period)
+	}
+	if p.Retry <= 0 {
+		bad["retry"] = fmt.Sprintf("must be a positive duration, got %v", p.Retry)
+	}
+	if _, err := time.Parse(time.RFC3339, p.Epoch); err != nil {
+		bad["epoch"] = fmt.Sprintf("must be an RFC 3339 time such as %s: %v", DefaultEpoch, err)
+	}
+	return bad
+}
+
+// tlogWriter writes a QGroundControl telemetry log: every frame preceded by
+// its time as a 64-bit big-endian count of microseconds since 1970.
+type tlogWriter struct {
+	w       io.Writer
+	epochUs int64
+	buf     []byte
+}
+
+func (t *tlogWriter) write(now sim.Time, data []byte) {
+	if t == nil || t.w == nil {
+		return
+	}
+	t.buf = binary.BigEndian.AppendUint64(t.buf[:0], uint64(t.epochUs+int64(now)/1000))
+	t.buf = append(t.buf, data...)
+	t.w.Write(t.buf) //nolint:errcheck // the run directory reports write errors when it closes
+}
+
+// link is an external transport attached to a vehicle (UDP in real-time
+// runs).
+type link interface {
+	Drain(fn func(from int32, data []byte)) error
+	Send(addr int32, frame []byte)
+	Broadcast(frame []byte)
+}
+
+// VehicleBehavior runs a vehicle's MAVLink endpoint over the simulated
+// network (and over UDP when a link is attached).
+type VehicleBehavior struct {
+	p        *VehicleParams
+	ctx      *agent.Context
+	ep       *Vehicle
+	dec      *Decoder
+	peers    []netsim.NodeID // in-simulation peers: configured stations, then whoever talked
+	links    []link
+	tlog     *tlogWriter
+	opened   bool
+	epochUs  int64
+	relay    *Client
+	relayTo  netsim.NodeID
+	relayed  bool
+	linkErrs int
+}
+
+// AttachUDP adds an external link; frames from it are handled at the
+// behaviour's steps.
+func (b *VehicleBehavior) AttachUDP(l *UDPLink) { b.links = append(b.links, l) }
+
+// Endpoint returns the vehicle endpoint (after Start).
+func (b *VehicleBehavior) Endpoint() *Vehicle { return b.ep }
+
+type autopilotOf struct{ ctx *agent.Context }
+
+func (a autopilotOf) Estimate() vehicle.Telemetry { return a.ctx.Telemetry() }
+func (a autopilotOf) Command(c vehicle.Command)   { a.ctx.Command(c) }
+
+// Start implements agent.Behavior.
+func (b *VehicleBehavior) Start(ctx *agent.Context) error {
+	b.ctx = ctx
+	id := ctx.ID()
+	if id > 249 {
+		return fmt.Errorf("MAVLink system ids run out: at most 250 vehicles can speak MAVLink (node id %d)", id)
+	}
+	ep, _ := time.Parse(time.RFC3339, b.p.Epoch)
+	b.epochUs = ep.UnixMicro()
+	rates := map[uint32]float64{}
+	for name, hz := range b.p.Rates {
+		rates[StreamNames[name]] = hz
+	}
+	for i, name := range b.p.GCS {
+		found := false
+		for _, n := range ctx.Nodes() {
+			if n.Name == name {
+				b.peers = append(b.peers, n.ID)
+				found = true
+			}
+		}
+		if !found {
+			return &agent.FieldError{Field: fmt.Sprintf("gcs[%d]", i), Msg: fmt.Sprintf("no node named %q", name)}
+		}
+	}
+	var tun Tunable
+	if t, ok := ctx.VehicleModel().(Tunable); ok {
+		tun = t
+	}
+	cfg := VehicleConfig{SysID: uint8(id + 1), Origin: ctx.Origin(), Home: ctx.Telemetry().Pos, Rates: rates, EpochUs: b.epochUs}
+	b.ep = NewVehicle(cfg, autopilotOf{ctx}, tun, vehicleHost{b})
+	b.dec = NewDecoder()
+	if b.p.Relay {
+		group := ctx.Group(ctx.Ref().Group)
+		if idx := ctx.Ref().Index; idx+1 < len(group) {
+			b.relayTo = group[idx+1]
+			b.relay = NewClient(uint8(id+1), uint8(common.MAV_COMP_ID_ONBOARD_COMPUTER), uint8(b.relayTo+1), ctx.Origin(),
+				b.p.Retry, common.MAV_TYPE_ONBOARD_CONTROLLER, relayHost{b})
+			b.ep.OnLoiter = b.startRelay
+		}
+	}
+	return nil
+}
+
+// Schedule implements agent.Behavior.
+func (b *VehicleBehavior) Schedule() (period, offset sim.Duration) { return b.p.Period, 0 }
+
+func (b *VehicleBehavior) open() {
+	if b.opened {
+		return
+	}
+	b.opened = true
+	if !b.p.Tlog {
+		return
+	}
+	w, err := b.ctx.File("mavlink-" + b.ctx.Ref().Name + ".tlog")
+	if err != nil {
+		b.ctx.Log().Warn("no telemetry log", "err", err)
+	}
+	b.tlog = &tlogWriter{w: w, epochUs: b.epochUs}
+}
+
+// Step implements agent.Behavior: external frames, then the endpoint and
+// the relay.
+func (b *VehicleBehavior) Step(ctx *agent.Context) {
+	b.open()
+	now := ctx.Now()
+	for i, l := range b.links {
+		err := l.Drain(func(from int32, data []byte) {
+			b.tlog.write(now, data)
+			b.dec.Decode(data, func(f frame.Frame) { b.dispatch(now, Peer{Link: int32(i + 1), Addr: from}, f) })
+		})
+		if err != nil && b.linkErrs == 0 {
+			b.linkErrs++
+			ctx.Log().Warn("MAVLink link failed", "err", err)
+		}
+	}
+	b.ep.Step(now)
+	if b.relay != nil {
+		b.relay.Step(now)
+	}
+}
+
+// Receive implements agent.Receiver.
+func (b *VehicleBehavior) Receive(ctx *agent.Context, m *agent.Message) {
+	if m.Port != b.p.Port {
+		return
+	}
+	b.open()
+	now := ctx.Now()
+	b.tlog.write(now, m.Payload)
+	b.dec.Decode(m.Payload, func(f frame.Frame) { b.dispatch(now, Peer{Link: 0, Addr: int32(m.Src)}, f) })
+}
+
+func (b *VehicleBehavior) dispatch(now sim.Time, from Peer, f frame.Frame) {
+	if from.Link == 0 {
+		known := false
+		for _, p := range b.peers {
+			known = known || p == netsim.NodeID(from.Addr)
+		}
+		if !known {
+			b.peers = append(b.peers, netsim.NodeID(from.Addr))
+		}
+	}
+	if b.relay != nil && f.GetSystemID() == b.relay.Target() {
+		b.relay.Handle(now, f)
+		return
+	}
+	b.ep.Handle(now, from, f)
+}
+
+// startRelay hands this vehicle's mission to the next one: connect, upload
+// the mission moved to the next vehicle's home, arm, start.
+func (b *VehicleBehavior) startRelay(now sim.Time) {
+	if b.relayed {
+		return
+	}
+	b.relayed = true
+	home := b.ep.Home()
+	b.relay.Add(
+		Op{Kind: OpConnect, Name: "connect"},
+		Op{Kind: OpUpload, Name: "upload", Raw: b.ep.Mission(), Shift: func(c *Client) geom.Vec3 { return c.Home.Sub(home) }},
+		Op{Kind: OpCommand, Name: "arm", Cmd: common.MAV_CMD_COMPONENT_ARM_DISARM, Params: [7]float32{1}},
+		Op{Kind: OpCommand, Name: "mission_start", Cmd: common.MAV_CMD_MISSION_START},
+	)
+	b.ctx.Event("relay", fmt.Sprintf("handing the mission to system %d", b.relay.Target()))
+}
+
+// Finish implements agent.Finisher.
+func (b *VehicleBehavior) Finish(ctx *agent.Context) map[string]any {
+	out := map[string]any{"system_id": b.ep.SysID(), "frames_in": b.ep.FramesIn, "frames_out": b.ep.FramesOut,
+		"commands": b.ep.Commands, "bad_frames": b.dec.Bad, "unknown_frames": b.dec.Unknown}
+	ms := map[string]float64{}
+	for k, t := range b.ep.Milestones {
+		ms[k] = t.Seconds()
+	}
+	out["milestones_s"] = ms
+	if b.relay != nil && b.relayed {
+		out["relay"] = results(b.relay)
+	}
+	return out
+}
+
+func results(c *Client) map[string]any {
+	ops := map[string]any{}
+	for _, r := range c.Results {
+		ops[r.Name] = map[string]any{"start_s": r.Start.Seconds(), "end_s": r.End.Seconds(), "attempts": r.Attempts, "ok": r.OK}
+	}
+	return map[string]any{"system_id": c.Target(), "ops": ops, "complete": c.Done() && !c.Failed}
+}
+
+// vehicleHost connects the endpoint to the network and the links.
+type vehicleHost struct{ b *VehicleBehavior }
+
+func (h vehicleHost) Send(to Peer, fr []byte) {
+	b := h.b
+	b.tlog.write(b.ctx.Now(), fr)
+	if to.Link == 0 {
+		b.sendNode(netsim.NodeID(to.Addr), fr)
+		return
+	}
+	b.links[to.Link-1].Send(to.Addr, fr)
+}
+
+func (h vehicleHost) Broadcast(fr []byte) {
+	b := h.b
+	b.tlog.write(b.ctx.Now(), fr)
+	for _, p := range b.peers {
+		b.sendNode(p, fr)
+	}
+	for _, l := range b.links {
+		l.Broadcast(fr)
+	}
+}
+
+func (h vehicleHost) Event(name, detail string) { h.b.ctx.Event(name, detail) }
+
+func (b *VehicleBehavior) sendNode(dst netsim.NodeID, fr []byte) {
+	if err := b.ctx.Send(agent.Message{Dst: dst, Port: b.p.Port, Kind: KindMAVLink, Payload: fr}); err != nil {
+		b.ctx.Log().Warn("MAVLink send failed", "dst", dst, "err", err)
+	}
+}
+
+type relayHost struct{ b *VehicleBehavior }
+
+func (h relayHost) Send(fr []byte) {
+	b := h.b
+	b.tlog.write(b.ctx.Now(), fr)
+	b.sendNode(b.relayTo, fr)
+}
+
+func (h relayHost) Event(name, detail string) { h.b.ctx.Event(name, detail) }
+
+func init() {
+	agent.Register(agent.Spec{
+		Name: "mavlink",
+		Doc: "Makes the vehicle a MAVLink 2 system like a PX4 autopilot (system id = node id + 1): telemetry streams at PX4's default rates " +
+			"(`rates` overrides them by message name), commands, missions and parameters, over the simulated network on `port` " +
+			"(to the `gcs` nodes and to whoever talks to it) and over UDP on loopback when the run has --mavlink-udp. " +
+			"With `relay`, starting a loiter mission item makes the vehicle's companion computer upload the same mission, moved to the next vehicle's home, " +
+			"to the next vehicle of the group, arm it and start it. Frames are logged to mavlink-<node>.tlog.",
+		Vehicle: true,
+		Params: func() agent.Params {
+			return &VehicleParams{Port: 14550, Period: 10 * sim.Millisecond, Retry: sim.Second, Tlog: true, Epoch: DefaultEpoch}
+		},
+		New: func(p agent.Params) agent.Behavior { return &VehicleBehavior{p: p.(*VehicleParams)} },
+	})
+	agent.Register(agent.Spec{
+		Name: "mavlink_gcs",
+		Doc: "A scripted MAVLink ground station (system id `system_id`) on a fixed node: from `start`, for each vehicle of `group` " +
+			"(or the group indices in `vehicles`) it connects (heartbeats until it hears a position), writes `params`, uploads `mission` " +
+			"(items relative to each vehicle's home), arms and starts the mission, then waits until the vehicle has landed and disarmed. " +
+			"Every command and mission transfer is resent after `retry` until acknowledged, so it completes over lossy links.",
+		Fixed:   true,
+		Vehicle: true,
+		Params: func() agent.Params {
+			return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second}
+		},
+		New: func(p agent.Params) agent.Behavior { return &GCSBehavior{p: p.(*GCSParams)} },
+	})
+}

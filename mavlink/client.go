@@ -1,0 +1,371 @@
+package mavlink
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
+	"github.com/bluenviron/gomavlib/v3/pkg/frame"
+
+	"skyloop/geom"
+	"skyloop/sim"
+)
+
+// ClientHost is what a client needs from its transport.
+type ClientHost interface {
+	// Send sends a frame to the client's vehicle.
+	Send(frame []byte)
+	// Event records an event for events.csv.
+	Event(name, detail string)
+}
+
+// OpKind says what a client operation does.
+type OpKind uint8
+
+// Operation kinds.
+const (
+	// OpConnect waits until the vehicle's position has been heard (the
+	// client's heartbeats make the vehicle stream to it).
+	OpConnect OpKind = iota
+	// OpCommand sends a COMMAND_LONG until it is acknowledged.
+	OpCommand
+	// OpUpload uploads a mission with the mission protocol.
+	OpUpload
+	// OpSetParam writes a parameter until the vehicle reports the value.
+	OpSetParam
+	// OpWaitLanded waits until the vehicle, having flown, is on the ground
+	// and disarmed.
+	OpWaitLanded
+)
+
+// Op is one step of a client's script.
+type Op struct {
+	Kind OpKind
+	Name string // for results and events
+	// OpCommand.
+	Cmd    common.MAV_CMD
+	Params [7]float32
+	// OpUpload: Items (offsets from the vehicle's home, converted when the
+	// upload starts) or Raw (ready items; Shift moves them by a local
+	// offset first).
+	Items []Item
+	Raw   []common.MessageMissionItemInt
+	Shift func(c *Client) geom.Vec3
+	// OpSetParam.
+	Param string
+	Value float32
+}
+
+// Item is a mission item relative to the vehicle's home.
+type Item struct {
+	Cmd    common.MAV_CMD
+	Offset geom.Vec3    // x east, y north of home; z above home
+	Hold   sim.Duration // hold or loiter time
+	// Here leaves the position out: the item applies where the vehicle
+	// is when it starts (landing or loitering in place).
+	Here bool
+}
+
+// OpResult is how one operation went.
+type OpResult struct {
+	Name       string
+	Start, End sim.Time
+	Attempts   int // frames sent to get it done (commands, counts, items)
+	OK         bool
+	Detail     string
+}
+
+// Client is the ground-station side of MAVLink for one vehicle: it sends
+// heartbeats, tracks the vehicle's telemetry, and runs a script of
+// operations, each retried until it succeeds (MAVLink's command and
+// mission protocols are acknowledged; lost frames are resent).
+type Client struct {
+	target uint8
+	enc    *Encoder
+	host   ClientHost
+	origin geom.Geodetic
+	retry  sim.Duration
+	hbType common.MAV_TYPE
+	now    sim.Time
+	nextHB sim.Time
+
+	// Telemetry as heard.
+	Heard        bool
+	LastHeard    sim.Time
+	Armed        bool
+	Mode         FlightMode
+	Landed       common.MAV_LANDED_STATE
+	Pos          geom.Vec3 // local coordinates
+	HasPos       bool
+	Home         geom.Vec3 // position when the connection was made
+	MissionSeq   int
+	MissionState common.MISSION_STATE
+	Reached      int // last MISSION_ITEM_REACHED, -1 none
+	Params       map[string]float32
+	flew         bool
+
+	ops      []Op
+	cur      int
+	started  bool
+	opStart  sim.Time
+	lastSend sim.Time
+	attempts int
+	confirm  uint8
+	upload   []common.MessageMissionItemInt
+	upSent   int // last item sent, -1 = only the count
+
+	// Results lists finished operations in order; Failed is set when one
+	// failed for good (the script stops there).
+	Results []OpResult
+	Failed  bool
+}
+
+// NewClient returns a client from system sys, component comp, that talks to
+// vehicle target. retry is the resend period for unacknowledged frames;
+// hb is the heartbeat type it announces (GCS or onboard controller).
+func NewClient(sys, comp, target uint8, origin geom.Geodetic, retry sim.Duration, hb common.MAV_TYPE, host ClientHost) *Client {
+	return &Client{target: target, enc: NewEncoder(sys, comp), host: host, origin: origin, retry: retry, hbType: hb,
+		Reached: -1, Params: map[string]float32{}}
+}
+
+// Target returns the vehicle's system id.
+func (c *Client) Target() uint8 { return c.target }
+
+// Add appends operations to the script.
+func (c *Client) Add(ops ...Op) { c.ops = append(c.ops, ops...) }
+
+// Done reports whether the script has finished (or failed).
+func (c *Client) Done() bool { return c.cur >= len(c.ops) || c.Failed }
+
+// Result returns the named operation's result, if it finished.
+func (c *Client) Result(name string) (OpResult, bool) {
+	for _, r := range c.Results {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return OpResult{}, false
+}
+
+func (c *Client) send(m interface{ GetID() uint32 }) {
+	b, err := c.enc.Encode(m)
+	if err != nil {
+		panic(err) // every message we send is in the common dialect
+	}
+	c.host.Send(b)
+}
+
+// Step sends heartbeats and starts or retries the current operation.
+func (c *Client) Step(now sim.Time) {
+	c.now = now
+	if now >= c.nextHB {
+		c.send(&common.MessageHeartbeat{Type: c.hbType, Autopilot: common.MAV_AUTOPILOT_INVALID, MavlinkVersion: 3,
+			SystemStatus: common.MAV_STATE_ACTIVE})
+		c.nextHB = now.Add(sim.Second)
+	}
+	if c.Done() {
+		return
+	}
+	op := &c.ops[c.cur]
+	if !c.started {
+		c.started, c.opStart, c.attempts, c.confirm = true, now, 0, 0
+		c.begin(op)
+		return
+	}
+	if now.Sub(c.lastSend) >= c.retry {
+		c.resend(op)
+	}
+	c.check(op)
+}
+
+// begin sends an operation's first frame.
+func (c *Client) begin(op *Op) {
+	switch op.Kind {
+	case OpUpload:
+		home := c.Home
+		c.upload = c.upload[:0]
+		if op.Raw != nil {
+			var d geom.Vec3
+			if op.Shift != nil {
+				d = op.Shift(c)
+			}
+			for _, it := range op.Raw {
+				if it.X != 0 || it.Y != 0 {
+					p := c.origin.ToLocal(geom.Geodetic{Lat: float64(it.X) / 1e7, Lon: float64(it.Y) / 1e7, Alt: c.origin.Alt}).Add(d)
+					g := c.origin.ToGeodetic(p)
+					it.X, it.Y = deg7(g.Lat), deg7(g.Lon)
+				}
+				c.upload = append(c.upload, it)
+			}
+		} else {
+			for _, it := range op.Items {
+				p := home.Add(geom.V(it.Offset.X, it.Offset.Y, 0))
+				g := c.origin.ToGeodetic(p)
+				mi := common.MessageMissionItemInt{Frame: common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT, Command: it.Cmd,
+					Autocontinue: 1, X: deg7(g.Lat), Y: deg7(g.Lon), Z: float32(it.Offset.Z), Param4: float32(math.NaN())}
+				if it.Cmd == common.MAV_CMD_NAV_LOITER_TIME || it.Cmd == common.MAV_CMD_NAV_WAYPOINT {
+					mi.Param1 = float32(it.Hold.Seconds())
+				}
+				if it.Here {
+					mi.X, mi.Y, mi.Z = 0, 0, float32(math.NaN())
+				}
+				if it.Cmd == common.MAV_CMD_NAV_RETURN_TO_LAUNCH {
+					mi.Frame, mi.X, mi.Y, mi.Z = common.MAV_FRAME_MISSION, 0, 0, 0
+				}
+				c.upload = append(c.upload, mi)
+			}
+		}
+		for i := range c.upload {
+			c.upload[i].Seq = uint16(i)
+			c.upload[i].TargetSystem, c.upload[i].TargetComponent = c.target, 1
+		}
+		c.upSent = -1
+	}
+	c.resend(op)
+}
+
+// resend (re)transmits the frame an operation waits on.
+func (c *Client) resend(op *Op) {
+	c.lastSend = c.now
+	switch op.Kind {
+	case OpConnect, OpWaitLanded:
+		return // heartbeats do the work
+	case OpCommand:
+		p := op.Params
+		c.send(&common.MessageCommandLong{TargetSystem: c.target, TargetComponent: 1, Command: op.Cmd, Confirmation: c.confirm,
+			Param1: p[0], Param2: p[1], Param3: p[2], Param4: p[3], Param5: p[4], Param6: p[5], Param7: p[6]})
+		c.confirm++
+	case OpUpload:
+		if c.upSent < 0 {
+			c.send(&common.MessageMissionCount{TargetSystem: c.target, TargetComponent: 1, Count: uint16(len(c.upload))})
+		} else {
+			c.send(&c.upload[c.upSent])
+		}
+	case OpSetParam:
+		c.send(&common.MessageParamSet{TargetSystem: c.target, TargetComponent: 1, ParamId: op.Param, ParamValue: op.Value,
+			ParamType: common.MAV_PARAM_TYPE_REAL32})
+	}
+	c.attempts++
+}
+
+// check finishes operations that wait on telemetry.
+func (c *Client) check(op *Op) {
+	switch op.Kind {
+	case OpConnect:
+		if c.HasPos {
+			c.Home = c.Pos
+			c.finish(true, fmt.Sprintf("home %.2f %.2f %.2f", c.Pos.X, c.Pos.Y, c.Pos.Z))
+		}
+	case OpWaitLanded:
+		if c.flew && !c.Armed && c.Landed == common.MAV_LANDED_STATE_ON_GROUND {
+			c.finish(true, "")
+		}
+	}
+}
+
+func (c *Client) finish(ok bool, detail string) {
+	op := &c.ops[c.cur]
+	c.Results = append(c.Results, OpResult{Name: op.Name, Start: c.opStart, End: c.now, Attempts: c.attempts, OK: ok, Detail: detail})
+	ev := fmt.Sprintf("vehicle %d: %s after %d sends, %.3f s", c.target, op.Name, c.attempts, c.now.Sub(c.opStart).Seconds())
+	if detail != "" {
+		ev += ": " + detail
+	}
+	if ok {
+		c.host.Event("mavlink_done", ev)
+	} else {
+		c.host.Event("mavlink_failed", ev)
+		c.Failed = true
+	}
+	c.cur++
+	c.started = false
+}
+
+// Handle processes a frame heard at time now; frames from other systems
+// are ignored.
+func (c *Client) Handle(now sim.Time, f frame.Frame) {
+	if f.GetSystemID() != c.target {
+		return
+	}
+	c.now = now
+	c.Heard, c.LastHeard = true, now
+	var op *Op
+	if !c.Done() && c.started {
+		op = &c.ops[c.cur]
+	}
+	switch m := f.GetMessage().(type) {
+	case *common.MessageHeartbeat:
+		if f.GetComponentID() != 1 {
+			return
+		}
+		c.Armed = m.BaseMode&common.MAV_MODE_FLAG_SAFETY_ARMED != 0
+		c.Mode = ModeFromCustom(m.CustomMode)
+	case *common.MessageGlobalPositionInt:
+		c.Pos = c.origin.ToLocal(geom.Geodetic{Lat: float64(m.Lat) / 1e7, Lon: float64(m.Lon) / 1e7, Alt: float64(m.Alt) / 1000})
+		c.HasPos = true
+	case *common.MessageExtendedSysState:
+		c.Landed = m.LandedState
+		if m.LandedState == common.MAV_LANDED_STATE_IN_AIR || m.LandedState == common.MAV_LANDED_STATE_TAKEOFF {
+			c.flew = true
+		}
+	case *common.MessageMissionCurrent:
+		c.MissionSeq, c.MissionState = int(m.Seq), m.MissionState
+	case *common.MessageMissionItemReached:
+		c.Reached = int(m.Seq)
+	case *common.MessageParamValue:
+		c.Params[m.ParamId] = m.ParamValue
+		if op != nil && op.Kind == OpSetParam && m.ParamId == op.Param {
+			if m.ParamValue == op.Value {
+				c.finish(true, "")
+			} else {
+				c.finish(false, fmt.Sprintf("vehicle kept %s = %g", m.ParamId, m.ParamValue))
+			}
+		}
+	case *common.MessageCommandAck:
+		if op == nil || op.Kind != OpCommand || m.Command != op.Cmd {
+			return
+		}
+		switch m.Result {
+		case common.MAV_RESULT_ACCEPTED:
+			c.finish(true, "")
+		case common.MAV_RESULT_TEMPORARILY_REJECTED, common.MAV_RESULT_IN_PROGRESS:
+			// try again at the next retry
+		default:
+			c.finish(false, m.Result.String())
+		}
+	case *common.MessageMissionRequestInt:
+		c.itemRequested(op, int(m.Seq), false)
+	case *common.MessageMissionRequest:
+		c.itemRequested(op, int(m.Seq), true)
+	case *common.MessageMissionAck:
+		if op == nil || op.Kind != OpUpload || m.MissionType != common.MAV_MISSION_TYPE_MISSION {
+			return
+		}
+		switch m.Type {
+		case common.MAV_MISSION_ACCEPTED:
+			if c.upSent == len(c.upload)-1 {
+				c.finish(true, fmt.Sprintf("%d items", len(c.upload)))
+			}
+		case common.MAV_MISSION_OPERATION_CANCELLED:
+			c.upSent = -1 // the vehicle gave up: start over
+			c.resend(op)
+		default:
+			c.finish(false, m.Type.String())
+		}
+	}
+}
+
+func (c *Client) itemRequested(op *Op, seq int, legacy bool) {
+	if op == nil || op.Kind != OpUpload || seq >= len(c.upload) {
+		return
+	}
+	c.upSent = seq
+	c.lastSend = c.now
+	c.attempts++
+	if legacy {
+		it := toFloat(&c.upload[seq])
+		it.TargetSystem, it.TargetComponent = c.target, 1
+		c.send(it)
+		return
+	}
+	c.send(&c.upload[seq])
+}
