@@ -26,6 +26,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"skyloop/agent"
+	"skyloop/autopilot"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
@@ -146,6 +147,7 @@ type Run struct {
 	tracks    *report.Tracker
 	dir       *record.Dir
 	files     map[string]bool // behaviour output files created
+	aerial    bool            // the run has multirotors (profile.png)
 }
 
 // Build checks every part of the scenario, component parameters included,
@@ -271,6 +273,9 @@ func (r *Run) buildVehicles() {
 			r.physEv = append(r.physEv, pe)
 			r.groupOf = append(r.groupOf, gi)
 			r.stepNs += ks.stepNs
+		}
+		if g.Kind == autopilot.Kind {
+			r.aerial = true
 		}
 		groups = append(groups, map[string]any{"name": g.Name, "kind": g.Kind, "count": g.Count,
 			"spawn": g.Spawn, "yaw": g.Yaw, "params": p})

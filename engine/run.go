@@ -173,6 +173,15 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 		if err = report.WriteFile(dir.Path("trajectory.png"), png); err != nil {
 			return nil, err
 		}
+		if r.aerial && len(r.veh) <= 12 {
+			png, err := report.ProfilePNG(fmt.Sprintf("%s, seed %d: altitude and east offset", r.sc.Name, r.seed), r.tracks.Tracks)
+			if err != nil {
+				return nil, err
+			}
+			if err = report.WriteFile(dir.Path("profile.png"), png); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err = dir.JSON("summary.json", sum); err != nil {
 		return nil, err
@@ -349,7 +358,7 @@ func (r *Run) sample(t sim.Time) {
 		tel := v.Telemetry()
 		r.out.vehicle(t, i, &tel)
 		if r.tracks != nil {
-			r.tracks.Add(i, tel.Pos, tel.Target, tel.HasTarget)
+			r.tracks.Add(i, t.Seconds(), tel.Pos, tel.Target, tel.HasTarget)
 		}
 	}
 }

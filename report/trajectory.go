@@ -22,6 +22,7 @@ import (
 type Track struct {
 	Name    string
 	Points  []geom.Vec3
+	Times   []float64 // seconds, one per point
 	Targets []geom.Vec3
 }
 
@@ -46,9 +47,9 @@ func NewTracker(names []string, limit int) *Tracker {
 	return t
 }
 
-// Add records vehicle i at p; a target, when has is true and it differs
-// from the last one recorded, is kept as a marker.
-func (t *Tracker) Add(i int, p geom.Vec3, target geom.Vec3, has bool) {
+// Add records vehicle i at p at time ts (seconds); a target, when has is
+// true and it differs from the last one recorded, is kept as a marker.
+func (t *Tracker) Add(i int, ts float64, p geom.Vec3, target geom.Vec3, has bool) {
 	tr := &t.Tracks[i]
 	if has && (len(tr.Targets) == 0 || tr.Targets[len(tr.Targets)-1].Dist(target) > 0.01) {
 		tr.Targets = append(tr.Targets, target)
@@ -58,13 +59,14 @@ func (t *Tracker) Add(i int, p geom.Vec3, target geom.Vec3, has bool) {
 		return
 	}
 	tr.Points = append(tr.Points, p)
+	tr.Times = append(tr.Times, ts)
 	if len(tr.Points) >= t.limit {
 		k := 0
 		for j := 0; j < len(tr.Points); j += 2 {
-			tr.Points[k] = tr.Points[j]
+			tr.Points[k], tr.Times[k] = tr.Points[j], tr.Times[j]
 			k++
 		}
-		tr.Points = tr.Points[:k]
+		tr.Points, tr.Times = tr.Points[:k], tr.Times[:k]
 		t.stride[i] *= 2
 	}
 }
