@@ -15,9 +15,7 @@ package mavlink
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/bluenviron/gomavlib/v3/pkg/dialect"
@@ -99,24 +97,32 @@ func NewDecoder() *Decoder {
 }
 
 // Decode calls fn for every valid frame in data, in order. Frames may not
-// span datagrams (MAVLink over UDP sends whole frames).
+// span datagrams (MAVLink over UDP sends whole frames). After a bad frame
+// the parser resynchronises on the next magic byte after the failed one,
+// as MAVLink's reference parser does, so junk never hides later frames.
 func (d *Decoder) Decode(data []byte, fn func(f frame.Frame)) {
-	d.src.Reset(data)
-	d.br.Reset(&d.src)
-	for {
+	pos := 0
+	for pos < len(data) {
+		i := pos
+		for i < len(data) && data[i] != frame.V2MagicByte && data[i] != frame.V1MagicByte {
+			i++
+		}
+		if i > pos {
+			d.Bad++ // junk skipped
+		}
+		if i == len(data) {
+			return
+		}
+		rest := data[i:]
+		d.src.Reset(rest)
+		d.br.Reset(&d.src)
 		f, err := d.fr.Read()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			var re frame.ReadError
-			if !errors.As(err, &re) {
-				d.Bad++
-				return // an I/O error of a bytes.Reader cannot happen; stop anyway
-			}
 			d.Bad++
+			pos = i + 1
 			continue
 		}
+		pos = i + len(rest) - d.src.Len() - d.br.Buffered()
 		if _, raw := f.GetMessage().(*message.MessageRaw); raw {
 			d.Unknown++
 			continue

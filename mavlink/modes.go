@@ -47,7 +47,9 @@ var (
 func (m FlightMode) Custom() uint32 { return uint32(m.Main)<<16 | uint32(m.Sub)<<24 }
 
 // ModeFromCustom decodes a custom_mode value.
-func ModeFromCustom(c uint32) FlightMode { return FlightMode{Main: uint8(c >> 16), Sub: uint8(c >> 24)} }
+func ModeFromCustom(c uint32) FlightMode {
+	return FlightMode{Main: uint8(c >> 16), Sub: uint8(c >> 24)}
+}
 
 var mainNames = map[uint8]string{MainManual: "MANUAL", MainAltctl: "ALTCTL", MainPosctl: "POSCTL", MainAuto: "AUTO",
 	MainAcro: "ACRO", MainOffboard: "OFFBOARD", MainStabilized: "STABILIZED"}
