@@ -458,6 +458,19 @@ func effBehaviors(list []built) []any {
 // Nodes lists the run's nodes in id order.
 func (r *Run) Nodes() []agent.NodeRef { return r.refs }
 
+// HasBehavior reports whether node id runs a behaviour of the named type.
+func (r *Run) HasBehavior(id netsim.NodeID, typ string) bool {
+	if id < 0 || int(id) >= len(r.nodes) {
+		return false
+	}
+	for _, s := range r.nodes[id].slots {
+		if s.typ == typ {
+			return true
+		}
+	}
+	return false
+}
+
 // Origin returns the scenario's geodetic origin (agent.Host).
 func (r *Run) Origin() geom.Geodetic { return r.sc.World.Origin }
 

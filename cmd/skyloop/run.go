@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"skyloop/engine"
+	"skyloop/mavlink"
 	"skyloop/record"
 	"skyloop/sim"
 	"skyloop/version"
@@ -33,6 +34,9 @@ type runFlags struct {
 	noFiles  bool
 	quiet    bool
 	verbose  bool
+	realtime float64
+	udp      bool
+	udpCfg   mavlink.UDPConfig
 }
 
 func newRunCmd() *cobra.Command {
@@ -51,6 +55,16 @@ and write the results to a run directory:
   deliveries.csv   every delivery with its arrival time and the tick that consumed it
   vehicles.csv     vehicle states at the sample period
   events.csv       mode changes, arrivals, commands, collisions
+  profile.png      altitude and east offset against time (multirotor runs)
+  trajectory.png   the paths seen from above
+  mavlink-*.tlog   MAVLink telemetry logs of vehicles with the mavlink behaviour
+
+With --realtime the run is paced to the wall clock, so that people and programs
+can take part; with --mavlink-udp every vehicle running the mavlink behaviour is
+also reachable over UDP on loopback with PX4 SITL's ports: vehicle i (node id i,
+MAVLink system i+1) listens on 127.0.0.1:14580+i and sends its telemetry to
+127.0.0.1:14540+i (MAVSDK, pymavlink, offboard programs) and 127.0.0.1:14550
+(QGroundControl), and answers whoever talks to it.
 
 Without --out the directory is runs/<scenario name>/seed<N>/. The directory is
 written atomically: it appears only when the run completed. A failed or
@@ -59,7 +73,8 @@ interrupted run keeps its partial files in <dir>.incomplete with ERROR.txt.
 The same scenario and seed always give byte-identical files (meta.json aside),
 whatever the number of workers.`,
 		Example: `  skyloop run quickstart
-  skyloop run scenarios/quickstart.yaml --seed 7 --duration 30s --out /tmp/q7`,
+  skyloop run scenarios/quickstart.yaml --seed 7 --duration 30s --out /tmp/q7
+  skyloop run mavlink-sitl --realtime --mavlink-udp     # then connect QGroundControl`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput("run needs exactly one scenario (a file or a built-in name), got %d arguments", len(args))
@@ -76,6 +91,14 @@ whatever the number of workers.`,
 	fl.BoolVar(&f.noFiles, "no-files", false, "skip trace.csv, deliveries.csv and vehicles.csv (metrics stay exact)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log agent diagnostics to stderr")
+	fl.Float64Var(&f.realtime, "realtime", 0, "pace the run to the wall clock at this real-time factor (--realtime alone = 1)")
+	fl.Lookup("realtime").NoOptDefVal = "1"
+	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
+	d := mavlink.DefaultUDPConfig()
+	f.udpCfg.Host = d.Host
+	fl.IntVar(&f.udpCfg.BindBase, "mavlink-bind-base", d.BindBase, "vehicle i listens on this port + i")
+	fl.IntVar(&f.udpCfg.OffboardBase, "mavlink-offboard-base", d.OffboardBase, "vehicle i sends telemetry to this port + i")
+	fl.IntVar(&f.udpCfg.GCSPort, "mavlink-gcs-port", d.GCSPort, "every vehicle sends telemetry to this port (ground station)")
 	return c
 }
 
@@ -103,6 +126,13 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	}
 	opt.Workers = f.workers
 	opt.NoFiles = f.noFiles
+	if f.realtime < 0 || f.realtime > 1000 {
+		return badInput("--realtime must be a real-time factor in (0, 1000], got %v", f.realtime)
+	}
+	opt.Realtime = f.realtime
+	if f.udp {
+		opt.Attach = mavlink.UDPAttacher(f.udpCfg)
+	}
 	level := slog.LevelWarn
 	if f.verbose {
 		level = slog.LevelDebug
@@ -138,6 +168,9 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	opt.Stop = stop.Load
 
 	stderr := cmd.ErrOrStderr()
+	if f.udp && !f.quiet {
+		listMAVLink(stderr, r, f)
+	}
 	wallStart := time.Now()
 	tty := isTerminal(stderr)
 	if !f.quiet && tty {
@@ -146,7 +179,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	r.SetOptions(opt)
 	res, err := r.Execute(out, func() map[string]any {
 		host, _ := os.Hostname()
-		return map[string]any{"version": version.Info(), "host": host, "args": os.Args,
+		return map[string]any{"version": version.Info(), "host": host, "args": os.Args, "realtime": f.realtime,
 			"wall_start": wallStart.UTC().Format(time.RFC3339Nano), "wall_seconds": time.Since(wallStart).Seconds()}
 	})
 	if opt.Progress != nil {
@@ -229,9 +262,65 @@ func printSummary(w io.Writer, res *engine.Result, wall time.Duration) {
 		if g, ok := s.Agents[name]["gcs"].(map[string]any); ok {
 			fmt.Fprintf(w, "ground station %s: %v of %d vehicles completed all %v legs\n", name, g["vehicles_done"], len(s.Vehicles), g["legs"])
 		}
+		if g, ok := s.Agents[name]["mavlink_gcs"].(map[string]any); ok {
+			for _, v := range sortedKeys(g) {
+				r, ok := g[v].(map[string]any)
+				if !ok {
+					continue
+				}
+				fmt.Fprintf(w, "MAVLink station %s -> %s: script complete %v", name, v, r["complete"])
+				if d, ok := r["commands_done_s"]; ok {
+					fmt.Fprintf(w, ", upload+arm+start done after %.3fs", d)
+				}
+				if d, ok := r["mission_done_s"]; ok {
+					fmt.Fprintf(w, ", landed after %.1fs", d)
+				}
+				fmt.Fprintf(w, " (%v frames sent)\n", r["sends"])
+			}
+		}
+		if m, ok := s.Agents[name]["mavlink"].(map[string]any); ok {
+			if ms, ok := m["milestones_s"].(map[string]float64); ok && len(ms) > 0 {
+				var parts []string
+				for _, k := range []string{"ARM", "TAKEOFF", "LOITER", "LAND", "DISARM"} {
+					if t, ok := ms[k]; ok {
+						parts = append(parts, fmt.Sprintf("%s %.2fs", k, t))
+					}
+				}
+				fmt.Fprintf(w, "MAVLink %s (system %v): %s\n", name, m["system_id"], strings.Join(parts, ", "))
+			}
+		}
 	}
 	if res.Dir != "" {
 		fmt.Fprintf(w, "results: %s\n", res.Dir)
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// listMAVLink tells the user where the MAVLink vehicles listen.
+func listMAVLink(w io.Writer, r *engine.Run, f runFlags) {
+	n := 0
+	for _, node := range r.Nodes() {
+		if !r.HasBehavior(node.ID, "mavlink") {
+			continue
+		}
+		i := int(node.ID)
+		fmt.Fprintf(w, "MAVLink %s: system %d, udp %s:%d -> :%d (offboard/SDK), :%d (ground station)\n", node.Name, i+1,
+			f.udpCfg.Host, f.udpCfg.BindBase+i, f.udpCfg.OffboardBase+i, f.udpCfg.GCSPort)
+		n++
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "warning: --mavlink-udp but no vehicle runs the mavlink behaviour")
+	}
+	if f.realtime == 0 {
+		fmt.Fprintln(w, "warning: --mavlink-udp without --realtime: simulated time runs as fast as the computer allows")
 	}
 }
 
