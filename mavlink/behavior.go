@@ -154,6 +154,7 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 	cfg := VehicleConfig{SysID: uint8(id + 1), Origin: ctx.Origin(), Home: ctx.Telemetry().Pos, Rates: rates, EpochUs: b.epochUs}
 	b.ep = NewVehicle(cfg, autopilotOf{ctx}, tun, vehicleHost{b})
 	b.dec = NewDecoder()
+	b.dec.Want = VehicleWants
 	if b.p.Relay {
 		group := ctx.Group(ctx.Ref().Group)
 		if idx := ctx.Ref().Index; idx+1 < len(group) {
@@ -161,6 +162,7 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 			b.relay = NewClient(uint8(id+1), uint8(common.MAV_COMP_ID_ONBOARD_COMPUTER), uint8(b.relayTo+1), ctx.Origin(),
 				b.p.Retry, common.MAV_TYPE_ONBOARD_CONTROLLER, relayHost{b})
 			b.ep.OnLoiter = b.startRelay
+			b.dec.Want = func(id uint32) bool { return VehicleWants(id) || ClientWants(id) }
 		}
 	}
 	return nil
@@ -253,7 +255,7 @@ func (b *VehicleBehavior) startRelay(now sim.Time) {
 // Finish implements agent.Finisher.
 func (b *VehicleBehavior) Finish(ctx *agent.Context) map[string]any {
 	out := map[string]any{"system_id": b.ep.SysID(), "frames_in": b.ep.FramesIn, "frames_out": b.ep.FramesOut,
-		"commands": b.ep.Commands, "bad_frames": b.dec.Bad, "unknown_frames": b.dec.Unknown}
+		"commands": b.ep.Commands, "bad_frames": b.dec.Bad, "unknown_frames": b.dec.Unknown, "skipped_frames": b.dec.Skipped}
 	ms := map[string]float64{}
 	for k, t := range b.ep.Milestones {
 		ms[k] = t.Seconds()

@@ -128,6 +128,17 @@ func NewClient(sys, comp, target uint8, origin geom.Geodetic, retry sim.Duration
 		Reached: -1, Params: map[string]float32{}}
 }
 
+// ClientWants reports whether a client reads messages with id: a decoder
+// serving only clients can skip the rest (attitude, GPS, battery...).
+func ClientWants(id uint32) bool {
+	switch id {
+	case idHeartbeat, idGlobalPosInt, idExtSysState, idMissionCur, 46 /* MISSION_ITEM_REACHED */, 22, /* PARAM_VALUE */
+		77 /* COMMAND_ACK */, 51 /* MISSION_REQUEST_INT */, 40 /* MISSION_REQUEST */, 47 /* MISSION_ACK */ :
+		return true
+	}
+	return false
+}
+
 // Target returns the vehicle's system id.
 func (c *Client) Target() uint8 { return c.target }
 

@@ -124,6 +124,7 @@ func (g *GCSBehavior) Clients() []*Client { return g.clients }
 func (g *GCSBehavior) Start(ctx *agent.Context) error {
 	g.ctx = ctx
 	g.dec = NewDecoder()
+	g.dec.Want = ClientWants
 	g.bySys = map[uint8]int{}
 	var ids []netsim.NodeID
 	if g.p.Group == "" {
@@ -207,7 +208,7 @@ func (g *GCSBehavior) Receive(ctx *agent.Context, m *agent.Message) {
 // Finish implements agent.Finisher: per vehicle, when each operation
 // finished and how many sends it took.
 func (g *GCSBehavior) Finish(ctx *agent.Context) map[string]any {
-	out := map[string]any{"bad_frames": g.dec.Bad}
+	out := map[string]any{"bad_frames": g.dec.Bad, "skipped_frames": g.dec.Skipped}
 	for i, c := range g.clients {
 		r := results(c)
 		if res, ok := c.Result("mission_start"); ok && res.OK {

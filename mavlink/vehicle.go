@@ -198,6 +198,21 @@ func (v *Vehicle) Mission() []common.MessageMissionItemInt {
 // Home returns the launch point in local coordinates.
 func (v *Vehicle) Home() geom.Vec3 { return v.cfg.Home }
 
+// VehicleWants reports whether a vehicle endpoint handles messages with id;
+// a decoder feeding only endpoints can skip the rest (other vehicles'
+// telemetry).
+func VehicleWants(id uint32) bool {
+	switch id {
+	case idHeartbeat, 11 /* SET_MODE */, 20 /* PARAM_REQUEST_READ */, 21 /* PARAM_REQUEST_LIST */, 23, /* PARAM_SET */
+		39 /* MISSION_ITEM */, 40 /* MISSION_REQUEST */, 41 /* MISSION_SET_CURRENT */, 43, /* MISSION_REQUEST_LIST */
+		44 /* MISSION_COUNT */, 45 /* MISSION_CLEAR_ALL */, 47 /* MISSION_ACK */, 51, /* MISSION_REQUEST_INT */
+		73 /* MISSION_ITEM_INT */, 75 /* COMMAND_INT */, 76 /* COMMAND_LONG */, 84, /* SET_POSITION_TARGET_LOCAL_NED */
+		86 /* SET_POSITION_TARGET_GLOBAL_INT */ :
+		return true
+	}
+	return false
+}
+
 // Mode returns the flight mode the vehicle reports.
 func (v *Vehicle) Mode() FlightMode {
 	t := &v.tel
@@ -714,7 +729,10 @@ func (v *Vehicle) paramSet(to *Peer, m *common.MessageParamSet) {
 func (v *Vehicle) emit(to *Peer, id uint32) {
 	t := &v.tel
 	ms := uint32(v.now / sim.Time(sim.Millisecond))
-	geo := v.cfg.Origin.ToGeodetic(t.Pos)
+	var geo geom.Geodetic
+	if id == idGlobalPosInt || id == idGPSRawInt || id == idVFRHUD {
+		geo = v.cfg.Origin.ToGeodetic(t.Pos)
+	}
 	ned := geom.ENUToNED(t.Vel)
 	hdg := geom.YawToHeading(t.Yaw)
 	switch id {
