@@ -74,7 +74,7 @@ The same scenario and seed always give byte-identical files (meta.json aside),
 whatever the number of workers.`,
 		Example: `  skyloop run quickstart
   skyloop run scenarios/quickstart.yaml --seed 7 --duration 30s --out /tmp/q7
-  skyloop run mavlink-sitl --realtime --mavlink-udp     # then connect QGroundControl`,
+  skyloop run mavlink-sitl --realtime 1 --mavlink-udp   # then connect QGroundControl`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput("run needs exactly one scenario (a file or a built-in name), got %d arguments", len(args))
@@ -91,8 +91,7 @@ whatever the number of workers.`,
 	fl.BoolVar(&f.noFiles, "no-files", false, "skip trace.csv, deliveries.csv and vehicles.csv (metrics stay exact)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log agent diagnostics to stderr")
-	fl.Float64Var(&f.realtime, "realtime", 0, "pace the run to the wall clock at this real-time factor (--realtime alone = 1)")
-	fl.Lookup("realtime").NoOptDefVal = "1"
+	fl.Float64Var(&f.realtime, "realtime", 0, "pace the run to the wall clock at this real-time factor, e.g. 1 (default: as fast as possible)")
 	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
 	d := mavlink.DefaultUDPConfig()
 	f.udpCfg.Host = d.Host
