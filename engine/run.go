@@ -77,6 +77,28 @@ type Result struct {
 // the facts only the caller knows (wall time, host, versions) and written to
 // meta.json. On failure the partial files are kept in dest.incomplete.
 func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err error) {
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	if r.opt.Attach != nil {
+		for i := range r.nodes {
+			for _, s := range r.nodes[i].slots {
+				c, err := r.opt.Attach(r.nodes[i].ref, s.b)
+				if err != nil {
+					if r.backend != nil {
+						r.backend.Close()
+					}
+					return nil, fmt.Errorf("connecting %s of node %s: %w", s.typ, r.nodes[i].ref.Name, err)
+				}
+				if c != nil {
+					closers = append(closers, c)
+				}
+			}
+		}
+	}
 	var dir *record.Dir
 	if dest != "" {
 		if dir, err = record.Create(dest); err != nil {
@@ -113,25 +135,6 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			r.backend.Close() // on a panic or an early error
 		}
 	}()
-	var closers []io.Closer
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
-	if r.opt.Attach != nil {
-		for i := range r.nodes {
-			for _, s := range r.nodes[i].slots {
-				c, err := r.opt.Attach(r.nodes[i].ref, s.b)
-				if err != nil {
-					return nil, fmt.Errorf("connecting %s of node %s: %w", s.typ, r.nodes[i].ref.Name, err)
-				}
-				if c != nil {
-					closers = append(closers, c)
-				}
-			}
-		}
-	}
 	if err = r.start(); err != nil {
 		return nil, err
 	}

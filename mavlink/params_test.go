@@ -168,3 +168,41 @@ func TestMessageIntervalAndRequests(t *testing.T) {
 		t.Fatal("a command for system 9 was obeyed")
 	}
 }
+
+func TestCommandIntAndGlobalSetpoints(t *testing.T) {
+	f := newFlyer(t, 0)
+	f.cl.Add(Op{Kind: OpConnect, Name: "connect"},
+		Op{Kind: OpCommand, Name: "arm", Cmd: common.MAV_CMD_COMPONENT_ARM_DISARM, Params: [7]float32{1}},
+		Op{Kind: OpCommand, Name: "takeoff", Cmd: common.MAV_CMD_NAV_TAKEOFF, Params: [7]float32{6: 493}})
+	f.run(10*sim.Second, nil)
+	// COMMAND_INT reposition 8 m east at 6 m above home.
+	g := testOrigin.ToGeodetic(geom.V(8, 0, 0))
+	f.gcsSend(&common.MessageCommandInt{TargetSystem: 1, TargetComponent: 1, Frame: common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,
+		Command: common.MAV_CMD_DO_REPOSITION, Param1: -1, Param4: float32(math.NaN()), X: deg7(g.Lat), Y: deg7(g.Lon), Z: 6})
+	f.run(12*sim.Second, nil)
+	if a := f.last(77).GetMessage().(*common.MessageCommandAck); a.Command != common.MAV_CMD_DO_REPOSITION || a.Result != common.MAV_RESULT_ACCEPTED {
+		t.Fatalf("COMMAND_INT ack %+v", a)
+	}
+	if p := f.mr.Telemetry().Pos; p.Dist(geom.V(8, 0, 6)) > 0.5 {
+		t.Fatalf("after COMMAND_INT reposition at %v, want (8, 0, 6)", p)
+	}
+	// Offboard position through SET_POSITION_TARGET_GLOBAL_INT.
+	g = testOrigin.ToGeodetic(geom.V(8, -6, 0))
+	sp := &common.MessageSetPositionTargetGlobalInt{TargetSystem: 1, CoordinateFrame: common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,
+		TypeMask: 0b110111111000, LatInt: deg7(g.Lat), LonInt: deg7(g.Lon), Alt: 4}
+	for i := 0; i < 200; i++ {
+		f.gcsSend(sp)
+		if i == 3 {
+			f.gcsSend(&common.MessageCommandLong{TargetSystem: 1, TargetComponent: 1, Command: common.MAV_CMD_DO_SET_MODE,
+				Param1: 1, Param2: MainOffboard})
+		}
+		f.run(50*sim.Millisecond, nil)
+	}
+	if p := f.mr.Telemetry().Pos; p.Dist(geom.V(8, -6, 4)) > 0.5 {
+		t.Fatalf("offboard global position: at %v, want (8, -6, 4)", p)
+	}
+	gp := f.last(33).GetMessage().(*common.MessageGlobalPositionInt)
+	if math.Abs(float64(gp.Lat-deg7(g.Lat))) > 50 || math.Abs(float64(gp.RelativeAlt)-4000) > 300 {
+		t.Fatalf("GLOBAL_POSITION_INT %+v, want lat %d and 4 m up", gp, deg7(g.Lat))
+	}
+}

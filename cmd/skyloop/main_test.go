@@ -64,6 +64,8 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{[]string{"run", "quickstart", "--out", out, "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"run", "quickstart", "--out", out, "--seed", "-3"}, "--seed must be >= 0"},
 		{[]string{"run"}, "exactly one scenario"},
+		{[]string{"run", "quickstart", "--out", out, "--realtime", "-1"}, "--realtime must be a real-time factor"},
+		{[]string{"run", "mavlink-sitl", "--out", out, "--mavlink-udp", "--mavlink-bind-base", "70000"}, "--mavlink-bind-base must be a UDP port"},
 		{[]string{"validate", bad}, "vehicles[0].count"},
 	}
 	for _, c := range cases {

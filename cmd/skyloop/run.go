@@ -130,6 +130,16 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	}
 	opt.Realtime = f.realtime
 	if f.udp {
+		n := 0
+		for _, g := range sc.Vehicles {
+			n += g.Count
+		}
+		for name, p := range map[string]int{"--mavlink-bind-base": f.udpCfg.BindBase, "--mavlink-offboard-base": f.udpCfg.OffboardBase,
+			"--mavlink-gcs-port": f.udpCfg.GCSPort} {
+			if p < 1 || p+n > 65535 && name != "--mavlink-gcs-port" || p > 65535 {
+				return badInput("%s must be a UDP port that leaves room for every vehicle, got %d", name, p)
+			}
+		}
 		opt.Attach = mavlink.UDPAttacher(f.udpCfg)
 	}
 	level := slog.LevelWarn
