@@ -54,6 +54,15 @@ type Receiver interface {
 	Receive(ctx *Context, m *Message)
 }
 
+// Preparer is implemented by behaviours whose step runs elsewhere (in an
+// external process). In the agent phase the engine calls Prepare on every
+// due Preparer, in node order, before any Step: each hands its step to the
+// other side, so that those steps run in parallel; Step then collects the
+// results in node order, which keeps the run deterministic.
+type Preparer interface {
+	Prepare(ctx *Context)
+}
+
 // Finisher is implemented by behaviours with something to report at the end
 // of a run; the returned values are merged into summary.json under the
 // node's name.

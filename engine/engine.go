@@ -27,6 +27,7 @@ import (
 
 	"skyloop/agent"
 	"skyloop/autopilot"
+	"skyloop/extern"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
@@ -86,6 +87,7 @@ var ErrInterrupted = errors.New("run interrupted")
 type slot struct {
 	b     agent.Behavior
 	recv  agent.Receiver
+	prep  agent.Preparer
 	every int64 // ticks; 0 = never steps
 	next  int64 // next tick index to step
 	path  string
@@ -148,6 +150,8 @@ type Run struct {
 	dir       *record.Dir
 	files     map[string]bool // behaviour output files created
 	aerial    bool            // the run has multirotors (profile.png)
+	preparers bool            // some behaviour steps in two passes (external agents)
+	ext       *extern.Server  // external agents, when the scenario has any
 }
 
 // Build checks every part of the scenario, component parameters included,
@@ -428,6 +432,10 @@ func (r *Run) buildBehaviors() {
 			period, offset := s.b.Schedule()
 			if rc, ok := s.b.(agent.Receiver); ok {
 				s.recv = rc
+			}
+			if pp, ok := s.b.(agent.Preparer); ok {
+				s.prep = pp
+				r.preparers = true
 			}
 			if period > 0 {
 				s.every = r.ticks(s.path+".period", period)

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"math"
 
 	"skyloop/agent"
 	"skyloop/autopilot"
+	"skyloop/extern"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
@@ -135,11 +138,24 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			r.backend.Close() // on a panic or an early error
 		}
 	}()
+	if err = r.startExtern(); err != nil {
+		return nil, err
+	}
+	if r.ext != nil {
+		defer r.ext.Close("the run failed")
+	}
 	if err = r.start(); err != nil {
 		return nil, err
 	}
 	defer r.pool.Close()
 	runErr := r.kernel.Run(r.end)
+	if r.ext != nil {
+		why := "the run is over"
+		if runErr != nil {
+			why = "the run failed: " + runErr.Error()
+		}
+		r.ext.Close(why)
+	}
 	closeErr := r.backend.Close()
 	closed = true
 	if errors.Is(runErr, sim.ErrStopped) {
@@ -204,6 +220,45 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 	}
 	res.Dir = dir.Dest()
 	return res, nil
+}
+
+// startExtern starts the server for external agents, when the scenario has
+// any: it launches their processes and waits for them to connect.
+func (r *Run) startExtern() error {
+	var srv *extern.Server
+	for i := range r.nodes {
+		for _, s := range r.nodes[i].slots {
+			b, ok := s.b.(*extern.Behavior)
+			if !ok {
+				continue
+			}
+			if srv == nil {
+				dir := "."
+				if r.sc.File != "" {
+					if st, err := os.Stat(r.sc.File); err == nil && !st.IsDir() {
+						dir = filepath.Dir(r.sc.File)
+					}
+				}
+				cfg := extern.Config{Tick: int64(r.tick), Nodes: r.refs, Origin: r.sc.World.Origin, Dir: dir, Log: r.log,
+					Vehicle: func(id int) bool { return id < len(r.veh) }}
+				if r.dir != nil {
+					cfg.Output = r.dir.File
+				}
+				srv = extern.NewServer(cfg)
+			}
+			srv.Add(r.nodes[i].ref, b)
+		}
+	}
+	if srv == nil {
+		return nil
+	}
+	r.ext = srv
+	if err := srv.Start(); err != nil {
+		srv.Close("the run could not start: " + err.Error())
+		r.ext = nil
+		return err
+	}
+	return nil
 }
 
 // start initialises the backend and adds the phases to the kernel.
@@ -283,6 +338,18 @@ func (r *Run) agentPhase(t sim.Time) error {
 		}
 	}
 	r.deliv = nil
+	if r.preparers {
+		for i := range r.nodes {
+			ns := &r.nodes[i]
+			for j := range ns.slots {
+				s := &ns.slots[j]
+				if s.prep != nil && s.every > 0 && s.next == idx {
+					ns.ctx.SetNow(t)
+					s.prep.Prepare(ns.ctx)
+				}
+			}
+		}
+	}
 	for i := range r.nodes {
 		ns := &r.nodes[i]
 		for j := range ns.slots {
@@ -292,6 +359,11 @@ func (r *Run) agentPhase(t sim.Time) error {
 				s.b.Step(ns.ctx)
 				s.next += s.every
 			}
+		}
+	}
+	if r.ext != nil {
+		if err := r.ext.Err(); err != nil {
+			return err
 		}
 	}
 	for i, p := range r.outbox {

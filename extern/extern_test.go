@@ -1,0 +1,136 @@
+package extern_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"skyloop/engine"
+	"skyloop/scenario"
+)
+
+const swarm = `
+name: extern-test
+seed: 5
+duration: 10s
+tick: 1ms
+vehicles:
+  - name: uav
+    kind: pointmass
+    count: 4
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 4}
+    behaviors:
+      - BEHAVIOR
+network:
+  backend: impair
+  latency: 5ms
+  jitter: 3ms
+  loss: 0.2
+`
+
+func build(t *testing.T, text string) *engine.Run {
+	t.Helper()
+	sc, err := scenario.Parse("extern-test.yaml", []byte(text), engine.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Build(sc, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func withBehavior(b string) string { return strings.Replace(swarm, "BEHAVIOR", b, 1) }
+
+// TestExternalAgentMatchesBuiltin: the same mission logic as a built-in Go
+// behaviour and as external client processes gives byte-identical traces
+// and vehicle logs.
+func TestExternalAgentMatchesBuiltin(t *testing.T) {
+	dirA, dirB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	if _, err := build(t, withBehavior("{type: test_mission}")).Execute(dirA, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := build(t, withBehavior(`{type: extern, period: 100ms, command: "`+helperCommand(t, "mission")+`"}`)).Execute(dirB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"trace.csv", "vehicles.csv", "deliveries.csv"} {
+		a, _ := os.ReadFile(filepath.Join(dirA, f))
+		b, err := os.ReadFile(filepath.Join(dirB, f))
+		if err != nil || len(a) < 1000 || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between the built-in and the external agents (%d vs %d bytes)", f, len(a), len(b))
+		}
+	}
+	ag := res.Summary.Agents["uav-2"]["extern"].(map[string]any)
+	if ag["steps"] != 100 || ag["dead"] != false {
+		t.Errorf("external agent report %v, want 100 steps", ag)
+	}
+	for _, v := range res.Summary.Vehicles {
+		if v.DistanceM < 5 {
+			t.Errorf("%s barely moved (%.1f m)", v.Name, v.DistanceM)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dirB, "procs-uav-0.err")); err != nil {
+		t.Errorf("no process log: %v", err)
+	}
+}
+
+// TestFaults: a crashing, hanging, babbling or silent process ends the run
+// with a message naming the agent, never a deadlock, and the partial
+// outputs are kept and marked.
+func TestFaults(t *testing.T) {
+	cases := []struct {
+		name, behavior, want string
+	}{
+		{"crash", `{type: extern, period: 100ms, command: "` + helperCommand(t, "crash") + `"}`, "process exited (status 3)"},
+		{"hang", `{type: extern, period: 100ms, timeout: 1s, command: "` + helperCommand(t, "hang") + `"}`, "no END-TICK within 1s"},
+		{"malformed", `{type: extern, period: 100ms, command: "` + helperCommand(t, "malformed") + `"}`, "malformed frame"},
+		{"oversized", `{type: extern, period: 100ms, command: "` + helperCommand(t, "oversized") + `"}`, "larger than the 1 MiB limit"},
+		{"bad command", `{type: extern, period: 100ms, command: "` + helperCommand(t, "badcmd") + `"}`, "takeoff altitude -1"},
+		{"never connects", `{type: extern, connect_timeout: 1s, command: "sleep 30"}`, "did not connect within 1s"},
+		{"exits at once", `{type: extern, command: "echo cannot start >&2; exit 7"}`, "cannot start"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			_, err := build(t, withBehavior(c.behavior)).Execute(dir, nil)
+			if err == nil {
+				t.Fatal("the run succeeded")
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "external agent uav-") {
+				t.Fatalf("error %q lacks %q or the agent's name", err, c.want)
+			}
+			if _, serr := os.Stat(dir + ".incomplete/ERROR.txt"); serr != nil {
+				t.Errorf("partial outputs not marked: %v", serr)
+			}
+			if _, serr := os.Stat(dir); serr == nil {
+				t.Error("a failed run left a complete-looking directory")
+			}
+		})
+	}
+}
+
+// TestFailurePolicyContinue: with on_failure: continue the run goes on
+// without the dead agent.
+func TestFailurePolicyContinue(t *testing.T) {
+	res, err := build(t, withBehavior(`{type: extern, period: 100ms, on_failure: continue, command: "`+helperCommand(t, "crash")+`"}`)).Execute("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := res.Summary.Agents["uav-1"]["extern"].(map[string]any)
+	if ag["dead"] != true || !strings.Contains(ag["failure"].(string), "status 3") {
+		t.Fatalf("agent report %v", ag)
+	}
+}
+
+func TestUnknownPlaceholderRejected(t *testing.T) {
+	_, err := scenario.Parse("x.yaml", []byte(withBehavior(`{type: extern, command: "run {vehicle}"}`)), engine.Check)
+	var se scenario.Errors
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "unknown placeholder") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,182 @@
+// Package extern lets processes outside skyloop take part in a run in
+// lockstep: mission logic in any language (type 0 subscribers) sees
+// simulated time, its vehicle's telemetry and the messages the simulated
+// network delivers to it, and sends packets and vehicle commands, exactly
+// like a built-in agent. The protocol (docs/protocol.md) is SPEC.md B's tick
+// protocol over a Unix socket or TCP on loopback: length-prefixed JSON
+// frames, versioned.
+package extern
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Version is the protocol version; a client's hello must carry it.
+const Version = 1
+
+// MaxFrame is the largest frame either side accepts (1 MiB): a longer
+// length prefix is a protocol error, not an allocation.
+const MaxFrame = 1 << 20
+
+// Message types.
+const (
+	// Client to server.
+	TypeHello   = "hello"   // first frame: version, token, role, vehicles
+	TypeSend    = "send"    // hand a packet to the network (ENQUEUE)
+	TypeCommand = "command" // a vehicle command
+	TypeEvent   = "event"   // a line for events.csv
+	TypeDone    = "done"    // END-TICK: the agent's step is over
+	// Server to client.
+	TypeWelcome = "welcome" // answer to hello
+	TypeTick    = "tick"    // BEGIN-TICK: time, telemetry, deliveries
+	TypeEnd     = "end"     // the run is over
+	TypeError   = "error"   // the server refuses something and closes
+)
+
+// Frame is one protocol message. Which fields matter depends on Type; the
+// others are left out of the JSON.
+type Frame struct {
+	Type string `json:"type"`
+
+	// hello
+	Version  int    `json:"version,omitempty"`
+	Token    string `json:"token,omitempty"`
+	Role     int    `json:"role,omitempty"`     // 0: mission logic (the only role served so far)
+	Vehicles []int  `json:"vehicles,omitempty"` // node ids the client steps
+	Name     string `json:"name,omitempty"`     // free text for messages
+
+	// welcome
+	TickNs int64       `json:"tick_ns,omitempty"`
+	Nodes  []NodeInfo  `json:"nodes,omitempty"`
+	Origin *[3]float64 `json:"origin,omitempty"` // lat, lon, alt of the local origin
+
+	// tick, send, command, event, done: the node the frame is about
+	Vehicle int `json:"vehicle"`
+
+	// tick
+	T          int64      `json:"t,omitempty"` // simulated time, ns
+	Telemetry  *Telemetry `json:"telemetry,omitempty"`
+	Deliveries []Delivery `json:"deliveries,omitempty"`
+
+	// send
+	Dst     *int   `json:"dst,omitempty"` // node id; -1 = broadcast
+	Port    int    `json:"port,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Payload []byte `json:"payload,omitempty"` // base64 in JSON
+	Size    int    `json:"size,omitempty"`    // bytes on the wire if more than the payload
+
+	// command
+	Cmd   string      `json:"cmd,omitempty"` // arm, disarm, takeoff, goto, velocity, hold, land, rtl
+	Pos   *[3]float64 `json:"pos,omitempty"`
+	Vel   *[3]float64 `json:"vel,omitempty"`
+	Alt   float64     `json:"alt,omitempty"`
+	Yaw   *float64    `json:"yaw,omitempty"`
+	Speed float64     `json:"speed,omitempty"`
+
+	// event
+	Detail string `json:"detail,omitempty"`
+
+	// done: wake at this time (ns; 0 = at the agent's next step) or
+	// earlier when a message arrives and WakeOnRecv is set.
+	WakeAt     int64 `json:"wake_at,omitempty"`
+	WakeOnRecv bool  `json:"wake_on_recv,omitempty"`
+
+	// end, error
+	Reason string `json:"reason,omitempty"`
+}
+
+// NodeInfo describes a node of the run in the welcome frame.
+type NodeInfo struct {
+	ID      int    `json:"id"`
+	Name    string `json:"name"`
+	Group   string `json:"group,omitempty"`
+	Index   int    `json:"index"`
+	Vehicle bool   `json:"vehicle"`
+}
+
+// Telemetry is a vehicle's state as its autopilot estimates it.
+type Telemetry struct {
+	Pos     [3]float64 `json:"pos"` // x east, y north, z up, m
+	Vel     [3]float64 `json:"vel"`
+	Yaw     float64    `json:"yaw"` // rad, counter-clockwise from east
+	Mode    string     `json:"mode"`
+	Armed   bool       `json:"armed"`
+	Landed  bool       `json:"landed"`
+	Battery float64    `json:"battery"` // fraction left, 0..1 (0 where not modelled)
+}
+
+// Delivery is a packet the network delivered to the agent's node.
+type Delivery struct {
+	Src     int    `json:"src"`
+	Dst     int    `json:"dst"` // -1 for a broadcast
+	Port    int    `json:"port"`
+	Kind    string `json:"kind"`
+	Seq     uint32 `json:"seq"`
+	TSend   int64  `json:"t_send"`
+	TArrive int64  `json:"t_arrive"`
+	Size    int    `json:"size"`
+	Payload []byte `json:"payload"`
+}
+
+// ErrFrameTooLarge reports a length prefix above MaxFrame.
+var ErrFrameTooLarge = errors.New("frame larger than the 1 MiB limit")
+
+// ReadFrame reads one length-prefixed frame (a 4-byte big-endian length,
+// then that many bytes of JSON) into buf, growing it as needed, and decodes
+// it.
+func ReadFrame(r *bufio.Reader, buf *[]byte) (*Frame, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > MaxFrame {
+		return nil, fmt.Errorf("%w (length prefix %d)", ErrFrameTooLarge, n)
+	}
+	if cap(*buf) < int(n) {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return DecodeFrame(b)
+}
+
+// DecodeFrame decodes one frame's JSON and checks that it names a known
+// type.
+func DecodeFrame(b []byte) (*Frame, error) {
+	f := &Frame{}
+	if err := json.Unmarshal(b, f); err != nil {
+		return nil, fmt.Errorf("malformed frame: %w", err)
+	}
+	switch f.Type {
+	case TypeHello, TypeSend, TypeCommand, TypeEvent, TypeDone, TypeWelcome, TypeTick, TypeEnd, TypeError:
+	case "":
+		return nil, errors.New("malformed frame: no type")
+	default:
+		return nil, fmt.Errorf("malformed frame: unknown type %q", f.Type)
+	}
+	return f, nil
+}
+
+// AppendFrame appends f, length prefix included, to b.
+func AppendFrame(b []byte, f *Frame) ([]byte, error) {
+	body, err := json.Marshal(f)
+	if err != nil {
+		return b, fmt.Errorf("encoding a %s frame: %w", f.Type, err)
+	}
+	if len(body) > MaxFrame {
+		return b, fmt.Errorf("%w: a %s frame of %d bytes", ErrFrameTooLarge, f.Type, len(body))
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(body)))
+	return append(b, body...), nil
+}

@@ -1,0 +1,551 @@
+package extern
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"skyloop/agent"
+	"skyloop/geom"
+)
+
+// Config is what a server needs from the run.
+type Config struct {
+	Tick   int64 // kernel tick, ns
+	Nodes  []agent.NodeRef
+	Origin geom.Geodetic
+	// Vehicle reports whether node id is a vehicle.
+	Vehicle func(id int) bool
+	// Dir is the working directory of launched commands (the scenario
+	// file's directory).
+	Dir string
+	// Output, when set, opens the files a launched process writes its
+	// standard output and error to (in the run directory).
+	Output func(name string) (io.Writer, error)
+	Log    *slog.Logger
+}
+
+// Server accepts external agents on a Unix socket and on TCP loopback,
+// launches the processes the scenario asks for, and carries the tick
+// protocol between the run and them.
+type Server struct {
+	cfg    Config
+	token  string
+	tmp    string
+	unixLn net.Listener
+	tcpLn  net.Listener
+	agents map[int]*Agent
+	order  []*Agent
+	procs  []*proc
+
+	mu     sync.Mutex
+	conns  []*conn
+	fatal  error
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// Agent is the server side of one node stepped by an external process.
+type Agent struct {
+	srv     *Server
+	node    agent.NodeRef
+	b       *Behavior
+	in      chan *Frame
+	failed  chan struct{}
+	errOnce sync.Once
+	err     error
+	conn    *conn
+	proc    *proc
+	joined  chan struct{}
+}
+
+// fail records why the agent stopped; the first reason wins.
+func (a *Agent) fail(err error) {
+	a.errOnce.Do(func() {
+		a.err = err
+		close(a.failed)
+	})
+}
+
+func (a *Agent) describe() string {
+	s := "external agent " + a.node.Name
+	if a.proc != nil {
+		s += fmt.Sprintf(" (command %q", a.proc.command)
+		if a.proc.pid > 0 {
+			s += fmt.Sprintf(", pid %d", a.proc.pid)
+		}
+		s += ")"
+	}
+	return s
+}
+
+// conn is one client connection.
+type conn struct {
+	c      net.Conn
+	name   string
+	agents []*Agent
+	wmu    sync.Mutex
+	wbuf   []byte
+}
+
+func (c *conn) write(f *Frame, timeout time.Duration) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	var err error
+	if c.wbuf, err = AppendFrame(c.wbuf[:0], f); err != nil {
+		return err
+	}
+	if timeout > 0 {
+		c.c.SetWriteDeadline(time.Now().Add(timeout))
+	}
+	_, err = c.c.Write(c.wbuf)
+	return err
+}
+
+// proc is a launched process.
+type proc struct {
+	command string
+	cmd     *exec.Cmd
+	pid     int
+	agents  []*Agent
+	tail    *tailBuffer
+	done    chan struct{}
+	waitErr error
+}
+
+// NewServer returns a server for a run; agents are added with Add before
+// Start.
+func NewServer(cfg Config) *Server {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{cfg: cfg, agents: map[int]*Agent{}}
+}
+
+// Add registers the external agent of node ref, served by behaviour b.
+func (s *Server) Add(ref agent.NodeRef, b *Behavior) {
+	a := &Agent{srv: s, node: ref, b: b, in: make(chan *Frame, 256), failed: make(chan struct{}), joined: make(chan struct{})}
+	s.agents[int(ref.ID)] = a
+	s.order = append(s.order, a)
+	b.bind(a)
+}
+
+// Token returns the secret a client must present in its hello.
+func (s *Server) Token() string { return s.token }
+
+// SocketPath returns the Unix socket's path (after Start).
+func (s *Server) SocketPath() string { return filepath.Join(s.tmp, "extern.sock") }
+
+// TCPAddr returns the TCP address (after Start).
+func (s *Server) TCPAddr() string { return s.tcpLn.Addr().String() }
+
+// Err returns the error that must end the run, if any.
+func (s *Server) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fatal
+}
+
+func (s *Server) setFatal(err error) {
+	s.mu.Lock()
+	if s.fatal == nil {
+		s.fatal = err
+	}
+	s.mu.Unlock()
+}
+
+// Start listens, launches the scenario's commands and waits until every
+// agent has connected (each agent's connect timeout bounds the wait).
+func (s *Server) Start() error {
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return fmt.Errorf("extern: making a token: %w", err)
+	}
+	s.token = hex.EncodeToString(tok[:])
+	var err error
+	if s.tmp, err = os.MkdirTemp("", "skyloop-extern-"); err != nil {
+		return fmt.Errorf("extern: %w", err)
+	}
+	if s.unixLn, err = net.Listen("unix", s.SocketPath()); err != nil {
+		return fmt.Errorf("extern: listening on %s: %w", s.SocketPath(), err)
+	}
+	if s.tcpLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		return fmt.Errorf("extern: listening on TCP loopback: %w", err)
+	}
+	for _, ln := range []net.Listener{s.unixLn, s.tcpLn} {
+		s.wg.Add(1)
+		go s.accept(ln)
+	}
+	if err := s.launch(); err != nil {
+		return err
+	}
+	var waiting []string
+	for _, a := range s.order {
+		if a.b.p.Command == "" {
+			waiting = append(waiting, fmt.Sprintf("%s (node %d)", a.node.Name, a.node.ID))
+		}
+	}
+	if len(waiting) > 0 {
+		msg := fmt.Sprintf("extern: waiting for agents %s: connect to unix:%s or tcp:%s with token %s",
+			strings.Join(waiting, ", "), s.SocketPath(), s.TCPAddr(), s.token)
+		s.cfg.Log.Warn(msg)
+		fmt.Fprintln(os.Stderr, msg)
+	}
+	begin := time.Now()
+	for _, a := range s.order {
+		timer := time.NewTimer(time.Until(begin.Add(time.Duration(a.b.p.ConnectTimeout))))
+		select {
+		case <-a.joined:
+		case <-a.failed:
+		case <-timer.C:
+			a.fail(fmt.Errorf("did not connect within %v", a.b.p.ConnectTimeout))
+		}
+		timer.Stop()
+		if a.err != nil {
+			if err := a.b.failure(a.err); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// render fills a command template for one agent.
+func render(tmpl string, a *Agent) string {
+	r := strings.NewReplacer("{id}", strconv.Itoa(int(a.node.ID)), "{name}", a.node.Name, "{group}", a.node.Group,
+		"{index}", strconv.Itoa(a.node.Index))
+	return r.Replace(tmpl)
+}
+
+// launch starts one process per distinct rendered command: a template
+// without per-vehicle fields starts one process for all its agents.
+func (s *Server) launch() error {
+	byCmd := map[string]*proc{}
+	var order []string
+	for _, a := range s.order {
+		if a.b.p.Command == "" {
+			continue
+		}
+		c := render(a.b.p.Command, a)
+		p := byCmd[c]
+		if p == nil {
+			p = &proc{command: c, tail: &tailBuffer{max: 4096}, done: make(chan struct{})}
+			byCmd[c] = p
+			order = append(order, c)
+		}
+		p.agents = append(p.agents, a)
+		a.proc = p
+	}
+	for _, c := range order {
+		p := byCmd[c]
+		ids := make([]string, len(p.agents))
+		for i, a := range p.agents {
+			ids[i] = strconv.Itoa(int(a.node.ID))
+		}
+		cmd := exec.Command("/bin/sh", "-c", c)
+		cmd.Dir = s.cfg.Dir
+		cmd.Env = append(os.Environ(), "SKYLOOP_SOCKET="+s.SocketPath(), "SKYLOOP_ADDR="+s.TCPAddr(), "SKYLOOP_TOKEN="+s.token,
+			"SKYLOOP_VEHICLE="+ids[0], "SKYLOOP_VEHICLES="+strings.Join(ids, ","), "SKYLOOP_NAME="+p.agents[0].node.Name)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out, errw io.Writer = io.Discard, io.Discard
+		if s.cfg.Output != nil {
+			base := "procs-" + p.agents[0].node.Name
+			if len(p.agents) > 1 {
+				base = "procs-" + p.agents[0].node.Group
+			}
+			var err error
+			if out, err = s.cfg.Output(base + ".out"); err != nil || out == nil {
+				out = io.Discard
+			}
+			if errw, err = s.cfg.Output(base + ".err"); err != nil || errw == nil {
+				errw = io.Discard
+			}
+		}
+		cmd.Stdout = out
+		cmd.Stderr = io.MultiWriter(errw, p.tail)
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("extern: starting %q for %s: %w", c, p.agents[0].node.Name, err)
+		}
+		p.cmd, p.pid = cmd, cmd.Process.Pid
+		s.procs = append(s.procs, p)
+		go func() {
+			p.waitErr = cmd.Wait()
+			close(p.done)
+			// A process that ends while the run needs it fails its agents
+			// (after a moment, so that a connection's own error, usually
+			// more telling, is seen first).
+			time.Sleep(50 * time.Millisecond)
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if !closed {
+				for _, a := range p.agents {
+					a.fail(fmt.Errorf("process exited (%s)%s", exitText(p.waitErr), p.tail.lastLines()))
+				}
+			}
+		}()
+	}
+	return nil
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by " + ws.Signal().String()
+		}
+		return fmt.Sprintf("status %d", ee.ExitCode())
+	}
+	return err.Error()
+}
+
+func (s *Server) accept(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		cn := &conn{c: c, name: c.RemoteAddr().String()}
+		s.conns = append(s.conns, cn)
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go s.serve(cn)
+	}
+}
+
+// serve reads one connection: a hello, then frames for its agents.
+func (s *Server) serve(cn *conn) {
+	defer s.wg.Done()
+	r := bufio.NewReaderSize(cn.c, 64<<10)
+	var buf []byte
+	cn.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	hello, err := ReadFrame(r, &buf)
+	if err == nil {
+		err = s.join(cn, hello)
+	} else {
+		err = fmt.Errorf("reading the hello: %w", err)
+	}
+	if err != nil {
+		cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
+		s.cfg.Log.Warn("extern: connection refused", "from", cn.name, "err", err)
+		cn.c.Close()
+		return
+	}
+	cn.c.SetReadDeadline(time.Time{})
+	for {
+		f, err := ReadFrame(r, &buf)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("connection closed by the agent")
+				if p := cn.agents[0].proc; p != nil {
+					// The process is probably exiting: its status says more.
+					select {
+					case <-p.done:
+						err = fmt.Errorf("process exited (%s)%s", exitText(p.waitErr), p.tail.lastLines())
+					case <-time.After(500 * time.Millisecond):
+					}
+				}
+			} else {
+				err = fmt.Errorf("protocol error: %w", err)
+			}
+			for _, a := range cn.agents {
+				a.fail(err)
+			}
+			return
+		}
+		var to *Agent
+		for _, a := range cn.agents {
+			if int(a.node.ID) == f.Vehicle {
+				to = a
+			}
+		}
+		if to == nil || f.Type == TypeHello {
+			err := fmt.Errorf("protocol error: a %s frame for node %d, which this connection does not step", f.Type, f.Vehicle)
+			for _, a := range cn.agents {
+				a.fail(err)
+			}
+			return
+		}
+		select {
+		case to.in <- f:
+		case <-to.failed:
+			return
+		}
+	}
+}
+
+// join checks a hello and binds its agents to the connection.
+func (s *Server) join(cn *conn, h *Frame) error {
+	if h.Type != TypeHello {
+		return fmt.Errorf("the first frame must be a hello, got %q", h.Type)
+	}
+	if h.Version != Version {
+		return fmt.Errorf("protocol version %d not served (this skyloop speaks version %d)", h.Version, Version)
+	}
+	if h.Token != s.token {
+		return errors.New("wrong token")
+	}
+	if h.Role != 0 {
+		return fmt.Errorf("role %d not served: only type 0 (mission logic) subscribers are", h.Role)
+	}
+	if len(h.Vehicles) == 0 {
+		return errors.New("hello names no vehicles")
+	}
+	s.mu.Lock()
+	var list []*Agent
+	for _, id := range h.Vehicles {
+		a := s.agents[id]
+		if a == nil {
+			s.mu.Unlock()
+			return fmt.Errorf("node %d has no extern behaviour in this scenario", id)
+		}
+		if a.conn != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("node %d (%s) is already connected", id, a.node.Name)
+		}
+		list = append(list, a)
+	}
+	for _, a := range list {
+		a.conn = cn
+	}
+	cn.agents = list
+	if h.Name != "" {
+		cn.name = h.Name
+	}
+	s.mu.Unlock()
+	w := &Frame{Type: TypeWelcome, Version: Version, TickNs: s.cfg.Tick, Origin: &[3]float64{s.cfg.Origin.Lat, s.cfg.Origin.Lon, s.cfg.Origin.Alt}}
+	for _, n := range s.cfg.Nodes {
+		w.Nodes = append(w.Nodes, NodeInfo{ID: int(n.ID), Name: n.Name, Group: n.Group, Index: n.Index, Vehicle: s.cfg.Vehicle(int(n.ID))})
+	}
+	for _, a := range list {
+		w.Vehicles = append(w.Vehicles, int(a.node.ID))
+	}
+	if err := cn.write(w, 5*time.Second); err != nil {
+		return fmt.Errorf("sending the welcome: %w", err)
+	}
+	for _, a := range list {
+		close(a.joined)
+	}
+	return nil
+}
+
+// Close tells every client the run is over, gives launched processes a
+// moment to exit, then stops them (SIGTERM, then SIGKILL), and removes the
+// socket.
+func (s *Server) Close(reason string) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conns := append([]*conn(nil), s.conns...)
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.write(&Frame{Type: TypeEnd, Reason: reason}, 500*time.Millisecond)
+	}
+	if s.unixLn != nil {
+		s.unixLn.Close()
+	}
+	if s.tcpLn != nil {
+		s.tcpLn.Close()
+	}
+	// Give the processes a moment to exit on their own, then SIGTERM
+	// their process groups, then SIGKILL.
+	grace := time.NewTimer(2 * time.Second)
+	defer grace.Stop()
+	for _, p := range s.procs {
+		select {
+		case <-p.done:
+			continue
+		case <-grace.C:
+		}
+		break
+	}
+	var left []*proc
+	for _, p := range s.procs {
+		select {
+		case <-p.done:
+		default:
+			syscall.Kill(-p.pid, syscall.SIGTERM)
+			left = append(left, p)
+		}
+	}
+	kill := time.NewTimer(2 * time.Second)
+	defer kill.Stop()
+	killed := false
+	for _, p := range left {
+		if !killed {
+			select {
+			case <-p.done:
+				continue
+			case <-kill.C:
+				killed = true
+			}
+		}
+		syscall.Kill(-p.pid, syscall.SIGKILL)
+		<-p.done
+	}
+	for _, c := range conns {
+		c.c.Close()
+	}
+	s.wg.Wait()
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+}
+
+// tailBuffer keeps the last bytes a process wrote to its standard error,
+// for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	t.mu.Unlock()
+	return len(p), nil
+}
+
+func (t *tailBuffer) lastLines() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(bytes.ToValidUTF8(t.b, nil))), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return "; last lines of its stderr:\n  " + strings.Join(lines, "\n  ")
+}
