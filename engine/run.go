@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
-	"math"
 
 	"skyloop/agent"
 	"skyloop/autopilot"
