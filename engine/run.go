@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"skyloop/agent"
 	"skyloop/autopilot"
@@ -233,11 +231,9 @@ func (r *Run) startExtern() error {
 				continue
 			}
 			if srv == nil {
-				dir := "."
-				if r.sc.File != "" {
-					if st, err := os.Stat(r.sc.File); err == nil && !st.IsDir() {
-						dir = filepath.Dir(r.sc.File)
-					}
+				dir := r.sc.Dir
+				if dir == "" {
+					dir = "."
 				}
 				cfg := extern.Config{Tick: int64(r.tick), Nodes: r.refs, Origin: r.sc.World.Origin, Dir: dir, Log: r.log,
 					Vehicle: func(id int) bool { return id < len(r.veh) }}

@@ -235,7 +235,14 @@ func (b *Behavior) apply(ctx *agent.Context, f *Frame) (done bool, err error) {
 			dst = netsim.Broadcast
 		}
 		b.sends++
-		return false, ctx.Send(agent.Message{Dst: dst, Port: uint16(f.Port), Kind: kind, Size: f.Size, Payload: f.Payload})
+		at := ctx.Now()
+		if f.At != 0 {
+			at = sim.Time(f.At)
+		}
+		if err := ctx.SendAt(at, agent.Message{Dst: dst, Port: uint16(f.Port), Kind: kind, Size: f.Size, Payload: f.Payload}); err != nil {
+			return false, fmt.Errorf("protocol error: %w", err)
+		}
+		return false, nil
 	case TypeCommand:
 		c, err := command(f)
 		if err != nil {

@@ -69,6 +69,7 @@ type Frame struct {
 	Kind    string `json:"kind,omitempty"`
 	Payload []byte `json:"payload,omitempty"` // base64 in JSON
 	Size    int    `json:"size,omitempty"`    // bytes on the wire if more than the payload
+	At      int64  `json:"at,omitempty"`      // send time within the current tick, ns (0 = the tick's start)
 
 	// command
 	Cmd   string      `json:"cmd,omitempty"` // arm, disarm, takeoff, goto, velocity, hold, land, rtl

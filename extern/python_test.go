@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"skyloop/engine"
+	"skyloop/scenario"
+	"skyloop/sim"
 )
 
 // python returns the Python 3 interpreter, skipping (or failing under
@@ -56,5 +60,33 @@ network:
 	v := res.Summary.Vehicles[0]
 	if d := v.Final.Sub(v.Start); d.X < 9.6 || d.X > 10.4 || v.Final.Z > 0.05 || v.Mode != "disarmed" {
 		t.Fatalf("the UAV ended at %v (mode %s), want landed 10 m east", v.Final, v.Mode)
+	}
+}
+
+// TestFlockingExample runs examples/flocking for 20 s: ten Python processes
+// flock over the Wi-Fi model without collisions.
+func TestFlockingExample(t *testing.T) {
+	python(t)
+	sc, err := scenario.Load(filepath.Join("..", "examples", "flocking", "flocking.yaml"), engine.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := 20 * sim.Second
+	r, err := engine.Build(sc, engine.Options{Duration: &d, NoFiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Network.Total.PDR < 0.9 || s.Separation == nil || s.Separation.Collisions != 0 || s.Separation.MinM < 1 {
+		t.Fatalf("PDR %.3f, separation %+v", s.Network.Total.PDR, s.Separation)
+	}
+	for _, v := range s.Vehicles {
+		if v.Final.Z < 8 || v.DistanceM < 40 {
+			t.Errorf("%s: at %v after %.0f m; the flock should cruise at 10 m", v.Name, v.Final, v.DistanceM)
+		}
 	}
 }

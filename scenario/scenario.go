@@ -40,8 +40,12 @@ type Scenario struct {
 	Network     ast.Node     `yaml:"network" json:"-"`
 	Outputs     Outputs      `yaml:"outputs" json:"outputs"`
 
-	// File is the path the scenario was loaded from.
+	// File is the name the scenario was loaded under (for messages).
 	File string `yaml:"-" json:"-"`
+	// Dir is the directory of the scenario file ("" for built-in
+	// scenarios): relative paths in it, such as the commands of external
+	// agents, start there.
+	Dir string `yaml:"-" json:"-"`
 
 	dec *decoder
 }
@@ -102,7 +106,13 @@ func Load(path string, checks ...func(*Scenario)) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading scenario: %w", err)
 	}
-	return Parse(filepath.Base(path), data, checks...)
+	sc, err := Parse(filepath.Base(path), data, checks...)
+	if sc != nil {
+		if abs, aerr := filepath.Abs(path); aerr == nil {
+			sc.Dir = filepath.Dir(abs)
+		}
+	}
+	return sc, err
 }
 
 // Parse decodes and checks scenario text; name is used in error messages

@@ -70,12 +70,13 @@ class Agent:
         else:
             raise ValueError("no socket or address: set SKYLOOP_SOCKET or SKYLOOP_ADDR, or pass one")
         self._rfile = self._sock.makefile("rb")
+        self._out = []
         self._now = 0
         self._tel = None
         self._inbox = []
         self.ended = False
         self._write({"type": "hello", "version": VERSION, "token": token, "vehicles": [self.id],
-                     "name": name or "python agent %d" % self.id})
+                     "name": name or "python agent %d" % self.id}, flush=True)
         welcome = self._read()
         if welcome.get("type") != "welcome":
             raise ProtocolError("expected a welcome, got %r" % welcome.get("type"))
@@ -85,11 +86,17 @@ class Agent:
         self._wait_tick()
 
     # --- framing -----------------------------------------------------
-    def _write(self, frame):
+    def _write(self, frame, flush=False):
+        # Frames of a step are sent together with its END-TICK: one system
+        # call per step instead of one per frame.
         body = json.dumps(frame, separators=(",", ":")).encode()
         if len(body) > MAX_FRAME:
             raise ValueError("frame of %d bytes exceeds the 1 MiB limit" % len(body))
-        self._sock.sendall(struct.pack(">I", len(body)) + body)
+        self._out.append(struct.pack(">I", len(body)))
+        self._out.append(body)
+        if flush:
+            self._sock.sendall(b"".join(self._out))
+            self._out = []
 
     def _read(self):
         hdr = self._rfile.read(4)
@@ -128,7 +135,7 @@ class Agent:
     def _end(self, wake_at_ns, on_recv):
         if self.ended:
             raise Ended("the run is over")
-        self._write({"type": "done", "vehicle": self.id, "wake_at": wake_at_ns, "wake_on_recv": on_recv})
+        self._write({"type": "done", "vehicle": self.id, "wake_at": wake_at_ns, "wake_on_recv": on_recv}, flush=True)
         self._wait_tick()
 
     # --- time --------------------------------------------------------
@@ -147,17 +154,21 @@ class Agent:
         self._end(0, False)
 
     # --- network -----------------------------------------------------
-    def send(self, dst, data, port=0, kind=None):
-        """Hand `data` (bytes) to the network for node `dst` now."""
+    def send(self, dst, data, port=0, kind=None, delay=0.0):
+        """Hand `data` (bytes) to the network for node `dst` now, or
+        `delay` seconds into the current tick (0 <= delay < tick): sub-tick
+        send times spread agents that step together."""
         f = {"type": "send", "vehicle": self.id, "dst": int(dst), "port": port,
              "payload": base64.b64encode(bytes(data)).decode()}
         if kind:
             f["kind"] = kind
+        if delay:
+            f["at"] = self._now + int(round(delay * 1e9))
         self._write(f)
 
-    def broadcast(self, data, port=0, kind=None):
-        """Send `data` to every node in range."""
-        self.send(-1, data, port, kind)
+    def broadcast(self, data, port=0, kind=None, delay=0.0):
+        """Send `data` to every node in range (see send)."""
+        self.send(-1, data, port, kind, delay)
 
     def recv(self, timeout=None):
         """The next delivered message, waiting in simulated time for one;
@@ -220,6 +231,11 @@ class Agent:
         return self
 
     def close(self):
+        try:
+            if self._out:
+                self._sock.sendall(b"".join(self._out))
+        except OSError:
+            pass
         self._sock.close()
 
 

@@ -214,6 +214,14 @@ func (a *Agent) SendTo(dst, port int, kind string, payload []byte) error {
 	return a.write(&extern.Frame{Type: extern.TypeSend, Vehicle: a.id, Dst: &dst, Port: port, Kind: kind, Payload: payload})
 }
 
+// SendAfter sends like SendTo but offset into the current tick by delay
+// (0 <= delay < the tick): sub-tick send times spread agents that step
+// together.
+func (a *Agent) SendAfter(delay time.Duration, dst, port int, kind string, payload []byte) error {
+	return a.write(&extern.Frame{Type: extern.TypeSend, Vehicle: a.id, Dst: &dst, Port: port, Kind: kind, Payload: payload,
+		At: a.now + int64(delay)})
+}
+
 // Event writes a line to events.csv.
 func (a *Agent) Event(name, detail string) error {
 	return a.write(&extern.Frame{Type: extern.TypeEvent, Vehicle: a.id, Name: name, Detail: detail})
