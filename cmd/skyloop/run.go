@@ -58,6 +58,7 @@ and write the results to a run directory:
   profile.png      altitude and east offset against time (multirotor runs)
   trajectory.png   the paths seen from above
   mavlink-*.tlog   MAVLink telemetry logs of vehicles with the mavlink behaviour
+  procs-*.out|err  output of external agents' processes (extern behaviour)
 
 With --realtime the run is paced to the wall clock, so that people and programs
 can take part; with --mavlink-udp every vehicle running the mavlink behaviour is
