@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"skyloop/autopilot"
+	"skyloop/extern"
 	"skyloop/geom"
 	_ "skyloop/mavlink" // registers the MAVLink behaviours
 	"skyloop/netsim"
@@ -95,6 +96,12 @@ type backendSpec struct {
 }
 
 var backends = map[string]backendSpec{
+	"extern": {
+		params: func() validator { p := extern.DefaultNetParams(); return &p },
+		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+			return extern.NewNetBackend(p.(*extern.NetParams), tr), nil
+		},
+	},
 	"ideal": {
 		params: func() validator { return &noParams{} },
 		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {

@@ -218,7 +218,7 @@ vehicles:
     behaviors:
       - type: flocking
 `,
-		want: []string{`bad.yaml:8: vehicles[0].behaviors[0].type: unknown behaviour "flocking": want one of beacon, gcs, mavlink, mavlink_gcs, platoon, remote, traffic, waypoints`},
+		want: []string{`bad.yaml:8: vehicles[0].behaviors[0].type: unknown behaviour "flocking": want one of beacon, extern, gcs, mavlink, mavlink_gcs, platoon, remote, traffic, waypoints`},
 	},
 	{
 		name: "behaviour without type",
@@ -320,7 +320,7 @@ vehicles:
 	{
 		name: "unknown network backend",
 		yaml: "name: t\nvehicles:\n" + validGroup + "network:\n  backend: omnetpp\n",
-		want: []string{`bad.yaml:5: network.backend: unknown network backend "omnetpp": want one of ideal, impair, ns3, wifi`},
+		want: []string{`bad.yaml:5: network.backend: unknown network backend "omnetpp": want one of extern, ideal, impair, ns3, wifi`},
 	},
 	{
 		name: "network is a string",

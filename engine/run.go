@@ -224,6 +224,22 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 // any: it launches their processes and waits for them to connect.
 func (r *Run) startExtern() error {
 	var srv *extern.Server
+	newServer := func() {
+		dir := r.sc.Dir
+		if dir == "" {
+			dir = "."
+		}
+		cfg := extern.Config{Tick: int64(r.tick), Nodes: r.refs, Origin: r.sc.World.Origin, Dir: dir, Log: r.log,
+			Vehicle: func(id int) bool { return id < len(r.veh) }}
+		if r.dir != nil {
+			cfg.Output = r.dir.File
+		}
+		srv = extern.NewServer(cfg)
+	}
+	if nb, ok := r.backend.(*extern.NetBackend); ok {
+		newServer()
+		srv.AddNetwork(nb)
+	}
 	for i := range r.nodes {
 		for _, s := range r.nodes[i].slots {
 			b, ok := s.b.(*extern.Behavior)
@@ -231,16 +247,7 @@ func (r *Run) startExtern() error {
 				continue
 			}
 			if srv == nil {
-				dir := r.sc.Dir
-				if dir == "" {
-					dir = "."
-				}
-				cfg := extern.Config{Tick: int64(r.tick), Nodes: r.refs, Origin: r.sc.World.Origin, Dir: dir, Log: r.log,
-					Vehicle: func(id int) bool { return id < len(r.veh) }}
-				if r.dir != nil {
-					cfg.Output = r.dir.File
-				}
-				srv = extern.NewServer(cfg)
+				newServer()
 			}
 			srv.Add(r.nodes[i].ref, b)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/scenario"
+	"skyloop/sim"
 )
 
 const swarm = `
@@ -132,5 +133,32 @@ func TestUnknownPlaceholderRejected(t *testing.T) {
 	var se scenario.Errors
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "unknown placeholder") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestExternalNetworkSimulator: a type 1 subscriber plays the network: 5 ms
+// latency, 10 m range.
+func TestExternalNetworkSimulator(t *testing.T) {
+	text := strings.Replace(withBehavior("{type: test_mission}"), `  backend: impair
+  latency: 5ms
+  jitter: 3ms
+  loss: 0.2`, `  backend: extern
+  command: "`+strings.Replace(helperCommand(t, "net"), "SKYLOOP_VEHICLE={id} ", "", 1)+`"`, 1)
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := build(t, text).Execute(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Summary.Network.Total
+	if tot.Rx == 0 || tot.Drops["range"] == 0 || tot.Latency.Mean != 5e6 || tot.Latency.Max != 5e6 {
+		t.Fatalf("network summary %+v", tot)
+	}
+	// The UAVs spread beyond 10 m, so some broadcasts are lost to range.
+	t.Logf("%d receptions, %d range drops, latency %v", tot.Rx, tot.Drops["range"], sim.Duration(tot.Latency.Max))
+
+	bad := strings.Replace(text, "SKYLOOP_HELPER=net ", "SKYLOOP_HELPER=netbad ", 1)
+	_, err = build(t, bad).Execute(filepath.Join(t.TempDir(), "bad"), nil)
+	if err == nil || !strings.Contains(err.Error(), "external network simulator") || !strings.Contains(err.Error(), "not in flight") {
+		t.Fatalf("a lying network simulator gave %v", err)
 	}
 }

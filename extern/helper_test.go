@@ -3,6 +3,7 @@ package extern_test
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"skyloop/extern"
 	"skyloop/extern/client"
 )
 
@@ -68,6 +70,9 @@ func helper(mode string) error {
 		close(errs)
 		return <-errs
 	}
+	if mode == "net" || mode == "netbad" {
+		return netHelper(mode)
+	}
 	a, err := client.Connect(client.Options{Vehicle: -1})
 	if err != nil {
 		return err
@@ -116,3 +121,77 @@ func raw(a *client.Agent, body []byte) {
 }
 
 func rawBytes(a *client.Agent, b []byte) { a.RawWrite(b) }
+
+// netHelper is a small external network simulator: 5 ms latency and a
+// 10 m range checked at send time ("netbad" reports a packet that does
+// not exist).
+func netHelper(mode string) error {
+	n, err := client.ConnectNetwork(client.Options{Name: "test network"})
+	if err != nil {
+		return err
+	}
+	defer n.Close()
+	nodes := len(n.Welcome.Nodes)
+	var pos [][3]float64
+	type rx struct {
+		id  uint64
+		dst int
+		at  int64
+	}
+	var sched []rx
+	left := map[uint64]int{}
+	for {
+		f, err := n.Next()
+		if err != nil {
+			return err
+		}
+		if f.Positions != nil {
+			pos = f.Positions
+		}
+		var ev []extern.NetEvent
+		var rel []uint64
+		for _, p := range f.Packets {
+			var dsts []int
+			if p.Dst < 0 {
+				for d := 0; d < nodes; d++ {
+					if d != p.Src {
+						dsts = append(dsts, d)
+					}
+				}
+			} else {
+				dsts = []int{p.Dst}
+			}
+			for _, d := range dsts {
+				dx, dy, dz := pos[d][0]-pos[p.Src][0], pos[d][1]-pos[p.Src][1], pos[d][2]-pos[p.Src][2]
+				if math.Sqrt(dx*dx+dy*dy+dz*dz) > 10 {
+					ev = append(ev, extern.NetEvent{ID: p.ID, Dst: d, At: p.TSend, Drop: "range"})
+					continue
+				}
+				sched = append(sched, rx{p.ID, d, p.TSend + 5e6})
+				left[p.ID]++
+			}
+			if left[p.ID] == 0 {
+				rel = append(rel, p.ID)
+			}
+		}
+		kept := sched[:0]
+		for _, r := range sched {
+			if r.at > f.T {
+				kept = append(kept, r)
+				continue
+			}
+			ev = append(ev, extern.NetEvent{ID: r.id, Dst: r.dst, At: r.at})
+			if left[r.id]--; left[r.id] == 0 {
+				delete(left, r.id)
+				rel = append(rel, r.id)
+			}
+		}
+		sched = kept
+		if mode == "netbad" && f.T >= 1e9 {
+			ev = append(ev, extern.NetEvent{ID: 1 << 40, Dst: 0, At: f.T})
+		}
+		if err := n.Done(ev, rel); err != nil {
+			return err
+		}
+	}
+}

@@ -36,6 +36,9 @@ const (
 	TypeTick    = "tick"    // BEGIN-TICK: time, telemetry, deliveries
 	TypeEnd     = "end"     // the run is over
 	TypeError   = "error"   // the server refuses something and closes
+	// Network phase (type 1 subscribers).
+	TypeNetTick = "net_tick" // server: time, positions, packets sent since the last one
+	TypeNetDone = "net_done" // client: receptions, drops and released packets up to that time
 )
 
 // Frame is one protocol message. Which fields matter depends on Type; the
@@ -89,6 +92,36 @@ type Frame struct {
 
 	// end, error
 	Reason string `json:"reason,omitempty"`
+
+	// net_tick
+	Positions [][3]float64 `json:"positions,omitempty"` // every node, by id, when they changed
+	Packets   []Packet     `json:"packets,omitempty"`
+	// net_done
+	Events  []NetEvent `json:"events,omitempty"`
+	Release []uint64   `json:"release,omitempty"` // packets the simulator is done with
+}
+
+// Packet is a packet handed to an external network simulator.
+type Packet struct {
+	ID      uint64 `json:"id"`
+	Src     int    `json:"src"`
+	Dst     int    `json:"dst"` // -1 broadcast
+	Port    int    `json:"port"`
+	Kind    string `json:"kind"`
+	Seq     uint32 `json:"seq"`
+	TSend   int64  `json:"t_send"`
+	Size    int    `json:"size"`
+	Payload []byte `json:"payload"`
+}
+
+// NetEvent is an external network simulator's verdict on one packet at one
+// receiver: delivered at At, or dropped for Drop (a reason such as range,
+// collision, queue, rx_error).
+type NetEvent struct {
+	ID   uint64 `json:"id"`
+	Dst  int    `json:"dst"`
+	At   int64  `json:"at"`
+	Drop string `json:"drop,omitempty"`
 }
 
 // NodeInfo describes a node of the run in the welcome frame.
@@ -160,7 +193,7 @@ func DecodeFrame(b []byte) (*Frame, error) {
 		return nil, fmt.Errorf("malformed frame: %w", err)
 	}
 	switch f.Type {
-	case TypeHello, TypeSend, TypeCommand, TypeEvent, TypeDone, TypeWelcome, TypeTick, TypeEnd, TypeError:
+	case TypeHello, TypeSend, TypeCommand, TypeEvent, TypeDone, TypeWelcome, TypeTick, TypeEnd, TypeError, TypeNetTick, TypeNetDone:
 	case "":
 		return nil, errors.New("malformed frame: no type")
 	default:

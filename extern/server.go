@@ -43,14 +43,15 @@ type Config struct {
 // launches the processes the scenario asks for, and carries the tick
 // protocol between the run and them.
 type Server struct {
-	cfg    Config
-	token  string
-	tmp    string
-	unixLn net.Listener
-	tcpLn  net.Listener
-	agents map[int]*Agent
-	order  []*Agent
-	procs  []*proc
+	cfg      Config
+	token    string
+	tmp      string
+	unixLn   net.Listener
+	tcpLn    net.Listener
+	agents   map[int]*Agent
+	netAgent *Agent
+	order    []*Agent
+	procs    []*proc
 
 	mu     sync.Mutex
 	conns  []*conn
@@ -59,11 +60,16 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// Agent is the server side of one node stepped by an external process.
+// Agent is the server side of one external participant: a node stepped by
+// an external process (type 0), or the external network simulator (type 1).
 type Agent struct {
 	srv     *Server
 	node    agent.NodeRef
-	b       *Behavior
+	b       *Behavior   // type 0
+	net     *NetBackend // type 1
+	role    int
+	command string
+	connTO  time.Duration
 	in      chan *Frame
 	failed  chan struct{}
 	errOnce sync.Once
@@ -83,6 +89,9 @@ func (a *Agent) fail(err error) {
 
 func (a *Agent) describe() string {
 	s := "external agent " + a.node.Name
+	if a.role == 1 {
+		s = "external network simulator"
+	}
 	if a.proc != nil {
 		s += fmt.Sprintf(" (command %q", a.proc.command)
 		if a.proc.pid > 0 {
@@ -138,10 +147,22 @@ func NewServer(cfg Config) *Server {
 
 // Add registers the external agent of node ref, served by behaviour b.
 func (s *Server) Add(ref agent.NodeRef, b *Behavior) {
-	a := &Agent{srv: s, node: ref, b: b, in: make(chan *Frame, 256), failed: make(chan struct{}), joined: make(chan struct{})}
+	a := &Agent{srv: s, node: ref, b: b, command: b.p.Command, connTO: time.Duration(b.p.ConnectTimeout),
+		in: make(chan *Frame, 256), failed: make(chan struct{}), joined: make(chan struct{})}
 	s.agents[int(ref.ID)] = a
 	s.order = append(s.order, a)
 	b.bind(a)
+}
+
+// AddNetwork registers the external network simulator that backend nb
+// talks to (a type 1 subscriber).
+func (s *Server) AddNetwork(nb *NetBackend) {
+	a := &Agent{srv: s, net: nb, role: 1, command: nb.p.Command, connTO: time.Duration(nb.p.ConnectTimeout),
+		node: agent.NodeRef{ID: -1, Name: "network"},
+		in:   make(chan *Frame, 16), failed: make(chan struct{}), joined: make(chan struct{})}
+	s.netAgent = a
+	s.order = append(s.order, a)
+	nb.ag = a
 }
 
 // Token returns the secret a client must present in its hello.
@@ -195,8 +216,12 @@ func (s *Server) Start() error {
 	}
 	var waiting []string
 	for _, a := range s.order {
-		if a.b.p.Command == "" {
-			waiting = append(waiting, fmt.Sprintf("%s (node %d)", a.node.Name, a.node.ID))
+		if a.command == "" {
+			if a.role == 1 {
+				waiting = append(waiting, "the network simulator (role 1)")
+			} else {
+				waiting = append(waiting, fmt.Sprintf("%s (node %d)", a.node.Name, a.node.ID))
+			}
 		}
 	}
 	if len(waiting) > 0 {
@@ -207,15 +232,18 @@ func (s *Server) Start() error {
 	}
 	begin := time.Now()
 	for _, a := range s.order {
-		timer := time.NewTimer(time.Until(begin.Add(time.Duration(a.b.p.ConnectTimeout))))
+		timer := time.NewTimer(time.Until(begin.Add(a.connTO)))
 		select {
 		case <-a.joined:
 		case <-a.failed:
 		case <-timer.C:
-			a.fail(fmt.Errorf("did not connect within %v", a.b.p.ConnectTimeout))
+			a.fail(fmt.Errorf("did not connect within %v", a.connTO))
 		}
 		timer.Stop()
 		if a.err != nil {
+			if a.role == 1 {
+				return errors.New(a.describe() + ": " + a.err.Error())
+			}
 			if err := a.b.failure(a.err); err != nil {
 				return err
 			}
@@ -237,10 +265,10 @@ func (s *Server) launch() error {
 	byCmd := map[string]*proc{}
 	var order []string
 	for _, a := range s.order {
-		if a.b.p.Command == "" {
+		if a.command == "" {
 			continue
 		}
-		c := render(a.b.p.Command, a)
+		c := render(a.command, a)
 		p := byCmd[c]
 		if p == nil {
 			p = &proc{command: c, tail: &tailBuffer{max: 4096}, done: make(chan struct{})}
@@ -264,7 +292,9 @@ func (s *Server) launch() error {
 		var out, errw io.Writer = io.Discard, io.Discard
 		if s.cfg.Output != nil {
 			base := "procs-" + p.agents[0].node.Name
-			if len(p.agents) > 1 {
+			if p.agents[0].role == 1 {
+				base = "procs-network"
+			} else if len(p.agents) > 1 {
 				base = "procs-" + p.agents[0].node.Group
 			}
 			var err error
@@ -379,7 +409,7 @@ func (s *Server) serve(cn *conn) {
 		}
 		var to *Agent
 		for _, a := range cn.agents {
-			if int(a.node.ID) == f.Vehicle {
+			if a.role == 1 || int(a.node.ID) == f.Vehicle {
 				to = a
 			}
 		}
@@ -409,8 +439,28 @@ func (s *Server) join(cn *conn, h *Frame) error {
 	if h.Token != s.token {
 		return errors.New("wrong token")
 	}
+	if h.Role == 1 {
+		s.mu.Lock()
+		a := s.netAgent
+		switch {
+		case a == nil:
+			s.mu.Unlock()
+			return errors.New("role 1 (network simulator) not wanted: the scenario's network backend is not extern")
+		case a.conn != nil:
+			s.mu.Unlock()
+			return errors.New("the network simulator is already connected")
+		}
+		a.conn = cn
+		cn.agents = []*Agent{a}
+		s.mu.Unlock()
+		if err := cn.write(s.welcome(nil), 5*time.Second); err != nil {
+			return fmt.Errorf("sending the welcome: %w", err)
+		}
+		close(a.joined)
+		return nil
+	}
 	if h.Role != 0 {
-		return fmt.Errorf("role %d not served: only type 0 (mission logic) subscribers are", h.Role)
+		return fmt.Errorf("role %d not served: 0 is mission logic, 1 the network simulator", h.Role)
 	}
 	if len(h.Vehicles) == 0 {
 		return errors.New("hello names no vehicles")
@@ -437,6 +487,16 @@ func (s *Server) join(cn *conn, h *Frame) error {
 		cn.name = h.Name
 	}
 	s.mu.Unlock()
+	if err := cn.write(s.welcome(list), 5*time.Second); err != nil {
+		return fmt.Errorf("sending the welcome: %w", err)
+	}
+	for _, a := range list {
+		close(a.joined)
+	}
+	return nil
+}
+
+func (s *Server) welcome(list []*Agent) *Frame {
 	w := &Frame{Type: TypeWelcome, Version: Version, TickNs: s.cfg.Tick, Origin: &[3]float64{s.cfg.Origin.Lat, s.cfg.Origin.Lon, s.cfg.Origin.Alt}}
 	for _, n := range s.cfg.Nodes {
 		w.Nodes = append(w.Nodes, NodeInfo{ID: int(n.ID), Name: n.Name, Group: n.Group, Index: n.Index, Vehicle: s.cfg.Vehicle(int(n.ID))})
@@ -444,13 +504,7 @@ func (s *Server) join(cn *conn, h *Frame) error {
 	for _, a := range list {
 		w.Vehicles = append(w.Vehicles, int(a.node.ID))
 	}
-	if err := cn.write(w, 5*time.Second); err != nil {
-		return fmt.Errorf("sending the welcome: %w", err)
-	}
-	for _, a := range list {
-		close(a.joined)
-	}
-	return nil
+	return w
 }
 
 // Close tells every client the run is over, gives launched processes a

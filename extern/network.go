@@ -1,0 +1,211 @@
+package extern
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
+)
+
+// NetParams configure the extern network backend.
+type NetParams struct {
+	// Command starts the network simulator (a shell command, run from the
+	// scenario file's directory); empty = it connects on its own with the
+	// printed token, as role 1.
+	Command string `yaml:"command" json:"command"`
+	// Timeout is the wall-clock time the simulator has to answer a tick.
+	Timeout sim.Duration `yaml:"timeout" json:"timeout"`
+	// ConnectTimeout is the wall-clock time it has to connect.
+	ConnectTimeout sim.Duration `yaml:"connect_timeout" json:"connect_timeout"`
+}
+
+// DefaultNetParams returns the defaults.
+func DefaultNetParams() NetParams {
+	return NetParams{Timeout: 10 * sim.Second, ConnectTimeout: 10 * sim.Second}
+}
+
+// Validate checks the parameters.
+func (p *NetParams) Validate() map[string]string {
+	bad := map[string]string{}
+	if p.Timeout <= 0 {
+		bad["timeout"] = fmt.Sprintf("must be a positive duration, got %v", p.Timeout)
+	}
+	if p.ConnectTimeout <= 0 {
+		bad["connect_timeout"] = fmt.Sprintf("must be a positive duration, got %v", p.ConnectTimeout)
+	}
+	if strings.Contains(p.Command, "{") {
+		bad["command"] = "the network simulator's command has no placeholders"
+	}
+	return bad
+}
+
+// NetBackend is a network backend played by an external process (a type 1
+// subscriber of SPEC.md B's tick protocol): at every network phase skyloop
+// sends it the time, the node positions when they changed and the packets
+// sent since the last phase; it answers with the receptions and drops it
+// decided up to that time, and releases the packets it is done with.
+type NetBackend struct {
+	p  *NetParams
+	tr netsim.Tracer
+	ag *Agent
+
+	n        int
+	pos      [][3]float64
+	posDirty bool
+	pending  []*netsim.Packet
+	inflight map[uint64]*netsim.Packet
+	out      []netsim.Delivery
+	dead     netsim.Graveyard
+	ev       netsim.TraceEvent
+	timer    *time.Timer
+	frame    Frame
+}
+
+// NewNetBackend returns the backend; it connects when the run starts.
+func NewNetBackend(p *NetParams, tr netsim.Tracer) *NetBackend {
+	if tr == nil {
+		tr = netsim.Tracers(nil)
+	}
+	return &NetBackend{p: p, tr: tr, inflight: map[uint64]*netsim.Packet{}}
+}
+
+// Start implements netsim.Backend.
+func (b *NetBackend) Start(nodes []netsim.NodeInfo) error {
+	if b.ag == nil {
+		return errors.New("internal error: the extern network backend has no server")
+	}
+	b.n = len(nodes)
+	b.pos = make([][3]float64, len(nodes))
+	for i, nd := range nodes {
+		b.pos[i] = [3]float64{nd.Pos.X, nd.Pos.Y, nd.Pos.Z}
+	}
+	b.posDirty = true
+	return nil
+}
+
+func (b *NetBackend) trace(typ netsim.EventType, t sim.Time, p *netsim.Packet, nd netsim.NodeID, r netsim.DropReason) {
+	b.ev = netsim.TraceEvent{Type: typ, T: t, P: p, Node: nd, Reason: r, RxPower: netsim.NoPower}
+	b.tr.Trace(&b.ev)
+}
+
+// Send implements netsim.Backend: the packet goes to the simulator at the
+// next network phase.
+func (b *NetBackend) Send(p *netsim.Packet) {
+	b.dead.Flush()
+	b.trace(netsim.EvTx, p.TSend, p, p.Dst, 0)
+	b.pending = append(b.pending, p)
+	b.inflight[p.ID] = p
+}
+
+// SetPositions implements netsim.Backend.
+func (b *NetBackend) SetPositions(t sim.Time, pos []geom.Vec3) {
+	for i, p := range pos {
+		if i < len(b.pos) {
+			b.pos[i] = [3]float64{p.X, p.Y, p.Z}
+		}
+	}
+	b.posDirty = true
+}
+
+// AdvanceTo implements netsim.Backend: one round trip with the simulator.
+func (b *NetBackend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
+	b.dead.Flush()
+	b.out = b.out[:0]
+	a := b.ag
+	f := &b.frame
+	*f = Frame{Type: TypeNetTick, T: int64(t)}
+	if b.posDirty {
+		f.Positions = b.pos
+		b.posDirty = false
+	}
+	for _, p := range b.pending {
+		f.Packets = append(f.Packets, Packet{ID: p.ID, Src: int(p.Src), Dst: int(p.Dst), Port: int(p.Port), Kind: p.Kind.String(),
+			Seq: p.Seq, TSend: int64(p.TSend), Size: p.Size, Payload: p.Payload})
+	}
+	b.pending = b.pending[:0]
+	if err := a.srv.Err(); err != nil {
+		return nil, err
+	}
+	if err := a.conn.write(f, time.Duration(b.p.Timeout)); err != nil {
+		return nil, b.fail(fmt.Errorf("sending the network tick at %v: %w", t, err))
+	}
+	limit := time.Duration(b.p.Timeout)
+	if b.timer == nil {
+		b.timer = time.NewTimer(limit)
+	} else {
+		b.timer.Reset(limit)
+	}
+	defer b.timer.Stop()
+	var reply *Frame
+	select {
+	case reply = <-a.in:
+	case <-a.failed:
+		return nil, b.fail(a.err)
+	case <-b.timer.C:
+		return nil, b.fail(fmt.Errorf("no net_done within %v of wall-clock time at t=%v (hung?)", b.p.Timeout, t))
+	}
+	if reply.Type != TypeNetDone {
+		return nil, b.fail(fmt.Errorf("protocol error: a %s frame in the network phase", reply.Type))
+	}
+	for _, e := range reply.Events {
+		p := b.inflight[e.ID]
+		switch {
+		case p == nil:
+			return nil, b.fail(fmt.Errorf("protocol error: an event for packet %d, which is not in flight", e.ID))
+		case e.Dst < 0 || e.Dst >= b.n:
+			return nil, b.fail(fmt.Errorf("protocol error: packet %d: no node %d", e.ID, e.Dst))
+		case e.At < int64(p.TSend) || e.At > int64(t):
+			return nil, b.fail(fmt.Errorf("protocol error: packet %d at node %d: time %d is before its send time %d or after the tick %d",
+				e.ID, e.Dst, e.At, p.TSend, t))
+		}
+		if e.Drop != "" {
+			why, ok := dropReason(e.Drop)
+			if !ok {
+				return nil, b.fail(fmt.Errorf("protocol error: unknown drop reason %q", e.Drop))
+			}
+			b.trace(netsim.EvDrop, sim.Time(e.At), p, netsim.NodeID(e.Dst), why)
+			continue
+		}
+		b.trace(netsim.EvRx, sim.Time(e.At), p, netsim.NodeID(e.Dst), 0)
+		b.out = append(b.out, netsim.Delivery{P: p, Dst: netsim.NodeID(e.Dst), At: sim.Time(e.At), RxPower: netsim.NoPower})
+	}
+	for _, id := range reply.Release {
+		p := b.inflight[id]
+		if p == nil {
+			return nil, b.fail(fmt.Errorf("protocol error: release of packet %d, which is not in flight", id))
+		}
+		delete(b.inflight, id)
+		b.dead.Bury(p)
+	}
+	return b.out, nil
+}
+
+func (b *NetBackend) fail(err error) error {
+	e := errors.New(b.ag.describe() + ": " + err.Error())
+	b.ag.srv.setFatal(e)
+	return e
+}
+
+func dropReason(s string) (netsim.DropReason, bool) {
+	for r := 1; r < netsim.NumDropReasons; r++ {
+		if netsim.DropReason(r).String() == s {
+			return netsim.DropReason(r), true
+		}
+	}
+	return 0, false
+}
+
+// Close implements netsim.Backend: packets still in flight are freed.
+func (b *NetBackend) Close() error {
+	b.dead.Flush()
+	for id, p := range b.inflight {
+		delete(b.inflight, id)
+		p.Free()
+	}
+	b.pending = b.pending[:0]
+	return nil
+}
