@@ -63,6 +63,10 @@ type Options struct {
 	// tick to connect it to the outside world (a MAVLink UDP port, say);
 	// a non-nil closer it returns is closed after the run.
 	Attach func(node agent.NodeRef, b agent.Behavior) (io.Closer, error)
+	// ExternReady, when set, is told the Unix socket, the TCP address and
+	// the token of the external-agent server once it listens, instead of
+	// the message printed for agents that connect on their own.
+	ExternReady func(socket, addr, token string)
 }
 
 // OptionError reports a bad value in Options (a command-line override).

@@ -230,7 +230,7 @@ func (r *Run) startExtern() error {
 			dir = "."
 		}
 		cfg := extern.Config{Tick: int64(r.tick), Nodes: r.refs, Origin: r.sc.World.Origin, Dir: dir, Log: r.log,
-			Vehicle: func(id int) bool { return id < len(r.veh) }}
+			Vehicle: func(id int) bool { return id < len(r.veh) }, Ready: r.opt.ExternReady}
 		if r.dir != nil {
 			cfg.Output = r.dir.File
 		}

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"skyloop/engine"
+	"skyloop/extern/client"
 	"skyloop/scenario"
 	"skyloop/sim"
 )
@@ -160,5 +162,69 @@ func TestExternalNetworkSimulator(t *testing.T) {
 	_, err = build(t, bad).Execute(filepath.Join(t.TempDir(), "bad"), nil)
 	if err == nil || !strings.Contains(err.Error(), "external network simulator") || !strings.Contains(err.Error(), "not in flight") {
 		t.Fatalf("a lying network simulator gave %v", err)
+	}
+}
+
+// TestSelfConnectingAgents: with no command, processes connect on their own
+// over TCP with the token the server announces; here the "processes" are
+// goroutines of the test, running the shared mission logic.
+func TestSelfConnectingAgents(t *testing.T) {
+	sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, period: 100ms}")), engine.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	ready := func(socket, addr, token string) {
+		for id := 0; id < 4; id++ {
+			go func() {
+				a, err := client.Connect(client.Options{Addr: addr, Token: token, Vehicle: id})
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer a.Close()
+				m := &mission{id: id}
+				for {
+					m.step(a.Time(), a.Telemetry(), a.Inbox(), a)
+					if err := a.Sleep(100 * time.Millisecond); err != nil {
+						if !client.IsEnd(err) {
+							errs <- err
+						}
+						return
+					}
+				}
+			}()
+		}
+	}
+	r, err := engine.Build(sc, engine.Options{ExternReady: ready})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	if n := res.Summary.Agents["uav-3"]["extern"].(map[string]any)["steps"]; n != 100 {
+		t.Fatalf("uav-3 stepped %v times, want 100", n)
+	}
+	// A wrong token is refused.
+	sc2, _ := scenario.Parse("y.yaml", []byte(withBehavior("{type: extern, connect_timeout: 2s}")), engine.Check)
+	refused := make(chan error, 1)
+	r2, _ := engine.Build(sc2, engine.Options{ExternReady: func(socket, addr, token string) {
+		go func() {
+			_, err := client.Connect(client.Options{Socket: socket, Token: "nope", Vehicle: 0})
+			refused <- err
+		}()
+	}})
+	if _, err := r2.Execute("", nil); err == nil || !strings.Contains(err.Error(), "did not connect") {
+		t.Fatalf("run without agents: %v", err)
+	}
+	if err := <-refused; err == nil || !strings.Contains(err.Error(), "wrong token") {
+		t.Fatalf("wrong token: %v", err)
 	}
 }

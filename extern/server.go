@@ -37,6 +37,10 @@ type Config struct {
 	// standard output and error to (in the run directory).
 	Output func(name string) (io.Writer, error)
 	Log    *slog.Logger
+	// Ready, when set, is told where to connect and with which token once
+	// the server listens (before it waits for the agents); by default the
+	// server prints it when some agent has no command.
+	Ready func(socket, addr, token string)
 }
 
 // Server accepts external agents on a Unix socket and on TCP loopback,
@@ -224,7 +228,9 @@ func (s *Server) Start() error {
 			}
 		}
 	}
-	if len(waiting) > 0 {
+	if s.cfg.Ready != nil {
+		s.cfg.Ready(s.SocketPath(), s.TCPAddr(), s.token)
+	} else if len(waiting) > 0 {
 		msg := fmt.Sprintf("extern: waiting for agents %s: connect to unix:%s or tcp:%s with token %s",
 			strings.Join(waiting, ", "), s.SocketPath(), s.TCPAddr(), s.token)
 		s.cfg.Log.Warn(msg)
