@@ -31,6 +31,7 @@ import (
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
+	"skyloop/netsim/tap"
 	"skyloop/record"
 	"skyloop/report"
 	"skyloop/scenario"
@@ -155,6 +156,9 @@ type Run struct {
 	files     map[string]bool // behaviour output files created
 	aerial    bool            // the run has multirotors (profile.png)
 	preparers bool            // some behaviour steps in two passes (external agents)
+	realtime  float64         // real-time factor (0 = as fast as possible)
+	iso       *isolation      // namespaces, TAPs and processes (isolation: netns)
+	clock     *clockLog       // clock.csv (real-time runs)
 	ext       *extern.Server  // external agents, when the scenario has any
 }
 
@@ -196,6 +200,24 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 	r.buildBehaviors() // decodes parameters always; starts behaviours only if all is well so far
 	if err := sc.Err(); err != nil {
 		return nil, err
+	}
+	r.realtime = sc.Realtime
+	if opt.Realtime > 0 {
+		r.realtime = opt.Realtime
+	}
+	if sc.Isolation == "netns" && r.realtime == 0 {
+		return nil, &OptionError{errors.New("isolation: netns needs a real-time run (--realtime or realtime in the scenario)")}
+	}
+	for i, p := range sc.Processes {
+		if p.Group != "" {
+			found := false
+			for _, g := range sc.Vehicles {
+				found = found || g.Name == p.Group
+			}
+			if !found {
+				return nil, &OptionError{fmt.Errorf("processes[%d].group: no vehicle group %q", i, p.Group)}
+			}
+		}
 	}
 	r.workers = sc.Workers
 	if opt.Workers > 0 {
@@ -416,6 +438,10 @@ func (r *Run) buildBehaviors() {
 		for _, b := range list {
 			inst := b.spec.New(b.params)
 			ns.slots = append(ns.slots, slot{b: inst, path: b.path, typ: b.spec.Name})
+		}
+		if i < nv && sc.Isolation == "netns" {
+			// The bridge between the vehicle's TAP and the network.
+			ns.slots = append(ns.slots, slot{b: tap.NewBehavior(), path: "isolation", typ: "tap"})
 		}
 	}
 	// Start every behaviour, in node order; problems found now (a group

@@ -14,6 +14,7 @@ const (
 	deliveriesHeader = "t_rx_ns,t_tick_ns,src,dst,seq,t_gen_ns,t_send_ns,bytes,kind,latency_ns"
 	vehiclesHeader   = "t_ns,id,x,y,z,vx,vy,vz,roll,pitch,yaw,mode,armed,energy_j,battery_v,current_a,pressure_pa"
 	eventsHeader     = "t_ns,node,source,event,detail"
+	clockHeader      = "t_ns,module,offset_ns"
 )
 
 // outputs holds the open CSV streams; a nil stream (or a nil *outputs) is
@@ -24,9 +25,10 @@ type outputs struct {
 	deliveries *record.CSV
 	vehicles   *record.CSV
 	events     *record.CSV
+	clockCSV   *record.CSV
 }
 
-func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles bool) (*outputs, error) {
+func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {
 	out := &outputs{dir: dir}
 	if dir == nil {
 		return out, nil
@@ -44,6 +46,7 @@ func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles bool) (*outputs, e
 	out.deliveries = open(o.Deliveries && !noFiles, "deliveries.csv", deliveriesHeader)
 	out.vehicles = open(o.Vehicles && !noFiles, "vehicles.csv", vehiclesHeader)
 	out.events = open(o.Events, "events.csv", eventsHeader)
+	out.clockCSV = open(realtime, "clock.csv", clockHeader)
 	return out, err
 }
 
@@ -92,4 +95,11 @@ func (o *outputs) event(t sim.Time, node netsim.NodeID, source, name, detail str
 		return
 	}
 	o.events.Int(int64(t)).Int(int64(node)).Str(source).Str(name).Quoted(detail).End()
+}
+
+func (o *outputs) clock(t sim.Time, module string, off int64) {
+	if o == nil || o.clockCSV == nil {
+		return
+	}
+	o.clockCSV.Int(int64(t)).Str(module).Int(off).End()
 }

@@ -7,16 +7,32 @@ import (
 	"skyloop/sim"
 )
 
-// pacer holds simulated time back to a multiple of the wall clock for
-// real-time runs. It is the only place where the engine reads the wall
-// clock, and it only ever delays: what the run computes does not depend on
-// it (outside programs talking to the run are another matter).
+// syncBound is SPEC.md A's delta: a follower more than this far ahead of
+// the master is clamped back.
+const syncBound = 20 * time.Millisecond
+
+// pacer holds simulated time (the master clock) to a multiple of the wall
+// clock for real-time runs. It is the only place where the engine reads the
+// wall clock, and it only ever delays: what the run computes does not depend
+// on it (outside programs talking to the run are another matter).
+//
+// The wall clock, on which real processes live, follows the master with
+// SPEC.md A's one-sided bounded rule: with (wall0, t0) latched at the first
+// tick, drift = factor*(wall - wall0) - (t - t0). When the wall clock runs
+// more than 20 ms ahead (the simulation could not keep up), it is clamped
+// back by re-latching wall0, so the simulation never races to catch up; a
+// wall clock behind the master is never pushed forward: the pacer sleeps
+// until the tick is due.
 type pacer struct {
 	factor  float64
-	start   time.Time
+	wall0   time.Time
+	t0      sim.Time
 	started bool
 	log     *slog.Logger
-	behind  time.Time // when we last warned about falling behind
+	warned  time.Time
+	// Last drift measured (before any clamp), and the number of clamps.
+	drift  time.Duration
+	clamps int
 }
 
 func newPacer(factor float64, log *slog.Logger) *pacer {
@@ -27,14 +43,30 @@ func newPacer(factor float64, log *slog.Logger) *pacer {
 func (p *pacer) wait(t sim.Time) error {
 	now := time.Now()
 	if !p.started {
-		p.start, p.started = now, true
+		p.wall0, p.t0, p.started = now, t, true
 	}
-	due := p.start.Add(time.Duration(float64(t) / p.factor))
-	if d := due.Sub(now); d > 0 {
-		time.Sleep(d)
-	} else if -d > 100*time.Millisecond && now.Sub(p.behind) > 5*time.Second {
-		p.behind = now
-		p.log.Warn("the run cannot keep up with the real-time factor", "behind", -d, "sim_time", t)
+	p.drift = time.Duration(p.factor*float64(now.Sub(p.wall0))) - time.Duration(t-p.t0)
+	if p.drift > syncBound {
+		p.clamps++
+		p.wall0 = now.Add(-time.Duration(float64(t-p.t0) / p.factor))
+		if now.Sub(p.warned) > 5*time.Second {
+			p.warned = now
+			p.log.Warn("the run cannot keep up with the real-time factor; the wall clock was clamped back to the simulation",
+				"drift", p.drift, "sim_time", t)
+		}
+		return nil
+	}
+	if p.drift < 0 {
+		time.Sleep(time.Duration(float64(-p.drift) / p.factor))
 	}
 	return nil
+}
+
+// offset returns how far the simulation is from the wall clock right now
+// (positive: the wall clock is ahead), in simulated nanoseconds.
+func (p *pacer) offset(t sim.Time) time.Duration {
+	if !p.started {
+		return 0
+	}
+	return time.Duration(p.factor*float64(time.Since(p.wall0))) - time.Duration(t-p.t0)
 }

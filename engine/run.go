@@ -12,6 +12,7 @@ import (
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
+	"skyloop/orchestrate"
 	"skyloop/record"
 	"skyloop/report"
 	"skyloop/sim"
@@ -64,6 +65,12 @@ type Summary struct {
 	ObstacleHits int                       `json:"obstacle_hits"`
 	BoundsExits  int                       `json:"bounds_exits"`
 	Agents       map[string]map[string]any `json:"agents,omitempty"`
+	// Clock is each module's offset from the master clock (real-time
+	// runs); clock.csv has the samples.
+	Clock []ClockSummary `json:"clock,omitempty"`
+	// Processes says how each orchestrated process ended (isolation:
+	// netns).
+	Processes []orchestrate.ProcResult `json:"processes,omitempty"`
 }
 
 // Result is what Execute returns.
@@ -107,7 +114,7 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 		}
 	}
 	r.dir = dir
-	if r.out, err = openOutputs(dir, r.sc.Outputs, r.opt.NoFiles); err != nil {
+	if r.out, err = openOutputs(dir, r.sc.Outputs, r.opt.NoFiles, r.realtime > 0); err != nil {
 		dir.Discard()
 		return nil, err
 	}
@@ -136,6 +143,12 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			r.backend.Close() // on a panic or an early error
 		}
 	}()
+	if err = r.startIsolation(); err != nil {
+		return nil, err
+	}
+	if r.iso != nil {
+		defer r.iso.close()
+	}
 	if err = r.startExtern(); err != nil {
 		return nil, err
 	}
@@ -147,6 +160,7 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 	}
 	defer r.pool.Close()
 	runErr := r.kernel.Run(r.end)
+	r.iso.close() // stop the processes before the summary
 	if r.ext != nil {
 		why := "the run is over"
 		if runErr != nil {
@@ -288,9 +302,12 @@ func (r *Run) start() error {
 	sampleEvery := int64(r.sc.Outputs.SamplePeriod / r.tick)
 	second := max(int64(sim.Second/r.tick), 1)
 	var phases []sim.Phase
-	if r.opt.Realtime > 0 {
-		p := newPacer(r.opt.Realtime, r.log)
+	if r.realtime > 0 {
+		p := newPacer(r.realtime, r.log)
+		r.clock = newClockLog(r.out, p, r.backend, r.iso)
 		phases = append(phases, sim.Phase{Name: "pace", Every: 1, Run: p.wait})
+		every := max(int64(10*sim.Millisecond/r.tick), 1)
+		phases = append(phases, sim.Phase{Name: "clock", Every: every, Run: r.clock.sample})
 	}
 	phases = append(phases, []sim.Phase{
 		{Name: "record", Every: sampleEvery, Run: func(t sim.Time) error { r.sample(t); return nil }},
@@ -460,7 +477,13 @@ func (r *Run) telBuf() []vehicle.Telemetry {
 func (r *Run) summary() *Summary {
 	s := &Summary{Scenario: r.sc.Name, Seed: r.seed, DurationNs: r.end, Ticks: int64(r.end) / int64(r.tick),
 		Backend: r.backendName, Nodes: len(r.nodes), Network: r.met.Summary(r.end),
-		ObstacleHits: r.world.ObstacleHits, BoundsExits: r.world.BoundsExits}
+		ObstacleHits: r.world.ObstacleHits, BoundsExits: r.world.BoundsExits, Clock: r.clock.summary()}
+	if r.iso != nil {
+		s.Processes = r.iso.results
+		if s.Processes == nil {
+			s.Processes = []orchestrate.ProcResult{}
+		}
+	}
 	tot := s.Network.Total
 	var dropped uint64
 	for _, n := range tot.Drops {

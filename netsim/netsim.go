@@ -188,6 +188,12 @@ type Backend interface {
 	Close() error
 }
 
+// Clocked is implemented by backends with a clock of their own (an
+// external simulator's): Clock returns the time it has reached.
+type Clocked interface {
+	Clock() sim.Time
+}
+
 // OutputDirUser is implemented by backends that write files of their own
 // (such as pcap captures); the engine tells them the run directory before
 // Start.

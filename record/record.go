@@ -83,6 +83,11 @@ func (d *Dir) CSV(name, header string) (*CSV, error) {
 // log); like the CSV streams it is flushed and closed by Commit or Abort,
 // and write errors surface there.
 func (d *Dir) File(name string) (io.Writer, error) {
+	if dir := filepath.Dir(name); dir != "." {
+		if err := os.MkdirAll(d.Path(dir), 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", dir, err)
+		}
+	}
 	f, err := os.Create(d.Path(name))
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", name, err)

@@ -65,6 +65,51 @@ func (sc *Scenario) check() {
 			sc.Errorf("outputs.sample_period", "must be a positive multiple of the tick %v, got %v%s", sc.Tick, sc.Outputs.SamplePeriod, how)
 		}
 	}
+	if !(sc.Realtime >= 0 && sc.Realtime <= 1000) {
+		sc.Errorf("realtime", "must be a real-time factor in [0, 1000] (0 = as fast as possible), got %v", sc.Realtime)
+	}
+	switch sc.Isolation {
+	case "", "none":
+		if len(sc.Processes) > 0 {
+			sc.Errorf("processes", "processes run inside the vehicles' namespaces: set isolation: netns")
+		}
+	case "netns":
+		if sc.Realtime == 0 {
+			sc.Errorf("isolation", "isolation: netns runs real programs, which live in wall-clock time: set realtime (e.g. 1)")
+		}
+	default:
+		sc.Errorf("isolation", "must be none or netns, got %q", sc.Isolation)
+	}
+	for i := range sc.Processes {
+		p := &sc.Processes[i]
+		path := fmt.Sprintf("processes[%d]", i)
+		if p.Restart == "" {
+			p.Restart = "none"
+		}
+		if p.StopTimeout == 0 {
+			p.StopTimeout = 2 * sim.Second
+		}
+		if !nameRE.MatchString(p.Name) {
+			sc.Errorf(path+".name", "must be a plain name (letters, digits, '.', '_', '-'), got %q", p.Name)
+		}
+		if strings.TrimSpace(p.Command) == "" {
+			sc.Errorf(path+".command", "must not be empty")
+		}
+		if bad := unknownPlaceholders(p.Command); bad != "" {
+			sc.Errorf(path+".command", "unknown placeholder %s: the template knows {i}, {sysid}, {tcp_port}, {udp_port}, {ns}, {ip}, {host_ip} and {name}", bad)
+		}
+		if p.Restart != "none" && p.Restart != "on-failure" {
+			sc.Errorf(path+".restart", "must be none or on-failure, got %q", p.Restart)
+		}
+		if p.StopTimeout < 0 {
+			sc.Errorf(path+".stop_timeout", "must be >= 0, got %v", p.StopTimeout)
+		}
+		for j := 0; j < i; j++ {
+			if sc.Processes[j].Name == p.Name {
+				sc.Errorf(path+".name", "name collision: processes[%d] is also called %q", j, p.Name)
+			}
+		}
+	}
 	if sc.Workers < 0 {
 		sc.Errorf("workers", "must be >= 0 (0 = automatic), got %d", sc.Workers)
 	}
@@ -148,4 +193,25 @@ func vehicleNamed(groups []Group, name string) string {
 		}
 	}
 	return ""
+}
+
+// unknownPlaceholders returns the first {...} in a process command template
+// that is not a known field, or "".
+func unknownPlaceholders(cmd string) string {
+	known := map[string]bool{"{i}": true, "{sysid}": true, "{tcp_port}": true, "{udp_port}": true, "{ns}": true, "{ip}": true,
+		"{host_ip}": true, "{name}": true}
+	for {
+		i := strings.IndexByte(cmd, '{')
+		if i < 0 {
+			return ""
+		}
+		j := strings.IndexByte(cmd[i:], '}')
+		if j < 0 {
+			return cmd[i:]
+		}
+		if !known[cmd[i:i+j+1]] {
+			return cmd[i : i+j+1]
+		}
+		cmd = cmd[i+j+1:]
+	}
 }

@@ -39,6 +39,14 @@ type Scenario struct {
 	Nodes       []FixedNode  `yaml:"nodes" json:"nodes,omitempty"`
 	Network     ast.Node     `yaml:"network" json:"-"`
 	Outputs     Outputs      `yaml:"outputs" json:"outputs"`
+	// Realtime, when > 0, paces the run to the wall clock at this factor
+	// (the command line's --realtime overrides it).
+	Realtime float64 `yaml:"realtime" json:"realtime"`
+	// Isolation is none, or netns: every vehicle gets a network namespace
+	// whose only way to the others is a TAP into the simulated network.
+	Isolation string `yaml:"isolation" json:"isolation"`
+	// Processes run inside every vehicle's namespace (isolation: netns).
+	Processes []Process `yaml:"processes" json:"processes,omitempty"`
 
 	// File is the name the scenario was loaded under (for messages).
 	File string `yaml:"-" json:"-"`
@@ -48,6 +56,25 @@ type Scenario struct {
 	Dir string `yaml:"-" json:"-"`
 
 	dec *decoder
+}
+
+// Process is a program run inside each vehicle's namespace.
+type Process struct {
+	// Name labels the process in logs (procs/<vehicle>-<name>.out).
+	Name string `yaml:"name" json:"name"`
+	// Command is a shell command template: {i} vehicle index, {sysid}
+	// 1+i, {tcp_port} 4560+i, {udp_port} 14560+i, {ns} namespace, {ip}
+	// the vehicle's address on the simulated network, {host_ip} skyloop's
+	// end of the direct host link, {name} the vehicle's node name.
+	Command string `yaml:"command" json:"command"`
+	// Group limits the process to one vehicle group (empty = every
+	// vehicle).
+	Group string `yaml:"group" json:"group,omitempty"`
+	// Restart is none or on-failure (restarted after a non-zero exit, at
+	// most 5 times, 1 s apart).
+	Restart string `yaml:"restart" json:"restart"`
+	// StopTimeout is how long a process has after SIGTERM before SIGKILL.
+	StopTimeout sim.Duration `yaml:"stop_timeout" json:"stop_timeout"`
 }
 
 // World describes the static environment.

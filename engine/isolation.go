@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"skyloop/netsim/tap"
+	"skyloop/orchestrate"
+	"skyloop/sim"
+)
+
+// isolation is a run's namespaces, TAP bridges and processes
+// (isolation: netns).
+type isolation struct {
+	r       *Run
+	net     *orchestrate.Net
+	ports   []*tap.Port
+	bridges []*tap.Behavior
+	procs   *orchestrate.Procs
+	results []orchestrate.ProcResult
+	closed  bool
+}
+
+// startIsolation sets up every vehicle's namespace and TAP, binds the TAPs
+// to the bridges, and starts the scenario's processes.
+func (r *Run) startIsolation() error {
+	if r.sc.Isolation != "netns" {
+		return nil
+	}
+	prefix := orchestrate.Prefix(r.sc.Name)
+	nt, err := orchestrate.Up(prefix, len(r.veh), false)
+	if err != nil {
+		return fmt.Errorf("isolation: %w", err)
+	}
+	iso := &isolation{r: r, net: nt}
+	r.iso = iso
+	for i := range r.veh {
+		for _, s := range r.nodes[i].slots {
+			if b, ok := s.b.(*tap.Behavior); ok {
+				p := tap.Open(nt.Vehicles[i].TAP)
+				nt.Vehicles[i].TAP = nil // the port owns the file now
+				b.Bind(p)
+				iso.ports = append(iso.ports, p)
+				iso.bridges = append(iso.bridges, b)
+			}
+		}
+	}
+	var specs []orchestrate.ProcSpec
+	dir := r.sc.Dir
+	if dir == "" {
+		dir = "."
+	}
+	for _, p := range r.sc.Processes {
+		for i := range r.veh {
+			ref := r.nodes[i].ref
+			if p.Group != "" && ref.Group != p.Group {
+				continue
+			}
+			specs = append(specs, orchestrate.ProcSpec{Name: p.Name, Vehicle: i, Node: ref.Name,
+				Command: orchestrate.Render(p.Command, i, nt.Vehicles[i].NS, ref.Name), Restart: p.Restart,
+				Stop: time.Duration(p.StopTimeout), Dir: dir})
+		}
+	}
+	if len(specs) > 0 {
+		procs, err := orchestrate.Start(nt, specs, &procOutputs{r: r, pids: map[string]io.Writer{}}, func(msg string) {
+			r.log.Info(msg) // from the supervisor goroutines: never into the run's files
+		})
+		if err != nil {
+			iso.close()
+			r.iso = nil
+			return fmt.Errorf("isolation: %w", err)
+		}
+		iso.procs = procs
+	}
+	return nil
+}
+
+// close stops the processes, closes the TAPs and removes the namespaces.
+func (iso *isolation) close() {
+	if iso == nil || iso.closed {
+		return
+	}
+	iso.closed = true
+	iso.results = iso.procs.Stop()
+	for _, p := range iso.ports {
+		p.Close()
+	}
+	if err := iso.net.Down(); err != nil {
+		iso.r.log.Warn("removing the namespaces", "err", err)
+	}
+}
+
+// tapOffset returns how late, on average, the frames read from the TAPs
+// since the last call entered the simulation (in simulated time).
+func (iso *isolation) tapOffset(p *pacer, t sim.Time) (time.Duration, bool) {
+	var sum time.Duration
+	n := 0
+	for _, b := range iso.bridges {
+		d, k := b.Lateness()
+		sum += d
+		n += k
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return time.Duration(p.factor * float64(sum) / float64(n)), true
+}
+
+// procOutputs puts process logs and pid files under procs/ in the run
+// directory.
+type procOutputs struct {
+	r    *Run
+	pids map[string]io.Writer
+}
+
+func (o *procOutputs) Logs(base string) (io.Writer, io.Writer, error) {
+	if o.r.dir == nil {
+		return io.Discard, io.Discard, nil
+	}
+	out, err := o.r.dir.File("procs/" + base + ".out")
+	if err != nil {
+		return nil, nil, err
+	}
+	errw, err := o.r.dir.File("procs/" + base + ".err")
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, errw, nil
+}
+
+// PID appends the pid of each start (restarts add lines) to
+// procs/<base>.pid.
+func (o *procOutputs) PID(base string, pid int) {
+	if o.r.dir == nil {
+		return
+	}
+	w := o.pids[base]
+	if w == nil {
+		var err error
+		if w, err = o.r.dir.File("procs/" + base + ".pid"); err != nil {
+			return
+		}
+		o.pids[base] = w
+	}
+	fmt.Fprintln(w, strconv.Itoa(pid))
+}

@@ -1,0 +1,198 @@
+// Package tap connects TAP devices to the simulated network: every IPv4
+// frame a vehicle's namespace sends on its wifi_tap becomes a packet from
+// that vehicle, handed to the active backend at the current simulated time;
+// every such packet the backend delivers is written, unchanged, to the
+// receiving vehicle's TAP.
+//
+// Addresses: vehicle i is 10.0.0.(i+1); 10.0.0.255 and 255.255.255.255
+// are broadcasts. ARP does not cross the simulated network: every
+// namespace has static (permanent) neighbour entries for all the others
+// (see orchestrate), so the first packet of a flow is not delayed by an ARP
+// exchange whose loss would look like a network fault, and broadcast ARP
+// traffic does not load the channel. IPv6 is switched off in the
+// namespaces; other non-IPv4 frames are counted and dropped.
+package tap
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"skyloop/agent"
+	"skyloop/netsim"
+	"skyloop/orchestrate"
+	"skyloop/sim"
+)
+
+// Kind labels TAP traffic in traces and metrics.
+var Kind = netsim.RegisterKind("tap")
+
+type frame struct {
+	b  []byte
+	at time.Time // when it was read
+}
+
+// Port is skyloop's end of one TAP device. A goroutine reads frames into an
+// inbox; the simulation drains it at tick boundaries.
+type Port struct {
+	f     *os.File
+	mu    sync.Mutex
+	in    []frame
+	spare []frame
+	err   error
+	done  chan struct{}
+}
+
+// Open starts reading f (a non-blocking TAP file).
+func Open(f *os.File) *Port {
+	p := &Port{f: f, done: make(chan struct{})}
+	go p.read()
+	return p
+}
+
+func (p *Port) read() {
+	defer close(p.done)
+	buf := make([]byte, 65536)
+	for {
+		n, err := p.f.Read(buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.EOF) {
+				p.mu.Lock()
+				p.err = err
+				p.mu.Unlock()
+			}
+			return
+		}
+		fr := frame{b: append([]byte(nil), buf[:n]...), at: time.Now()}
+		p.mu.Lock()
+		p.in = append(p.in, fr)
+		p.mu.Unlock()
+	}
+}
+
+// Drain hands every frame read since the last call to fn, in order, with
+// the wall-clock time it was read.
+func (p *Port) Drain(fn func(frame []byte, readAt time.Time)) error {
+	p.mu.Lock()
+	in := p.in
+	p.in = p.spare[:0]
+	err := p.err
+	p.mu.Unlock()
+	for i, fr := range in {
+		fn(fr.b, fr.at)
+		in[i] = frame{}
+	}
+	p.spare = in[:0]
+	return err
+}
+
+// Write writes one frame to the TAP (the kernel delivers it to the
+// namespace as if received on the interface).
+func (p *Port) Write(frame []byte) error {
+	_, err := p.f.Write(frame)
+	return err
+}
+
+// Close closes the device file and waits for the reader.
+func (p *Port) Close() error {
+	err := p.f.Close()
+	<-p.done
+	return err
+}
+
+// Behavior bridges one vehicle's TAP and the simulated network. The engine
+// adds it to every vehicle of a run with isolation: netns.
+type Behavior struct {
+	port *Port
+	ctx  *agent.Context
+
+	// Counters for summary.json.
+	sent, received, ignored, unknownDst, writeErrs int
+	readErr                                        error
+	// Wall-clock time between reading frames and handing them to the
+	// network, since the last Lateness call.
+	lateSum time.Duration
+	lateN   int
+}
+
+// Lateness returns and resets the total wall-clock delay between reading
+// frames from the TAP and injecting them, and their number.
+func (b *Behavior) Lateness() (time.Duration, int) {
+	d, n := b.lateSum, b.lateN
+	b.lateSum, b.lateN = 0, 0
+	return d, n
+}
+
+// NewBehavior returns an unbound bridge; Bind attaches the TAP when the
+// run starts.
+func NewBehavior() *Behavior { return &Behavior{} }
+
+// Bind attaches the TAP port.
+func (b *Behavior) Bind(p *Port) { b.port = p }
+
+// Start implements agent.Behavior.
+func (b *Behavior) Start(ctx *agent.Context) error {
+	b.ctx = ctx
+	return nil
+}
+
+// Schedule implements agent.Behavior: the TAP is drained at every tick.
+func (b *Behavior) Schedule() (period, offset sim.Duration) { return b.ctx.Tick(), 0 }
+
+// Step sends the frames the namespace wrote since the last tick.
+func (b *Behavior) Step(ctx *agent.Context) {
+	if b.port == nil {
+		return
+	}
+	now := time.Now()
+	err := b.port.Drain(func(fr []byte, readAt time.Time) {
+		b.lateSum += now.Sub(readAt)
+		b.lateN++
+		// Ethernet II with an IPv4 packet: the destination is at 30..33.
+		if len(fr) < 34 || binary.BigEndian.Uint16(fr[12:14]) != 0x0800 {
+			b.ignored++
+			return
+		}
+		dst, ok := orchestrate.NodeOfIP([4]byte(fr[30:34]))
+		if !ok || dst >= len(ctx.Nodes()) {
+			b.unknownDst++
+			return
+		}
+		to := netsim.NodeID(dst)
+		if dst < 0 {
+			to = netsim.Broadcast
+		} else if to == ctx.ID() {
+			return
+		}
+		if err := ctx.Send(agent.Message{Dst: to, Kind: Kind, Size: len(fr), Payload: fr}); err != nil {
+			b.unknownDst++
+			return
+		}
+		b.sent++
+	})
+	if err != nil && b.readErr == nil {
+		b.readErr = err
+		ctx.Log().Warn("reading the TAP failed", "err", err)
+	}
+}
+
+// Receive writes delivered TAP frames to the vehicle's TAP.
+func (b *Behavior) Receive(ctx *agent.Context, m *agent.Message) {
+	if m.Kind != Kind || b.port == nil {
+		return
+	}
+	if err := b.port.Write(m.Payload); err != nil {
+		b.writeErrs++
+		return
+	}
+	b.received++
+}
+
+// Finish implements agent.Finisher.
+func (b *Behavior) Finish(ctx *agent.Context) map[string]any {
+	return map[string]any{"frames_sent": b.sent, "frames_received": b.received, "ignored_non_ipv4": b.ignored,
+		"unknown_destination": b.unknownDst, "write_errors": b.writeErrs}
+}

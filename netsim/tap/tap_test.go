@@ -1,0 +1,177 @@
+package tap_test
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"skyloop/engine"
+	"skyloop/orchestrate"
+	"skyloop/scenario"
+)
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if err := orchestrate.CheckPrivileges(); err != nil {
+		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
+			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	for _, tool := range []string{"ip", "ping", "traceroute"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed (iproute2, iputils-ping, traceroute): %v", tool, err)
+		}
+	}
+}
+
+// live runs a scenario in the background; wait returns its error.
+func live(t *testing.T, text string) (wait func() (*engine.Result, error)) {
+	t.Helper()
+	sc, err := scenario.Parse("live.yaml", []byte(text), engine.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Build(sc, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		r   *engine.Result
+		err error
+	}
+	ch := make(chan res, 1)
+	dir := t.TempDir() + "/run"
+	go func() {
+		out, err := r.Execute(dir, nil)
+		ch <- res{out, err}
+	}()
+	return func() (*engine.Result, error) {
+		select {
+		case x := <-ch:
+			return x.r, x.err
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the run did not end")
+			return nil, nil
+		}
+	}
+}
+
+// waitNS waits until namespace name exists.
+func waitNS(t *testing.T, name string) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat("/var/run/netns/" + name); err == nil {
+			time.Sleep(300 * time.Millisecond) // the TAP bridges start right after
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("namespace %s never appeared", name)
+}
+
+func inNS(ns string, args ...string) (string, error) {
+	out, err := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func scenarioText(name, network string, seconds int) string {
+	return `
+name: ` + name + `
+seed: 1
+duration: ` + strconv.Itoa(seconds) + `s
+tick: 1ms
+realtime: 1
+isolation: netns
+vehicles:
+  - name: uav
+    kind: pointmass
+    count: 7
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+network:
+` + network
+
+}
+
+var rttRE = regexp.MustCompile(`rtt min/avg/max/mdev = ([0-9.]+)/([0-9.]+)/([0-9.]+)/`)
+
+// TestPingThroughTheSimulator: ping from vehicle 1's namespace (index 0)
+// to vehicle 7 (10.0.0.7) crosses the simulated network: with 50 ms
+// one-way latency the round trip takes 100 +/- 5 ms; traceroute shows one
+// hop; nothing answers without skyloop.
+func TestPingThroughTheSimulator(t *testing.T) {
+	needRoot(t)
+	const name = "tap-ping"
+	ns := orchestrate.Prefix(name) + "-0"
+	// Without skyloop running, the same namespaces lead nowhere.
+	nt, err := orchestrate.Up(orchestrate.Prefix(name), 7, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := inNS(ns, "ping", "-c", "2", "-W", "1", "10.0.0.7"); err == nil {
+		t.Fatalf("ping answered without the simulator:\n%s", out)
+	}
+	nt.Down()
+
+	wait := live(t, scenarioText(name, "  backend: impair\n  latency: 50ms\n", 12))
+	waitNS(t, ns)
+	out, err := inNS(ns, "ping", "-c", "10", "-i", "0.2", "-W", "2", "10.0.0.7")
+	if err != nil {
+		t.Fatalf("ping through the simulator failed: %v\n%s", err, out)
+	}
+	m := rttRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no rtt in:\n%s", out)
+	}
+	avg, _ := strconv.ParseFloat(m[2], 64)
+	mx, _ := strconv.ParseFloat(m[3], 64)
+	if avg < 95 || avg > 105 || mx > 110 {
+		t.Fatalf("rtt avg %.2f ms, max %.2f ms; want 100 +/- 5 ms", avg, mx)
+	}
+	t.Logf("ping 10.0.0.7 through a 50 ms network: rtt min/avg/max %s/%s/%s ms", m[1], m[2], m[3])
+	tr, err := inNS(ns, "traceroute", "-n", "-q", "1", "-w", "2", "10.0.0.7")
+	if err != nil {
+		t.Fatalf("traceroute: %v\n%s", err, tr)
+	}
+	lines := strings.Split(strings.TrimSpace(tr), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(strings.TrimSpace(lines[1]), "1  10.0.0.7") {
+		t.Fatalf("traceroute is not a single hop to 10.0.0.7:\n%s", tr)
+	}
+	// No path to another vehicle outside the simulated network.
+	if out, err := inNS(ns, "ip", "route", "get", "10.100.6.2"); err == nil {
+		t.Fatalf("vehicle 1 has a route to vehicle 7's host link:\n%s", out)
+	}
+	res, err := wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := res.Summary.Network.ByKind["tap"]; k.Tx < 20 {
+		t.Fatalf("tap traffic in the summary: %+v", k)
+	}
+	if left, _ := orchestrate.Namespaces(orchestrate.Prefix(name)); len(left) != 0 {
+		t.Fatalf("namespaces left after the run: %v", left)
+	}
+}
+
+// TestPingFailsWithTotalLoss: with loss 1.0 nothing gets through.
+func TestPingFailsWithTotalLoss(t *testing.T) {
+	needRoot(t)
+	const name = "tap-loss"
+	ns := orchestrate.Prefix(name) + "-0"
+	wait := live(t, scenarioText(name, "  backend: impair\n  loss: 1.0\n", 6))
+	waitNS(t, ns)
+	if out, err := inNS(ns, "ping", "-c", "3", "-i", "0.2", "-W", "1", "10.0.0.7"); err == nil {
+		t.Fatalf("ping got through a network with loss 1.0:\n%s", out)
+	}
+	res, err := wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := res.Summary.Network.ByKind["tap"]; k.Tx < 3 || k.Rx != 0 {
+		t.Fatalf("tap traffic %+v: want sent and never received", k)
+	}
+}
