@@ -28,10 +28,10 @@ type clockLog struct {
 }
 
 type clockStats struct {
-	n             int
-	sum, sumAbs   float64
-	min, max      float64
-	ts, vs        []float64 // for the drift slope
+	n           int
+	sum, sumAbs float64
+	min, max    float64
+	ts, vs      []float64 // for the drift slope
 }
 
 func newClockLog(out *outputs, p *pacer, b netsim.Backend, iso *isolation) *clockLog {

@@ -72,7 +72,9 @@ type Net struct {
 func VehicleIP(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)}) }
 
 // VehicleMAC returns vehicle i's TAP MAC address.
-func VehicleMAC(i int) net.HardwareAddr { return net.HardwareAddr{0x02, 0x53, 0x4c, 0, byte(i >> 8), byte(i + 1)} }
+func VehicleMAC(i int) net.HardwareAddr {
+	return net.HardwareAddr{0x02, 0x53, 0x4c, 0, byte(i >> 8), byte(i + 1)}
+}
 
 // NodeOfIP returns the vehicle index of a 10.0.0.x address, -1 for the
 // subnet broadcast, or ok=false for anything else.

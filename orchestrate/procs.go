@@ -87,7 +87,7 @@ func Start(nt *Net, specs []ProcSpec, out Outputs, log func(string)) (*Procs, er
 			return nil, fmt.Errorf("process %s: no vehicle %d", s.Name, s.Vehicle)
 		}
 		p := &Proc{spec: s, ns: nt.Vehicles[s.Vehicle].NS, out: out, log: log, done: make(chan struct{}), maxRuns: 6,
-			res: ProcResult{Name: s.Name, Vehicle: s.Vehicle, Command: s.Command},
+			res:  ProcResult{Name: s.Name, Vehicle: s.Vehicle, Command: s.Command},
 			base: fmt.Sprintf("%d-%s", s.Vehicle, s.Name)}
 		var err error
 		if p.stdout, p.stderr, err = out.Logs(p.base); err != nil {
