@@ -1,0 +1,140 @@
+package orchestrate_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"skyloop/engine"
+	"skyloop/orchestrate"
+	"skyloop/scenario"
+)
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if err := orchestrate.CheckPrivileges(); err != nil {
+		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
+			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatalf("python3 is needed: %v", err)
+	}
+}
+
+const echoScenario = `
+name: NAME
+seed: 1
+duration: 8s
+tick: 1ms
+realtime: 1
+isolation: netns
+vehicles:
+  - name: uav
+    kind: pointmass
+    count: 4
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    behaviors:
+      - {type: waypoints, points: [[0, 20, 5], [20, 20, 5]]}
+processes:
+  - name: echo
+    command: "python3 echo.py --ip {ip} --peer 10.0.0.$(( ({i} + 1) % 4 + 1 ))EXTRA"
+    restart: RESTART
+network:
+  backend: impair
+  latency: 10ms
+`
+
+func runEcho(t *testing.T, name, extra, restart string) (*engine.Result, string) {
+	t.Helper()
+	text := strings.NewReplacer("NAME", name, "EXTRA", extra, "RESTART", restart).Replace(echoScenario)
+	path := filepath.Join("testdata", name+".yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	sc, err := scenario.Load(path, engine.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Build(sc, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := r.Execute(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := orchestrate.Namespaces(orchestrate.Prefix(name)); len(left) != 0 {
+		t.Fatalf("namespaces left after the run: %v", left)
+	}
+	return res, dir
+}
+
+// TestEchoThroughTheSimulator: a UDP echo program in every namespace talks
+// to the next vehicle through the simulated network while the UAVs fly.
+func TestEchoThroughTheSimulator(t *testing.T) {
+	needRoot(t)
+	res, dir := runEcho(t, "orch-echo", "", "none")
+	for i := 0; i < 4; i++ {
+		out, err := os.ReadFile(filepath.Join(dir, "procs", strings.Replace("I-echo.out", "I", string(rune('0'+i)), 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent, replies, echoed int
+		if _, err := fmtSscanf(string(out), &sent, &replies, &echoed); err != nil || replies < sent/2 || echoed == 0 {
+			t.Errorf("vehicle %d's echo program: %q", i, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "procs", string(rune('0'+i))+"-echo.pid")); err != nil {
+			t.Error(err)
+		}
+	}
+	if len(res.Summary.Processes) != 4 {
+		t.Fatalf("process results %+v", res.Summary.Processes)
+	}
+	for _, p := range res.Summary.Processes {
+		// Stopped at the end with SIGTERM: the shell dies of it, or the
+		// program exits 0 after printing its counts.
+		if !p.StoppedByRun || !(p.ExitCode == 0 || p.Signal == "terminated") || p.Starts != 1 {
+			t.Errorf("process %+v", p)
+		}
+	}
+	trace, _ := os.ReadFile(filepath.Join(dir, "trace.csv"))
+	if n := strings.Count(string(trace), ",tap,"); n < 100 {
+		t.Fatalf("trace.csv has %d tap events", n)
+	}
+	for _, v := range res.Summary.Vehicles {
+		if v.DistanceM < 10 {
+			t.Errorf("%s did not fly (%.1f m)", v.Name, v.DistanceM)
+		}
+	}
+}
+
+// TestCrashingChildIsRestartedAndCleanedUp: a process that keeps crashing
+// is restarted (restart: on-failure), the run completes, and nothing is
+// left behind.
+func TestCrashingChildIsRestartedAndCleanedUp(t *testing.T) {
+	needRoot(t)
+	res, dir := runEcho(t, "orch-crash", " --crash-after 0.2", "on-failure")
+	for _, p := range res.Summary.Processes {
+		if p.Starts < 2 || (p.ExitCode != 1 && !p.StoppedByRun) {
+			t.Errorf("process %+v: want several starts after crashes", p)
+		}
+	}
+	errs, _ := os.ReadFile(filepath.Join(dir, "procs", "2-echo.err"))
+	if strings.Count(string(errs), "crashing on purpose") < 2 {
+		t.Errorf("vehicle 2's stderr: %q", errs)
+	}
+	pids, _ := os.ReadFile(filepath.Join(dir, "procs", "2-echo.pid"))
+	if n := len(strings.Fields(string(pids))); n < 2 {
+		t.Errorf("pid file lists %d starts: %q", n, pids)
+	}
+}
+
+func fmtSscanf(s string, sent, replies, echoed *int) (int, error) {
+	return fmtSscan(strings.TrimSpace(s), sent, replies, echoed)
+}
