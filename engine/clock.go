@@ -60,7 +60,7 @@ func (c *clockLog) add(t sim.Time, module string, off time.Duration) {
 }
 
 func (c *clockLog) sample(t sim.Time) error {
-	c.add(t, "wall", c.p.offset(t))
+	c.add(t, "wall", c.p.offset())
 	if c.net != nil {
 		c.add(t, "network", time.Duration(c.net.Clock()-t))
 	}

@@ -68,7 +68,7 @@ var malformedCases = []struct {
 	{
 		name: "unknown top-level key",
 		yaml: "name: t\ndurration: 10s\nvehicles:\n" + validGroup,
-		want: []string{`bad.yaml:2: durration: unknown field "durration" (known fields: description, duration, name, network, nodes, outputs, seed, tick, vehicles, workers, world)`},
+		want: []string{`bad.yaml:2: durration: unknown field "durration" (known fields: description, duration, isolation, name, network, nodes, outputs, processes, realtime, seed, tick, vehicles, workers, world)`},
 	},
 	{
 		name: "unknown key in spawn",

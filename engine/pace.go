@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"skyloop/sim"
 )
 
@@ -30,8 +32,10 @@ type pacer struct {
 	started bool
 	log     *slog.Logger
 	warned  time.Time
-	// Last drift measured (before any clamp), and the number of clamps.
+	// Last drift measured (before any clamp), how late the last tick
+	// began after pacing, and the number of clamps.
 	drift  time.Duration
+	late   time.Duration
 	clamps int
 }
 
@@ -47,6 +51,7 @@ func (p *pacer) wait(t sim.Time) error {
 	}
 	p.drift = time.Duration(p.factor*float64(now.Sub(p.wall0))) - time.Duration(t-p.t0)
 	if p.drift > syncBound {
+		p.late = p.drift
 		p.clamps++
 		p.wall0 = now.Add(-time.Duration(float64(t-p.t0) / p.factor))
 		if now.Sub(p.warned) > 5*time.Second {
@@ -57,16 +62,29 @@ func (p *pacer) wait(t sim.Time) error {
 		return nil
 	}
 	if p.drift < 0 {
-		time.Sleep(time.Duration(float64(-p.drift) / p.factor))
+		due := now.Add(time.Duration(float64(-p.drift) / p.factor))
+		// Go's timers overshoot by about a millisecond here; nanosleep
+		// by about 0.1 ms. Sleep to just before the tick is due, then
+		// spin the last stretch.
+		if rest := time.Until(due) - spinMargin; rest > 0 {
+			ts := unix.NsecToTimespec(int64(rest))
+			// The Go runtime's preemption signals interrupt the
+			// sleep; resume with what remains.
+			for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+			}
+		}
+		for time.Now().Before(due) {
+		}
 	}
+	p.late = time.Duration(p.factor*float64(time.Since(p.wall0))) - time.Duration(t-p.t0)
 	return nil
 }
 
-// offset returns how far the simulation is from the wall clock right now
-// (positive: the wall clock is ahead), in simulated nanoseconds.
-func (p *pacer) offset(t sim.Time) time.Duration {
-	if !p.started {
-		return 0
-	}
-	return time.Duration(p.factor*float64(time.Since(p.wall0))) - time.Duration(t-p.t0)
-}
+// spinMargin is how long before a tick is due the pacer stops sleeping and
+// spins.
+const spinMargin = 200 * time.Microsecond
+
+// offset returns how far the wall clock was ahead of the simulation when
+// the current tick began (in simulated nanoseconds): the lag of the master
+// behind real time, as real processes see it.
+func (p *pacer) offset() time.Duration { return p.late }

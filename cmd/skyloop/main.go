@@ -72,6 +72,6 @@ Exit codes: 0 success, 1 run failure, 2 bad input (scenario, flags), 130 interru
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(), newValidateCmd(), newBenchCmd(), newSweepCmd(), newSummarizeCmd(), newVersionCmd(), newScenariosCmd(), newBehaviorsCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newBenchCmd(), newSweepCmd(), newSummarizeCmd(), newVersionCmd(), newScenariosCmd(), newBehaviorsCmd(), newNetnsCmd(), newReportCmd())
 	return root
 }

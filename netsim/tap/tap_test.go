@@ -1,6 +1,7 @@
 package tap_test
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -173,5 +174,47 @@ func TestPingFailsWithTotalLoss(t *testing.T) {
 	}
 	if k := res.Summary.Network.ByKind["tap"]; k.Tx < 3 || k.Rx != 0 {
 		t.Fatalf("tap traffic %+v: want sent and never received", k)
+	}
+}
+
+// TestClockOffsetsBounded: 10 vehicles for 60 s in real time, with ping
+// traffic through the TAPs: every module's clock stays within 1 ms of the
+// master on average and 5 ms at worst, without a drift trend.
+func TestClockOffsetsBounded(t *testing.T) {
+	needRoot(t)
+	if testing.Short() {
+		t.Skip("skipping the 60 s real-time clock test in -short mode")
+	}
+	const name = "tap-clock"
+	text := strings.Replace(scenarioText(name, "  backend: impair\n  latency: 5ms\n", 60), "count: 7", "count: 10", 1)
+	wait := live(t, text)
+	waitNS(t, orchestrate.Prefix(name)+"-9")
+	stop := make(chan struct{})
+	go func() {
+		for i := 0; ; i = (i + 1) % 10 {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			inNS(orchestrate.Prefix(name)+"-"+strconv.Itoa(i), "ping", "-c", "20", "-i", "0.05", "-W", "1", "10.0.0."+strconv.Itoa((i+3)%10+1))
+		}
+	}()
+	res, err := wait()
+	close(stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods := map[string]bool{}
+	for _, c := range res.Summary.Clock {
+		mods[c.Module] = true
+		t.Logf("%-5s %d samples: mean %.0f ns, mean |offset| %.0f ns, min %.0f ns, max %.0f ns, drift %.1f ns/s",
+			c.Module, c.Samples, c.MeanNs, c.MeanAbs, c.MinNs, c.MaxNs, c.DriftNsPerS)
+		if c.MeanAbs > 1e6 || math.Max(math.Abs(c.MinNs), math.Abs(c.MaxNs)) > 5e6 || math.Abs(c.DriftNsPerS) > 20e3 {
+			t.Errorf("module %s: offsets out of bounds: %+v", c.Module, c)
+		}
+	}
+	if !mods["wall"] || !mods["tap"] {
+		t.Fatalf("clock modules %v; want wall and tap", mods)
 	}
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"skyloop/report"
+)
+
+func newReportCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "report",
+		Short: "Draw reports from a run directory",
+	}
+	var out string
+	clock := &cobra.Command{
+		Use:   "clock RUN_DIR",
+		Short: "Plot each module's clock offset from the master (clock.csv of a real-time run)",
+		Long: `Reads clock.csv of a real-time run and draws, per module, the offset from the master
+clock (the simulation) against time: the mean of each second, with its minimum and maximum
+as dashed lines. Writes clock.png in the run directory (or --out) and prints mean, mean
+|offset|, min and max per module.`,
+		Example: `  skyloop report clock runs/tap-ping/seed1`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := os.Open(filepath.Join(args[0], "clock.csv"))
+			if errors.Is(err, os.ErrNotExist) {
+				return badInput("%s has no clock.csv: only real-time runs (--realtime) record clocks", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			type bin struct {
+				sum, min, max float64
+				n             int
+			}
+			mods := map[string]map[int]*bin{}
+			type tot struct {
+				n                int
+				sum, abs, mn, mx float64
+			}
+			tots := map[string]*tot{}
+			r := csv.NewReader(f)
+			if _, err := r.Read(); err != nil {
+				return fmt.Errorf("clock.csv: %w", err)
+			}
+			for {
+				rec, err := r.Read()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return fmt.Errorf("clock.csv: %w", err)
+				}
+				t, err1 := strconv.ParseInt(rec[0], 10, 64)
+				off, err2 := strconv.ParseFloat(rec[2], 64)
+				if err1 != nil || err2 != nil {
+					return fmt.Errorf("clock.csv: bad row %v", rec)
+				}
+				ms := off / 1e6
+				m := mods[rec[1]]
+				if m == nil {
+					m = map[int]*bin{}
+					mods[rec[1]] = m
+					tots[rec[1]] = &tot{mn: math.Inf(1), mx: math.Inf(-1)}
+				}
+				s := int(t / 1e9)
+				b := m[s]
+				if b == nil {
+					b = &bin{min: math.Inf(1), max: math.Inf(-1)}
+					m[s] = b
+				}
+				b.sum += ms
+				b.n++
+				b.min, b.max = math.Min(b.min, ms), math.Max(b.max, ms)
+				tt := tots[rec[1]]
+				tt.n++
+				tt.sum += ms
+				tt.abs += math.Abs(ms)
+				tt.mn, tt.mx = math.Min(tt.mn, ms), math.Max(tt.mx, ms)
+			}
+			names := make([]string, 0, len(mods))
+			for k := range mods {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			var series []report.Series
+			for _, name := range names {
+				secs := make([]int, 0, len(mods[name]))
+				for s := range mods[name] {
+					secs = append(secs, s)
+				}
+				sort.Ints(secs)
+				var mean, lo, hi report.Series
+				mean.Name, lo.Name, hi.Name = name+" mean", name+" min", name+" max"
+				for _, s := range secs {
+					b := mods[name][s]
+					x := float64(s) + 0.5
+					mean.X, mean.Y = append(mean.X, x), append(mean.Y, b.sum/float64(b.n))
+					lo.X, lo.Y = append(lo.X, x), append(lo.Y, b.min)
+					hi.X, hi.Y = append(hi.X, x), append(hi.Y, b.max)
+				}
+				series = append(series, mean, lo, hi)
+				tt := tots[name]
+				fmt.Fprintf(cmd.OutOrStdout(), "%-8s %6d samples  mean %+.3f ms  mean |offset| %.3f ms  min %+.3f ms  max %+.3f ms\n",
+					name, tt.n, tt.sum/float64(tt.n), tt.abs/float64(tt.n), tt.mn, tt.mx)
+			}
+			png, err := report.LinesPNG("clock offset from the master (per second: mean, min, max)", "time (s)", "offset (ms)", series)
+			if err != nil {
+				return err
+			}
+			dest := out
+			if dest == "" {
+				dest = filepath.Join(args[0], "clock.png")
+			}
+			if err := report.WriteFile(dest, png); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "plot:", dest)
+			return nil
+		},
+	}
+	clock.Flags().StringVar(&out, "out", "", "PNG file to write (default RUN_DIR/clock.png)")
+	c.AddCommand(clock)
+	return c
+}
