@@ -70,7 +70,9 @@ type Options struct {
 	ExternReady func(socket, addr, token string)
 }
 
-// OptionError reports a bad value in Options (a command-line override).
+// OptionError reports bad input that is not a mistake in the scenario file:
+// a bad value in Options (a command-line override), or something a scenario
+// needs from the machine (privileges, programs, namespaces not in use).
 type OptionError struct{ Err error }
 
 func (e *OptionError) Error() string { return e.Err.Error() }

@@ -23,12 +23,44 @@ type isolation struct {
 	closed  bool
 }
 
+// procDir is where the processes start: the scenario's directory.
+func (r *Run) procDir() string {
+	if r.sc.Dir == "" {
+		return "."
+	}
+	return r.sc.Dir
+}
+
+// checkIsolation finds what would stop isolation: netns before anything
+// is set up or written: missing privileges, a live run holding the same
+// namespaces, misspelt programs.
+func (r *Run) checkIsolation() error {
+	if r.sc.Isolation != "netns" {
+		return nil
+	}
+	if err := orchestrate.CheckFree(orchestrate.Prefix(r.sc.Name)); err != nil {
+		return fmt.Errorf("isolation: %w", err)
+	}
+	for k, p := range r.sc.Processes {
+		for i := range r.veh {
+			if p.Group != "" && r.nodes[i].ref.Group != p.Group {
+				continue
+			}
+			if err := orchestrate.CheckCommand(orchestrate.Render(p.Command, i, "", r.nodes[i].ref.Name), r.procDir()); err != nil {
+				return fmt.Errorf("processes[%d] (%s), vehicle %d: %w", k, p.Name, i, err)
+			}
+		}
+	}
+	return nil
+}
+
 // startIsolation sets up every vehicle's namespace and TAP, binds the TAPs
 // to the bridges, and starts the scenario's processes.
 func (r *Run) startIsolation() error {
 	if r.sc.Isolation != "netns" {
 		return nil
 	}
+	dir := r.procDir()
 	prefix := orchestrate.Prefix(r.sc.Name)
 	nt, err := orchestrate.Up(prefix, len(r.veh), false)
 	if err != nil {
@@ -48,10 +80,6 @@ func (r *Run) startIsolation() error {
 		}
 	}
 	var specs []orchestrate.ProcSpec
-	dir := r.sc.Dir
-	if dir == "" {
-		dir = "."
-	}
 	for _, p := range r.sc.Processes {
 		for i := range r.veh {
 			ref := r.nodes[i].ref

@@ -85,6 +85,9 @@ type Result struct {
 // the facts only the caller knows (wall time, host, versions) and written to
 // meta.json. On failure the partial files are kept in dest.incomplete.
 func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err error) {
+	if err := r.checkIsolation(); err != nil {
+		return nil, &OptionError{err}
+	}
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {

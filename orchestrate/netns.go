@@ -225,6 +225,13 @@ func Remove(prefix string) error {
 	if pid := owner(prefix); pid != 0 && pid != os.Getpid() {
 		return fmt.Errorf("namespaces %s-* belong to a running skyloop (pid %d); stop it first", prefix, pid)
 	}
+	err := removeNamespaces(prefix)
+	os.Remove(filepath.Join(lockDir, prefix+".pid"))
+	return err
+}
+
+// removeNamespaces deletes the namespaces and stray host veths of prefix.
+func removeNamespaces(prefix string) error {
 	names, err := Namespaces(prefix + "-")
 	if err != nil {
 		return err
@@ -245,8 +252,62 @@ func Remove(prefix string) error {
 			netlink.LinkDel(l)
 		}
 	}
-	os.Remove(filepath.Join(lockDir, prefix+".pid"))
 	return errors.Join(errs...)
+}
+
+// CheckFree fails with a clear message when this process may not make
+// namespaces, or when a live skyloop holds the prefix (a name collision:
+// two runs of the same scenario at once).
+func CheckFree(prefix string) error {
+	if err := checkPrefix(prefix); err != nil {
+		return err
+	}
+	if err := CheckPrivileges(); err != nil {
+		return err
+	}
+	if pid := owner(prefix); pid != 0 && pid != os.Getpid() {
+		return collision(prefix, pid)
+	}
+	return nil
+}
+
+func collision(prefix string, pid int) error {
+	return fmt.Errorf("name collision: namespaces %s-* belong to a running skyloop (pid %d); stop it, or run a copy of the scenario under another name", prefix, pid)
+}
+
+// takeLock claims prefix for this process: the lock file is created
+// exclusively, so two runs starting at once cannot both have it; a lock
+// left by a dead process is taken over.
+func takeLock(prefix string) (string, error) {
+	if err := os.MkdirAll(lockDir, 0o755); err != nil {
+		return "", err
+	}
+	lock := filepath.Join(lockDir, prefix+".pid")
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintln(f, os.Getpid())
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(lock)
+				return "", fmt.Errorf("writing %s: %w", lock, err)
+			}
+			return lock, nil
+		}
+		if !errors.Is(err, os.ErrExist) || try > 0 {
+			return "", fmt.Errorf("creating %s: %w", lock, err)
+		}
+		pid := owner(prefix)
+		if pid == os.Getpid() {
+			return lock, nil
+		}
+		if pid != 0 {
+			return "", collision(prefix, pid)
+		}
+		os.Remove(lock) // stale: its owner is gone
+	}
 }
 
 // Up creates n namespaces with the given prefix, first removing leftovers
@@ -260,21 +321,16 @@ func Up(prefix string, n int, persistentTAP bool) (*Net, error) {
 	if n < 1 || n > MaxVehicles {
 		return nil, fmt.Errorf("%d vehicles: network namespaces support 1 to %d", n, MaxVehicles)
 	}
-	if err := CheckPrivileges(); err != nil {
+	if err := CheckFree(prefix); err != nil {
 		return nil, err
 	}
-	if pid := owner(prefix); pid != 0 && pid != os.Getpid() {
-		return nil, fmt.Errorf("name collision: namespaces %s-* belong to a running skyloop (pid %d); choose another prefix or stop it", prefix, pid)
+	lock, err := takeLock(prefix)
+	if err != nil {
+		return nil, err
 	}
-	if err := Remove(prefix); err != nil {
+	if err := removeNamespaces(prefix); err != nil {
+		os.Remove(lock)
 		return nil, fmt.Errorf("removing leftovers of an earlier run: %w", err)
-	}
-	if err := os.MkdirAll(lockDir, 0o755); err != nil {
-		return nil, err
-	}
-	lock := filepath.Join(lockDir, prefix+".pid")
-	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", lock, err)
 	}
 	nt := &Net{Prefix: prefix, lock: lock}
 	for i := 0; i < n; i++ {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -168,7 +169,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 
 	var stop atomic.Bool
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go func() {
 		if _, ok := <-sigs; ok {
@@ -198,7 +199,8 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	if errors.Is(err, engine.ErrInterrupted) {
 		return interrupted{fmt.Errorf("interrupted; partial outputs kept in %s.incomplete", out)}
 	}
-	if errors.Is(err, record.ErrNotRunDir) {
+	var oe *engine.OptionError
+	if errors.Is(err, record.ErrNotRunDir) || errors.As(err, &oe) {
 		return usageError{err}
 	}
 	if err != nil {
@@ -299,6 +301,36 @@ func printSummary(w io.Writer, res *engine.Result, wall time.Duration) {
 				fmt.Fprintf(w, "MAVLink %s (system %v): %s\n", name, m["system_id"], strings.Join(parts, ", "))
 			}
 		}
+	}
+	for _, c := range s.Clock {
+		fmt.Fprintf(w, "clock %s: offset from the simulation mean |%.3f ms|, max %.3f ms over %d samples\n",
+			c.Module, c.MeanAbs/1e6, c.MaxNs/1e6, c.Samples)
+	}
+	if len(s.Processes) > 0 {
+		byCode := map[string]int{}
+		var keys []string
+		for _, p := range s.Processes {
+			k := fmt.Sprintf("%s exit %d", p.Name, p.ExitCode)
+			switch {
+			case p.Signal != "" && p.StoppedByRun:
+				k = fmt.Sprintf("%s stopped by the run (%s)", p.Name, p.Signal)
+			case p.StoppedByRun:
+				k = fmt.Sprintf("%s stopped by the run (exit %d)", p.Name, p.ExitCode)
+			case p.Signal != "":
+				k = fmt.Sprintf("%s killed by %s", p.Name, p.Signal)
+			case p.Error != "":
+				k = fmt.Sprintf("%s failed: %s", p.Name, p.Error)
+			}
+			if byCode[k] == 0 {
+				keys = append(keys, k)
+			}
+			byCode[k]++
+		}
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%d x %s", byCode[k], k)
+		}
+		fmt.Fprintf(w, "processes: %s (logs in procs/)\n", strings.Join(parts, ", "))
 	}
 	if res.Dir != "" {
 		fmt.Fprintf(w, "results: %s\n", res.Dir)
