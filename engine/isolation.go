@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 
 	"skyloop/netsim/tap"
@@ -140,6 +141,7 @@ func (iso *isolation) tapOffset(p *pacer, t sim.Time) (time.Duration, bool) {
 // directory.
 type procOutputs struct {
 	r    *Run
+	mu   sync.Mutex // restarts come from the supervisors' goroutines
 	pids map[string]io.Writer
 }
 
@@ -147,11 +149,11 @@ func (o *procOutputs) Logs(base string) (io.Writer, io.Writer, error) {
 	if o.r.dir == nil {
 		return io.Discard, io.Discard, nil
 	}
-	out, err := o.r.dir.File("procs/" + base + ".out")
+	out, err := o.r.dir.Unbuffered("procs/" + base + ".out")
 	if err != nil {
 		return nil, nil, err
 	}
-	errw, err := o.r.dir.File("procs/" + base + ".err")
+	errw, err := o.r.dir.Unbuffered("procs/" + base + ".err")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,10 +166,12 @@ func (o *procOutputs) PID(base string, pid int) {
 	if o.r.dir == nil {
 		return
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	w := o.pids[base]
 	if w == nil {
 		var err error
-		if w, err = o.r.dir.File("procs/" + base + ".pid"); err != nil {
+		if w, err = o.r.dir.Unbuffered("procs/" + base + ".pid"); err != nil {
 			return
 		}
 		o.pids[base] = w

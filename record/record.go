@@ -22,6 +22,7 @@ type Dir struct {
 	dest  string
 	tmp   string
 	files []*CSV
+	raw   []*os.File
 }
 
 // Marker is the file that marks a directory as a skyloop run directory.
@@ -97,6 +98,24 @@ func (d *Dir) File(name string) (io.Writer, error) {
 	return c, nil
 }
 
+// Unbuffered opens a file written straight through: logs of child
+// processes (which write to it directly, so it can be followed during the
+// run and nothing is lost if skyloop dies) and pid files. It is closed by
+// Commit or Abort.
+func (d *Dir) Unbuffered(name string) (*os.File, error) {
+	if dir := filepath.Dir(name); dir != "." {
+		if err := os.MkdirAll(d.Path(dir), 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", dir, err)
+		}
+	}
+	f, err := os.Create(d.Path(name))
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", name, err)
+	}
+	d.raw = append(d.raw, f)
+	return f, nil
+}
+
 // JSON writes v as indented JSON to a file.
 func (d *Dir) JSON(name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -118,6 +137,12 @@ func (d *Dir) closeFiles() error {
 		}
 	}
 	d.files = nil
+	for _, f := range d.raw {
+		if err := f.Close(); err != nil && first == nil {
+			first = fmt.Errorf("closing %s: %w", f.Name(), err)
+		}
+	}
+	d.raw = nil
 	return first
 }
 

@@ -49,7 +49,7 @@ These commands need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN).`,
 			if n < 1 || p == "" {
 				return badInput("netns up needs a scenario, or --count and --prefix")
 			}
-			if err := orchestrate.CheckPrivileges(); err != nil {
+			if err := orchestrate.CheckFree(p); err != nil {
 				return usageError{err}
 			}
 			nt, err := orchestrate.Up(p, n, true)

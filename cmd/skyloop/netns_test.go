@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"skyloop/orchestrate"
+)
+
+// TestMain lets the tests run this test binary as the skyloop command
+// (SKYLOOP_CLI_CHILD=1), to send it real signals.
+func TestMain(m *testing.M) {
+	if os.Getenv("SKYLOOP_CLI_CHILD") == "1" {
+		os.Exit(run(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func needNetns(t *testing.T) {
+	t.Helper()
+	if err := orchestrate.CheckPrivileges(); err != nil {
+		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
+			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+}
+
+// child is a skyloop process started by a test.
+type child struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan struct{}
+	code           int
+}
+
+func startCLI(t *testing.T, args ...string) *child {
+	t.Helper()
+	c := &child{cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
+	c.cmd.Env = append(os.Environ(), "SKYLOOP_CLI_CHILD=1")
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		c.cmd.Wait()
+		c.code = c.cmd.ProcessState.ExitCode()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		c.cmd.Process.Kill()
+		<-c.done
+	})
+	return c
+}
+
+func (c *child) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-c.done:
+		return c.code
+	case <-time.After(d):
+		t.Fatalf("skyloop %v did not end within %v; stderr:\n%s", c.cmd.Args[1:], d, c.stderr.String())
+		return 0
+	}
+}
+
+// eventually polls cond every 50 ms for up to d.
+func eventually(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// ours lists what `ip netns list` shows of prefix.
+func ours(t *testing.T, prefix string) []string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatalf("ip netns list: %v", err)
+	}
+	var names []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], prefix+"-") {
+			names = append(names, f[0])
+		}
+	}
+	return names
+}
+
+// childPIDs reads every pid file of a run directory being written
+// (.<out>.tmp-*/procs/*.pid).
+func childPIDs(out string) []int {
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*", "procs", "*.pid"))
+	var pids []int
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(s); err == nil {
+				pids = append(pids, p)
+			}
+		}
+	}
+	return pids
+}
+
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	// A zombie is dead for our purpose.
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(b), ") Z ")
+}
+
+const longNetns = `name: NAME
+seed: 1
+duration: 120s
+tick: 1ms
+realtime: 1
+isolation: netns
+vehicles:
+  - name: uav
+    kind: pointmass
+    count: 3
+    spawn: {layout: line, origin: [0, 0, 5], spacing: 5}
+processes:
+  - name: idle
+    command: "exec sleep 1000"
+network: {backend: impair, latency: 5ms}
+`
+
+func writeScenario(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, "NAME", name)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSIGINTCleansUp: Ctrl-C on a run with namespaces and processes ends it
+// with exit code 130, stops the processes, removes the namespaces and keeps
+// the partial outputs; a second run of the same scenario meanwhile is
+// refused as a name collision without touching the first.
+func TestSIGINTCleansUp(t *testing.T) {
+	needNetns(t)
+	path := writeScenario(t, "cli-sigint", longNetns)
+	out := filepath.Join(t.TempDir(), "run")
+	c := startCLI(t, "run", path, "--out", out)
+	if !eventually(20*time.Second, func() bool { return len(ours(t, "sl-cli-sigint")) == 3 && len(childPIDs(out)) == 3 }) {
+		t.Fatalf("namespaces %v, processes %v; stderr:\n%s", ours(t, "sl-cli-sigint"), childPIDs(out), c.stderr.String())
+	}
+	pids := childPIDs(out)
+
+	out2 := filepath.Join(t.TempDir(), "run2")
+	c2 := startCLI(t, "run", path, "--out", out2)
+	if code := c2.wait(t, 20*time.Second); code != 2 || !strings.Contains(c2.stderr.String(), "name collision: namespaces sl-cli-sigint-* belong to a running skyloop") {
+		t.Errorf("second run: exit %d, stderr:\n%s", code, c2.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Dir(out2)); err == nil {
+		if ents, _ := os.ReadDir(filepath.Dir(out2)); len(ents) != 0 {
+			t.Errorf("the refused run wrote %v", ents)
+		}
+	}
+	if got := ours(t, "sl-cli-sigint"); len(got) != 3 {
+		t.Fatalf("the refused run disturbed the first: namespaces %v", got)
+	}
+
+	c.cmd.Process.Signal(os.Interrupt)
+	if code := c.wait(t, 20*time.Second); code != 130 {
+		t.Errorf("exit code %d after SIGINT, want 130; stderr:\n%s", code, c.stderr.String())
+	}
+	if got := ours(t, "sl-cli-sigint"); len(got) != 0 {
+		t.Errorf("ip netns list still shows %v", got)
+	}
+	for _, p := range pids {
+		if alive(p) {
+			t.Errorf("process %d survived the run", p)
+		}
+	}
+	if _, err := os.Stat(out + ".incomplete"); err != nil {
+		t.Errorf("partial outputs: %v", err)
+	}
+	if b, _ := os.ReadFile("/run/skyloop/sl-cli-sigint.pid"); len(b) != 0 {
+		t.Errorf("lock file left: %q", b)
+	}
+}
+
+// TestLeftoversOfAKilledRun: after kill -9 the children die with skyloop,
+// `netns status` names the leftovers, and the next run removes them and
+// cleans up after itself.
+func TestLeftoversOfAKilledRun(t *testing.T) {
+	needNetns(t)
+	path := writeScenario(t, "cli-kill", longNetns)
+	out := filepath.Join(t.TempDir(), "run")
+	c := startCLI(t, "run", path, "--out", out)
+	if !eventually(20*time.Second, func() bool { return len(ours(t, "sl-cli-kill")) == 3 && len(childPIDs(out)) == 3 }) {
+		t.Fatalf("namespaces %v; stderr:\n%s", ours(t, "sl-cli-kill"), c.stderr.String())
+	}
+	pids := childPIDs(out)
+	c.cmd.Process.Kill()
+	c.wait(t, 10*time.Second)
+	if !eventually(5*time.Second, func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Errorf("children outlived a killed skyloop: %v", pids)
+	}
+	if got := ours(t, "sl-cli-kill"); len(got) != 3 {
+		t.Fatalf("expected the killed run's namespaces to be left, got %v", got)
+	}
+	code, stdout, stderr := capture(t, "netns", "status")
+	if code != 0 || !strings.Contains(stdout, "sl-cli-kill-*: 3 namespaces, leftovers (no running skyloop holds them)") {
+		t.Errorf("netns status: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	short := strings.Replace(longNetns, "duration: 120s", "duration: 2s", 1)
+	short = strings.Replace(short, "exec sleep 1000", "exec sleep 1", 1)
+	os.WriteFile(path, []byte(strings.ReplaceAll(short, "NAME", "cli-kill")), 0o644)
+	code, stdout, stderr = capture(t, "run", path, "--out", filepath.Join(t.TempDir(), "again"))
+	if code != 0 {
+		t.Fatalf("next run: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "processes: 3 x idle exit 0") {
+		t.Errorf("summary lacks the processes:\n%s", stdout)
+	}
+	if got := ours(t, "sl-cli-kill"); len(got) != 0 {
+		t.Errorf("after the next run: %v", got)
+	}
+}
+
+// TestNetnsBadInput: misspelt programs, missing privileges and bad
+// prefixes are refused with exit code 2, a clear message, and nothing made
+// or written.
+func TestNetnsBadInput(t *testing.T) {
+	needNetns(t)
+	bad := strings.Replace(longNetns, "exec sleep 1000", "exec slep 1000", 1)
+	path := writeScenario(t, "cli-bad", bad)
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := capture(t, "run", path, "--out", out)
+	if code != 2 || !strings.Contains(stderr, "processes[0] (idle), vehicle 0: slep: command not found in PATH") {
+		t.Errorf("misspelt program: exit %d\n%s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
+		t.Errorf("written: %v", ents)
+	}
+	if got := ours(t, "sl-cli-bad"); len(got) != 0 {
+		t.Errorf("namespaces made: %v", got)
+	}
+
+	code, _, stderr = capture(t, "netns", "up", "--count", "2", "--prefix", "lab")
+	if code != 2 || !strings.Contains(stderr, `namespace prefix "lab" must start with sl-`) {
+		t.Errorf("bad prefix: exit %d\n%s", code, stderr)
+	}
+
+	// Without privileges: the same binary as user nobody.
+	dir, err := os.MkdirTemp("", "skyloop-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "skyloop")
+	if b, err := os.ReadFile(os.Args[0]); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatal("copying the test binary")
+	}
+	good := filepath.Join(dir, "cli-priv.yaml")
+	os.WriteFile(good, []byte(strings.ReplaceAll(longNetns, "NAME", "cli-priv")), 0o644)
+	os.Chmod(dir, 0o777)
+	cmd := exec.Command(bin, "run", good, "--out", filepath.Join(dir, "out"))
+	cmd.Env = append(os.Environ(), "SKYLOOP_CLI_CHILD=1", "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(se.String(), "network namespaces need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN)") {
+		t.Errorf("as nobody: exit %d\n%s", code, se.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("the unprivileged run wrote its outputs")
+	}
+}
