@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"sort"
 	"time"
 
 	"skyloop/netsim"
@@ -80,6 +81,11 @@ type ClockSummary struct {
 	MeanAbs float64 `json:"mean_abs_ns"`
 	MinNs   float64 `json:"min_ns"`
 	MaxNs   float64 `json:"max_ns"`
+	// P99Ns and P999Ns are the 99th and 99.9th percentiles of |offset|
+	// (nearest rank): the maximum alone shows the machine's rarest
+	// stalls.
+	P99Ns  float64 `json:"p99_abs_ns"`
+	P999Ns float64 `json:"p999_abs_ns"`
 	// DriftNsPerS is the least-squares slope of the offset against time:
 	// a cumulative drift shows here.
 	DriftNsPerS float64 `json:"drift_ns_per_s"`
@@ -92,10 +98,25 @@ func (c *clockLog) summary() []ClockSummary {
 	var out []ClockSummary
 	for _, m := range c.order {
 		s := c.stats[m]
+		abs := make([]float64, len(s.vs))
+		for i, v := range s.vs {
+			abs[i] = math.Abs(v)
+		}
+		sort.Float64s(abs)
 		out = append(out, ClockSummary{Module: m, Samples: s.n, MeanNs: round(s.sum/float64(s.n), 1),
-			MeanAbs: round(s.sumAbs/float64(s.n), 1), MinNs: s.min, MaxNs: s.max, DriftNsPerS: round(slope(s.ts, s.vs), 3)})
+			MeanAbs: round(s.sumAbs/float64(s.n), 1), MinNs: s.min, MaxNs: s.max,
+			P99Ns: nearestRank(abs, 0.99), P999Ns: nearestRank(abs, 0.999), DriftNsPerS: round(slope(s.ts, s.vs), 3)})
 	}
 	return out
+}
+
+// nearestRank returns the q-quantile of sorted values (nearest rank).
+func nearestRank(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 func slope(x, y []float64) float64 {

@@ -159,6 +159,7 @@ type Run struct {
 	aerial    bool            // the run has multirotors (profile.png)
 	preparers bool            // some behaviour steps in two passes (external agents)
 	realtime  float64         // real-time factor (0 = as fast as possible)
+	sched     string          // the kernel thread's scheduling in real-time runs
 	iso       *isolation      // namespaces, TAPs and processes (isolation: netns)
 	clock     *clockLog       // clock.csv (real-time runs)
 	ext       *extern.Server  // external agents, when the scenario has any

@@ -3,6 +3,7 @@ package engine
 import (
 	"log/slog"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -67,11 +68,7 @@ func (p *pacer) wait(t sim.Time) error {
 		// by about 0.1 ms. Sleep to just before the tick is due, then
 		// spin the last stretch.
 		if rest := time.Until(due) - spinMargin; rest > 0 {
-			ts := unix.NsecToTimespec(int64(rest))
-			// The Go runtime's preemption signals interrupt the
-			// sleep; resume with what remains.
-			for unix.Nanosleep(&ts, &ts) == unix.EINTR {
-			}
+			rawSleep(rest)
 		}
 		for time.Now().Before(due) {
 		}
@@ -88,3 +85,14 @@ const spinMargin = 200 * time.Microsecond
 // the current tick began (in simulated nanoseconds): the lag of the master
 // behind real time, as real processes see it.
 func (p *pacer) offset() time.Duration { return p.late }
+
+// rawSleep blocks the thread in nanosleep without telling the Go scheduler
+// (a raw system call): an ordinary system call lets the scheduler hand the
+// thread's processor to another goroutine, and getting it back after the
+// sleep can take up to the scheduler's 10 ms time slice. Signals (the
+// runtime's preemption requests) end the sleep early; the caller spins
+// the rest.
+func rawSleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}

@@ -68,6 +68,9 @@ type Summary struct {
 	// Clock is each module's offset from the master clock (real-time
 	// runs); clock.csv has the samples.
 	Clock []ClockSummary `json:"clock,omitempty"`
+	// Scheduling is the kernel thread's scheduling policy in real-time
+	// runs (SCHED_FIFO when permitted).
+	Scheduling string `json:"scheduling,omitempty"`
 	// Processes says how each orchestrated process ended (isolation:
 	// netns).
 	Processes []orchestrate.ProcResult `json:"processes,omitempty"`
@@ -117,6 +120,9 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 		}
 	}
 	r.dir = dir
+	if dir != nil && r.realtime > 0 {
+		dir.SetAsync() // the disk must not stall ticks
+	}
 	if r.out, err = openOutputs(dir, r.sc.Outputs, r.opt.NoFiles, r.realtime > 0); err != nil {
 		dir.Discard()
 		return nil, err
@@ -162,6 +168,12 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 		return nil, err
 	}
 	defer r.pool.Close()
+	if r.realtime > 0 {
+		var restore func()
+		r.sched, restore = realtimeThreads()
+		r.log.Debug("real-time run", "kernel thread", r.sched)
+		defer restore()
+	}
 	runErr := r.kernel.Run(r.end)
 	r.iso.close() // stop the processes before the summary
 	if r.ext != nil {
@@ -480,7 +492,7 @@ func (r *Run) telBuf() []vehicle.Telemetry {
 func (r *Run) summary() *Summary {
 	s := &Summary{Scenario: r.sc.Name, Seed: r.seed, DurationNs: r.end, Ticks: int64(r.end) / int64(r.tick),
 		Backend: r.backendName, Nodes: len(r.nodes), Network: r.met.Summary(r.end),
-		ObstacleHits: r.world.ObstacleHits, BoundsExits: r.world.BoundsExits, Clock: r.clock.summary()}
+		ObstacleHits: r.world.ObstacleHits, BoundsExits: r.world.BoundsExits, Clock: r.clock.summary(), Scheduling: r.sched}
 	if r.iso != nil {
 		s.Processes = r.iso.results
 		if s.Processes == nil {

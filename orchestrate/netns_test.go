@@ -5,12 +5,15 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"skyloop/internal/nstest"
 )
 
 // needRoot skips (or fails under SKYLOOP_REQUIRE_NETNS) without the
 // privileges namespaces need.
 func needRoot(t *testing.T) {
 	t.Helper()
+	nstest.Lock(t) // one namespace-making test at a time, machine-wide
 	if err := CheckPrivileges(); err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
 			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)

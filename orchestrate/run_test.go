@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"skyloop/engine"
+	"skyloop/internal/nstest"
 	"skyloop/orchestrate"
 	"skyloop/scenario"
 )
 
 func needRoot(t *testing.T) {
 	t.Helper()
+	nstest.Lock(t) // one namespace-making test at a time, machine-wide
 	if err := orchestrate.CheckPrivileges(); err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
 			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)

@@ -23,6 +23,23 @@ type Dir struct {
 	tmp   string
 	files []*CSV
 	raw   []*os.File
+	async bool
+}
+
+// SetAsync makes the streams opened from now on write through a goroutine,
+// so that the disk never blocks the writer (real-time runs).
+func (d *Dir) SetAsync() { d.async = true }
+
+// stream wraps a new file for a buffered stream.
+func (d *Dir) stream(f *os.File, name string) *CSV {
+	c := &CSV{f: f, name: name}
+	var sink io.Writer = f
+	if d.async {
+		c.async = newAsyncFile(f)
+		sink = c.async
+	}
+	c.w = bufio.NewWriterSize(sink, 1<<16)
+	return c
 }
 
 // Marker is the file that marks a directory as a skyloop run directory.
@@ -73,7 +90,7 @@ func (d *Dir) CSV(name, header string) (*CSV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", name, err)
 	}
-	c := &CSV{f: f, w: bufio.NewWriterSize(f, 1<<16), name: name}
+	c := d.stream(f, name)
 	c.w.WriteString(header)
 	c.w.WriteByte('\n')
 	d.files = append(d.files, c)
@@ -93,7 +110,7 @@ func (d *Dir) File(name string) (io.Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", name, err)
 	}
-	c := &CSV{f: f, w: bufio.NewWriterSize(f, 1<<16), name: name}
+	c := d.stream(f, name)
 	d.files = append(d.files, c)
 	return c, nil
 }
@@ -197,12 +214,13 @@ func (d *Dir) Discard() {
 // CSV is a buffered CSV stream. Rows are built with the Append methods and
 // ended with End; write errors are remembered and returned by Close.
 type CSV struct {
-	f    *os.File
-	w    *bufio.Writer
-	name string
-	row  []byte
-	n    int // fields in the current row
-	err  error
+	f     *os.File
+	async *asyncFile // nil: bufio writes to f directly
+	w     *bufio.Writer
+	name  string
+	row   []byte
+	n     int // fields in the current row
+	err   error
 }
 
 // Int appends an integer field.
@@ -296,6 +314,11 @@ func (c *CSV) Close() error {
 	}
 	if err := c.w.Flush(); err != nil && c.err == nil {
 		c.err = fmt.Errorf("writing %s: %w", c.name, err)
+	}
+	if c.async != nil {
+		if err := c.async.Close(); err != nil && c.err == nil {
+			c.err = fmt.Errorf("writing %s: %w", c.name, err)
+		}
 	}
 	if err := c.f.Close(); err != nil && c.err == nil {
 		c.err = fmt.Errorf("closing %s: %w", c.name, err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"skyloop/internal/nstest"
 	"skyloop/orchestrate"
 )
 
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 
 func needNetns(t *testing.T) {
 	t.Helper()
+	nstest.Lock(t) // one namespace-making test at a time, machine-wide
 	if err := orchestrate.CheckPrivileges(); err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
 			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)

@@ -375,6 +375,10 @@ func (b *Backend) newPending() *pending {
 var reasons = map[string]netsim.DropReason{"below_sensitivity": netsim.DropSensitivity, "collision": netsim.DropCollision,
 	"error_model": netsim.DropErrorModel, "busy": netsim.DropBusy, "retry_limit": netsim.DropRetryLimit, "queue": netsim.DropQueue}
 
+// Clock implements netsim.Clocked: ns-3 has simulated up to the last
+// synchronisation, so its clock trails the master by less than one epoch.
+func (b *Backend) Clock() sim.Time { return b.lastSync }
+
 // AdvanceTo synchronises with ns-3 when an epoch has passed since the last
 // synchronisation: ns-3 runs to t with every packet sent before t, and
 // reports what arrived. Between synchronisations it returns nothing, so a

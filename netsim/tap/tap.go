@@ -1,8 +1,14 @@
 // Package tap connects TAP devices to the simulated network: every IPv4
 // frame a vehicle's namespace sends on its wifi_tap becomes a packet from
 // that vehicle, handed to the active backend at the current simulated time;
-// every such packet the backend delivers is written, unchanged, to the
-// receiving vehicle's TAP.
+// every such packet the backend delivers is written to the receiving
+// vehicle's TAP.
+//
+// What travels is the IP packet (its size is the message size); the
+// Ethernet header is dropped at the sender and rebuilt at the receiver.
+// The backends add their 28-byte IPv4/UDP header on top, as an IP-in-UDP
+// tunnel would, so a packet occupies the simulated channel 28 bytes longer
+// than on a bare 802.11 link.
 //
 // Addresses: vehicle i is 10.0.0.(i+1); 10.0.0.255 and 255.255.255.255
 // are broadcasts. ARP does not cross the simulated network: every
@@ -17,6 +23,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -106,8 +113,9 @@ func (p *Port) Close() error {
 // Behavior bridges one vehicle's TAP and the simulated network. The engine
 // adds it to every vehicle of a run with isolation: netns.
 type Behavior struct {
-	port *Port
-	ctx  *agent.Context
+	port  *Port
+	ctx   *agent.Context
+	frame []byte // reused for writing
 
 	// Counters for summary.json.
 	sent, received, ignored, unknownDst, writeErrs int
@@ -167,7 +175,13 @@ func (b *Behavior) Step(ctx *agent.Context) {
 		} else if to == ctx.ID() {
 			return
 		}
-		if err := ctx.Send(agent.Message{Dst: to, Kind: Kind, Size: len(fr), Payload: fr}); err != nil {
+		// The IP packet travels; the Ethernet header is rebuilt at the
+		// receiver (static neighbours make it predictable).
+		ip := fr[14:]
+		if n := int(binary.BigEndian.Uint16(fr[16:18])); n >= 20 && n <= len(ip) {
+			ip = ip[:n] // without Ethernet padding
+		}
+		if err := ctx.Send(agent.Message{Dst: to, Kind: Kind, Payload: ip}); err != nil {
 			b.unknownDst++
 			return
 		}
@@ -184,7 +198,16 @@ func (b *Behavior) Receive(ctx *agent.Context, m *agent.Message) {
 	if m.Kind != Kind || b.port == nil {
 		return
 	}
-	if err := b.port.Write(m.Payload); err != nil {
+	// Ethernet II: to this vehicle (or broadcast), from the sender.
+	dst := orchestrate.VehicleMAC(int(ctx.ID()))
+	if m.Dst == netsim.Broadcast {
+		dst = net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	}
+	b.frame = append(b.frame[:0], dst...)
+	b.frame = append(b.frame, orchestrate.VehicleMAC(int(m.Src))...)
+	b.frame = append(b.frame, 0x08, 0x00)
+	b.frame = append(b.frame, m.Payload...)
+	if err := b.port.Write(b.frame); err != nil {
 		b.writeErrs++
 		return
 	}
