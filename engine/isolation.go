@@ -3,10 +3,12 @@ package engine
 import (
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
 
+	"skyloop/mavlink"
 	"skyloop/netsim/tap"
 	"skyloop/orchestrate"
 	"skyloop/sim"
@@ -20,9 +22,18 @@ type isolation struct {
 	ports   []*tap.Port
 	bridges []*tap.Behavior
 	procs   *orchestrate.Procs
+	links   []*mavlink.UDPLink
 	results []orchestrate.ProcResult
 	closed  bool
 }
+
+// The MAVLink ports over host_veth (isolation: netns): the vehicle's
+// autopilot listens on 10.100.i.1:MAVLinkHostPort and sends to
+// 10.100.i.2:MAVLinkCompanionPort in the namespace (PX4's onboard ports).
+const (
+	MAVLinkHostPort      = 14580
+	MAVLinkCompanionPort = 14540
+)
 
 // procDir is where the processes start: the scenario's directory.
 func (r *Run) procDir() string {
@@ -80,6 +91,27 @@ func (r *Run) startIsolation() error {
 			}
 		}
 	}
+	// Each MAVLink vehicle's autopilot is reachable from its namespace over
+	// host_veth, like a flight controller wired to the companion computer:
+	// it listens on 10.100.i.1:14580 and sends to 10.100.i.2:14540, where
+	// MAVSDK (udp://:14540), MAVROS or pymavlink listen by default.
+	for i := range r.veh {
+		for _, s := range r.nodes[i].slots {
+			vb, ok := s.b.(*mavlink.VehicleBehavior)
+			if !ok {
+				continue
+			}
+			v := nt.Vehicles[i]
+			l, err := mavlink.ListenUDP(netip.AddrPortFrom(v.HostIP, MAVLinkHostPort), []netip.AddrPort{netip.AddrPortFrom(v.NSHost, MAVLinkCompanionPort)})
+			if err != nil {
+				iso.close()
+				r.iso = nil
+				return fmt.Errorf("isolation: MAVLink link of vehicle %d over host_veth: %w", i, err)
+			}
+			vb.AttachUDP(l)
+			iso.links = append(iso.links, l)
+		}
+	}
 	var specs []orchestrate.ProcSpec
 	for _, p := range r.sc.Processes {
 		for i := range r.veh {
@@ -113,6 +145,9 @@ func (iso *isolation) close() {
 	}
 	iso.closed = true
 	iso.results = iso.procs.Stop()
+	for _, l := range iso.links {
+		l.Close()
+	}
 	for _, p := range iso.ports {
 		p.Close()
 	}

@@ -1,9 +1,11 @@
 package orchestrate_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -139,4 +141,64 @@ func TestCrashingChildIsRestartedAndCleanedUp(t *testing.T) {
 
 func fmtSscanf(s string, sent, replies, echoed *int) (int, error) {
 	return fmtSscan(strings.TrimSpace(s), sent, replies, echoed)
+}
+
+const mavScenario = `
+name: orch-mav
+seed: 1
+duration: 12s
+tick: 1ms
+realtime: 1
+isolation: netns
+vehicles:
+  - name: drone
+    kind: multirotor
+    count: 2
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    behaviors:
+      - {type: mavlink}
+processes:
+  - name: arm
+    command: "python3 mavarm.py --sysid {sysid}"
+network:
+  backend: impair
+  latency: 10ms
+`
+
+// TestCompanionArmsItsDroneOverHostVeth: an unmodified MAVLink program in
+// each vehicle's namespace hears its own autopilot's heartbeat on UDP
+// 14540 over host_veth and arms it.
+func TestCompanionArmsItsDroneOverHostVeth(t *testing.T) {
+	needRoot(t)
+	path := filepath.Join("testdata", "orch-mav.yaml")
+	if err := os.WriteFile(path, []byte(mavScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	sc, err := scenario.Load(path, engine.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Build(sc, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := r.Execute(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Summary.Processes {
+		out, _ := os.ReadFile(filepath.Join(dir, "procs", fmt.Sprintf("%d-arm.out", p.Vehicle)))
+		want := fmt.Sprintf("heartbeat from system %d at 10.100.%d.1:14580", p.Vehicle+1, p.Vehicle)
+		if p.ExitCode != 0 || !strings.Contains(string(out), want) || !strings.Contains(string(out), "arm acknowledged, result 0") {
+			t.Errorf("vehicle %d: %+v\n%s", p.Vehicle, p, out)
+		}
+	}
+	events, _ := os.ReadFile(filepath.Join(dir, "events.csv"))
+	for i := 0; i < 2; i++ {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^\d+,%d,[^,]*,ARM`, i)).Match(events) {
+			t.Errorf("events.csv has no ARM for vehicle %d", i)
+		}
+	}
 }
