@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"syscall"
 
 	"skyloop/agent"
 	"skyloop/autopilot"
@@ -105,7 +106,11 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 					if r.backend != nil {
 						r.backend.Close()
 					}
-					return nil, fmt.Errorf("connecting %s of node %s: %w", s.typ, r.nodes[i].ref.Name, err)
+					err = fmt.Errorf("connecting %s of node %s: %w", s.typ, r.nodes[i].ref.Name, err)
+					if errors.Is(err, syscall.EADDRINUSE) {
+						return nil, &OptionError{err} // bad input: a port taken
+					}
+					return nil, err
 				}
 				if c != nil {
 					closers = append(closers, c)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 
 	"skyloop/agent"
 )
@@ -50,6 +51,9 @@ type UDPLink struct {
 // ListenUDP opens a link bound to bind that sends telemetry to targets.
 func ListenUDP(bind netip.AddrPort, targets []netip.AddrPort) (*UDPLink, error) {
 	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(bind))
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("MAVLink UDP port %v is in use (another skyloop, a PX4 SITL?): stop it or move the ports (skyloop run --mavlink-bind-base): %w", bind, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("MAVLink UDP port %v: %w", bind, err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -295,5 +297,29 @@ func TestNetnsBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
 		t.Error("the unprivileged run wrote its outputs")
+	}
+}
+
+// TestMAVLinkPortInUse: a run whose MAVLink UDP port is taken stops with
+// exit code 2, says which port and what to do, and writes nothing.
+func TestMAVLinkPortInUse(t *testing.T) {
+	taken, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.LocalAddr().(*net.UDPAddr).Port
+	out := filepath.Join(t.TempDir(), "run")
+	// Vehicle 1 of mavlink-sitl binds base+1.
+	code, _, stderr := capture(t, "run", "mavlink-sitl", "--out", out, "--realtime", "1", "--duration", "1s",
+		"--mavlink-udp", "--mavlink-bind-base", strconv.Itoa(port-1), "--mavlink-offboard-base", "30000")
+	want := fmt.Sprintf("MAVLink UDP port 127.0.0.1:%d is in use", port)
+	if code != 2 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--mavlink-bind-base") {
+		t.Errorf("exit %d, want 2 and %q:\n%s", code, want, stderr)
+	}
+	if _, err := os.Stat(filepath.Dir(out)); err == nil {
+		if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
+			t.Errorf("written: %v", ents)
+		}
 	}
 }
