@@ -60,6 +60,9 @@ and write the results to a run directory:
   trajectory.png   the paths seen from above
   mavlink-*.tlog   MAVLink telemetry logs of vehicles with the mavlink behaviour
   procs-*.out|err  output of external agents' processes (extern behaviour)
+  clock.csv        real-time runs: each module's clock offset from the simulation, every 10 ms
+  procs/<i>-<name>.out|err|pid
+                   isolation: netns: the processes run in vehicle i's namespace
 
 With --realtime the run is paced to the wall clock, so that people and programs
 can take part; with --mavlink-udp every vehicle running the mavlink behaviour is
@@ -67,6 +70,10 @@ also reachable over UDP on loopback with PX4 SITL's ports: vehicle i (node id i,
 MAVLink system i+1) listens on 127.0.0.1:14580+i and sends its telemetry to
 127.0.0.1:14540+i (MAVSDK, pymavlink, offboard programs) and 127.0.0.1:14550
 (QGroundControl), and answers whoever talks to it.
+
+Scenarios with isolation: netns (root) give every vehicle a network namespace whose
+TAP device crosses the simulated network, run the scenario's processes in them, and
+remove them at the end, also after Ctrl-C (docs/isolation.md).
 
 Without --out the directory is runs/<scenario name>/seed<N>/. The directory is
 written atomically: it appears only when the run completed. A failed or
@@ -76,7 +83,8 @@ The same scenario and seed always give byte-identical files (meta.json aside),
 whatever the number of workers.`,
 		Example: `  skyloop run quickstart
   skyloop run scenarios/quickstart.yaml --seed 7 --duration 30s --out /tmp/q7
-  skyloop run mavlink-sitl --realtime 1 --mavlink-udp   # then connect QGroundControl`,
+  skyloop run mavlink-sitl --realtime 1 --mavlink-udp   # then connect QGroundControl
+  sudo skyloop run netns-ping                            # real ping between simulated drones`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput("run needs exactly one scenario (a file or a built-in name), got %d arguments", len(args))
