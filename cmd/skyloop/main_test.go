@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -153,5 +154,36 @@ func TestSweepAndSummarize(t *testing.T) {
 	}
 	if code, _, _ := capture(t, "summarize", t.TempDir()); code != 2 {
 		t.Fatalf("summarize of an empty directory: exit %d", code)
+	}
+}
+
+// TestReportClock: the clock report summarises clock.csv per module and
+// draws clock.png; a run without clock.csv is bad input.
+func TestReportClock(t *testing.T) {
+	dir := t.TempDir()
+	csv := "t_ns,module,offset_ns\n"
+	for i := 0; i < 300; i++ {
+		csv += fmt.Sprintf("%d,wall,%d\n%d,tap,%d\n", i*10_000_000, 1000*(i%3), i*10_000_000, 500_000+1000*(i%5))
+	}
+	os.WriteFile(filepath.Join(dir, "clock.csv"), []byte(csv), 0o644)
+	code, stdout, stderr := capture(t, "report", "clock", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"tap         300 samples  mean +0.502 ms  mean |offset| 0.502 ms  min +0.500 ms  max +0.504 ms",
+		"wall        300 samples  mean +0.001 ms  mean |offset| 0.001 ms  min +0.000 ms  max +0.002 ms",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	png, err := os.ReadFile(filepath.Join(dir, "clock.png"))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("clock.png: %v", err)
+	}
+	code, _, stderr = capture(t, "report", "clock", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "has no clock.csv: only real-time runs") {
+		t.Errorf("without clock.csv: exit %d: %s", code, stderr)
 	}
 }

@@ -25,11 +25,12 @@ func newReportCmd() *cobra.Command {
 	clock := &cobra.Command{
 		Use:   "clock RUN_DIR",
 		Short: "Plot each module's clock offset from the master (clock.csv of a real-time run)",
-		Long: `Reads clock.csv of a real-time run and draws, per module, the offset from the master
-clock (the simulation) against time: the mean of each second, with its minimum and maximum
-as dashed lines. Writes clock.png in the run directory (or --out) and prints mean, mean
-|offset|, min and max per module.`,
-		Example: `  skyloop report clock runs/tap-ping/seed1`,
+		Long: `Reads clock.csv of a real-time run and draws one panel per module (wall clock,
+network backend, TAP bridge): its offset from the master clock (the simulation)
+against time, as the mean of each second with the second's minimum and maximum as a
+shaded band. Writes clock.png in the run directory (or --out) and prints the number of
+samples, mean, mean |offset|, min and max per module. See docs/isolation.md.`,
+		Example: `  skyloop report clock runs/netns-ping/seed1`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := os.Open(filepath.Join(args[0], "clock.csv"))
@@ -94,28 +95,31 @@ as dashed lines. Writes clock.png in the run directory (or --out) and prints mea
 				names = append(names, k)
 			}
 			sort.Strings(names)
-			var series []report.Series
+			var bands []report.Band
 			for _, name := range names {
 				secs := make([]int, 0, len(mods[name]))
 				for s := range mods[name] {
 					secs = append(secs, s)
 				}
 				sort.Ints(secs)
-				var mean, lo, hi report.Series
-				mean.Name, lo.Name, hi.Name = name+" mean", name+" min", name+" max"
-				for _, s := range secs {
-					b := mods[name][s]
-					x := float64(s) + 0.5
-					mean.X, mean.Y = append(mean.X, x), append(mean.Y, b.sum/float64(b.n))
-					lo.X, lo.Y = append(lo.X, x), append(lo.Y, b.min)
-					hi.X, hi.Y = append(hi.X, x), append(hi.Y, b.max)
-				}
-				series = append(series, mean, lo, hi)
 				tt := tots[name]
+				b := report.Band{Name: name, Title: fmt.Sprintf("%s: %d samples, mean %+.3f ms, mean |offset| %.3f ms, min %+.3f ms, max %+.3f ms",
+					name, tt.n, tt.sum/float64(tt.n), tt.abs/float64(tt.n), tt.mn, tt.mx)}
+				for _, s := range secs {
+					bn := mods[name][s]
+					b.X = append(b.X, float64(s)+0.5)
+					b.Mean = append(b.Mean, bn.sum/float64(bn.n))
+					b.Lo = append(b.Lo, bn.min)
+					b.Hi = append(b.Hi, bn.max)
+				}
+				bands = append(bands, b)
 				fmt.Fprintf(cmd.OutOrStdout(), "%-8s %6d samples  mean %+.3f ms  mean |offset| %.3f ms  min %+.3f ms  max %+.3f ms\n",
 					name, tt.n, tt.sum/float64(tt.n), tt.abs/float64(tt.n), tt.mn, tt.mx)
 			}
-			png, err := report.LinesPNG("clock offset from the master (per second: mean, min, max)", "time (s)", "offset (ms)", series)
+			if len(bands) == 0 {
+				return fmt.Errorf("%s: clock.csv has no samples", args[0])
+			}
+			png, err := report.BandsPNG("clock offset from the master (simulated time), per second", "time (s)", "offset (ms)", bands)
 			if err != nil {
 				return err
 			}
