@@ -121,7 +121,7 @@ These commands need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN).`,
 				fmt.Fprintln(cmd.OutOrStdout(), "no skyloop namespaces")
 			}
 			for _, s := range st {
-				who := "leftovers (no running skyloop holds them)"
+				who := "not held by a running skyloop (made by netns up, or left by a killed run)"
 				if s.Owner != 0 {
 					who = fmt.Sprintf("held by skyloop pid %d", s.Owner)
 				}

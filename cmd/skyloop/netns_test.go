@@ -230,7 +230,7 @@ func TestLeftoversOfAKilledRun(t *testing.T) {
 		t.Fatalf("expected the killed run's namespaces to be left, got %v", got)
 	}
 	code, stdout, stderr := capture(t, "netns", "status")
-	if code != 0 || !strings.Contains(stdout, "sl-cli-kill-*: 3 namespaces, leftovers (no running skyloop holds them)") {
+	if code != 0 || !strings.Contains(stdout, "sl-cli-kill-*: 3 namespaces, not held by a running skyloop") {
 		t.Errorf("netns status: exit %d\n%s%s", code, stdout, stderr)
 	}
 
@@ -321,5 +321,36 @@ func TestMAVLinkPortInUse(t *testing.T) {
 		if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
 			t.Errorf("written: %v", ents)
 		}
+	}
+}
+
+// TestNetnsUpDownByHand: `netns up` makes usable namespaces that stay
+// after it exits, `status` lists them, `down` removes them, and `up` is
+// idempotent.
+func TestNetnsUpDownByHand(t *testing.T) {
+	needNetns(t)
+	for round := 0; round < 2; round++ {
+		code, stdout, stderr := capture(t, "netns", "up", "--count", "2", "--prefix", "sl-clihand")
+		if code != 0 || !strings.Contains(stdout, "sl-clihand-1") || !strings.Contains(stdout, "wifi_tap 10.0.0.2") {
+			t.Fatalf("up (round %d): exit %d\n%s%s", round, code, stdout, stderr)
+		}
+	}
+	if got := ours(t, "sl-clihand"); len(got) != 2 {
+		t.Fatalf("after up: %v", got)
+	}
+	out, err := exec.Command("ip", "netns", "exec", "sl-clihand-0", "ip", "-br", "addr").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "10.0.0.1/24") || !strings.Contains(string(out), "10.100.0.2/24") {
+		t.Errorf("inside sl-clihand-0: %v\n%s", err, out)
+	}
+	code, stdout, _ := capture(t, "netns", "status")
+	if code != 0 || !strings.Contains(stdout, "sl-clihand-*: 2 namespaces, not held by a running skyloop") {
+		t.Errorf("status: exit %d\n%s", code, stdout)
+	}
+	code, stdout, stderr := capture(t, "netns", "down", "--prefix", "sl-clihand")
+	if code != 0 || !strings.Contains(stdout, "removed sl-clihand-*") {
+		t.Errorf("down: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := ours(t, "sl-clihand"); len(got) != 0 {
+		t.Errorf("after down: %v", got)
 	}
 }
