@@ -1,7 +1,6 @@
 package orchestrate
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -13,13 +12,7 @@ import (
 // privileges namespaces need.
 func needRoot(t *testing.T) {
 	t.Helper()
-	nstest.Lock(t) // one namespace-making test at a time, machine-wide
-	if err := CheckPrivileges(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
-			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
+	nstest.Need(t, CheckPrivileges, "ip")
 }
 
 func ipIn(t *testing.T, ns string, args ...string) string {

@@ -3,7 +3,6 @@ package orchestrate_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,16 +16,7 @@ import (
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	nstest.Lock(t) // one namespace-making test at a time, machine-wide
-	if err := orchestrate.CheckPrivileges(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
-			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatalf("python3 is needed: %v", err)
-	}
+	nstest.Need(t, orchestrate.CheckPrivileges, "ip", "python3")
 }
 
 const echoScenario = `
@@ -54,7 +44,13 @@ network:
 
 func runEcho(t *testing.T, name, extra, restart string) (*engine.Result, string) {
 	t.Helper()
-	text := strings.NewReplacer("NAME", name, "EXTRA", extra, "RESTART", restart).Replace(echoScenario)
+	return runScenario(t, name, strings.NewReplacer("NAME", name, "EXTRA", extra, "RESTART", restart).Replace(echoScenario))
+}
+
+// runScenario runs a scenario written into testdata (where the test
+// programs are) and checks that its namespaces are gone afterwards.
+func runScenario(t *testing.T, name, text string) (*engine.Result, string) {
+	t.Helper()
 	path := filepath.Join("testdata", name+".yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -170,24 +166,7 @@ network:
 // 14540 over host_veth and arms it.
 func TestCompanionArmsItsDroneOverHostVeth(t *testing.T) {
 	needRoot(t)
-	path := filepath.Join("testdata", "orch-mav.yaml")
-	if err := os.WriteFile(path, []byte(mavScenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(path)
-	sc, err := scenario.Load(path, engine.Check)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "run")
-	res, err := r.Execute(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, dir := runScenario(t, "orch-mav", mavScenario)
 	for _, p := range res.Summary.Processes {
 		out, _ := os.ReadFile(filepath.Join(dir, "procs", fmt.Sprintf("%d-arm.out", p.Vehicle)))
 		want := fmt.Sprintf("heartbeat from system %d at 10.100.%d.1:14580", p.Vehicle+1, p.Vehicle)

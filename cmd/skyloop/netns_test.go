@@ -29,13 +29,7 @@ func TestMain(m *testing.M) {
 
 func needNetns(t *testing.T) {
 	t.Helper()
-	nstest.Lock(t) // one namespace-making test at a time, machine-wide
-	if err := orchestrate.CheckPrivileges(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
-			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
+	nstest.Need(t, orchestrate.CheckPrivileges, "ip")
 }
 
 // child is a skyloop process started by a test.

@@ -8,6 +8,7 @@ package nstest
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -37,4 +38,26 @@ func Lock(t testing.TB) {
 		unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		f.Close()
 	})
+}
+
+// Need prepares a test that makes namespaces: it takes the lock, then
+// skips the test (saying why) when privileges fails, unless
+// SKYLOOP_REQUIRE_NETNS is set (as in CI), where it fails it; and it fails
+// the test when one of the programs is missing. privileges is
+// orchestrate.CheckPrivileges (passed in, so that orchestrate's own tests
+// can use this package).
+func Need(t testing.TB, privileges func() error, programs ...string) {
+	t.Helper()
+	Lock(t)
+	if err := privileges(); err != nil {
+		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
+			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Fatalf("%s is needed (.ci/run installs it): %v", p, err)
+		}
+	}
 }

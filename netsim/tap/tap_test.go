@@ -18,18 +18,7 @@ import (
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	nstest.Lock(t) // one namespace-making test at a time, machine-wide
-	if err := orchestrate.CheckPrivileges(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {
-			t.Fatalf("network namespaces required (SKYLOOP_REQUIRE_NETNS): %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-	for _, tool := range []string{"ip", "ping", "traceroute"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed (iproute2, iputils-ping, traceroute): %v", tool, err)
-		}
-	}
+	nstest.Need(t, orchestrate.CheckPrivileges, "ip", "ping", "traceroute")
 }
 
 // live runs a scenario in the background; wait returns its error.
