@@ -116,6 +116,7 @@ type Behavior struct {
 	port  *Port
 	ctx   *agent.Context
 	frame []byte // reused for writing
+	seq   uint32 // of the frames sent, for trace.csv
 
 	// Counters for summary.json.
 	sent, received, ignored, unknownDst, writeErrs int
@@ -181,11 +182,12 @@ func (b *Behavior) Step(ctx *agent.Context) {
 		if n := int(binary.BigEndian.Uint16(fr[16:18])); n >= 20 && n <= len(ip) {
 			ip = ip[:n] // without Ethernet padding
 		}
-		if err := ctx.Send(agent.Message{Dst: to, Kind: Kind, Payload: ip}); err != nil {
+		if err := ctx.Send(agent.Message{Dst: to, Kind: Kind, Seq: b.seq, Payload: ip}); err != nil {
 			b.unknownDst++
 			return
 		}
 		b.sent++
+		b.seq++
 	})
 	if err != nil && b.readErr == nil {
 		b.readErr = err

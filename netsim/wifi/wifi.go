@@ -659,6 +659,10 @@ func (b *Backend) txEnd(f *frame) {
 	switch {
 	case f.ack:
 		b.unref(f.pkt) // the ACK's hold
+		// Access attempts were put off while the ACK was on the air
+		// (schedule does nothing while transmitting): resume the
+		// node's own frame, if it has one.
+		b.schedule(tx)
 	case f.dst == -1:
 		b.done(tx, t)
 	default:

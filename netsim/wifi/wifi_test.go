@@ -96,3 +96,40 @@ func TestPcapReadableByTshark(t *testing.T) {
 		t.Fatalf("tshark fields:\n%s", strings.Join(lines, "\n"))
 	}
 }
+
+// rxTimes records when each packet was received.
+type rxTimes struct {
+	counter
+	at map[uint64]sim.Time // by packet ID
+}
+
+func (r *rxTimes) Trace(e *netsim.TraceEvent) {
+	r.counter.Trace(e)
+	if e.Type == netsim.EvRx {
+		r.at[e.P.ID] = e.T
+	}
+}
+
+// TestAckSenderResumesItsOwnFrame: a node that gets a frame to send while
+// it receives a unicast sends the ACK, then its own frame, without waiting
+// for some other activity on the channel (which in a quiet network may not
+// come for a long time: the bug this test caught held a ping for 450 ms).
+func TestAckSenderResumesItsOwnFrame(t *testing.T) {
+	tr := &rxTimes{at: map[uint64]sim.Time{}}
+	b := nativeBackend(t, DefaultParams(), tr)
+	pos := []geom.Vec3{{}, geom.V(10, 0, 0), geom.V(20, 0, 0)}
+	t0 := sim.Time(10 * sim.Millisecond)
+	sends := []send{
+		{t: t0, src: 0, dst: 1, size: 100},
+		{t: t0.Add(300 * sim.Microsecond), src: 1, dst: 2, size: 100}, // while 0's frame is on the air
+	}
+	drive(t, b, pos, sends, sim.Time(500*sim.Millisecond), &tr.counter)
+	if len(tr.at) != 2 {
+		t.Fatalf("%d of 2 packets received", len(tr.at))
+	}
+	for id, at := range tr.at {
+		if d := at.Sub(sends[id].t); d > 5*sim.Millisecond {
+			t.Errorf("packet %d took %v", id, d)
+		}
+	}
+}
