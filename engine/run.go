@@ -259,14 +259,17 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 func (r *Run) startExtern() error {
 	var srv *extern.Server
 	newServer := func() {
-		dir := r.sc.Dir
-		if dir == "" {
-			dir = "."
-		}
-		cfg := extern.Config{Tick: int64(r.tick), Nodes: r.refs, Origin: r.sc.World.Origin, Dir: dir, Log: r.log,
+		cfg := extern.Config{Tick: int64(r.tick), Nodes: r.refs, Origin: r.sc.World.Origin, Dir: r.procDir(), Log: r.log,
 			Vehicle: func(id int) bool { return id < len(r.veh) }, Ready: r.opt.ExternReady}
 		if r.dir != nil {
-			cfg.Output = r.dir.File
+			// Written straight through: followed live, kept if skyloop dies.
+			cfg.Output = func(name string) (io.Writer, error) {
+				f, err := r.dir.Unbuffered(name)
+				if err != nil {
+					return nil, err
+				}
+				return f, nil
+			}
 		}
 		srv = extern.NewServer(cfg)
 	}

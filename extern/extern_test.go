@@ -77,7 +77,7 @@ func TestExternalAgentMatchesBuiltin(t *testing.T) {
 			t.Errorf("%s barely moved (%.1f m)", v.Name, v.DistanceM)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dirB, "procs-uav-0.err")); err != nil {
+	if _, err := os.Stat(filepath.Join(dirB, "procs", "uav-0.err")); err != nil {
 		t.Errorf("no process log: %v", err)
 	}
 }

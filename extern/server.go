@@ -297,11 +297,11 @@ func (s *Server) launch() error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		var out, errw io.Writer = io.Discard, io.Discard
 		if s.cfg.Output != nil {
-			base := "procs-" + p.agents[0].node.Name
+			base := "procs/" + p.agents[0].node.Name
 			if p.agents[0].role == 1 {
-				base = "procs-network"
+				base = "procs/network"
 			} else if len(p.agents) > 1 {
-				base = "procs-" + p.agents[0].node.Group
+				base = "procs/" + p.agents[0].node.Group
 			}
 			var err error
 			if out, err = s.cfg.Output(base + ".out"); err != nil || out == nil {

@@ -59,7 +59,8 @@ and write the results to a run directory:
   profile.png      altitude and east offset against time (multirotor runs)
   trajectory.png   the paths seen from above
   mavlink-*.tlog   MAVLink telemetry logs of vehicles with the mavlink behaviour
-  procs-*.out|err  output of external agents' processes (extern behaviour)
+  procs/<node>.out|err
+                   output of external agents' processes (extern behaviour)
   clock.csv        real-time runs: each module's clock offset from the simulation, every 10 ms
   procs/<i>-<name>.out|err|pid
                    isolation: netns: the processes run in vehicle i's namespace
