@@ -109,7 +109,8 @@ func CheckPrivileges() error {
 }
 
 // Prefix returns a valid namespace prefix for a run name: "sl-" and up to
-// 12 characters of [a-z0-9-].
+// 28 characters of [a-z0-9-] (namespace names are file names; only
+// interface names, which do not use the prefix, are limited to 15).
 func Prefix(name string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {
@@ -119,7 +120,7 @@ func Prefix(name string) string {
 		case r == '-' || r == '_' || r == ' ' || r == '.':
 			b.WriteByte('-')
 		}
-		if b.Len() == 12 {
+		if b.Len() == maxPrefix-3 {
 			break
 		}
 	}
@@ -130,10 +131,13 @@ func Prefix(name string) string {
 	return "sl-" + s
 }
 
+// maxPrefix is the longest namespace prefix.
+const maxPrefix = 31
+
 // checkPrefix validates a prefix given by the user.
 func checkPrefix(p string) error {
-	if !strings.HasPrefix(p, "sl-") || len(p) > 15 || len(p) < 4 {
-		return fmt.Errorf("namespace prefix %q must start with sl- and have 4-15 characters", p)
+	if !strings.HasPrefix(p, "sl-") || len(p) > maxPrefix || len(p) < 4 {
+		return fmt.Errorf("namespace prefix %q must start with sl- and have 4-%d characters", p, maxPrefix)
 	}
 	for _, r := range p {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {

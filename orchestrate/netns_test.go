@@ -73,10 +73,17 @@ func TestUpDownLayout(t *testing.T) {
 }
 
 func TestPrefixes(t *testing.T) {
-	if p := Prefix("UBANC chain_5"); p != "sl-ubanc-chain" {
+	if p := Prefix("UBANC chain_5"); p != "sl-ubanc-chain-5" {
 		t.Errorf("Prefix = %q", p)
 	}
-	for _, bad := range []string{"x", "sl-", "sl-UPPER", "sl-way-too-long-prefix", "netns-1"} {
+	// Long names that differ late keep apart.
+	if a, b := Prefix("formation-experiment-alpha"), Prefix("formation-experiment-beta"); a == b || checkPrefix(a) != nil {
+		t.Errorf("prefixes %q and %q", a, b)
+	}
+	if p := Prefix("a-name-much-longer-than-the-prefix-may-be"); len(p) < maxPrefix-1 || checkPrefix(p) != nil {
+		t.Errorf("long name: prefix %q", p)
+	}
+	for _, bad := range []string{"x", "sl-", "sl-UPPER", "sl-a-prefix-far-too-long-for-the-limit", "netns-1"} {
 		if checkPrefix(bad) == nil {
 			t.Errorf("prefix %q accepted", bad)
 		}

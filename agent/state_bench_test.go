@@ -1,0 +1,21 @@
+package agent
+
+import (
+	"testing"
+
+	"skyloop/geom"
+)
+
+func BenchmarkDecodeState(b *testing.B) {
+	s := State{ID: 3, Seq: 9, TGen: 12345, Pos: geom.V(1, 2, 3), Vel: geom.V(4, 5, 6), Yaw: 0.5}
+	buf := s.Append3D(nil)
+	var sink float64
+	for i := 0; i < b.N; i++ {
+		d, err := DecodeState(buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink += d.V
+	}
+	_ = sink
+}
