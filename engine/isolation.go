@@ -11,6 +11,7 @@ import (
 	"skyloop/mavlink"
 	"skyloop/netsim/tap"
 	"skyloop/orchestrate"
+	"skyloop/scenario"
 	"skyloop/sim"
 )
 
@@ -53,13 +54,24 @@ func (r *Run) checkIsolation() error {
 	if err := orchestrate.CheckFree(orchestrate.Prefix(r.sc.Name)); err != nil {
 		return fmt.Errorf("isolation: %w", err)
 	}
+	return r.eachProcess(func(k int, p scenario.Process, i int) error {
+		if err := orchestrate.CheckCommand(orchestrate.Render(p.Command, i, "", r.nodes[i].ref.Name), r.procDir()); err != nil {
+			return fmt.Errorf("processes[%d] (%s), vehicle %d: %w", k, p.Name, i, err)
+		}
+		return nil
+	})
+}
+
+// eachProcess calls f for every process of the scenario (index k) and
+// every vehicle i it runs on, until f fails.
+func (r *Run) eachProcess(f func(k int, p scenario.Process, i int) error) error {
 	for k, p := range r.sc.Processes {
 		for i := range r.veh {
 			if p.Group != "" && r.nodes[i].ref.Group != p.Group {
 				continue
 			}
-			if err := orchestrate.CheckCommand(orchestrate.Render(p.Command, i, "", r.nodes[i].ref.Name), r.procDir()); err != nil {
-				return fmt.Errorf("processes[%d] (%s), vehicle %d: %w", k, p.Name, i, err)
+			if err := f(k, p, i); err != nil {
+				return err
 			}
 		}
 	}
@@ -67,7 +79,8 @@ func (r *Run) checkIsolation() error {
 }
 
 // startIsolation sets up every vehicle's namespace and TAP, binds the TAPs
-// to the bridges, and starts the scenario's processes.
+// to the bridges, and starts the scenario's processes. Whatever it made is
+// in r.iso, also when it fails: the caller closes it.
 func (r *Run) startIsolation() error {
 	if r.sc.Isolation != "netns" {
 		return nil
@@ -104,8 +117,6 @@ func (r *Run) startIsolation() error {
 			v := nt.Vehicles[i]
 			l, err := mavlink.ListenUDP(netip.AddrPortFrom(v.HostIP, MAVLinkHostPort), []netip.AddrPort{netip.AddrPortFrom(v.NSHost, MAVLinkCompanionPort)})
 			if err != nil {
-				iso.close()
-				r.iso = nil
 				return fmt.Errorf("isolation: MAVLink link of vehicle %d over host_veth: %w", i, err)
 			}
 			vb.AttachUDP(l)
@@ -113,24 +124,17 @@ func (r *Run) startIsolation() error {
 		}
 	}
 	var specs []orchestrate.ProcSpec
-	for _, p := range r.sc.Processes {
-		for i := range r.veh {
-			ref := r.nodes[i].ref
-			if p.Group != "" && ref.Group != p.Group {
-				continue
-			}
-			specs = append(specs, orchestrate.ProcSpec{Name: p.Name, Vehicle: i, Node: ref.Name,
-				Command: orchestrate.Render(p.Command, i, nt.Vehicles[i].NS, ref.Name), Restart: p.Restart,
-				Stop: time.Duration(p.StopTimeout), Dir: dir})
-		}
-	}
+	r.eachProcess(func(_ int, p scenario.Process, i int) error {
+		specs = append(specs, orchestrate.ProcSpec{Name: p.Name, Vehicle: i, Node: r.nodes[i].ref.Name,
+			Command: orchestrate.Render(p.Command, i, nt.Vehicles[i].NS, r.nodes[i].ref.Name), Restart: p.Restart,
+			Stop: time.Duration(p.StopTimeout), Dir: dir})
+		return nil
+	})
 	if len(specs) > 0 {
 		procs, err := orchestrate.Start(nt, specs, &procOutputs{r: r, pids: map[string]io.Writer{}}, func(msg string) {
 			r.log.Info(msg) // from the supervisor goroutines: never into the run's files
 		})
 		if err != nil {
-			iso.close()
-			r.iso = nil
 			return fmt.Errorf("isolation: %w", err)
 		}
 		iso.procs = procs

@@ -157,11 +157,12 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			r.backend.Close() // on a panic or an early error
 		}
 	}()
-	if err = r.startIsolation(); err != nil {
-		return nil, err
-	}
+	err = r.startIsolation()
 	if r.iso != nil {
 		defer r.iso.close()
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err = r.startExtern(); err != nil {
 		return nil, err
