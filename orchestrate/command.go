@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -18,8 +19,14 @@ var shellWords = map[string]bool{
 	"exit": true, "wait": true, "ulimit": true, "umask": true, "!": true,
 }
 
-// wrappers run the program named by their next word.
-var wrappers = map[string]bool{"exec": true, "env": true, "nice": true, "nohup": true, "setsid": true}
+// wrappers run the program named by the first word after their options
+// and numeric arguments.
+var wrappers = map[string]bool{"exec": true, "env": true, "nice": true, "nohup": true, "setsid": true, "timeout": true,
+	"stdbuf": true, "taskset": true, "chrt": true}
+
+// wrapperArg matches what wrappers take before the program: options, and
+// numbers or durations (nice -n 5, timeout 30s, chrt -f 10, taskset 0x3).
+var wrapperArg = regexp.MustCompile(`^(-.*|[0-9][0-9a-fA-Fx.,]*[smhd]?)$`)
 
 // CheckCommand finds the program a command line starts with, the way
 // /bin/sh would inside a namespace (the namespaces share skyloop's files
@@ -35,8 +42,8 @@ func CheckCommand(command, dir string) error {
 			return nil
 		case wrappers[w]:
 			words = words[1:]
-			for len(words) > 0 && strings.HasPrefix(words[0], "-") {
-				words = words[1:] // options of the wrapper (env -i, nice -n would need its value; rare)
+			for len(words) > 1 && wrapperArg.MatchString(words[0]) {
+				words = words[1:]
 			}
 			continue
 		case strings.Contains(w, "=") && !strings.HasPrefix(w, "="):

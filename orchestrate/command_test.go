@@ -20,6 +20,10 @@ func TestCheckCommand(t *testing.T) {
 		"$HOME/bin/thing",
 		"echo hello",
 		"if true; then sh; fi",
+		"nice -n 5 sh -c true",
+		"timeout 30s sh -c true",
+		"chrt -f 10 sh",
+		"taskset 0x3 sh",
 	}
 	for _, c := range good {
 		if err := CheckCommand(c, dir); err != nil {
@@ -32,6 +36,8 @@ func TestCheckCommand(t *testing.T) {
 		"FOO=1 no-such-prog-y a": "no-such-prog-y: command not found",
 		"./missing.sh":           "./missing.sh: no such program",
 		"./data.txt":             "./data.txt: not an executable file",
+		"nice -n 5 no-such-z":    "no-such-z: command not found",
+		"timeout 10 nosuch-w x":  "nosuch-w: command not found",
 	}
 	for c, want := range bad {
 		err := CheckCommand(c, dir)
