@@ -296,7 +296,6 @@ func (b *Backend) decide(t sim.Time, p *netsim.Packet, r netsim.NodeID, k uint64
 		}
 	}
 	link := uint64(p.Src)<<32 | uint64(uint32(r))
-	h := sim.Hash(b.seed, link, k, 0)
 	loss := b.p.Loss
 	if g := b.p.Gilbert; g != nil {
 		// The link's state advances once per packet on the link.
@@ -311,7 +310,7 @@ func (b *Backend) decide(t sim.Time, p *netsim.Packet, r netsim.NodeID, k uint64
 			loss = g.LossBad
 		}
 	}
-	if sim.Unit(h) < loss {
+	if loss > 0 && sim.Unit(sim.Hash(b.seed, link, k, 0)) < loss {
 		b.trace(netsim.EvDrop, t, p, r, netsim.DropRxError)
 		return
 	}
