@@ -312,8 +312,8 @@ func printSummary(w io.Writer, res *engine.Result, wall time.Duration) {
 		}
 	}
 	for _, c := range s.Clock {
-		fmt.Fprintf(w, "clock %s: offset from the simulation mean |%.3f ms|, max %.3f ms over %d samples\n",
-			c.Module, c.MeanAbs/1e6, c.MaxNs/1e6, c.Samples)
+		fmt.Fprintf(w, "clock %s: offset from the simulation mean |%.3f ms|, p99 %.3f ms, max %.3f ms, drift %+.1f µs/s over %d samples\n",
+			c.Module, c.MeanAbs/1e6, c.P99Ns/1e6, c.MaxNs/1e6, c.DriftNsPerS/1e3, c.Samples)
 	}
 	if len(s.Processes) > 0 {
 		byCode := map[string]int{}
