@@ -79,13 +79,13 @@ func (r *Run) eachProcess(f func(k int, p scenario.Process, i int) error) error 
 }
 
 // startIsolation sets up every vehicle's namespace and TAP, binds the TAPs
-// to the bridges, and starts the scenario's processes. Whatever it made is
-// in r.iso, also when it fails: the caller closes it.
+// to the bridges and the MAVLink vehicles to host_veth (startProcesses
+// starts the processes later). Whatever it made is in r.iso, also when it
+// fails: the caller closes it.
 func (r *Run) startIsolation() error {
 	if r.sc.Isolation != "netns" {
 		return nil
 	}
-	dir := r.procDir()
 	prefix := orchestrate.Prefix(r.sc.Name)
 	nt, err := orchestrate.Up(prefix, len(r.veh), false)
 	if err != nil {
@@ -123,22 +123,34 @@ func (r *Run) startIsolation() error {
 			iso.links = append(iso.links, l)
 		}
 	}
+	return nil
+}
+
+// startProcesses starts the scenario's processes in the namespaces. It
+// runs just before the first tick, so that what they send at once does
+// not wait for the run's own start-up.
+func (r *Run) startProcesses() error {
+	iso := r.iso
+	if iso == nil {
+		return nil
+	}
 	var specs []orchestrate.ProcSpec
 	r.eachProcess(func(_ int, p scenario.Process, i int) error {
 		specs = append(specs, orchestrate.ProcSpec{Name: p.Name, Vehicle: i, Node: r.nodes[i].ref.Name,
-			Command: orchestrate.Render(p.Command, i, nt.Vehicles[i].NS, r.nodes[i].ref.Name), Restart: p.Restart,
-			Stop: time.Duration(p.StopTimeout), Dir: dir})
+			Command: orchestrate.Render(p.Command, i, iso.net.Vehicles[i].NS, r.nodes[i].ref.Name), Restart: p.Restart,
+			Stop: time.Duration(p.StopTimeout), Dir: r.procDir()})
 		return nil
 	})
-	if len(specs) > 0 {
-		procs, err := orchestrate.Start(nt, specs, &procOutputs{r: r, pids: map[string]io.Writer{}}, func(msg string) {
-			r.log.Info(msg) // from the supervisor goroutines: never into the run's files
-		})
-		if err != nil {
-			return fmt.Errorf("isolation: %w", err)
-		}
-		iso.procs = procs
+	if len(specs) == 0 {
+		return nil
 	}
+	procs, err := orchestrate.Start(iso.net, specs, &procOutputs{r: r, pids: map[string]io.Writer{}}, func(msg string) {
+		r.log.Info(msg) // from the supervisor goroutines: never into the run's files
+	})
+	if err != nil {
+		return fmt.Errorf("isolation: %w", err)
+	}
+	iso.procs = procs
 	return nil
 }
 

@@ -180,6 +180,9 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 		r.log.Debug("real-time run", "kernel thread", r.sched)
 		defer restore()
 	}
+	if err = r.startProcesses(); err != nil {
+		return nil, err
+	}
 	runErr := r.kernel.Run(r.end)
 	r.iso.close() // stop the processes before the summary
 	if r.ext != nil {

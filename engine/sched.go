@@ -32,14 +32,16 @@ const kernelPriority = 11
 // CAP_SYS_NICE) the run goes on at normal priority. restore puts every
 // thread back to normal.
 func realtimeThreads() (policy string, restore func()) {
-	fifo := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: rtPriority}
+	// Reset on fork: programs started during the run (orchestrated
+	// processes, their restarts, external agents) stay ordinary.
+	fifo := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: rtPriority, Flags: unix.SCHED_FLAG_RESET_ON_FORK}
 	if err := setAll(&fifo); err != nil {
 		normal := unix.SchedAttr{Policy: unix.SCHED_NORMAL}
 		setAll(&normal)
 		return fmt.Sprintf("normal (SCHED_FIFO refused: %v; it needs root or CAP_SYS_NICE)", err), func() {}
 	}
 	runtime.LockOSThread()
-	top := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: kernelPriority}
+	top := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: kernelPriority, Flags: unix.SCHED_FLAG_RESET_ON_FORK}
 	unix.SchedSetAttr(0, &top, 0) //nolint:errcheck // permitted: the same call just succeeded for every thread
 	return fmt.Sprintf("SCHED_FIFO %d (kernel thread %d)", rtPriority, kernelPriority), func() {
 		normal := unix.SchedAttr{Policy: unix.SCHED_NORMAL}

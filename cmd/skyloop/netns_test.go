@@ -113,6 +113,25 @@ func childPIDs(out string) []int {
 	return pids
 }
 
+// schedPolicy reads a process's scheduling policy (field 41 of
+// /proc/<pid>/stat), or -1.
+func schedPolicy(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:])) // field 3 onwards
+	if len(f) < 39 {
+		return -1
+	}
+	n, err := strconv.Atoi(f[38])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
@@ -161,6 +180,13 @@ func TestSIGINTCleansUp(t *testing.T) {
 		t.Fatalf("namespaces %v, processes %v; stderr:\n%s", ours(t, "sl-cli-sigint"), childPIDs(out), c.stderr.String())
 	}
 	pids := childPIDs(out)
+	for _, p := range pids {
+		// skyloop's threads may run SCHED_FIFO; the programs it starts
+		// must not inherit it.
+		if pol := schedPolicy(p); pol != 0 {
+			t.Errorf("process %d runs with scheduling policy %d, want 0 (SCHED_NORMAL)", p, pol)
+		}
+	}
 
 	out2 := filepath.Join(t.TempDir(), "run2")
 	c2 := startCLI(t, "run", path, "--out", out2)
