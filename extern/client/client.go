@@ -7,7 +7,6 @@
 package client
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -40,17 +39,13 @@ type Options struct {
 
 // Agent is one connected agent stepping one node.
 type Agent struct {
-	c       net.Conn
-	r       *bufio.Reader
-	rbuf    []byte
-	wbuf    []byte
+	conn
 	id      int
 	now     int64
 	tick    int64
 	tel     *Telemetry
 	inbox   []Message
 	welcome *extern.Frame
-	ended   bool
 }
 
 // Connect connects and waits for the agent's first step.
@@ -81,7 +76,7 @@ func Connect(o Options) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("skyloop: connecting: %w", err)
 	}
-	a := &Agent{c: c, r: bufio.NewReaderSize(c, 64<<10), id: o.Vehicle}
+	a := &Agent{conn: newConn(c), id: o.Vehicle}
 	if err := a.write(&extern.Frame{Type: extern.TypeHello, Version: extern.Version, Token: o.Token, Vehicles: []int{o.Vehicle}, Name: o.Name}); err != nil {
 		c.Close()
 		return nil, err
@@ -101,32 +96,6 @@ func Connect(o Options) (*Agent, error) {
 		return nil, err
 	}
 	return a, nil
-}
-
-func (a *Agent) write(f *extern.Frame) error {
-	var err error
-	if a.wbuf, err = extern.AppendFrame(a.wbuf[:0], f); err != nil {
-		return err
-	}
-	if _, err = a.c.Write(a.wbuf); err != nil {
-		return fmt.Errorf("skyloop: %w", err)
-	}
-	return nil
-}
-
-func (a *Agent) read() (*extern.Frame, error) {
-	f, err := extern.ReadFrame(a.r, &a.rbuf)
-	if err != nil {
-		return nil, fmt.Errorf("skyloop: %w", err)
-	}
-	switch f.Type {
-	case extern.TypeError:
-		return nil, fmt.Errorf("skyloop refused: %s", f.Reason)
-	case extern.TypeEnd:
-		a.ended = true
-		return nil, ErrEnded
-	}
-	return f, nil
 }
 
 // waitTick waits for this agent's next BEGIN-TICK.

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -14,10 +13,7 @@ import (
 // handed the packets sent and the node positions at every network phase,
 // and decides when and where each packet arrives.
 type Network struct {
-	c       net.Conn
-	r       *bufio.Reader
-	rbuf    []byte
-	wbuf    []byte
+	conn
 	Welcome *extern.Frame
 }
 
@@ -40,7 +36,7 @@ func ConnectNetwork(o Options) (*Network, error) {
 	if err != nil {
 		return nil, fmt.Errorf("skyloop: connecting: %w", err)
 	}
-	n := &Network{c: c, r: bufio.NewReaderSize(c, 64<<10)}
+	n := &Network{conn: newConn(c)}
 	if err := n.write(&extern.Frame{Type: extern.TypeHello, Version: extern.Version, Token: o.Token, Role: 1, Name: o.Name}); err != nil {
 		c.Close()
 		return nil, err
@@ -56,29 +52,6 @@ func ConnectNetwork(o Options) (*Network, error) {
 	}
 	n.Welcome = w
 	return n, nil
-}
-
-func (n *Network) write(f *extern.Frame) error {
-	var err error
-	if n.wbuf, err = extern.AppendFrame(n.wbuf[:0], f); err != nil {
-		return err
-	}
-	_, err = n.c.Write(n.wbuf)
-	return err
-}
-
-func (n *Network) read() (*extern.Frame, error) {
-	f, err := extern.ReadFrame(n.r, &n.rbuf)
-	if err != nil {
-		return nil, fmt.Errorf("skyloop: %w", err)
-	}
-	switch f.Type {
-	case extern.TypeError:
-		return nil, fmt.Errorf("skyloop refused: %s", f.Reason)
-	case extern.TypeEnd:
-		return nil, ErrEnded
-	}
-	return f, nil
 }
 
 // Next waits for the next network phase: its time, the positions (when
