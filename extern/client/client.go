@@ -9,7 +9,6 @@ package client
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"time"
@@ -50,12 +49,6 @@ type Agent struct {
 
 // Connect connects and waits for the agent's first step.
 func Connect(o Options) (*Agent, error) {
-	if o.Socket == "" && o.Addr == "" {
-		o.Socket, o.Addr = os.Getenv("SKYLOOP_SOCKET"), os.Getenv("SKYLOOP_ADDR")
-	}
-	if o.Token == "" {
-		o.Token = os.Getenv("SKYLOOP_TOKEN")
-	}
 	if o.Vehicle < 0 {
 		v, err := strconv.Atoi(os.Getenv("SKYLOOP_VEHICLE"))
 		if err != nil {
@@ -63,36 +56,13 @@ func Connect(o Options) (*Agent, error) {
 		}
 		o.Vehicle = v
 	}
-	var c net.Conn
-	var err error
-	switch {
-	case o.Socket != "":
-		c, err = net.Dial("unix", o.Socket)
-	case o.Addr != "":
-		c, err = net.Dial("tcp", o.Addr)
-	default:
-		return nil, errors.New("skyloop: no socket or address given (SKYLOOP_SOCKET / SKYLOOP_ADDR)")
-	}
+	k, w, err := dial(o, &extern.Frame{Vehicles: []int{o.Vehicle}, Name: o.Name})
 	if err != nil {
-		return nil, fmt.Errorf("skyloop: connecting: %w", err)
-	}
-	a := &Agent{conn: newConn(c), id: o.Vehicle}
-	if err := a.write(&extern.Frame{Type: extern.TypeHello, Version: extern.Version, Token: o.Token, Vehicles: []int{o.Vehicle}, Name: o.Name}); err != nil {
-		c.Close()
 		return nil, err
 	}
-	w, err := a.read()
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	if w.Type != extern.TypeWelcome {
-		c.Close()
-		return nil, fmt.Errorf("skyloop: expected a welcome, got %q", w.Type)
-	}
-	a.welcome, a.tick = w, w.TickNs
+	a := &Agent{conn: k, id: o.Vehicle, welcome: w, tick: w.TickNs}
 	if err := a.waitTick(); err != nil {
-		c.Close()
+		a.c.Close()
 		return nil, err
 	}
 	return a, nil

@@ -2,8 +2,10 @@ package client
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 
 	"skyloop/extern"
 )
@@ -45,4 +47,43 @@ func (k *conn) read() (*extern.Frame, error) {
 		return nil, ErrEnded
 	}
 	return f, nil
+}
+
+// dial connects to the run named by o (or by SKYLOOP_SOCKET, SKYLOOP_ADDR
+// and SKYLOOP_TOKEN), sends hello with the token filled in and returns the
+// connection with skyloop's welcome.
+func dial(o Options, hello *extern.Frame) (conn, *extern.Frame, error) {
+	if o.Socket == "" && o.Addr == "" {
+		o.Socket, o.Addr = os.Getenv("SKYLOOP_SOCKET"), os.Getenv("SKYLOOP_ADDR")
+	}
+	if o.Token == "" {
+		o.Token = os.Getenv("SKYLOOP_TOKEN")
+	}
+	network, addr := "unix", o.Socket
+	if addr == "" {
+		network, addr = "tcp", o.Addr
+	}
+	if addr == "" {
+		return conn{}, nil, errors.New("skyloop: no socket or address given (SKYLOOP_SOCKET / SKYLOOP_ADDR)")
+	}
+	c, err := net.Dial(network, addr)
+	if err != nil {
+		return conn{}, nil, fmt.Errorf("skyloop: connecting: %w", err)
+	}
+	k := newConn(c)
+	hello.Type, hello.Version, hello.Token = extern.TypeHello, extern.Version, o.Token
+	if err := k.write(hello); err != nil {
+		c.Close()
+		return conn{}, nil, err
+	}
+	w, err := k.read()
+	if err != nil {
+		c.Close()
+		return conn{}, nil, err
+	}
+	if w.Type != extern.TypeWelcome {
+		c.Close()
+		return conn{}, nil, fmt.Errorf("skyloop: expected a welcome, got %q", w.Type)
+	}
+	return k, w, nil
 }

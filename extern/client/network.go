@@ -1,11 +1,6 @@
 package client
 
 import (
-	"errors"
-	"fmt"
-	"net"
-	"os"
-
 	"skyloop/extern"
 )
 
@@ -19,37 +14,11 @@ type Network struct {
 
 // ConnectNetwork connects as the run's network simulator.
 func ConnectNetwork(o Options) (*Network, error) {
-	if o.Socket == "" && o.Addr == "" {
-		o.Socket, o.Addr = os.Getenv("SKYLOOP_SOCKET"), os.Getenv("SKYLOOP_ADDR")
-	}
-	if o.Token == "" {
-		o.Token = os.Getenv("SKYLOOP_TOKEN")
-	}
-	network, addr := "unix", o.Socket
-	if addr == "" {
-		network, addr = "tcp", o.Addr
-	}
-	if addr == "" {
-		return nil, errors.New("skyloop: no socket or address given (SKYLOOP_SOCKET / SKYLOOP_ADDR)")
-	}
-	c, err := net.Dial(network, addr)
+	k, w, err := dial(o, &extern.Frame{Role: 1, Name: o.Name})
 	if err != nil {
-		return nil, fmt.Errorf("skyloop: connecting: %w", err)
-	}
-	n := &Network{conn: newConn(c)}
-	if err := n.write(&extern.Frame{Type: extern.TypeHello, Version: extern.Version, Token: o.Token, Role: 1, Name: o.Name}); err != nil {
-		c.Close()
 		return nil, err
 	}
-	w, err := n.read()
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	if w.Type != extern.TypeWelcome {
-		c.Close()
-		return nil, fmt.Errorf("skyloop: expected a welcome, got %q", w.Type)
-	}
+	n := &Network{conn: k}
 	n.Welcome = w
 	return n, nil
 }
