@@ -2,19 +2,18 @@ package engine
 
 import (
 	"skyloop/netsim"
+	"skyloop/netsim/tracecsv"
 	"skyloop/record"
 	"skyloop/scenario"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
 
-// File headers. trace.csv's columns are fixed by SPEC.md C.
+// File headers (trace.csv's and deliveries.csv's are in tracecsv).
 const (
-	traceHeader      = "event,t_ns,src,dst,seq,t_gen_ns,bytes,kind,reason"
-	deliveriesHeader = "t_rx_ns,t_tick_ns,src,dst,seq,t_gen_ns,t_send_ns,bytes,kind,latency_ns"
-	vehiclesHeader   = "t_ns,id,x,y,z,vx,vy,vz,roll,pitch,yaw,mode,armed,energy_j,battery_v,current_a,pressure_pa"
-	eventsHeader     = "t_ns,node,source,event,detail"
-	clockHeader      = "t_ns,module,offset_ns"
+	vehiclesHeader = "t_ns,id,x,y,z,vx,vy,vz,roll,pitch,yaw,mode,armed,energy_j,battery_v,current_a,pressure_pa"
+	eventsHeader   = "t_ns,node,source,event,detail"
+	clockHeader    = "t_ns,module,offset_ns"
 )
 
 // outputs holds the open CSV streams; a nil stream (or a nil *outputs) is
@@ -42,8 +41,8 @@ func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*
 		c, err = dir.CSV(name, header)
 		return c
 	}
-	out.traceCSV = open(o.Trace && !noFiles, "trace.csv", traceHeader)
-	out.deliveries = open(o.Deliveries && !noFiles, "deliveries.csv", deliveriesHeader)
+	out.traceCSV = open(o.Trace && !noFiles, "trace.csv", tracecsv.TraceHeader)
+	out.deliveries = open(o.Deliveries && !noFiles, "deliveries.csv", tracecsv.DeliveriesHeader)
 	out.vehicles = open(o.Vehicles && !noFiles, "vehicles.csv", vehiclesHeader)
 	out.events = open(o.Events, "events.csv", eventsHeader)
 	out.clockCSV = open(realtime, "clock.csv", clockHeader)
@@ -54,16 +53,7 @@ func (o *outputs) trace(e *netsim.TraceEvent) {
 	if o == nil || o.traceCSV == nil {
 		return
 	}
-	c := o.traceCSV
-	p := e.P
-	c.Str(e.Type.String()).Int(int64(e.T)).Int(int64(p.Src)).Int(int64(e.Node)).Uint(uint64(p.Seq)).
-		Int(int64(p.TGen)).Int(int64(p.Size)).Str(p.Kind.String())
-	if e.Type == netsim.EvDrop {
-		c.Str(e.Reason.String())
-	} else {
-		c.Str("")
-	}
-	c.End()
+	tracecsv.WriteTrace(o.traceCSV, e)
 }
 
 func (o *outputs) delivery(d *netsim.Delivery, tick sim.Time) {

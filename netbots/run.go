@@ -11,6 +11,7 @@ import (
 	"skyloop/metrics"
 	"skyloop/netsim"
 	"skyloop/netsim/impair"
+	"skyloop/netsim/tracecsv"
 	"skyloop/record"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -184,16 +185,8 @@ func newRunner(p Params, seed uint64, ideal bool) (*runner, error) {
 
 func (r *runner) trace(e *netsim.TraceEvent) {
 	r.met.Trace(e)
-	if c := r.traceCSV; c != nil {
-		p := e.P
-		c.Str(e.Type.String()).Int(int64(e.T)).Int(int64(p.Src)).Int(int64(e.Node)).Uint(uint64(p.Seq)).
-			Int(int64(p.TGen)).Int(int64(p.Size)).Str(p.Kind.String())
-		if e.Type == netsim.EvDrop {
-			c.Str(e.Reason.String())
-		} else {
-			c.Str("")
-		}
-		c.End()
+	if r.traceCSV != nil {
+		tracecsv.WriteTrace(r.traceCSV, e)
 	}
 }
 
@@ -493,8 +486,8 @@ func Run(p Params, seed uint64, dir string, out Outputs, ref *Reference, extra m
 			c, err = d.CSV(name, header)
 			return c
 		}
-		r.traceCSV = open(out.Trace, "trace.csv", "event,t_ns,src,dst,seq,t_gen_ns,bytes,kind,reason")
-		r.delivCSV = open(out.Deliveries, "deliveries.csv", "t_rx_ns,t_tick_ns,src,dst,seq,t_gen_ns,t_send_ns,bytes,kind,latency_ns")
+		r.traceCSV = open(out.Trace, "trace.csv", tracecsv.TraceHeader)
+		r.delivCSV = open(out.Deliveries, "deliveries.csv", tracecsv.DeliveriesHeader)
 		r.robotsCSV = open(out.Robots, "robots.csv", "t_ns,id,x,y,theta,v,omega,gap_m,belief_age_ns")
 		if err != nil {
 			d.Discard()
