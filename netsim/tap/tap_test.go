@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +90,9 @@ network:
 
 }
 
+// timeRE finds one probe's round trip in ping's output.
+var timeRE = regexp.MustCompile(`time=([0-9.]+) ms`)
+
 var rttRE = regexp.MustCompile(`rtt min/avg/max/mdev = ([0-9.]+)/([0-9.]+)/([0-9.]+)/`)
 
 // TestPingThroughTheSimulator: ping from vehicle 1's namespace (index 0)
@@ -119,12 +123,26 @@ func TestPingThroughTheSimulator(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no rtt in:\n%s", out)
 	}
-	avg, _ := strconv.ParseFloat(m[2], 64)
-	mx, _ := strconv.ParseFloat(m[3], 64)
-	if avg < 95 || avg > 105 || mx > 110 {
-		t.Fatalf("rtt avg %.2f ms, max %.2f ms; want 100 +/- 5 ms", avg, mx)
+	// The simulated round trip is exactly 100 ms plus the ticks' rounding;
+	// what varies is when the host schedules ping itself, which on a busy
+	// two-core CI machine can add tens of milliseconds to a single probe.
+	// So the median must be within 100 +/- 5 ms, and 8 of the 10 probes.
+	var rtts []float64
+	for _, t := range timeRE.FindAllStringSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(t[1], 64)
+		rtts = append(rtts, v)
 	}
-	t.Logf("ping 10.0.0.7 through a 50 ms network: rtt min/avg/max %s/%s/%s ms", m[1], m[2], m[3])
+	sort.Float64s(rtts)
+	within := 0
+	for _, v := range rtts {
+		if v >= 95 && v <= 105 {
+			within++
+		}
+	}
+	if len(rtts) < 8 || rtts[len(rtts)/2] < 95 || rtts[len(rtts)/2] > 105 || within < 8 {
+		t.Fatalf("round trips %v ms: want the median and 8 of 10 within 100 +/- 5 ms", rtts)
+	}
+	t.Logf("ping 10.0.0.7 through a 50 ms network: rtt min/avg/max %s/%s/%s ms, sorted %v", m[1], m[2], m[3], rtts)
 	tr, err := inNS(ns, "traceroute", "-n", "-q", "1", "-w", "2", "10.0.0.7")
 	if err != nil {
 		t.Fatalf("traceroute: %v\n%s", err, tr)
