@@ -92,6 +92,12 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 	if err := r.checkIsolation(); err != nil {
 		return nil, &OptionError{err}
 	}
+	var dir *record.Dir
+	if dest != "" {
+		if dir, err = record.Create(dest); err != nil {
+			return nil, err
+		}
+	}
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
@@ -103,6 +109,7 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			for _, s := range r.nodes[i].slots {
 				c, err := r.opt.Attach(r.nodes[i].ref, s.b)
 				if err != nil {
+					dir.Discard()
 					if r.backend != nil {
 						r.backend.Close()
 					}
@@ -116,12 +123,6 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 					closers = append(closers, c)
 				}
 			}
-		}
-	}
-	var dir *record.Dir
-	if dest != "" {
-		if dir, err = record.Create(dest); err != nil {
-			return nil, err
 		}
 	}
 	r.dir = dir
@@ -144,8 +145,7 @@ func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err
 			err = fmt.Errorf("internal error (please report with the scenario): %v", p)
 		}
 		if err != nil && dir != nil {
-			kept := dir.Abort(err)
-			err = fmt.Errorf("%w (partial outputs kept in %s)", err, kept)
+			err = dir.Fail(err)
 		}
 	}()
 	if r.backend == nil {
@@ -329,6 +329,15 @@ func (r *Run) start() error {
 	sampleEvery := int64(r.sc.Outputs.SamplePeriod / r.tick)
 	second := max(int64(sim.Second/r.tick), 1)
 	var phases []sim.Phase
+	if stop := r.opt.Stop; stop != nil {
+		// A stop request ends the run at the next tick boundary.
+		phases = append(phases, sim.Phase{Name: "stop", Every: 1, Run: func(sim.Time) error {
+			if stop() {
+				return sim.ErrStopped
+			}
+			return nil
+		}})
+	}
 	if r.realtime > 0 {
 		p := newPacer(r.realtime, r.log)
 		r.clock = newClockLog(r.out, p, r.backend, r.iso)
@@ -461,9 +470,6 @@ func (r *Run) positionPhase(t sim.Time) error {
 }
 
 func (r *Run) progressPhase(t sim.Time) error {
-	if r.opt.Stop != nil && r.opt.Stop() {
-		return sim.ErrStopped
-	}
 	if r.opt.Progress != nil {
 		r.opt.Progress(t.Add(r.tick), r.end)
 	}

@@ -497,7 +497,11 @@ func Run(p Params, seed uint64, dir string, out Outputs, ref *Reference, extra m
 	m, err := r.run()
 	if err != nil {
 		if d != nil {
-			d.Abort(err)
+			if errors.Is(err, ErrStopped) {
+				d.Discard() // a stopped run is redone when the sweep resumes
+				return nil, err
+			}
+			return nil, d.Fail(err)
 		}
 		return nil, err
 	}
@@ -509,16 +513,14 @@ func Run(p Params, seed uint64, dir string, out Outputs, ref *Reference, extra m
 		cfg[k] = v
 	}
 	if err := d.JSON("config.json", cfg); err != nil {
-		d.Abort(err)
-		return nil, err
+		return nil, d.Fail(err)
 	}
 	sum := map[string]any{"seed": seed, "metrics": m}
 	for k, v := range extra {
 		sum[k] = v
 	}
 	if err := d.JSON("summary.json", sum); err != nil {
-		d.Abort(err)
-		return nil, err
+		return nil, d.Fail(err)
 	}
 	if err := d.Commit(); err != nil {
 		return nil, err

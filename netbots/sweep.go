@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"skyloop/geom"
+	"skyloop/record"
 	"skyloop/report"
 	"skyloop/sim"
 	"skyloop/version"
@@ -88,6 +89,13 @@ func Sweep(e *Experiment, opt SweepOptions) (*SweepResult, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
+	// One sweep per experiment directory at a time: two would race on
+	// summary.csv and on every run.
+	lock, err := record.TryLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
 	refs, err := references(dir, variants)
 	if err != nil {
 		return nil, err
@@ -328,7 +336,7 @@ func writeMeta(dir string, e *Experiment, variants []Variant, seeds int, opt Swe
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "meta.json"), append(b, '\n'), 0o644)
+	return report.WriteFile(filepath.Join(dir, "meta.json"), append(b, '\n'))
 }
 
 // figures draws the experiment's plots into dir/figures: trajectories of

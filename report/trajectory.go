@@ -169,9 +169,16 @@ func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteFile writes b to path.
+// WriteFile writes b to path atomically: a reader (or a run killed
+// meanwhile) sees the old file or the new one, never half of it.
 func WriteFile(path string, b []byte) error {
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"strings"
 
@@ -16,7 +17,8 @@ func loadScenario(arg string) (*scenario.Scenario, error) {
 		if st.IsDir() {
 			return nil, badInput("%s is a directory, not a scenario file", arg)
 		}
-		return scenario.Load(arg, engine.Check)
+		sc, err := scenario.Load(arg, engine.Check)
+		return sc, asBadInput(err)
 	} else if !os.IsNotExist(err) {
 		return nil, badInput("reading scenario: %v", err)
 	}
@@ -25,6 +27,16 @@ func loadScenario(arg string) (*scenario.Scenario, error) {
 	}
 	return nil, badInput("no scenario file %q and no built-in scenario of that name (built-in: %s)",
 		arg, strings.Join(scenarios.Names(), ", "))
+}
+
+// asBadInput marks an error reading an input file (missing permission, a
+// device, a file too large) as bad input, like the problems found in it.
+func asBadInput(err error) error {
+	var se scenario.Errors
+	if err == nil || errors.As(err, &se) {
+		return err
+	}
+	return usageError{err}
 }
 
 func tempDir() string { return os.TempDir() }

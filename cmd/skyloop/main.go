@@ -14,10 +14,11 @@ import (
 
 // Exit codes.
 const (
-	exitOK          = 0
-	exitFailure     = 1   // the run failed
-	exitBadInput    = 2   // bad scenario, flags or arguments
-	exitInterrupted = 130 // SIGINT
+	exitOK       = 0
+	exitFailure  = 1 // the run failed
+	exitBadInput = 2 // bad scenario, flags or arguments
+	// A command stopped by a signal exits with 128 + its number: 130
+	// (SIGINT), 143 (SIGTERM), 129 (SIGHUP).
 )
 
 // usageError marks errors caused by the user's input.
@@ -35,6 +36,7 @@ func main() {
 }
 
 func run(args []string) int {
+	defer sigs.listen()()
 	root := newRoot()
 	root.SetArgs(args)
 	err := root.Execute()
@@ -47,7 +49,7 @@ func run(args []string) int {
 	var ie interrupted
 	switch {
 	case errors.As(err, &ie):
-		return exitInterrupted
+		return ie.exitCode()
 	case errors.As(err, &se), errors.As(err, &ue):
 		return exitBadInput
 	}
@@ -65,7 +67,10 @@ Start with:
   skyloop run quickstart          run the built-in quickstart scenario
   skyloop validate FILE.yaml      check a scenario without running it
 
-Exit codes: 0 success, 1 run failure, 2 bad input (scenario, flags), 130 interrupted.`,
+Exit codes: 0 success, 1 run failure, 2 bad input (scenario, flags), 128+N
+stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP). Every command stops
+alike on SIGINT, SIGTERM and SIGHUP: runs and sweeps at the end of a tick,
+keeping what they document and removing their temporary files.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

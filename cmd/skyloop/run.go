@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,13 +22,9 @@ import (
 	"skyloop/version"
 )
 
-type interrupted struct{ err error }
-
-func (e interrupted) Error() string { return e.err.Error() }
-
 type runFlags struct {
 	out      string
-	seed     int64
+	seed     seedFlag
 	duration string
 	workers  int
 	noFiles  bool
@@ -39,6 +34,31 @@ type runFlags struct {
 	udp      bool
 	udpCfg   mavlink.UDPConfig
 }
+
+// seedFlag is --seed: unset means the scenario's seed. It takes the same
+// range as the scenario's seed field.
+type seedFlag struct {
+	v   uint64
+	set bool
+}
+
+func (s *seedFlag) String() string {
+	if !s.set {
+		return ""
+	}
+	return strconv.FormatUint(s.v, 10)
+}
+
+func (s *seedFlag) Set(v string) error {
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a seed: want an integer in 0..%d, the range of the scenario's seed", v, uint64(math.MaxUint64))
+	}
+	s.v, s.set = n, true
+	return nil
+}
+
+func (s *seedFlag) Type() string { return "uint" }
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
@@ -96,7 +116,7 @@ whatever the number of workers.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<scenario>/seed<N>)")
-	fl.Int64Var(&f.seed, "seed", -1, "run seed (default: the scenario's)")
+	fl.Var(&f.seed, "seed", "run seed, 0..18446744073709551615 (default: the scenario's)")
 	fl.StringVar(&f.duration, "duration", "", "simulated duration, e.g. 30s (default: the scenario's)")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines stepping vehicles (default: the scenario's, or automatic)")
 	fl.BoolVar(&f.noFiles, "no-files", false, "skip trace.csv, deliveries.csv and vehicles.csv (metrics stay exact)")
@@ -113,16 +133,11 @@ whatever the number of workers.`,
 }
 
 func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
-	sc, err := loadScenario(arg)
-	if err != nil {
-		return err
-	}
+	// Every flag is checked before anything is read or started.
 	var opt engine.Options
-	if f.seed >= 0 {
-		s := uint64(f.seed)
+	if f.seed.set {
+		s := f.seed.v
 		opt.Seed = &s
-	} else if cmd.Flags().Changed("seed") {
-		return badInput("--seed must be >= 0, got %d", f.seed)
 	}
 	if f.duration != "" {
 		d, err := sim.ParseDuration(f.duration)
@@ -136,19 +151,30 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	}
 	opt.Workers = f.workers
 	opt.NoFiles = f.noFiles
-	if f.realtime < 0 || f.realtime > 1000 {
-		return badInput("--realtime must be a real-time factor in (0, 1000], got %v", f.realtime)
+	if !(f.realtime >= 0 && f.realtime <= 1000) { // NaN fails too
+		return badInput("--realtime must be a real-time factor in (0, 1000], or 0 for as fast as possible; got %v", f.realtime)
 	}
 	opt.Realtime = f.realtime
+	if f.udp {
+		for name, p := range map[string]int{"--mavlink-bind-base": f.udpCfg.BindBase, "--mavlink-offboard-base": f.udpCfg.OffboardBase,
+			"--mavlink-gcs-port": f.udpCfg.GCSPort} {
+			if p < 1 || p > 65535 {
+				return badInput("%s must be a UDP port, got %d", name, p)
+			}
+		}
+	}
+	sc, err := loadScenario(arg)
+	if err != nil {
+		return err
+	}
 	if f.udp {
 		n := 0
 		for _, g := range sc.Vehicles {
 			n += g.Count
 		}
-		for name, p := range map[string]int{"--mavlink-bind-base": f.udpCfg.BindBase, "--mavlink-offboard-base": f.udpCfg.OffboardBase,
-			"--mavlink-gcs-port": f.udpCfg.GCSPort} {
-			if p < 1 || p+n > 65535 && name != "--mavlink-gcs-port" || p > 65535 {
-				return badInput("%s must be a UDP port that leaves room for every vehicle, got %d", name, p)
+		for name, p := range map[string]int{"--mavlink-bind-base": f.udpCfg.BindBase, "--mavlink-offboard-base": f.udpCfg.OffboardBase} {
+			if p+n > 65535 {
+				return badInput("%s must be a UDP port that leaves room for every vehicle (%d), got %d", name, n, p)
 			}
 		}
 		opt.Attach = mavlink.UDPAttacher(f.udpCfg)
@@ -176,16 +202,8 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		out = filepath.Join("runs", sc.Name, fmt.Sprintf("seed%d", seed))
 	}
 
-	var stop atomic.Bool
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; ok {
-			stop.Store(true)
-		}
-	}()
-	opt.Stop = stop.Load
+	sigs.Graceful()
+	opt.Stop = sigs.Stopped
 
 	stderr := cmd.ErrOrStderr()
 	if f.udp && !f.quiet {
@@ -206,7 +224,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if errors.Is(err, engine.ErrInterrupted) {
-		return interrupted{fmt.Errorf("interrupted; partial outputs kept in %s.incomplete", out)}
+		return interrupted{fmt.Errorf("stopped by %s: %w", signalName(), err)}
 	}
 	var oe *engine.OptionError
 	if errors.Is(err, record.ErrNotRunDir) || errors.As(err, &oe) {

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,6 +51,17 @@ byte-identical files. Print the tables with skyloop summarize.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if seeds < 0 || workers < 0 {
+				return badInput("--seeds and --workers must be >= 0")
+			}
+			var dur sim.Duration
+			if duration != "" {
+				d, err := sim.ParseDuration(duration)
+				if err != nil {
+					return badInput("--duration: %v", err)
+				}
+				dur = d
+			}
 			var exps []*netbots.Experiment
 			for _, a := range args {
 				es, err := loadExperiments(a)
@@ -61,27 +70,9 @@ byte-identical files. Print the tables with skyloop summarize.`,
 				}
 				exps = append(exps, es...)
 			}
-			opt := netbots.SweepOptions{Out: out, Seeds: seeds, Workers: workers, NoFiles: noFiles}
-			if seeds < 0 || workers < 0 {
-				return badInput("--seeds and --workers must be >= 0")
-			}
-			if duration != "" {
-				d, err := sim.ParseDuration(duration)
-				if err != nil {
-					return badInput("--duration: %v", err)
-				}
-				opt.Duration = d
-			}
-			var stop atomic.Bool
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt)
-			defer signal.Stop(sigs)
-			go func() {
-				if _, ok := <-sigs; ok {
-					stop.Store(true)
-				}
-			}()
-			opt.Stop = stop.Load
+			opt := netbots.SweepOptions{Out: out, Seeds: seeds, Workers: workers, NoFiles: noFiles, Duration: dur}
+			sigs.Graceful()
+			opt.Stop = sigs.Stopped
 			stderr := cmd.ErrOrStderr()
 			start := time.Now()
 			for _, e := range exps {
@@ -94,7 +85,7 @@ byte-identical files. Print the tables with skyloop summarize.`,
 					fmt.Fprint(stderr, "\r\033[K")
 				}
 				if errors.Is(err, netbots.ErrStopped) {
-					return interrupted{fmt.Errorf("interrupted: %d runs finished in %s (summary.csv has them); run the same command again to continue", res.Rows, res.Dir)}
+					return interrupted{fmt.Errorf("stopped by %s: %d runs finished in %s (summary.csv has them); run the same command again to continue", signalName(), res.Rows, res.Dir)}
 				}
 				if err != nil {
 					return err
@@ -137,7 +128,7 @@ func loadExperiments(arg string) ([]*netbots.Experiment, error) {
 			return nil, badInput("%s is a directory, not an experiment file", arg)
 		}
 		e, err := netbots.LoadExperiment(arg)
-		return []*netbots.Experiment{e}, err
+		return []*netbots.Experiment{e}, asBadInput(err)
 	}
 	if b, ok := scenarios.Lookup(arg); ok {
 		e, err := netbots.ParseExperiment(filepath.Base(arg)+".yaml", b)
