@@ -98,7 +98,11 @@ remove them at the end, also after Ctrl-C (docs/isolation.md).
 
 Without --out the directory is runs/<scenario name>/seed<N>/. The directory is
 written atomically: it appears only when the run completed. A failed or
-interrupted run keeps its partial files in <dir>.incomplete with ERROR.txt.
+interrupted run (SIGINT, SIGTERM, SIGHUP: it stops at the next tick) keeps its
+partial files in <dir>.incomplete with the reason in ERROR.txt. skyloop only
+replaces an earlier run directory or an empty one, and only if it is still the
+same when the run ends (else the finished run goes to <dir>.1 and the run
+fails); a second run into a directory being written is refused.
 
 The same scenario and seed always give byte-identical files (meta.json aside),
 whatever the number of workers.`,
