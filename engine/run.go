@@ -567,3 +567,6 @@ func round(v float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(v*p) / p
 }
+
+// Workers returns the number of goroutines that step the vehicles.
+func (r *Run) Workers() int { return r.workers }
