@@ -60,3 +60,32 @@ func TestConcurrentRunsIntoOneDirectory(t *testing.T) {
 		t.Fatalf("left next to the run: %v", ents)
 	}
 }
+
+// TestDirectoryMadeDuringARunSurvives: a directory the user creates at
+// --out while the run goes is not replaced when the run ends: the run
+// fails (exit 1) and keeps its finished files in <out>.1.
+func TestDirectoryMadeDuringARunSurvives(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r")
+	c := startCLI(t, "run", "quickstart", "--duration", "20s", "--realtime", "20", "--out", out, "-q")
+	if !eventually(time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, ".r.tmp-*"))
+		return len(m) > 0
+	}) {
+		t.Fatalf("the run did not start: %s", c.stderr.String())
+	}
+	os.MkdirAll(out, 0o755)
+	os.WriteFile(filepath.Join(out, "thesis.tex"), []byte("precious"), 0o644)
+	if code := c.wait(t, time.Minute); code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, c.stderr.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "thesis.tex")); err != nil || string(b) != "precious" {
+		t.Fatalf("the user's file: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(out+".1", "summary.json")); err != nil {
+		t.Fatalf("finished run not kept in %s.1: %v", out, err)
+	}
+	if msg := c.stderr.String(); !strings.Contains(msg, out+".1") || strings.Contains(msg, ".tmp-") {
+		t.Fatalf("message should name %s.1 and no temporary path: %s", out, msg)
+	}
+}
