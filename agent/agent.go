@@ -201,7 +201,9 @@ func (c *Context) Send(m Message) error { return c.SendAt(c.now, m) }
 
 // SendAt hands m to the network at time at, which must lie in the current
 // tick [now, now+tick): constant-bit-rate sources use it for sub-tick
-// timing. Src, TSend and (if zero) TGen are filled in; the payload is copied.
+// timing. m.Size (0: the payload's length) must lie in
+// [len(m.Payload), netsim.MaxPayload]. Src, TSend and (if zero) TGen are
+// filled in; the payload is copied.
 func (c *Context) SendAt(at sim.Time, m Message) error {
 	if at < c.now || at >= c.now.Add(c.host.Tick()) {
 		return fmt.Errorf("send time %v outside the current tick [%v, %v)", at, c.now, c.now.Add(c.host.Tick()))
@@ -209,7 +211,12 @@ func (c *Context) SendAt(at sim.Time, m Message) error {
 	if m.Size == 0 {
 		m.Size = len(m.Payload)
 	}
-	if m.Size < len(m.Payload) {
+	switch {
+	case m.Size < 0:
+		return fmt.Errorf("negative message size %d (a datagram carries 0..%d bytes)", m.Size, netsim.MaxPayload)
+	case m.Size > netsim.MaxPayload:
+		return fmt.Errorf("message size %d above the %d bytes of a UDP/IPv4 payload", m.Size, netsim.MaxPayload)
+	case m.Size < len(m.Payload):
 		return fmt.Errorf("message size %d smaller than its payload (%d bytes)", m.Size, len(m.Payload))
 	}
 	if m.Dst != netsim.Broadcast && (m.Dst < 0 || int(m.Dst) >= len(c.host.Nodes())) {

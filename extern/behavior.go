@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"skyloop/agent"
 	"skyloop/geom"
@@ -251,30 +252,58 @@ func (b *Behavior) apply(ctx *agent.Context, f *Frame) (done bool, err error) {
 		b.cmds++
 		ctx.Command(c)
 	case TypeEvent:
-		name := f.Name
-		if name == "" {
-			name = "extern"
+		name, detail, err := eventText(f.Name, f.Detail)
+		if err != nil {
+			return false, err
 		}
-		ctx.Event(name, f.Detail)
+		ctx.Event(name, detail)
 	default:
 		return false, fmt.Errorf("protocol error: a %s frame during a step", f.Type)
 	}
 	return false, nil
 }
 
+// MaxEventName and MaxEventDetail bound the text of an agent's event, which
+// ends up in events.csv: a longer name is a protocol error, a longer detail
+// is cut (at a character boundary) and marked.
+const (
+	MaxEventName   = 64
+	MaxEventDetail = 4096
+)
+
+// truncMark ends a detail cut to MaxEventDetail bytes.
+const truncMark = " [truncated]"
+
+// eventText checks an event's name and bounds its detail; both come out
+// valid UTF-8 (invalid bytes become U+FFFD).
+func eventText(name, detail string) (string, string, error) {
+	if len(name) > MaxEventName {
+		return "", "", fmt.Errorf("protocol error: event name of %d bytes (at most %d): %.64q...", len(name), MaxEventName, name)
+	}
+	name = strings.ToValidUTF8(name, "\uFFFD")
+	if name == "" {
+		name = "extern"
+	}
+	detail = strings.ToValidUTF8(detail, "\uFFFD")
+	if len(detail) > MaxEventDetail {
+		cut := MaxEventDetail - len(truncMark)
+		for cut > 0 && !utf8.RuneStart(detail[cut]) {
+			cut--
+		}
+		detail = detail[:cut] + truncMark
+	}
+	return name, detail, nil
+}
+
 func vec(p *[3]float64, what string) (geom.Vec3, error) {
 	if p == nil {
 		return geom.Vec3{}, fmt.Errorf("protocol error: command without %s", what)
 	}
-	for _, v := range p {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return geom.Vec3{}, fmt.Errorf("protocol error: %s %v is not finite", what, *p)
-		}
-	}
 	return geom.V(p[0], p[1], p[2]), nil
 }
 
-// command converts a command frame.
+// command converts a command frame and checks that its numbers are
+// plausible (vehicle.Command.Validate).
 func command(f *Frame) (vehicle.Command, error) {
 	c := vehicle.Command{Yaw: math.NaN(), Speed: f.Speed}
 	if f.Yaw != nil {
@@ -288,9 +317,6 @@ func command(f *Frame) (vehicle.Command, error) {
 		c.Kind = vehicle.CmdDisarm
 	case "takeoff":
 		c.Kind, c.Alt = vehicle.CmdTakeoff, f.Alt
-		if !(f.Alt > 0) {
-			err = fmt.Errorf("protocol error: takeoff altitude %v", f.Alt)
-		}
 	case "goto":
 		c.Kind = vehicle.CmdGoto
 		c.Pos, err = vec(f.Pos, "pos")
@@ -305,6 +331,11 @@ func command(f *Frame) (vehicle.Command, error) {
 		c.Kind = vehicle.CmdRTL
 	default:
 		err = fmt.Errorf("protocol error: unknown command %q (want arm, disarm, takeoff, goto, velocity, hold, land or rtl)", f.Cmd)
+	}
+	if err == nil {
+		if verr := c.Validate(); verr != nil {
+			err = fmt.Errorf("protocol error: %s command: %w", f.Cmd, verr)
+		}
 	}
 	return c, err
 }

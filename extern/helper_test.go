@@ -78,6 +78,9 @@ func helper(mode string) error {
 		return err
 	}
 	defer a.Close()
+	if fn := peerModes[mode]; fn != nil {
+		return runPeerMode(a, fn)
+	}
 	switch mode {
 	case "mission":
 		m := &mission{id: a.ID()}

@@ -57,7 +57,10 @@ type NetBackend struct {
 	pos      [][3]float64
 	posDirty bool
 	pending  []*netsim.Packet
-	inflight map[uint64]*netsim.Packet
+	inflight map[uint64]*flight
+	settled  map[verdict]struct{} // receivers with a verdict, of packets in flight
+	added    []verdict            // keys added by the frame being checked
+	spare    []*flight
 	out      []netsim.Delivery
 	dead     netsim.Graveyard
 	ev       netsim.TraceEvent
@@ -65,12 +68,25 @@ type NetBackend struct {
 	frame    Frame
 }
 
+// flight is a packet the simulator has not released yet.
+type flight struct {
+	p        *netsim.Packet
+	rcv      []int32 // receivers with a verdict
+	released bool    // by the frame being checked
+}
+
+// verdict names one packet at one receiver.
+type verdict struct {
+	id  uint64
+	dst int32
+}
+
 // NewNetBackend returns the backend; it connects when the run starts.
 func NewNetBackend(p *NetParams, tr netsim.Tracer) *NetBackend {
 	if tr == nil {
 		tr = netsim.Tracers(nil)
 	}
-	return &NetBackend{p: p, tr: tr, inflight: map[uint64]*netsim.Packet{}}
+	return &NetBackend{p: p, tr: tr, inflight: map[uint64]*flight{}, settled: map[verdict]struct{}{}}
 }
 
 // Start implements netsim.Backend.
@@ -98,7 +114,14 @@ func (b *NetBackend) Send(p *netsim.Packet) {
 	b.dead.Flush()
 	b.trace(netsim.EvTx, p.TSend, p, p.Dst, 0)
 	b.pending = append(b.pending, p)
-	b.inflight[p.ID] = p
+	var fl *flight
+	if k := len(b.spare); k > 0 {
+		fl, b.spare = b.spare[k-1], b.spare[:k-1]
+	} else {
+		fl = &flight{}
+	}
+	fl.p = p
+	b.inflight[p.ID] = fl
 }
 
 // SetPositions implements netsim.Backend.
@@ -151,37 +174,104 @@ func (b *NetBackend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 	if reply.Type != TypeNetDone {
 		return nil, b.fail(fmt.Errorf("protocol error: a %s frame in the network phase", reply.Type))
 	}
-	for _, e := range reply.Events {
-		p := b.inflight[e.ID]
-		switch {
-		case p == nil:
-			return nil, b.fail(fmt.Errorf("protocol error: an event for packet %d, which is not in flight", e.ID))
-		case e.Dst < 0 || e.Dst >= b.n:
-			return nil, b.fail(fmt.Errorf("protocol error: packet %d: no node %d", e.ID, e.Dst))
-		case e.At < int64(p.TSend) || e.At > int64(t):
-			return nil, b.fail(fmt.Errorf("protocol error: packet %d at node %d: time %d is before its send time %d or after the tick %d",
-				e.ID, e.Dst, e.At, p.TSend, t))
-		}
-		if e.Drop != "" {
-			why, ok := dropReason(e.Drop)
-			if !ok {
-				return nil, b.fail(fmt.Errorf("protocol error: unknown drop reason %q", e.Drop))
-			}
-			b.trace(netsim.EvDrop, sim.Time(e.At), p, netsim.NodeID(e.Dst), why)
-			continue
-		}
-		b.trace(netsim.EvRx, sim.Time(e.At), p, netsim.NodeID(e.Dst), 0)
-		b.out = append(b.out, netsim.Delivery{P: p, Dst: netsim.NodeID(e.Dst), At: sim.Time(e.At), RxPower: netsim.NoPower})
-	}
-	for _, id := range reply.Release {
-		p := b.inflight[id]
-		if p == nil {
-			return nil, b.fail(fmt.Errorf("protocol error: release of packet %d, which is not in flight", id))
-		}
-		delete(b.inflight, id)
-		b.dead.Bury(p)
+	if err := b.apply(t, reply); err != nil {
+		return nil, b.fail(err)
 	}
 	return b.out, nil
+}
+
+// apply checks every verdict and release of a net_done frame for time t
+// against what is in flight, and only when all are valid traces them and
+// appends the receptions to b.out. A verdict is valid when its packet is
+// in flight, its receiver is one the packet was meant for (a unicast
+// packet's destination; any node but the sender for a broadcast) and has
+// no verdict yet, its time lies in [send time, t], and a drop names a
+// known reason; a release names a packet in flight, once. So a frame holds
+// at most one verdict per receiver and packet in flight and one release
+// per packet in flight: the checks bound its lists by what is meaningful,
+// and the first entry beyond ends the check.
+func (b *NetBackend) apply(t sim.Time, reply *Frame) error {
+	if err := b.check(t, reply); err != nil {
+		for _, k := range b.added {
+			delete(b.settled, k)
+		}
+		for _, id := range reply.Release {
+			if fl := b.inflight[id]; fl != nil {
+				fl.released = false
+			}
+		}
+		b.added = b.added[:0]
+		return err
+	}
+	b.added = b.added[:0]
+	for _, e := range reply.Events {
+		fl := b.inflight[e.ID]
+		fl.rcv = append(fl.rcv, int32(e.Dst))
+		if e.Drop != "" {
+			why, _ := dropReason(e.Drop)
+			b.trace(netsim.EvDrop, sim.Time(e.At), fl.p, netsim.NodeID(e.Dst), why)
+			continue
+		}
+		b.trace(netsim.EvRx, sim.Time(e.At), fl.p, netsim.NodeID(e.Dst), 0)
+		b.out = append(b.out, netsim.Delivery{P: fl.p, Dst: netsim.NodeID(e.Dst), At: sim.Time(e.At), RxPower: netsim.NoPower})
+	}
+	for _, id := range reply.Release {
+		fl := b.inflight[id]
+		delete(b.inflight, id)
+		for _, r := range fl.rcv {
+			delete(b.settled, verdict{id, r})
+		}
+		b.dead.Bury(fl.p)
+		*fl = flight{rcv: fl.rcv[:0]}
+		b.spare = append(b.spare, fl)
+	}
+	return nil
+}
+
+// check is apply's first pass: it validates the frame, recording the new
+// verdicts in b.settled (and b.added, to undo them) and marking releases.
+func (b *NetBackend) check(t sim.Time, reply *Frame) error {
+	for _, e := range reply.Events {
+		fl := b.inflight[e.ID]
+		if fl == nil {
+			return fmt.Errorf("protocol error: an event for packet %d, which is not in flight", e.ID)
+		}
+		p := fl.p
+		what := "a reception"
+		if e.Drop != "" {
+			if _, ok := dropReason(e.Drop); !ok {
+				return fmt.Errorf("protocol error: unknown drop reason %.64q", e.Drop)
+			}
+			what = "a drop (" + e.Drop + ")"
+		}
+		switch {
+		case e.Dst < 0 || e.Dst >= b.n:
+			return fmt.Errorf("protocol error: packet %d: no node %d", e.ID, e.Dst)
+		case p.Dst != netsim.Broadcast && e.Dst != int(p.Dst):
+			return fmt.Errorf("protocol error: %s of packet %d (node %d to node %d) at node %d, which is not its destination",
+				what, e.ID, p.Src, p.Dst, e.Dst)
+		case p.Dst == netsim.Broadcast && e.Dst == int(p.Src):
+			return fmt.Errorf("protocol error: %s of broadcast packet %d at node %d, its sender", what, e.ID, e.Dst)
+		case e.At < int64(p.TSend):
+			return fmt.Errorf("protocol error: %s of packet %d at node %d at time %d, before its send time %d", what, e.ID, e.Dst, e.At, p.TSend)
+		case e.At > int64(t):
+			return fmt.Errorf("protocol error: %s of packet %d at node %d at time %d, after the tick %d", what, e.ID, e.Dst, e.At, t)
+		}
+		k := verdict{e.ID, int32(e.Dst)}
+		if _, dup := b.settled[k]; dup {
+			return fmt.Errorf("protocol error: %s of packet %d at node %d: a second verdict for that receiver", what, e.ID, e.Dst)
+		}
+		b.settled[k] = struct{}{}
+		b.added = append(b.added, k)
+	}
+	for _, id := range reply.Release {
+		fl := b.inflight[id]
+		if fl == nil || fl.released {
+			return fmt.Errorf("protocol error: release of packet %d, which is not in flight", id)
+		}
+		fl.released = true
+	}
+	return nil
 }
 
 func (b *NetBackend) fail(err error) error {
@@ -202,10 +292,11 @@ func dropReason(s string) (netsim.DropReason, bool) {
 // Close implements netsim.Backend: packets still in flight are freed.
 func (b *NetBackend) Close() error {
 	b.dead.Flush()
-	for id, p := range b.inflight {
+	for id, fl := range b.inflight {
 		delete(b.inflight, id)
-		p.Free()
+		fl.p.Free()
 	}
+	clear(b.settled)
 	b.pending = b.pending[:0]
 	return nil
 }

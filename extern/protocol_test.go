@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -76,6 +78,8 @@ func FuzzReadFrame(f *testing.F) {
 		f.Add(b[:len(b)-1])
 	}
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	ev, _ := AppendFrame(nil, &Frame{Type: TypeEvent, Vehicle: 1, Name: "n", Detail: strings.Repeat("é", 3000)})
+	f.Add(ev)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bufio.NewReader(bytes.NewReader(data))
 		var buf []byte
@@ -91,8 +95,44 @@ func FuzzReadFrame(f *testing.F) {
 				t.Fatal("buffer beyond the limit")
 			}
 			if fr.Type == TypeCommand {
-				command(fr) // must not panic on any field values
+				// Must not panic on any field values, and what it accepts
+				// is plausible.
+				if c, err := command(fr); err == nil {
+					if verr := c.Validate(); verr != nil {
+						t.Fatalf("command %+v accepted: %v", c, verr)
+					}
+				}
+			}
+			if fr.Type == TypeEvent {
+				name, detail, err := eventText(fr.Name, fr.Detail)
+				if err == nil && (len(name) > MaxEventName || len(detail) > MaxEventDetail || !utf8.ValidString(name) || !utf8.ValidString(detail)) {
+					t.Fatalf("event text %q / %.40q... (%d bytes) accepted", name, detail, len(detail))
+				}
 			}
 		}
 	})
+}
+
+// TestEventText: event names are bounded, details cut at a character
+// boundary and marked, and both come out valid UTF-8.
+func TestEventText(t *testing.T) {
+	if _, _, err := eventText(strings.Repeat("n", MaxEventName+1), ""); err == nil || !strings.Contains(err.Error(), "event name of 65 bytes") {
+		t.Errorf("long name: %v", err)
+	}
+	name, detail, err := eventText("", "ok\xff")
+	if err != nil || name != "extern" || detail != "ok\uFFFD" {
+		t.Errorf("got %q %q %v", name, detail, err)
+	}
+	for _, n := range []int{MaxEventDetail - 1, MaxEventDetail, MaxEventDetail + 1, 3 * MaxEventDetail} {
+		long := strings.Repeat("€", n/3) + strings.Repeat("x", n%3) // 3-byte runes
+		_, detail, err := eventText("a", long)
+		switch {
+		case err != nil:
+			t.Errorf("%d bytes: %v", n, err)
+		case len(long) <= MaxEventDetail && detail != long:
+			t.Errorf("%d bytes: changed", n)
+		case len(long) > MaxEventDetail && (len(detail) > MaxEventDetail || !utf8.ValidString(detail) || !strings.HasSuffix(detail, truncMark)):
+			t.Errorf("%d bytes: cut to %d bytes, valid %v: %q", n, len(detail), utf8.ValidString(detail), detail[len(detail)-20:])
+		}
+	}
 }

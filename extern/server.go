@@ -57,11 +57,16 @@ type Server struct {
 	order    []*Agent
 	procs    []*proc
 
-	mu     sync.Mutex
-	conns  []*conn
-	fatal  error
-	closed bool
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	conns   []*conn
+	fatal   error
+	closed  bool
+	refusal string // the last refused hello that named no waiting agent
+	wg      sync.WaitGroup
+
+	// wake is poked when an agent joins or fails, so that Start sees it
+	// at once.
+	wake chan struct{}
 }
 
 // Agent is the server side of one external participant: a node stepped by
@@ -88,7 +93,16 @@ func (a *Agent) fail(err error) {
 	a.errOnce.Do(func() {
 		a.err = err
 		close(a.failed)
+		a.srv.poke()
 	})
+}
+
+// poke wakes Start if it waits.
+func (s *Server) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (a *Agent) describe() string {
@@ -102,6 +116,8 @@ func (a *Agent) describe() string {
 			s += fmt.Sprintf(", pid %d", a.proc.pid)
 		}
 		s += ")"
+	} else if a.conn != nil && a.conn.pid > 0 {
+		s += fmt.Sprintf(" (connected on its own, pid %d)", a.conn.pid)
 	}
 	return s
 }
@@ -110,6 +126,7 @@ func (a *Agent) describe() string {
 type conn struct {
 	c      net.Conn
 	name   string
+	pid    int // the peer's process, when the kernel tells (Unix socket)
 	agents []*Agent
 	wmu    sync.Mutex
 	wbuf   []byte
@@ -146,7 +163,7 @@ func NewServer(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, agents: map[int]*Agent{}}
+	return &Server{cfg: cfg, agents: map[int]*Agent{}, wake: make(chan struct{}, 1)}
 }
 
 // Add registers the external agent of node ref, served by behaviour b.
@@ -194,7 +211,8 @@ func (s *Server) setFatal(err error) {
 }
 
 // Start listens, launches the scenario's commands and waits until every
-// agent has connected (each agent's connect timeout bounds the wait).
+// agent has connected (each agent's connect timeout bounds the wait). An
+// agent whose process exits, or whose hello is refused, fails at once.
 func (s *Server) Start() error {
 	var tok [16]byte
 	if _, err := rand.Read(tok[:]); err != nil {
@@ -237,16 +255,28 @@ func (s *Server) Start() error {
 		fmt.Fprintln(os.Stderr, msg)
 	}
 	begin := time.Now()
-	for _, a := range s.order {
-		timer := time.NewTimer(time.Until(begin.Add(a.connTO)))
-		select {
-		case <-a.joined:
-		case <-a.failed:
-		case <-timer.C:
-			a.fail(fmt.Errorf("did not connect within %v", a.connTO))
-		}
-		timer.Stop()
-		if a.err != nil {
+	pending := append([]*Agent(nil), s.order...)
+	for {
+		// In node order: joined agents leave the list, failed ones are
+		// handled (the first under on_failure: abort ends the wait), the
+		// others set the next deadline.
+		var next time.Time
+		kept := pending[:0]
+		for _, a := range pending {
+			select {
+			case <-a.joined:
+				continue
+			case <-a.failed:
+			default:
+				if deadline := begin.Add(a.connTO); time.Now().Before(deadline) {
+					kept = append(kept, a)
+					if next.IsZero() || deadline.Before(next) {
+						next = deadline
+					}
+					continue
+				}
+				a.fail(fmt.Errorf("did not connect within %v%s", a.connTO, s.refusalNote()))
+			}
 			if a.role == 1 {
 				return errors.New(a.describe() + ": " + a.err.Error())
 			}
@@ -254,8 +284,28 @@ func (s *Server) Start() error {
 				return err
 			}
 		}
+		pending = kept
+		if len(pending) == 0 {
+			return nil
+		}
+		timer := time.NewTimer(time.Until(next))
+		select {
+		case <-s.wake:
+		case <-timer.C:
+		}
+		timer.Stop()
 	}
-	return nil
+}
+
+// refusalNote returns the last refused hello that named no waiting agent,
+// for the message of an agent that never connected.
+func (s *Server) refusalNote() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refusal == "" {
+		return ""
+	}
+	return "; the last connection refused named no waiting agent: " + s.refusal
 }
 
 // render fills a command template for one agent.
@@ -352,6 +402,26 @@ func exitText(err error) string {
 	return err.Error()
 }
 
+// peerPID returns the process id of the other end of a Unix socket
+// connection (SO_PEERCRED), or 0.
+func peerPID(c net.Conn) int {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	rc.Control(func(fd uintptr) {
+		if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
+}
+
 func (s *Server) accept(ln net.Listener) {
 	defer s.wg.Done()
 	for {
@@ -365,7 +435,7 @@ func (s *Server) accept(ln net.Listener) {
 			c.Close()
 			return
 		}
-		cn := &conn{c: c, name: c.RemoteAddr().String()}
+		cn := &conn{c: c, name: c.RemoteAddr().String(), pid: peerPID(c)}
 		s.conns = append(s.conns, cn)
 		s.mu.Unlock()
 		s.wg.Add(1)
@@ -387,8 +457,8 @@ func (s *Server) serve(cn *conn) {
 	}
 	if err != nil {
 		cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
-		s.cfg.Log.Warn("extern: connection refused", "from", cn.name, "err", err)
 		cn.c.Close()
+		s.refused(cn, hello, err)
 		return
 	}
 	cn.c.SetReadDeadline(time.Time{})
@@ -434,6 +504,55 @@ func (s *Server) serve(cn *conn) {
 	}
 }
 
+// refused reports a refused hello: the agents it names that are still
+// waiting for their connection fail at once with the reason (a wrong token
+// could come from anyone, but a client that names a waiting vehicle is
+// almost always that vehicle's process, and its user needs the reason
+// now, not a connect timeout later). A hello that names no waiting agent
+// is logged, and the reason goes into the message of agents that never
+// connect.
+func (s *Server) refused(cn *conn, h *Frame, err error) {
+	var blamed []*Agent
+	s.mu.Lock()
+	if h != nil && h.Type == TypeHello {
+		if h.Role == 1 {
+			if a := s.netAgent; a != nil && (a.conn == nil || a.conn == cn) {
+				blamed = append(blamed, a)
+			}
+		} else {
+			seen := map[int]bool{}
+			for _, id := range h.Vehicles {
+				if a := s.agents[id]; a != nil && !seen[id] && (a.conn == nil || a.conn == cn) {
+					seen[id] = true
+					blamed = append(blamed, a)
+				}
+			}
+		}
+	}
+	if len(blamed) == 0 {
+		s.refusal = err.Error()
+	}
+	s.mu.Unlock()
+	who := "a client"
+	if h != nil && h.Name != "" && len(h.Name) <= maxHelloName {
+		who = fmt.Sprintf("client %q", h.Name)
+	}
+	if cn.pid > 0 {
+		who += fmt.Sprintf(" (pid %d)", cn.pid)
+	}
+	s.cfg.Log.Warn("extern: connection refused", "from", cn.name, "client", who, "err", err)
+	for _, a := range blamed {
+		what := fmt.Sprintf("node %d", a.node.ID)
+		if a.role == 1 {
+			what = "the network simulator (role 1)"
+		}
+		a.fail(fmt.Errorf("%s connected for %s but was refused: %w", who, what, err))
+	}
+}
+
+// maxHelloName bounds the free-text name in a hello.
+const maxHelloName = 64
+
 // join checks a hello and binds its agents to the connection.
 func (s *Server) join(cn *conn, h *Frame) error {
 	if h.Type != TypeHello {
@@ -444,6 +563,9 @@ func (s *Server) join(cn *conn, h *Frame) error {
 	}
 	if h.Token != s.token {
 		return errors.New("wrong token")
+	}
+	if len(h.Name) > maxHelloName {
+		return fmt.Errorf("a name of %d bytes (at most %d)", len(h.Name), maxHelloName)
 	}
 	if h.Role == 1 {
 		s.mu.Lock()
@@ -463,6 +585,7 @@ func (s *Server) join(cn *conn, h *Frame) error {
 			return fmt.Errorf("sending the welcome: %w", err)
 		}
 		close(a.joined)
+		s.poke()
 		return nil
 	}
 	if h.Role != 0 {
@@ -471,14 +594,23 @@ func (s *Server) join(cn *conn, h *Frame) error {
 	if len(h.Vehicles) == 0 {
 		return errors.New("hello names no vehicles")
 	}
+	if len(h.Vehicles) > len(s.agents) {
+		return fmt.Errorf("hello names %d vehicles; the run has %d external agents", len(h.Vehicles), len(s.agents))
+	}
 	s.mu.Lock()
 	var list []*Agent
+	seen := make(map[int]bool, len(h.Vehicles))
 	for _, id := range h.Vehicles {
 		a := s.agents[id]
 		if a == nil {
 			s.mu.Unlock()
 			return fmt.Errorf("node %d has no extern behaviour in this scenario", id)
 		}
+		if seen[id] {
+			s.mu.Unlock()
+			return fmt.Errorf("hello names node %d twice", id)
+		}
+		seen[id] = true
 		if a.conn != nil {
 			s.mu.Unlock()
 			return fmt.Errorf("node %d (%s) is already connected", id, a.node.Name)
@@ -499,6 +631,7 @@ func (s *Server) join(cn *conn, h *Frame) error {
 	for _, a := range list {
 		close(a.joined)
 	}
+	s.poke()
 	return nil
 }
 

@@ -117,6 +117,7 @@ type Vehicle struct {
 	lastSP      sim.Time
 	hasSP       bool
 	sp          setpoint // the newest offboard setpoint
+	spDenied    bool     // the last setpoint was ignored
 
 	mission missionState
 	upload  uploadState
@@ -256,7 +257,31 @@ func (v *Vehicle) statusText(to *Peer, sev common.MAV_SEVERITY, format string, a
 	v.send(to, &common.MessageStatustext{Severity: sev, Text: txt})
 }
 
-func (v *Vehicle) command(c vehicle.Command) { v.ap.Command(c) }
+// command hands c to the autopilot. Its numbers come from a ground station,
+// a network peer: every path checks them with plausible first and denies
+// the request; this last check drops an implausible command that slipped
+// through (a mission item, say) rather than fly it.
+func (v *Vehicle) command(c vehicle.Command) {
+	if err := c.Validate(); err != nil {
+		v.host.Event("command_denied", err.Error())
+		return
+	}
+	v.ap.Command(c)
+}
+
+// plausible reports whether c, built from a ground station's numbers, is
+// within vehicle.Command's plausible ranges (finite, within the world, at
+// most MaxCommandSpeed); if not, it tells the ground station why and
+// records a command_denied event.
+func (v *Vehicle) plausible(to *Peer, c vehicle.Command) bool {
+	err := c.Validate()
+	if err == nil {
+		return true
+	}
+	v.host.Event("command_denied", err.Error())
+	v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Denied: %v", err)
+	return false
+}
 
 // Step runs the endpoint at time now: milestone events, the data-link
 // failsafe, offboard timeouts, mission progress and the telemetry
@@ -469,8 +494,12 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 			v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Takeoff denied: %.1f m AMSL below home+0.5", p[6])
 			return common.MAV_RESULT_DENIED
 		}
+		c := vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: alt}
+		if !v.plausible(to, c) {
+			return common.MAV_RESULT_DENIED
+		}
 		v.mission.active, v.offboard = false, false
-		v.command(vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: alt})
+		v.command(c)
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_NAV_LAND:
 		if !t.Armed {
@@ -497,6 +526,10 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 		}
 		pos := v.globalToLocal(p[4], p[5], p[6], fr)
 		yaw := math.NaN()
+		if math.IsInf(p[3], 0) {
+			v.plausible(to, vehicle.Command{Kind: vehicle.CmdGoto, Pos: pos, Yaw: p[3]})
+			return common.MAV_RESULT_DENIED
+		}
 		if !math.IsNaN(p[3]) {
 			yaw = geom.HeadingToYaw(p[3] * math.Pi / 180)
 		}
@@ -504,10 +537,17 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 		if p[0] > 0 {
 			speed = p[0]
 		}
+		c := vehicle.Command{Kind: vehicle.CmdGoto, Pos: pos, Yaw: yaw, Speed: speed}
+		if !v.plausible(to, c) {
+			return common.MAV_RESULT_DENIED
+		}
 		v.mission.active, v.offboard = false, false
-		v.command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: pos, Yaw: yaw, Speed: speed})
+		v.command(c)
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_DO_CHANGE_SPEED:
+		if p[1] > 0 && !v.plausible(to, vehicle.Command{Kind: vehicle.CmdGoto, Speed: p[1]}) {
+			return common.MAV_RESULT_DENIED
+		}
 		if p[1] > 0 {
 			v.speedLim = p[1]
 		} else if p[1] == -2 || p[1] == 0 {
@@ -578,8 +618,12 @@ func (v *Vehicle) setMode(to *Peer, m FlightMode) common.MAV_RESULT {
 		if !t.Armed {
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
+		c := vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: v.ep.TakeoffAlt}
+		if !v.plausible(to, c) {
+			return common.MAV_RESULT_DENIED
+		}
 		v.mission.active, v.offboard = false, false
-		v.command(vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: v.ep.TakeoffAlt})
+		v.command(c)
 	case m == ModeOffboard:
 		if !v.hasSP || v.now.Sub(v.lastSP) > sim.Second {
 			v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Switching to Offboard denied: no setpoints")
@@ -602,8 +646,15 @@ type setpoint struct {
 }
 
 // storeSetpoint keeps the newest offboard setpoint and applies it while in
-// offboard mode.
+// offboard mode; an implausible one (not finite, beyond the world, faster
+// than vehicle.MaxCommandSpeed) is ignored, as PX4 ignores invalid
+// setpoints, and the last good one stays in force.
 func (v *Vehicle) storeSetpoint(s setpoint) {
+	if err := s.command().Validate(); err != nil {
+		v.badSetpoint(err)
+		return
+	}
+	v.spDenied = false
 	v.sp = s
 	v.hasSP, v.lastSP = true, v.now
 	if v.offboard {
@@ -611,20 +662,36 @@ func (v *Vehicle) storeSetpoint(s setpoint) {
 	}
 }
 
-func (v *Vehicle) applySetpoint() {
-	s := v.sp
-	v.offboardPos = s.usePos
-	if s.usePos {
-		v.command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: s.pos, Yaw: s.yaw})
-	} else {
-		v.command(vehicle.Command{Kind: vehicle.CmdVelocity, Vel: s.vel})
+// badSetpoint records an ignored setpoint: one command_denied event per run
+// of bad setpoints (a ground station streams them at tens of hertz).
+func (v *Vehicle) badSetpoint(err error) {
+	if !v.spDenied {
+		v.host.Event("command_denied", "offboard setpoint ignored: "+err.Error())
 	}
+	v.spDenied = true
+}
+
+// command returns the autopilot command that follows s.
+func (s setpoint) command() vehicle.Command {
+	if s.usePos {
+		return vehicle.Command{Kind: vehicle.CmdGoto, Pos: s.pos, Yaw: s.yaw}
+	}
+	return vehicle.Command{Kind: vehicle.CmdVelocity, Vel: s.vel}
+}
+
+func (v *Vehicle) applySetpoint() {
+	v.offboardPos = v.sp.usePos
+	v.command(v.sp.command())
 }
 
 func (v *Vehicle) localSetpoint(m *common.MessageSetPositionTargetLocalNed) {
 	mask := m.TypeMask
 	s := setpoint{yaw: math.NaN()}
 	if mask&common.POSITION_TARGET_TYPEMASK_YAW_IGNORE == 0 {
+		if math.IsInf(float64(m.Yaw), 0) {
+			v.badSetpoint(vehicle.Command{Kind: vehicle.CmdGoto, Yaw: float64(m.Yaw)}.Validate())
+			return
+		}
 		s.yaw = geom.HeadingToYaw(float64(m.Yaw))
 	}
 	pos := geom.NEDToENU(geom.V(float64(m.X), float64(m.Y), float64(m.Z)))
@@ -659,6 +726,10 @@ func (v *Vehicle) globalSetpoint(m *common.MessageSetPositionTargetGlobalInt) {
 	mask := m.TypeMask
 	s := setpoint{yaw: math.NaN()}
 	if mask&common.POSITION_TARGET_TYPEMASK_YAW_IGNORE == 0 {
+		if math.IsInf(float64(m.Yaw), 0) {
+			v.badSetpoint(vehicle.Command{Kind: vehicle.CmdGoto, Yaw: float64(m.Yaw)}.Validate())
+			return
+		}
 		s.yaw = geom.HeadingToYaw(float64(m.Yaw))
 	}
 	const posMask = common.POSITION_TARGET_TYPEMASK_X_IGNORE | common.POSITION_TARGET_TYPEMASK_Y_IGNORE | common.POSITION_TARGET_TYPEMASK_Z_IGNORE

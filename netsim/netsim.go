@@ -27,6 +27,13 @@ const Broadcast NodeID = -1
 // top of every payload.
 const HeaderBytes = 28
 
+// MaxPayload is the largest application payload of one datagram, in bytes:
+// a UDP/IPv4 datagram carries at most 65535 - 20 (IPv4 header) - 8 (UDP
+// header) = 65507 bytes. It bounds every packet size whatever its source
+// (a built-in agent, an external process), so that no size can overflow
+// the time arithmetic of a backend (size*8/rate) downstream.
+const MaxPayload = 65535 - HeaderBytes
+
 // Kind labels a packet's traffic class for traces and metrics.
 type Kind uint8
 

@@ -7,6 +7,7 @@ package vehicle
 
 import (
 	"fmt"
+	"math"
 
 	"skyloop/geom"
 	"skyloop/sim"
@@ -77,6 +78,75 @@ type Command struct {
 	Alt   float64   // takeoff altitude above the ground (m)
 	V     float64   // drive: forward speed (m/s)
 	Omega float64   // drive: turn rate (rad/s)
+}
+
+// Plausible ranges of the numbers in a Command. Commands from other
+// processes (external agents, ground stations) are checked against them
+// with Validate before they reach an autopilot: a finite but absurd value
+// such as a goto to 1e308 m would otherwise overflow the controllers into
+// NaN. They are generous bounds of the physically meaningful, not the
+// limits of any vehicle kind (which clamp further on their own).
+const (
+	// MaxWorldXY bounds |x| and |y| of a commanded position (m): 1000 km
+	// around the scenario origin, far beyond any local east-north-up frame
+	// a run can use.
+	MaxWorldXY = 1e6
+	// MinWorldZ and MaxWorldZ bound z of a commanded position (m, up):
+	// from below the deepest sea floor to the edge of space.
+	MinWorldZ = -1e4
+	MaxWorldZ = 1e5
+	// MaxCommandSpeed bounds a goto speed limit, the norm of a velocity
+	// setpoint and a drive speed (m/s).
+	MaxCommandSpeed = 1000
+	// MaxCommandTurnRate bounds a drive turn rate (rad/s).
+	MaxCommandTurnRate = 100
+	// MaxTakeoffAlt bounds a takeoff altitude above the ground (m); it
+	// must also be positive.
+	MaxTakeoffAlt = 1e5
+	// MaxCommandYaw bounds |yaw| of a goto (rad). Autopilots wrap the
+	// angle; a value beyond some 160 turns is garbage or a unit mistake.
+	MaxCommandYaw = 1000
+)
+
+// Validate reports whether the numbers of c that matter for its Kind are
+// finite and within the plausible ranges above (a NaN goto yaw is allowed:
+// it keeps the current heading). The error names the field and the value.
+// Built-in behaviours produce valid commands; every command source outside
+// the process must call it.
+func (c Command) Validate() error {
+	switch c.Kind {
+	case CmdNone, CmdArm, CmdDisarm, CmdHold, CmdLand, CmdRTL, CmdHeartbeat:
+		return nil
+	case CmdTakeoff:
+		if !(c.Alt > 0 && c.Alt <= MaxTakeoffAlt) {
+			return fmt.Errorf("takeoff altitude %v outside (0, %v] m", c.Alt, float64(MaxTakeoffAlt))
+		}
+	case CmdGoto:
+		p := c.Pos
+		if !(math.Abs(p.X) <= MaxWorldXY && math.Abs(p.Y) <= MaxWorldXY && p.Z >= MinWorldZ && p.Z <= MaxWorldZ) {
+			return fmt.Errorf("goto position [%v %v %v] outside the plausible world (|x|, |y| <= %v m, z in [%v, %v] m)",
+				p.X, p.Y, p.Z, float64(MaxWorldXY), float64(MinWorldZ), float64(MaxWorldZ))
+		}
+		if math.Abs(c.Yaw) > MaxCommandYaw { // NaN passes: it keeps the heading
+			return fmt.Errorf("goto yaw %v rad outside [-%v, %v] rad", c.Yaw, float64(MaxCommandYaw), float64(MaxCommandYaw))
+		}
+		if !(c.Speed >= 0 && c.Speed <= MaxCommandSpeed) {
+			return fmt.Errorf("goto speed %v outside [0, %v] m/s", c.Speed, float64(MaxCommandSpeed))
+		}
+	case CmdVelocity:
+		v := c.Vel
+		if n := v.Norm(); !(n <= MaxCommandSpeed) {
+			return fmt.Errorf("velocity [%v %v %v] faster than %v m/s", v.X, v.Y, v.Z, float64(MaxCommandSpeed))
+		}
+	case CmdDrive:
+		if !(math.Abs(c.V) <= MaxCommandSpeed) || !(math.Abs(c.Omega) <= MaxCommandTurnRate) {
+			return fmt.Errorf("drive speed %v m/s and turn rate %v rad/s outside |v| <= %v m/s, |omega| <= %v rad/s",
+				c.V, c.Omega, float64(MaxCommandSpeed), float64(MaxCommandTurnRate))
+		}
+	default:
+		return fmt.Errorf("unknown command kind %d", c.Kind)
+	}
+	return nil
 }
 
 // Telemetry is a vehicle's state. Vehicle.Telemetry gives the true state
