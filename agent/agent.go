@@ -110,6 +110,8 @@ type Context struct {
 	log     *slog.Logger
 	beliefs *Beliefs
 	tmp     Message
+	// rejecting is set while commands are being rejected (see Command).
+	rejecting bool
 }
 
 // NewContext returns the context of node ref. veh is nil for fixed nodes,
@@ -172,10 +174,23 @@ func (c *Context) VehicleModel() vehicle.Vehicle { return c.veh }
 // Command sends a command to the own vehicle; the autopilot applies it at
 // its next control step (this tick's autopilot phase when the control
 // period is one tick). Fixed nodes ignore it.
+//
+// A command outside the plausible ranges (vehicle.Command.Validate: a
+// behaviour fed implausible values from the network, say) is not passed
+// on; an event records the first of each run of them.
 func (c *Context) Command(cmd vehicle.Command) {
-	if c.veh != nil {
-		c.veh.Command(cmd)
+	if c.veh == nil {
+		return
 	}
+	if err := cmd.Validate(); err != nil {
+		if !c.rejecting {
+			c.rejecting = true
+			c.Event("command_rejected", err.Error())
+		}
+		return
+	}
+	c.rejecting = false
+	c.veh.Command(cmd)
 }
 
 // Origin returns the WGS84 position of the scenario's local origin

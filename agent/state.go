@@ -8,6 +8,7 @@ import (
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
+	"skyloop/vehicle"
 )
 
 // Sizes of the two state-update wire formats.
@@ -74,6 +75,12 @@ func DecodeState(b []byte) (State, error) {
 		s.V = math.Sqrt(s.Vel.X*s.Vel.X + s.Vel.Y*s.Vel.Y)
 	default:
 		return s, fmt.Errorf("state update of %d bytes: want %d or %d", len(b), PlanarStateSize, State3DSize)
+	}
+	if err := plausible(s.Pos, s.Vel); err != nil {
+		return s, fmt.Errorf("state update: %w", err)
+	}
+	if !(math.Abs(s.Yaw) <= vehicle.MaxCommandYaw && math.Abs(s.Omega) <= vehicle.MaxCommandTurnRate) {
+		return s, fmt.Errorf("state update: yaw %v rad or turn rate %v rad/s implausible", s.Yaw, s.Omega)
 	}
 	return s, nil
 }

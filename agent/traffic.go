@@ -25,8 +25,8 @@ func (p *TrafficParams) Validate() map[string]string {
 	if !(p.Rate >= 1) || math.IsInf(p.Rate, 0) {
 		bad["rate"] = fmt.Sprintf("must be a bit rate of at least 1 bit/s, got %v", p.Rate)
 	}
-	if p.Size < 1 || p.Size > 65507 {
-		bad["size"] = fmt.Sprintf("must be 1..65507 bytes (UDP payload), got %d", p.Size)
+	if p.Size < 1 || p.Size > netsim.MaxPayload {
+		bad["size"] = fmt.Sprintf("must be 1..%d bytes (UDP payload), got %d", netsim.MaxPayload, p.Size)
 	}
 	nonNegative(bad, "start", p.Start)
 	nonNegative(bad, "stagger", p.Stagger)

@@ -71,6 +71,12 @@ func (u *uploadState) retry(v *Vehicle, now sim.Time) {
 	}
 }
 
+// Limits on mission item parameters, beyond which an item is refused.
+const (
+	maxLoiterS      = 1e6 // loiter time (s), about 11 days
+	maxAcceptRadius = 1e4 // waypoint acceptance radius (m)
+)
+
 // checkItem validates one uploaded item.
 func checkItem(it *common.MessageMissionItemInt) common.MAV_MISSION_RESULT {
 	switch it.Command {
@@ -83,8 +89,16 @@ func checkItem(it *common.MessageMissionItemInt) common.MAV_MISSION_RESULT {
 		if math.Abs(float64(it.X)) > 90e7 || math.Abs(float64(it.Y)) > 180e7 {
 			return common.MAV_MISSION_INVALID
 		}
-		if it.Command == common.MAV_CMD_NAV_LOITER_TIME && !(it.Param1 >= 0) {
+		if it.Command == common.MAV_CMD_NAV_LOITER_TIME && !(it.Param1 >= 0 && it.Param1 <= maxLoiterS) {
 			return common.MAV_MISSION_INVALID_PARAM1
+		}
+		if it.Command == common.MAV_CMD_NAV_WAYPOINT {
+			if !(it.Param2 <= maxAcceptRadius) && !math.IsNaN(float64(it.Param2)) { // NaN or <= 0: the default
+				return common.MAV_MISSION_INVALID_PARAM2
+			}
+			if math.Abs(float64(it.Param4)) > 360 { // NaN: keep the heading
+				return common.MAV_MISSION_INVALID_PARAM4
+			}
 		}
 	case common.MAV_CMD_NAV_RETURN_TO_LAUNCH:
 	default:
@@ -223,7 +237,11 @@ func (v *Vehicle) uploadItem(to *Peer, sys, comp uint8, it common.MessageMission
 		u.request(v) // a duplicate or out of order: ask again for the one we need
 		return
 	}
-	if res := checkItem(&it); res != common.MAV_MISSION_ACCEPTED {
+	res := checkItem(&it)
+	if res == common.MAV_MISSION_ACCEPTED {
+		res = v.checkItemPos(&it)
+	}
+	if res != common.MAV_MISSION_ACCEPTED {
 		u.active = false
 		v.send(to, &common.MessageMissionAck{TargetSystem: sys, TargetComponent: comp, Type: res})
 		v.host.Event("mission_upload", fmt.Sprintf("rejected item %d (command %d, frame %d): %v", it.Seq, it.Command, it.Frame, res))
@@ -278,6 +296,29 @@ func (v *Vehicle) startMission(to *Peer, first int) common.MAV_RESULT {
 	v.offboard = false
 	v.sendMissionCurrent(nil)
 	return common.MAV_RESULT_ACCEPTED
+}
+
+// checkItemPos refuses an item whose position, in the local frame, is not
+// one a vehicle can be commanded to (vehicle.Command.Validate), looking
+// only at the coordinates the item's command uses.
+func (v *Vehicle) checkItemPos(it *common.MessageMissionItemInt) common.MAV_MISSION_RESULT {
+	p := v.itemPos(it)
+	switch it.Command {
+	case common.MAV_CMD_NAV_TAKEOFF:
+		p.X, p.Y = 0, 0 // climbs where it is
+	case common.MAV_CMD_NAV_LAND:
+		if it.X == 0 && it.Y == 0 {
+			return common.MAV_MISSION_ACCEPTED // lands where it is
+		}
+		p.Z = 0 // the altitude is not used
+	case common.MAV_CMD_NAV_WAYPOINT, common.MAV_CMD_NAV_LOITER_TIME:
+	default:
+		return common.MAV_MISSION_ACCEPTED
+	}
+	if (vehicle.Command{Kind: vehicle.CmdGoto, Pos: p, Yaw: math.NaN()}).Validate() != nil {
+		return common.MAV_MISSION_INVALID
+	}
+	return common.MAV_MISSION_ACCEPTED
 }
 
 // itemPos returns an item's position in local coordinates.
