@@ -21,6 +21,7 @@ import (
 
 	"skyloop/agent"
 	"skyloop/geom"
+	"skyloop/record"
 )
 
 // Config is what a server needs from the run.
@@ -50,6 +51,7 @@ type Server struct {
 	cfg      Config
 	token    string
 	tmp      string
+	owner    *record.Lock
 	unixLn   net.Listener
 	tcpLn    net.Listener
 	agents   map[int]*Agent
@@ -220,7 +222,13 @@ func (s *Server) Start() error {
 	}
 	s.token = hex.EncodeToString(tok[:])
 	var err error
-	if s.tmp, err = os.MkdirTemp("", "skyloop-extern-"); err != nil {
+	removeStaleDirs(os.TempDir())
+	if s.tmp, err = os.MkdirTemp("", tmpPrefix); err != nil {
+		return fmt.Errorf("extern: %w", err)
+	}
+	// Held while the server runs: a directory whose owner lock is free
+	// was left by a skyloop that died, and the next server removes it.
+	if s.owner, err = record.TryLock(filepath.Join(s.tmp, "owner")); err != nil {
 		return fmt.Errorf("extern: %w", err)
 	}
 	if s.unixLn, err = net.Listen("unix", s.SocketPath()); err != nil {
@@ -709,6 +717,36 @@ func (s *Server) Close(reason string) {
 	s.wg.Wait()
 	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
+		s.owner.Unlock()
+	}
+}
+
+// tmpPrefix names the servers' socket directories in the temporary
+// directory.
+const tmpPrefix = "skyloop-extern-"
+
+// removeStaleDirs removes the socket directories that servers of skyloop
+// processes that died (killed, crashed) left in dir: those whose owner lock
+// exists and is free.
+func removeStaleDirs(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), tmpPrefix) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(filepath.Join(p, ".owner.lock")); err != nil {
+			continue // not ours, or an older skyloop's: leave it
+		}
+		l, err := record.TryLock(filepath.Join(p, "owner"))
+		if err != nil {
+			continue // its server is running
+		}
+		os.RemoveAll(p)
+		l.Unlock()
 	}
 }
 
