@@ -255,6 +255,13 @@ func (r *Run) ticks(path string, d sim.Duration) int64 {
 func (r *Run) buildVehicles() {
 	sc := r.sc
 	var groups []any
+	// Too many vehicles in all (reported by the scenario's own check):
+	// check the groups' parameters but build no vehicle.
+	total := 0
+	for _, g := range sc.Vehicles {
+		total += min(max(g.Count, 0), scenario.MaxVehicles+1)
+	}
+	tooMany := total > scenario.MaxVehicles
 	for gi := range sc.Vehicles {
 		g := &sc.Vehicles[gi]
 		path := fmt.Sprintf("vehicles[%d]", gi)
@@ -290,7 +297,7 @@ func (r *Run) buildVehicles() {
 		tm := ks.timing(p)
 		ce := r.ticks(path+".params.control_period", tm.Control)
 		pe := r.ticks(path+".params.physics_period", tm.Physics)
-		if g.Count < 1 || len(g.Spawn.Check(g.Count)) > 0 {
+		if tooMany || g.Count < 1 || len(g.Spawn.Check(g.Count)) > 0 {
 			continue
 		}
 		pts := g.Spawn.Points(g.Count)

@@ -79,9 +79,18 @@ type Layout struct {
 // LayoutKinds lists the accepted layout kinds.
 var LayoutKinds = []string{"line", "grid", "circle", "explicit"}
 
+// MaxPoints is the most points a layout places (the most vehicles of a
+// scenario): Check refuses more before anything is allocated.
+const MaxPoints = 100_000
+
 // Check returns field name -> message for every problem placing n points.
+// It allocates nothing in proportion to n.
 func (l *Layout) Check(n int) map[string]string {
 	bad := map[string]string{}
+	if n < 0 || n > MaxPoints {
+		bad["layout"] = fmt.Sprintf("cannot place %d points: at most %d", n, MaxPoints)
+		return bad
+	}
 	switch l.Kind {
 	case "line", "grid":
 		if !(l.Spacing > 0) {
@@ -104,44 +113,60 @@ func (l *Layout) Check(n int) map[string]string {
 		bad["layout"] = fmt.Sprintf("unknown layout %q: want one of line, grid, circle, explicit", l.Kind)
 	}
 	if len(bad) == 0 {
-		for i, p := range l.Points(n) {
+		l.each(n, func(i int, p Vec3) bool {
 			if !p.IsFinite() || math.Abs(p.X) > 1e7 || math.Abs(p.Y) > 1e7 || math.Abs(p.Z) > 1e7 {
 				bad["spacing"] = fmt.Sprintf("point %d lands at %v, beyond 10,000 km", i, p)
-				break
+				return false
 			}
-		}
+			return true
+		})
 	}
 	return bad
 }
 
-// Points returns n points laid out by l. Call Check first.
+// Points returns n points laid out by l. Call Check first: for n outside
+// 0..MaxPoints it returns nil.
 func (l *Layout) Points(n int) []Vec3 {
+	if n < 0 || n > MaxPoints {
+		return nil
+	}
 	pts := make([]Vec3, n)
+	l.each(n, func(i int, p Vec3) bool {
+		pts[i] = p
+		return true
+	})
+	return pts
+}
+
+// each calls f with the n points of the layout in order, until f returns
+// false. Explicit layouts give their positions (zero beyond them).
+func (l *Layout) each(n int, f func(i int, p Vec3) bool) {
 	h := l.Heading * math.Pi / 180
 	c, s := math.Cos(h), math.Sin(h)
-	switch l.Kind {
-	case "line":
-		for i := range pts {
+	cols := l.Columns
+	if cols <= 0 {
+		cols = int(math.Ceil(math.Sqrt(float64(n))))
+	}
+	for i := 0; i < n; i++ {
+		var p Vec3
+		switch l.Kind {
+		case "line":
 			d := float64(i) * l.Spacing
-			pts[i] = l.Origin.Add(Vec3{X: d * c, Y: d * s})
-		}
-	case "grid":
-		cols := l.Columns
-		if cols == 0 {
-			cols = int(math.Ceil(math.Sqrt(float64(n))))
-		}
-		for i := range pts {
+			p = l.Origin.Add(Vec3{X: d * c, Y: d * s})
+		case "grid":
 			x := float64(i%cols) * l.Spacing
 			y := float64(i/cols) * l.Spacing
-			pts[i] = l.Origin.Add(Vec3{X: x*c - y*s, Y: x*s + y*c})
-		}
-	case "circle":
-		for i := range pts {
+			p = l.Origin.Add(Vec3{X: x*c - y*s, Y: x*s + y*c})
+		case "circle":
 			a := h + 2*math.Pi*float64(i)/float64(n)
-			pts[i] = l.Origin.Add(Vec3{X: l.Radius * math.Cos(a), Y: l.Radius * math.Sin(a)})
+			p = l.Origin.Add(Vec3{X: l.Radius * math.Cos(a), Y: l.Radius * math.Sin(a)})
+		case "explicit":
+			if i < len(l.Positions) {
+				p = l.Positions[i]
+			}
 		}
-	case "explicit":
-		copy(pts, l.Positions)
+		if !f(i, p) {
+			return
+		}
 	}
-	return pts
 }

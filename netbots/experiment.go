@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -60,8 +61,11 @@ var nameOK = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.=-]*$`)
 // LoadExperiment reads and checks an experiment file. Problems come back as
 // scenario.Errors with file, line and field path.
 func LoadExperiment(path string) (*Experiment, error) {
-	data, err := os.ReadFile(path)
+	data, err := scenario.ReadFile(path)
 	if err != nil {
+		if _, bad := err.(scenario.Errors); bad {
+			return nil, err // larger than scenario.MaxFileSize
+		}
 		return nil, fmt.Errorf("reading experiment: %w", err)
 	}
 	return ParseExperiment(filepath.Base(path), data)
@@ -101,15 +105,36 @@ func ParseExperiment(name string, data []byte) (*Experiment, error) {
 		if len(f.Sweep.Values) == 0 {
 			doc.Errorf(doc.Root, "sweep.values", "needs at least one value")
 		}
+		// Two values written alike would write into one directory, and two
+		// that decode alike (0.1 and 0.10, 1s and 1000ms) would run the
+		// same variant twice.
+		type first struct {
+			index int
+			value string
+		}
+		names := map[string]first{}
+		decoded := map[string]first{}
 		for i, v := range f.Sweep.Values {
+			// The variants share the base's waypoint list: decoding a
+			// value replaces a list, it never writes into one.
 			p := e.Base
-			p.Waypoints = append(p.Waypoints[:0:0], p.Waypoints...)
 			path := fmt.Sprintf("sweep.values[%d]", i)
-			if doc.DecodeField(v, path, &p, f.Sweep.Param) {
-				val := strings.TrimSpace(v.String())
-				e.Variants = append(e.Variants, Variant{Name: f.Sweep.Param + "=" + val, Params: p, Value: val})
-				check(&p, path, v)
+			if !doc.DecodeField(v, path, &p, f.Sweep.Param) {
+				continue
 			}
+			val := strings.TrimSpace(v.String())
+			name, key := f.Sweep.Param+"="+val, fieldKey(&p, f.Sweep.Param)
+			if prev, dup := names[name]; dup {
+				doc.Errorf(v, path, "%s repeats sweep.values[%d]: each value must appear once", val, prev.index)
+				continue
+			}
+			if prev, dup := decoded[key]; dup {
+				doc.Errorf(v, path, "%s is the same %s as sweep.values[%d] (%s): each value must appear once", val, f.Sweep.Param, prev.index, prev.value)
+				continue
+			}
+			names[name], decoded[key] = first{i, val}, first{i, val}
+			e.Variants = append(e.Variants, Variant{Name: name, Params: p, Value: val})
+			check(&p, path, v)
 		}
 	case len(f.Variants) > 0:
 		seen := map[string]bool{}
@@ -133,6 +158,19 @@ func ParseExperiment(name string, data []byte) (*Experiment, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// fieldKey returns the value of the field of p whose YAML name is name, as
+// JSON: equal keys mean equal values.
+func fieldKey(p *Params, name string) string {
+	v := reflect.ValueOf(p).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); tag == name {
+			b, _ := json.Marshal(v.Field(i).Interface())
+			return string(b)
+		}
+	}
+	return ""
 }
 
 func sortedKeys(m map[string]string) []string {

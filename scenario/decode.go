@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -31,20 +32,92 @@ var (
 type decoder struct {
 	file    string
 	anchors map[string]ast.Node
-	errs    Errors
+	// errs holds the problems recorded, up to maxKeptErrors; nerrs counts
+	// every report, and overflow says that some were not kept.
+	errs     Errors
+	nerrs    int
+	overflow bool
+	// at holds the path and line of every problem kept, paths their paths:
+	// a problem is recorded once, whatever the number of ways it is
+	// reached.
+	at    map[errAt]bool
+	paths map[string]bool
 	// seen maps field paths to the node that set them, for locating
 	// validation errors later.
 	seen map[string]ast.Node
 }
 
+type errAt struct {
+	path string
+	line int
+}
+
+// full reports whether no more problems are kept; it counts the report.
+func (d *decoder) full() bool {
+	if len(d.errs) < maxKeptErrors {
+		return false
+	}
+	d.nerrs++
+	d.overflow = true
+	return true
+}
+
 func (d *decoder) errorf(n ast.Node, path, format string, args ...any) {
 	l := line(n)
-	for _, e := range d.errs {
-		if e.Path == path && e.Line == l {
-			return // the same problem reached twice
+	if d.at[errAt{path, l}] {
+		return // the same problem reached twice
+	}
+	if d.full() {
+		return
+	}
+	d.add(&Error{File: d.file, Line: l, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// add records a problem unless one with the same path and line is recorded.
+func (d *decoder) add(e *Error) {
+	k := errAt{e.Path, e.Line}
+	if d.at[k] || d.full() {
+		return
+	}
+	if d.at == nil {
+		d.at, d.paths = map[errAt]bool{}, map[string]bool{}
+	}
+	d.at[k] = true
+	d.paths[e.Path] = true
+	d.nerrs++
+	d.errs = append(d.errs, e)
+}
+
+// covered reports whether a problem is recorded at path or at a path
+// above it (vehicles[1] is above vehicles[1].count and vehicles[1][0]).
+func (d *decoder) covered(path string) bool {
+	if d.paths[path] {
+		return true
+	}
+	for i := 0; i < len(path); i++ {
+		if (path[i] == '.' || path[i] == '[') && d.paths[path[:i]] {
+			return true
 		}
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Line: l, Path: path, Msg: fmt.Sprintf(format, args...)})
+	return false
+}
+
+// err returns the problems recorded, the first MaxErrors in line order and
+// a count of the others, or nil.
+func (d *decoder) err() error {
+	if d.nerrs == 0 {
+		return nil
+	}
+	es := append(Errors(nil), d.errs...).sorted()
+	if len(es) > MaxErrors {
+		more := fmt.Sprintf("%d", len(es)-MaxErrors)
+		if d.overflow {
+			more = "more than " + more
+		}
+		es = append(es[:MaxErrors:MaxErrors], &Error{File: d.file,
+			Msg: fmt.Sprintf("... and %s more problems (the first %d are listed)", more, MaxErrors)})
+	}
+	return es
 }
 
 func line(n ast.Node) int {
@@ -187,9 +260,22 @@ type fieldInfo struct {
 	name  string
 }
 
+// fieldCache maps struct types to their yamlFields.
+var fieldCache sync.Map
+
 // yamlFields lists the YAML fields of a struct type; fields tagged
-// `yaml:",inline"` contribute their own fields at the same level.
+// `yaml:",inline"` contribute their own fields at the same level. The
+// result is shared: do not modify it.
 func yamlFields(t reflect.Type) []fieldInfo {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]fieldInfo)
+	}
+	fs := structFields(t)
+	fieldCache.Store(t, fs)
+	return fs
+}
+
+func structFields(t reflect.Type) []fieldInfo {
 	var fs []fieldInfo
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -202,7 +288,7 @@ func yamlFields(t reflect.Type) []fieldInfo {
 			continue
 		}
 		if opts == "inline" && f.Type.Kind() == reflect.Struct {
-			for _, sub := range yamlFields(f.Type) {
+			for _, sub := range structFields(f.Type) {
 				sub.index = append(append([]int{}, f.Index...), sub.index...)
 				fs = append(fs, sub)
 			}
@@ -251,21 +337,26 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...strin
 		if pv.Type().Implements(cbUnmarshaler) {
 			detailed := false
 			cb := func(out any) error {
-				before := len(d.errs)
-				d.decode(n, path, reflect.ValueOf(out).Elem())
-				if len(d.errs) > before {
-					// Keep problems inside the value (one bad list
-					// element); for a value of the wrong shape the type's
-					// own message says more.
-					for _, e := range d.errs[before:] {
-						detailed = detailed || e.Path != path
-					}
-					if !detailed {
-						d.errs = d.errs[:before]
-					}
-					return fmt.Errorf("bad value")
+				sub := &decoder{file: d.file, anchors: d.anchors, seen: d.seen}
+				sub.decode(n, path, reflect.ValueOf(out).Elem())
+				if sub.nerrs == 0 {
+					return nil
 				}
-				return nil
+				// Keep problems inside the value (one bad list element);
+				// for a value of the wrong shape the type's own message
+				// says more.
+				for _, e := range sub.errs {
+					detailed = detailed || e.Path != path
+				}
+				if detailed {
+					for _, e := range sub.errs {
+						d.add(e)
+					}
+					if sub.overflow {
+						d.overflow = true
+					}
+				}
+				return fmt.Errorf("bad value")
 			}
 			if err := pv.Interface().(yamlUnmarshaler).UnmarshalYAML(cb); err != nil && !detailed {
 				d.errorf(n, path, "%v", err)
@@ -296,7 +387,8 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...strin
 			return
 		}
 		fields := yamlFields(t)
-		seenKey := map[string]bool{}
+		seenKey := make(map[string]bool, len(entries))
+		known := "" // the known field names, for messages
 	entry:
 		for _, mv := range entries {
 			key := scalarText(mv.Key)
@@ -318,13 +410,16 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...strin
 				}
 			}
 			if fi == nil {
-				names := make([]string, 0, len(fields)+len(skip))
-				for _, f := range fields {
-					names = append(names, f.name)
+				if known == "" {
+					names := make([]string, 0, len(fields)+len(skip))
+					for _, f := range fields {
+						names = append(names, f.name)
+					}
+					names = append(names, skip...)
+					sort.Strings(names)
+					known = strings.Join(names, ", ")
 				}
-				names = append(names, skip...)
-				sort.Strings(names)
-				d.errorf(mv.Key, kp, "unknown field %q (known fields: %s)", key, strings.Join(names, ", "))
+				d.errorf(mv.Key, kp, "unknown field %q (known fields: %s)", key, known)
 				continue
 			}
 			d.decode(mv.Value, kp, v.FieldByIndex(fi.index))

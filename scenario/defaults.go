@@ -37,8 +37,9 @@ func Defaults() *Scenario {
 	}
 }
 
-// MaxVehicles is the largest vehicle count a scenario may ask for.
-const MaxVehicles = 100000
+// MaxVehicles is the largest vehicle count a scenario may ask for, in one
+// group or in all: the most points a spawn layout places.
+const MaxVehicles = geom.MaxPoints
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
@@ -80,6 +81,7 @@ func (sc *Scenario) check() {
 	default:
 		sc.Errorf("isolation", "must be none or netns, got %q", sc.Isolation)
 	}
+	procNames := map[string]int{}
 	for i := range sc.Processes {
 		p := &sc.Processes[i]
 		path := fmt.Sprintf("processes[%d]", i)
@@ -104,10 +106,10 @@ func (sc *Scenario) check() {
 		if p.StopTimeout < 0 {
 			sc.Errorf(path+".stop_timeout", "must be >= 0, got %v", p.StopTimeout)
 		}
-		for j := 0; j < i; j++ {
-			if sc.Processes[j].Name == p.Name {
-				sc.Errorf(path+".name", "name collision: processes[%d] is also called %q", j, p.Name)
-			}
+		if j, dup := procNames[p.Name]; dup {
+			sc.Errorf(path+".name", "name collision: processes[%d] is also called %q", j, p.Name)
+		} else {
+			procNames[p.Name] = i
 		}
 	}
 	if sc.Workers < 0 {
@@ -163,6 +165,9 @@ func (sc *Scenario) check() {
 			continue
 		}
 		total += g.Count
+		if total > MaxVehicles {
+			continue // reported below; layouts beyond the limit are not checked
+		}
 		for k, msg := range g.Spawn.Check(g.Count) {
 			sc.Errorf(p+".spawn."+k, "%s", msg)
 		}
@@ -170,9 +175,15 @@ func (sc *Scenario) check() {
 	if total > MaxVehicles {
 		sc.Errorf("vehicles", "%d vehicles in total: at most %d", total, MaxVehicles)
 	}
+	groups := make(map[string]*Group, len(sc.Vehicles))
+	for i := range sc.Vehicles {
+		if g := &sc.Vehicles[i]; groups[g.Name] == nil || g.Count > groups[g.Name].Count {
+			groups[g.Name] = g
+		}
+	}
 	for i := range sc.Nodes {
 		p := fmt.Sprintf("nodes[%d].name", i)
-		if clash := vehicleNamed(sc.Vehicles, sc.Nodes[i].Name); clash != "" {
+		if clash := vehicleNamed(groups, sc.Nodes[i].Name); clash != "" {
 			sc.Errorf(p, "%q is the name of vehicle %s; pick another", sc.Nodes[i].Name, clash)
 			continue
 		}
@@ -180,17 +191,20 @@ func (sc *Scenario) check() {
 	}
 }
 
-// vehicleNamed returns the name of the vehicle (group-index) called name,
-// or "".
-func vehicleNamed(groups []Group, name string) string {
-	for _, g := range groups {
-		rest, ok := strings.CutPrefix(name, g.Name+"-")
-		if !ok || g.Name == "" {
-			continue
-		}
-		if i, err := strconv.Atoi(rest); err == nil && i >= 0 && i < g.Count && strconv.Itoa(i) == rest {
-			return g.Name + "[" + rest + "]"
-		}
+// vehicleNamed returns the name of the vehicle (group[index]) called name,
+// or "". Vehicle names are <group>-<index>; groups maps group names to the
+// largest group of each name.
+func vehicleNamed(groups map[string]*Group, name string) string {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return ""
+	}
+	g, rest := groups[name[:i]], name[i+1:]
+	if g == nil {
+		return ""
+	}
+	if k, err := strconv.Atoi(rest); err == nil && k >= 0 && k < g.Count && strconv.Itoa(k) == rest {
+		return g.Name + "[" + rest + "]"
 	}
 	return ""
 }

@@ -47,7 +47,40 @@ func (es Errors) sorted() Errors {
 		if es[i].Line != es[j].Line {
 			return es[i].Line < es[j].Line
 		}
-		return es[i].Path < es[j].Path
+		return pathLess(es[i].Path, es[j].Path)
 	})
 	return es
+}
+
+// pathLess orders field paths with indexes by number: values[2] comes
+// before values[10].
+func pathLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digits returns the length of the run of decimal digits that starts s.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -61,12 +62,30 @@ func FuzzParse(f *testing.F) {
 		"? [a, b]\n: c\n",
 		"description: |\n  line one\n  line two\nname: >-\n  folded\n",
 		"name: \"\x00\"\n\x00",
+		// Anchors expanding past the node budget, cycles through merge
+		// keys, and nesting the pre-scan measures.
+		"a0: &a0 {k: 1}\na1: &a1 {<<: [*a0, *a0, *a0]}\na2: &a2 {<<: [*a1, *a1, *a1]}\n<<: *a2\n",
+		"name: t\nworld: &w {check_period: 1ms, <<: *w}\n",
+		"name: t\nworld: {obstacles: &l [1, [*l]]}\n",
+		"vehicles: &v [*v, *v]\n",
+		"k: ]]]]]]]]\nv: [[[[[[[[[[[[1]]]]]]]]]]]]\n",
+		"description: don't [[[[\nvehicles: [{name: 'a', kind: \"b\"}]\n",
+		"- - - - - - - - - - - - - - x\n",
+		"k:\n k:\n  k:\n   k:\n    k: [1, 2]\n",
 	} {
 		f.Add([]byte(s))
 	}
 	strict := os.Getenv("SKYLOOP_FUZZ_STRICT") != ""
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sc, err := Parse("fuzz.yaml", data)
+		var sc *Scenario
+		var err error
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		sc, err = Parse("fuzz.yaml", data)
+		runtime.ReadMemStats(&m1)
+		if n := m1.TotalAlloc - m0.TotalAlloc; n > 100<<20 {
+			t.Fatalf("%d bytes of input allocated %d MB", len(data), n>>20)
+		}
 		if err == nil {
 			if sc == nil {
 				t.Fatal("Parse returned neither a scenario nor an error")
@@ -101,6 +120,12 @@ func FuzzParse(f *testing.F) {
 			}
 			if e.Line < 0 {
 				t.Errorf("error %d has line %d", i, e.Line)
+			}
+			if i == MaxErrors && i == len(es)-1 && e.Line == 0 && strings.HasPrefix(e.Msg, "... and ") {
+				continue // the count of problems not listed
+			}
+			if i >= MaxErrors {
+				t.Errorf("more than %d problems listed", MaxErrors)
 			}
 			if i > 0 && es[i-1].Line > e.Line {
 				t.Errorf("errors not sorted by line: %v", err)

@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -129,8 +128,11 @@ type Outputs struct {
 
 // Load reads and checks a scenario file; see Parse.
 func Load(path string, checks ...func(*Scenario)) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
+		if _, bad := err.(Errors); bad {
+			return nil, err
+		}
 		return nil, fmt.Errorf("reading scenario: %w", err)
 	}
 	sc, err := Parse(filepath.Base(path), data, checks...)
@@ -185,12 +187,22 @@ func ParseDocument(name string, data []byte) (*Document, error) {
 		return nil, Errors{{File: name, Msg: "empty file"}}
 	}
 	if len(data) > MaxFileSize {
-		return nil, Errors{{File: name, Msg: fmt.Sprintf("%d bytes: a file may have at most %d", len(data), MaxFileSize)}}
+		return nil, Errors{tooLarge(name)}
 	}
-	if l, depth := flowDepth(data); depth > MaxDepth {
-		return nil, Errors{{File: name, Line: l, Msg: fmt.Sprintf("brackets nested %d deep: at most %d", depth, MaxDepth)}}
+	if l, msg := prescan(data); msg != "" {
+		return nil, Errors{{File: name, Line: l, Msg: msg}}
 	}
-	f, err := parseYAML(data)
+	tokens, err := lexYAML(data)
+	if err != nil {
+		return nil, Errors{{File: name, Msg: err.Error()}}
+	}
+	if len(tokens) > 2*MaxTokens {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("more than %d YAML tokens", 2*MaxTokens)}}
+	}
+	if l := parseCost(tokens, maxParseCost); l > 0 {
+		return nil, Errors{{File: name, Line: l, Msg: "nested too deep, keys too long or too many keys in one mapping: the file is too costly to parse (a scenario or experiment file is a few KB)"}}
+	}
+	f, err := parseYAML(tokens)
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}
@@ -210,6 +222,9 @@ func ParseDocument(name string, data []byte) (*Document, error) {
 	}
 	d := &decoder{file: name, anchors: map[string]ast.Node{}, seen: map[string]ast.Node{}}
 	collectAnchors(docs[0].Body, d.anchors)
+	if l, msg := checkExpansion(docs[0].Body, d.anchors, MaxNodes); msg != "" {
+		return nil, Errors{{File: name, Line: l, Msg: msg}}
+	}
 	root := d.resolve(docs[0].Body)
 	switch root.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode:
@@ -222,9 +237,9 @@ func ParseDocument(name string, data []byte) (*Document, error) {
 // Decode decodes node n (absent: nothing changes) into dst, a pointer,
 // strictly; keys in skip are ignored. It returns false if it found problems.
 func (d *Document) Decode(n ast.Node, path string, dst any, skip ...string) bool {
-	before := len(d.dec.errs)
+	before := d.dec.nerrs
 	d.dec.decode(n, path, reflect.ValueOf(dst).Elem(), skip...)
-	return len(d.dec.errs) == before
+	return d.dec.nerrs == before
 }
 
 // DecodeField decodes n into the field of struct pointer dst whose YAML
@@ -251,21 +266,18 @@ func (d *Document) Errorf(n ast.Node, path, format string, args ...any) {
 
 // Err returns every problem recorded, sorted by line, or nil.
 func (d *Document) Err() error {
-	if len(d.dec.errs) == 0 {
-		return nil
-	}
-	return d.dec.errs.sorted()
+	return d.dec.err()
 }
 
 // parseYAML runs the third-party YAML parser, turning a panic on hostile
 // input into an error.
-func parseYAML(data []byte) (f *ast.File, err error) {
+func parseYAML(tokens token.Tokens) (f *ast.File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, fmt.Errorf("cannot parse YAML: %v", r)
 		}
 	}()
-	return parser.ParseBytes(data, 0)
+	return parser.Parse(tokens, 0)
 }
 
 // yamlError is the interface of the YAML library's positioned errors.
@@ -274,16 +286,23 @@ type yamlError interface {
 	GetToken() *token.Token
 }
 
+// syntaxError locates a parse error. It never calls the library error's
+// Error method: that renders the source around the error, at a cost that
+// grows with the square of the file's size.
 func syntaxError(file string, err error) *Error {
-	e := &Error{File: file, Msg: "YAML syntax: " + err.Error()}
 	var ye yamlError
 	if errors.As(err, &ye) {
+		e := &Error{File: file, Msg: "YAML syntax: " + ye.GetMessage()}
 		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 			e.Line = tk.Position.Line
 		}
-		e.Msg = "YAML syntax: " + ye.GetMessage()
+		return e
 	}
-	return e
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return &Error{File: file, Msg: "YAML syntax: " + msg}
 }
 
 func collectAnchors(n ast.Node, m map[string]ast.Node) {
@@ -304,12 +323,10 @@ func (v anchorVisitor) Visit(n ast.Node) ast.Visitor {
 // problem at a path that already has one, or below it, is not recorded:
 // one mistake gives one message, not a cascade.
 func (sc *Scenario) Errorf(path, format string, args ...any) {
-	for _, e := range sc.dec.errs {
-		if e.Path == path || strings.HasPrefix(path, e.Path+".") || strings.HasPrefix(path, e.Path+"[") {
-			return
-		}
+	if sc.dec.covered(path) || sc.dec.full() {
+		return
 	}
-	sc.dec.errs = append(sc.dec.errs, &Error{File: sc.File, Line: sc.lineOf(path), Path: path, Msg: fmt.Sprintf(format, args...)})
+	sc.dec.add(&Error{File: sc.File, Line: sc.lineOf(path), Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // IsSet reports whether the file sets the field at path.
@@ -318,54 +335,9 @@ func (sc *Scenario) IsSet(path string) bool {
 	return ok
 }
 
-// Limits on scenario files, so that hostile input cannot exhaust the
-// parser (its cost grows with the square of the nesting depth).
-const (
-	MaxFileSize = 8 << 20
-	MaxDepth    = 64
-)
-
-// flowDepth returns the deepest nesting of flow brackets in data, and the
-// line where it is reached, ignoring quoted text and comments.
-func flowDepth(data []byte) (line, depth int) {
-	cur, ln := 0, 1
-	var quote byte
-	comment := false
-	for i, c := range data {
-		switch {
-		case c == '\n':
-			ln++
-			comment = false
-			if quote == '\'' || quote == '"' {
-				// quoted scalars may span lines; keep the quote open
-			}
-		case comment:
-		case quote != 0:
-			if c == quote && (quote == '\'' || i == 0 || data[i-1] != '\\') {
-				quote = 0
-			}
-		case c == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t' || data[i-1] == '\n'):
-			comment = true
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '[' || c == '{':
-			cur++
-			if cur > depth {
-				depth, line = cur, ln
-			}
-		case c == ']' || c == '}':
-			cur--
-		}
-	}
-	return line, depth
-}
-
 // Err returns the problems recorded so far with Errorf and Decode, or nil.
 func (sc *Scenario) Err() error {
-	if len(sc.dec.errs) == 0 {
-		return nil
-	}
-	return sc.dec.errs.sorted()
+	return sc.dec.err()
 }
 
 func (sc *Scenario) lineOf(path string) int {
@@ -391,9 +363,9 @@ func (sc *Scenario) lineOf(path string) int {
 // (such as `type`) are ignored. Problems are recorded on the scenario and
 // reported by Err; Decode returns false if there were any.
 func (sc *Scenario) Decode(n ast.Node, path string, dst any, skip ...string) bool {
-	before := len(sc.dec.errs)
+	before := sc.dec.nerrs
 	sc.dec.decode(n, path, reflect.ValueOf(dst).Elem(), skip...)
-	return len(sc.dec.errs) == before
+	return sc.dec.nerrs == before
 }
 
 // TypeOf returns the value of the discriminating key (such as `type` or
@@ -439,11 +411,11 @@ func (sc *Scenario) DecodeKey(n ast.Node, path, key string, dst any) bool {
 	if !ok {
 		return true // reported by the caller's Decode
 	}
-	before := len(sc.dec.errs)
+	before := sc.dec.nerrs
 	for _, mv := range entries {
 		if scalarText(mv.Key) == key {
 			sc.dec.decode(mv.Value, joinPath(path, key), reflect.ValueOf(dst).Elem())
 		}
 	}
-	return len(sc.dec.errs) == before
+	return sc.dec.nerrs == before
 }
