@@ -105,9 +105,10 @@ type Context struct {
 	now     sim.Time
 	host    Host
 	veh     vehicle.Vehicle
-	fixed   vehicle.Telemetry
+	fixed   *vehicle.Telemetry // fixed nodes only (a Telemetry is large)
 	rng     *rand.Rand
-	log     *slog.Logger
+	log     *slog.Logger // the run's logger; Log adds the node's name
+	nodeLog *slog.Logger
 	beliefs *Beliefs
 	tmp     Message
 	// rejecting is set while commands are being rejected (see Command).
@@ -120,8 +121,14 @@ func NewContext(ref NodeRef, host Host, veh vehicle.Vehicle, fixedTel vehicle.Te
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Context{ref: ref, host: host, veh: veh, fixed: fixedTel, rng: rng,
-		log: log.With("node", ref.Name)}
+	c := &Context{ref: ref, host: host, veh: veh, rng: rng}
+	if veh == nil {
+		t := new(vehicle.Telemetry)
+		*t = fixedTel
+		c.fixed = t
+	}
+	c.log = log
+	return c
 }
 
 // SetNow sets the current time; the engine calls it before each phase.
@@ -160,7 +167,7 @@ func (c *Context) HasVehicle() bool { return c.veh != nil }
 // (a fixed node reports its position and nothing else).
 func (c *Context) Telemetry() vehicle.Telemetry {
 	if c.veh == nil {
-		return c.fixed
+		return *c.fixed
 	}
 	return c.veh.Estimate()
 }
@@ -206,7 +213,12 @@ func (c *Context) File(name string) (io.Writer, error) { return c.host.File(name
 func (c *Context) Rand() *rand.Rand { return c.rng }
 
 // Log returns the node's logger.
-func (c *Context) Log() *slog.Logger { return c.log }
+func (c *Context) Log() *slog.Logger {
+	if c.nodeLog == nil { // made on first use: most nodes never log
+		c.nodeLog = c.log.With("node", c.ref.Name)
+	}
+	return c.nodeLog
+}
 
 // Event records an event in events.csv under this node.
 func (c *Context) Event(name, detail string) { c.host.Event(c.now, c.ref.ID, name, detail) }

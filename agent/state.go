@@ -121,15 +121,19 @@ type belief struct {
 // newest applied) are dropped, and a belief whose information is older than
 // the stale limit is withheld.
 type Beliefs struct {
-	b     []belief
+	b     []belief // indexed by source; grown to the highest source heard
+	n     int      // node count: sources are 0..n-1
 	stale sim.Duration
 	// Counts of each verdict, indexed by Verdict.
 	Counts [3]uint64
 }
 
-// NewBeliefs returns a table for n nodes withholding beliefs older than stale.
+// NewBeliefs returns a table for n nodes withholding beliefs older than
+// stale. It takes memory only for the sources it hears from (up to the
+// highest id heard), not for all n: a swarm of thousands where each node
+// hears its neighbours does not pay n tables of n entries.
 func NewBeliefs(n int, stale sim.Duration) *Beliefs {
-	return &Beliefs{b: make([]belief, n), stale: stale}
+	return &Beliefs{n: n, stale: stale}
 }
 
 // SetStale changes the stale limit.
@@ -139,8 +143,11 @@ func (bs *Beliefs) SetStale(d sim.Duration) { bs.stale = d }
 // Duplicates are recognised exactly within a window of 64 sequence numbers
 // below the newest; older repeats count as out-of-order.
 func (bs *Beliefs) Apply(now sim.Time, src netsim.NodeID, s State) Verdict {
-	if src < 0 || int(src) >= len(bs.b) {
+	if src < 0 || int(src) >= bs.n {
 		return OutOfOrder
+	}
+	if int(src) >= len(bs.b) {
+		bs.b = append(bs.b, make([]belief, int(src)+1-len(bs.b))...)
 	}
 	e := &bs.b[src]
 	v := Applied

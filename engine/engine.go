@@ -262,6 +262,12 @@ func (r *Run) buildVehicles() {
 		total += min(max(g.Count, 0), scenario.MaxVehicles+1)
 	}
 	tooMany := total > scenario.MaxVehicles
+	if !tooMany {
+		n := total + len(sc.Nodes)
+		r.nodes = make([]nodeState, 0, n)
+		r.veh = make([]vehicle.Vehicle, 0, total)
+		r.ctrlEv, r.physEv, r.groupOf = make([]int64, 0, total), make([]int64, 0, total), make([]int, 0, total)
+	}
 	for gi := range sc.Vehicles {
 		g := &sc.Vehicles[gi]
 		path := fmt.Sprintf("vehicles[%d]", gi)
@@ -303,9 +309,22 @@ func (r *Run) buildVehicles() {
 		pts := g.Spawn.Points(g.Count)
 		yaw := g.Yaw * math.Pi / 180
 		newVehicle := ks.newGroup(p)
+		var shared vehicle.Vehicle
 		for i := 0; i < g.Count; i++ {
 			id := netsim.NodeID(len(r.nodes))
-			v := newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
+			var v vehicle.Vehicle
+			switch {
+			case !r.opt.CheckOnly:
+				v = newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
+			case shared == nil:
+				// A check builds one vehicle per group: they differ only
+				// in start and random stream, which nothing checks, and a
+				// hundred thousand of them would cost hundreds of MB.
+				shared = newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
+				v = shared
+			default:
+				v = shared
+			}
 			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.Name, i), Group: g.Name, Index: i}
 			r.nodes = append(r.nodes, nodeState{ref: ref, veh: v})
 			r.veh = append(r.veh, v)
