@@ -1,45 +1,101 @@
 package sim
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Pool runs a function over index ranges on a fixed set of worker
-// goroutines. Each call to Run splits [0, n) into contiguous chunks, one per
-// worker, and returns when all are done, so callers that write only to
-// per-index slots get results that do not depend on the worker count.
+// goroutines. Each call to Run splits [0, n) into contiguous chunks that
+// the caller and the helpers claim one at a time, and returns when all are
+// done, so callers that write only to per-index slots get results that do
+// not depend on the worker count, the chunking, or who ran what.
 //
-// Helpers wait for work by spinning for a short while before parking, and
-// the caller spins until they finish: a tick's vehicle work is tens of
-// microseconds, about what waking a parked goroutine costs, so blocking
-// hand-offs would eat the gain of running in parallel.
+// Helpers that find no work spin for a few tens of microseconds (a tick's
+// work comes that often in a fast run) and then park; a caller waiting for
+// a helper's last chunk does the same. Because the caller claims chunks
+// too, a helper that is slow to wake (the machine is busy) costs nothing:
+// the caller does its chunks.
+//
+// Whether running in parallel pays depends on the work per call and on
+// what else the machine is doing, which change during a run. The pool
+// measures it: now and then it runs a stretch of calls inline and a
+// stretch in parallel, timing the whole period from one call to the next
+// (so the cost a spinning helper inflicts on the caller's other work is
+// counted), and keeps the faster way until the next check. The wall clock
+// decides only who executes a chunk, never what a chunk computes.
 type Pool struct {
 	workers int
 	// MinChunk is the smallest range worth sending to another goroutine;
 	// below 2*MinChunk items Run works inline.
 	MinChunk int
 
-	gen     atomic.Uint64 // bumped by Run to hand out work
-	pending atomic.Int32  // helpers still working on the current job
+	// The current job: fn and n are written before the job is published
+	// in claim, and read only by whoever claimed one of its chunks (so
+	// they cannot change before that chunk is done).
+	fn   func(lo, hi int)
+	n    int
+	left atomic.Int64 // chunks of the current job not yet finished
+	// claim packs the job's generation (high 32 bits), the next chunk to
+	// claim (16 bits) and the job's chunk count (low 16 bits): a goroutine
+	// late from an earlier job can never claim a chunk of a newer one.
+	claim atomic.Uint64
+
 	closed  atomic.Bool
-	fn      func(lo, hi int)
-	n, w    int
 	helpers []*helper
+	caller  parker
 
 	mu     sync.Mutex
-	panicV any // first panic of a helper during the current Run
+	panicV any // first panic of a chunk during the current Run
+
+	tune tuner
 }
 
-type helper struct {
+// parker lets a goroutine sleep until another wakes it, without losing a
+// wake-up that comes between its last check and its sleep.
+type parker struct {
 	parked atomic.Bool
 	wake   chan struct{}
 }
 
-// spinLimit is how many polls a waiting goroutine makes before it parks
-// (helpers) or yields (the caller); about 50-100 microseconds.
-const spinLimit = 20000
+func newParker() parker { return parker{wake: make(chan struct{}, 1)} }
+
+// park sleeps unless cond turned false meanwhile; spurious returns are
+// possible, so callers loop.
+func (k *parker) park(cond func() bool) {
+	k.parked.Store(true)
+	if cond() {
+		<-k.wake
+	}
+	k.parked.Store(false)
+}
+
+// unpark wakes the goroutine if it sleeps (or is about to).
+func (k *parker) unpark() {
+	if k.parked.Load() {
+		select {
+		case k.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+type helper struct {
+	parker
+}
+
+// Spin budgets, in polls of an atomic (a poll is a few nanoseconds): about
+// 50 µs for an idle helper, a few µs for the caller waiting for the last
+// chunks.
+const (
+	helperSpin = 20000
+	callerSpin = 2000
+)
+
+// chunksPerWorker splits the work finer than one chunk per worker, so
+// that the caller can take over the share of a helper that is late.
+const chunksPerWorker = 4
 
 // NewPool starts workers-1 helper goroutines (the caller is the first
 // worker). A pool of 1 or fewer workers runs everything inline.
@@ -47,52 +103,60 @@ func NewPool(workers int) *Pool {
 	if workers < 1 {
 		workers = 1
 	}
-	p := &Pool{workers: workers, MinChunk: 16}
+	p := &Pool{workers: workers, MinChunk: 16, caller: newParker()}
+	p.tune.reset()
 	for i := 1; i < workers; i++ {
-		h := &helper{wake: make(chan struct{}, 1)}
+		h := &helper{parker: newParker()}
 		p.helpers = append(p.helpers, h)
-		go p.loop(i, h)
+		go p.loop(h)
 	}
 	return p
 }
 
-func (p *Pool) loop(i int, h *helper) {
-	var seen uint64
+func gen(claim uint64) uint32 { return uint32(claim >> 32) }
+
+func (p *Pool) loop(h *helper) {
+	var seen uint32
 	for {
-		spins := 0
-		for p.gen.Load() == seen {
+		for spins := 0; gen(p.claim.Load()) == seen; spins++ {
 			if p.closed.Load() {
 				return
 			}
-			spins++
-			if spins < spinLimit {
-				continue
+			if spins >= helperSpin {
+				h.park(func() bool { return gen(p.claim.Load()) == seen && !p.closed.Load() })
+				spins = 0
 			}
-			// Park until Run wakes us (re-checking after announcing it, so
-			// a Run that missed the flag is seen here).
-			h.parked.Store(true)
-			if p.gen.Load() == seen && !p.closed.Load() {
-				<-h.wake
-			}
-			h.parked.Store(false)
-			spins = 0
 		}
-		seen = p.gen.Load()
 		if p.closed.Load() {
 			return
 		}
-		if i < p.w {
-			p.runChunk(i)
-		} else {
-			p.pending.Add(-1) // no chunk for this helper in this job
+		seen = gen(p.claim.Load())
+		p.work(seen)
+	}
+}
+
+// work claims and runs chunks of job g until none is left (or a newer job
+// has replaced it).
+func (p *Pool) work(g uint32) {
+	for {
+		v := p.claim.Load()
+		next, chunks := int(v>>16&0xffff), int(v&0xffff)
+		if gen(v) != g || next >= chunks {
+			return
+		}
+		if !p.claim.CompareAndSwap(v, v+1<<16) {
+			continue
+		}
+		p.runChunk(next, chunks)
+		if p.left.Add(-1) == 0 {
+			p.caller.unpark()
 		}
 	}
 }
 
-// runChunk runs chunk i of the current job, catching a panic so that Run
+// runChunk runs chunk c of the current job, catching a panic so that Run
 // can re-raise it in the caller's goroutine (where it can be recovered).
-func (p *Pool) runChunk(i int) {
-	defer p.pending.Add(-1)
+func (p *Pool) runChunk(c, chunks int) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.mu.Lock()
@@ -102,38 +166,39 @@ func (p *Pool) runChunk(i int) {
 			p.mu.Unlock()
 		}
 	}()
-	p.fn(i*p.n/p.w, (i+1)*p.n/p.w)
+	p.fn(c*p.n/chunks, (c+1)*p.n/chunks)
 }
 
 // Workers returns the number of workers, the caller included.
 func (p *Pool) Workers() int { return p.workers }
 
 // Run calls fn on chunks covering [0, n) and waits for all of them.
-// fn must be safe to call concurrently on disjoint ranges. Chunk i is
-// [i*n/w, (i+1)*n/w): never empty, never out of range.
+// fn must be safe to call concurrently on disjoint ranges. Chunks are
+// contiguous, never empty and never out of range.
 func (p *Pool) Run(n int, fn func(lo, hi int)) {
 	w := p.workers
-	if max := n / max(p.MinChunk, 1); max < w {
-		w = max
+	if m := n / max(p.MinChunk, 1); m < w {
+		w = m
 	}
 	if w <= 1 {
 		fn(0, n)
 		return
 	}
-	p.fn, p.n, p.w = fn, n, w
-	p.pending.Store(int32(len(p.helpers)))
-	p.gen.Add(1)
+	if !p.tune.parallel(time.Now()) {
+		fn(0, n)
+		return
+	}
+	chunks := min(w*chunksPerWorker, n/max(p.MinChunk, 1), 0xffff)
+	p.fn, p.n = fn, n
+	p.left.Store(int64(chunks))
+	g := gen(p.claim.Load()) + 1
+	p.claim.Store(uint64(g)<<32 | uint64(chunks))
 	for _, h := range p.helpers {
-		if h.parked.Load() {
-			select {
-			case h.wake <- struct{}{}:
-			default:
-			}
-		}
+		h.unpark()
 	}
 	func() {
 		defer p.wait() // never leave helpers running, even on a panic
-		fn(0, n/w)
+		p.work(g)
 	}()
 	p.fn = nil
 	if v := p.panicV; v != nil {
@@ -142,11 +207,12 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 	}
 }
 
-// wait spins (yielding now and then) until every helper is done.
+// wait returns when every chunk is done: it spins briefly, then sleeps
+// until the helper with the last chunk wakes it.
 func (p *Pool) wait() {
-	for spins := 0; p.pending.Load() > 0; spins++ {
-		if spins%spinLimit == spinLimit-1 {
-			runtime.Gosched()
+	for spins := 0; p.left.Load() > 0; spins++ {
+		if spins >= callerSpin {
+			p.caller.park(func() bool { return p.left.Load() > 0 })
 		}
 	}
 }
@@ -157,11 +223,86 @@ func (p *Pool) Close() {
 		return
 	}
 	for _, h := range p.helpers {
-		select {
-		case h.wake <- struct{}{}:
-		default:
-		}
+		h.parked.Store(true) // make unpark deliver
+		h.unpark()
 	}
 	p.helpers = nil
 	p.workers = 1
+}
+
+// tuner chooses between running a pool's jobs inline and in parallel by
+// timing both now and then. Each check runs probeRuns calls one way, then
+// probeRuns the other (stopping early once it is clearly slower), and
+// keeps the faster way for a stretch of calls that doubles while the
+// choice holds. The time of a call is the period from its start to the
+// next call's start: everything the way of running costs, the caller's
+// other work included.
+type tuner struct {
+	stage   int   // stageInline, stageParallel or stageKeep
+	i       int   // calls made in the stage
+	ns      int64 // periods measured in the stage
+	inline  int64 // the inline probe's total
+	stretch int   // length of the keep stage
+	par     bool  // the way kept in the keep stage
+	decided bool  // an earlier check chose par
+	fixed   bool  // tests: always par, no timing
+	last    time.Time
+}
+
+const (
+	stageInline = iota
+	stageParallel
+	stageKeep
+
+	probeRuns  = 64
+	minStretch = 256
+	maxStretch = 16384
+)
+
+func (t *tuner) reset() { *t = tuner{stage: stageInline, stretch: minStretch} }
+
+func (t *tuner) start(stage int) { t.stage, t.i, t.ns = stage, 0, 0 }
+
+// parallel accounts the period since the previous call to the stage it ran
+// in (a stage's first call belongs to the previous stage's period, so it
+// is not counted) and says how to run this call.
+func (t *tuner) parallel(now time.Time) bool {
+	if t.fixed {
+		return t.par
+	}
+	if t.i > 0 {
+		t.ns += int64(now.Sub(t.last))
+	}
+	t.last = now
+	switch t.stage {
+	case stageInline:
+		if t.i > probeRuns {
+			t.inline = t.ns
+			t.start(stageParallel)
+		}
+	case stageParallel:
+		done := t.i > probeRuns
+		if done || t.ns*10 > t.inline*13 { // finished, or clearly slower already
+			choice := done && t.ns*100 < t.inline*95 // parallel must win clearly
+			if t.decided && choice == t.par {
+				t.stretch = min(t.stretch*2, maxStretch)
+			} else {
+				t.stretch = minStretch
+			}
+			t.decided, t.par = true, choice
+			t.start(stageKeep)
+		}
+	default:
+		if t.i >= t.stretch {
+			t.start(stageInline)
+		}
+	}
+	t.i++
+	switch t.stage {
+	case stageInline:
+		return false
+	case stageParallel:
+		return true
+	}
+	return t.par
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // ---- Queue ----
@@ -307,10 +308,18 @@ func poolRun(p *Pool, n int) ([]int32, [][2]int) {
 	return out, calls
 }
 
+// forcedPool returns a pool that always runs jobs in parallel (no
+// timing), so that the tests exercise the hand-off.
+func forcedPool(workers int) *Pool {
+	p := NewPool(workers)
+	p.tune.fixed, p.tune.par = true, true
+	return p
+}
+
 func TestPoolRunCoversOnce(t *testing.T) {
 	for workers := 1; workers <= 8; workers++ {
 		for _, minChunk := range []int{16, 1, 0} {
-			p := NewPool(workers)
+			p := forcedPool(workers)
 			if p.Workers() != workers {
 				t.Errorf("Workers() = %d, want %d", p.Workers(), workers)
 			}
@@ -323,8 +332,8 @@ func TestPoolRunCoversOnce(t *testing.T) {
 						break
 					}
 				}
-				if len(calls) > workers {
-					t.Errorf("workers %d, n %d: %d calls, more than the workers", workers, n, len(calls))
+				if len(calls) > workers*chunksPerWorker {
+					t.Errorf("workers %d, n %d: %d calls, more than %d chunks per worker", workers, n, len(calls), chunksPerWorker)
 				}
 			}
 			p.Close()
@@ -346,7 +355,7 @@ func TestPoolRunCoversOnce(t *testing.T) {
 func TestPoolRunChunkBounds(t *testing.T) {
 	var bad []string
 	check := func(workers, minChunk int, sizes []int) {
-		p := NewPool(workers)
+		p := forcedPool(workers)
 		defer p.Close()
 		p.MinChunk = minChunk
 		for _, n := range sizes {
@@ -467,5 +476,133 @@ func TestParseDuration(t *testing.T) {
 		if err := back.UnmarshalText(b); err != nil || back != v {
 			t.Errorf("round trip %v -> %q -> %v, %v", v, b, back, err)
 		}
+	}
+}
+
+// TestPoolPanicReachesCaller: a panic in any chunk, whoever runs it, is
+// re-raised in the caller, and the pool works afterwards.
+func TestPoolPanicReachesCaller(t *testing.T) {
+	p := forcedPool(4)
+	defer p.Close()
+	for round := 0; round < 50; round++ {
+		bad := round % 64
+		func() {
+			defer func() {
+				if v := recover(); v != "boom" {
+					t.Fatalf("round %d: recovered %v", round, v)
+				}
+			}()
+			p.Run(64, func(lo, hi int) {
+				if lo <= bad && bad < hi {
+					panic("boom")
+				}
+			})
+			t.Fatalf("round %d: no panic", round)
+		}()
+		cnt, _ := poolRun(p, 64)
+		for i, c := range cnt {
+			if c != 1 {
+				t.Fatalf("after a panic: index %d covered %d times", i, c)
+			}
+		}
+	}
+}
+
+// TestPoolManyJobsWithSleepingHelpers: jobs handed out while helpers park
+// and wake (gaps between jobs longer than their spin) all complete.
+func TestPoolManyJobsWithSleepingHelpers(t *testing.T) {
+	p := forcedPool(3)
+	defer p.Close()
+	var total atomic.Int64
+	for job := 0; job < 300; job++ {
+		if job%50 == 0 {
+			time.Sleep(2 * time.Millisecond) // let the helpers park
+		}
+		p.Run(96, func(lo, hi int) { total.Add(int64(hi - lo)) })
+	}
+	if total.Load() != 300*96 {
+		t.Fatalf("covered %d items, want %d", total.Load(), 300*96)
+	}
+}
+
+// TestTunerChoosesTheFasterWay: fed periods where parallel calls take half
+// as long, the tuner settles on parallel; fed the opposite, on inline; it
+// re-checks, and cuts a slow parallel probe short.
+func TestTunerChoosesTheFasterWay(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		inlineNs, parNs int64
+		want            bool
+	}{
+		{"parallel faster", 20000, 10000, true},
+		{"inline faster", 20000, 200000, false},
+		{"equal", 20000, 20000, false},
+	} {
+		var tu tuner
+		tu.reset()
+		now := time.Unix(0, 0)
+		var probes, parCalls, cut int
+		prevPar := false
+		for call := 0; call < 40000; call++ {
+			par := tu.parallel(now)
+			if tu.stage == stageParallel && tu.i == 1 {
+				probes++
+			}
+			if par {
+				parCalls++
+				now = now.Add(time.Duration(c.parNs))
+			} else {
+				now = now.Add(time.Duration(c.inlineNs))
+			}
+			if prevPar && !par && tu.stage == stageKeep && tu.i == 1 && !tu.par && call > 0 {
+				cut++
+			}
+			prevPar = par
+		}
+		if tu.par != c.want {
+			t.Errorf("%s: settled on parallel=%v", c.name, tu.par)
+		}
+		if probes < 3 {
+			t.Errorf("%s: only %d checks in 40000 calls", c.name, probes)
+		}
+		if !c.want && c.parNs > 2*c.inlineNs && parCalls > probes*probeRuns/2 {
+			t.Errorf("%s: %d parallel calls in %d checks: slow probes not cut short", c.name, parCalls, probes)
+		}
+		if c.want && parCalls < 30000 {
+			t.Errorf("%s: only %d of 40000 calls in parallel", c.name, parCalls)
+		}
+	}
+}
+
+// BenchmarkPoolRun measures one job of 100 items of about 300 ns each (a
+// multirotor swarm's vehicle phase) inline, forced parallel on 2 workers,
+// and with the tuner choosing.
+func BenchmarkPoolRun(b *testing.B) {
+	work := make([]float64, 100)
+	fn := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x := work[i]
+			for k := 0; k < 100; k++ {
+				x = x*0.999 + 1
+			}
+			work[i] = x
+		}
+	}
+	for _, c := range []struct {
+		name string
+		pool func() *Pool
+	}{
+		{"inline", func() *Pool { return NewPool(1) }},
+		{"parallel2", func() *Pool { return forcedPool(2) }},
+		{"tuned2", func() *Pool { return NewPool(2) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := c.pool()
+			defer p.Close()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				p.Run(len(work), fn)
+			}
+		})
 	}
 }
