@@ -12,11 +12,13 @@ import (
 // done, so callers that write only to per-index slots get results that do
 // not depend on the worker count, the chunking, or who ran what.
 //
-// Helpers that find no work spin for a few tens of microseconds (a tick's
-// work comes that often in a fast run) and then park; a caller waiting for
-// a helper's last chunk does the same. Because the caller claims chunks
-// too, a helper that is slow to wake (the machine is busy) costs nothing:
-// the caller does its chunks.
+// Each worker has its share of the chunks, the same items at every call
+// (their data stays in its core's cache), and takes what is left of the
+// others' shares when done with its own: a helper that is slow to wake
+// (the machine is busy) costs nothing, the caller does its chunks. Helpers
+// that find no work spin for a few tens of microseconds (a tick's work
+// comes that often in a fast run) and then park; a caller waiting for a
+// helper's last chunk does the same.
 //
 // Whether running in parallel pays depends on the work per call and on
 // what else the machine is doing, which change during a run. The pool
@@ -31,16 +33,18 @@ type Pool struct {
 	// below 2*MinChunk items Run works inline.
 	MinChunk int
 
-	// The current job: fn and n are written before the job is published
-	// in claim, and read only by whoever claimed one of its chunks (so
+	// The current job: fn, n and chunks are written before the job is
+	// published, and read only by whoever claimed one of its chunks (so
 	// they cannot change before that chunk is done).
-	fn   func(lo, hi int)
-	n    int
-	left atomic.Int64 // chunks of the current job not yet finished
-	// claim packs the job's generation (high 32 bits), the next chunk to
-	// claim (16 bits) and the job's chunk count (low 16 bits): a goroutine
-	// late from an earlier job can never claim a chunk of a newer one.
-	claim atomic.Uint64
+	fn        func(lo, hi int)
+	n, chunks int
+	left      atomic.Int64  // chunks of the current job not yet finished
+	gen       atomic.Uint32 // the current job's generation
+	// shares holds each worker's share of the job's chunks. A worker
+	// works through its own share first (the same items every call, so
+	// their data stays in its core's cache), then takes what is left of
+	// the others'.
+	shares []share
 
 	closed  atomic.Bool
 	helpers []*helper
@@ -83,14 +87,41 @@ func (k *parker) unpark() {
 
 type helper struct {
 	parker
+	idx int // the helper's share
 }
 
-// Spin budgets, in polls of an atomic (a poll is a few nanoseconds): about
-// 50 µs for an idle helper, a few µs for the caller waiting for the last
-// chunks.
+// share is one worker's range of chunks. word packs the job's generation
+// (high 32 bits), the next chunk to claim (16 bits) and the end of the
+// range (low 16 bits): a goroutine late from an earlier job can never
+// claim a chunk of a newer one. Padded to its own cache line.
+type share struct {
+	word atomic.Uint64
+	_    [56]byte
+}
+
+// claim takes the next chunk of share sh for job g, or returns -1.
+func (sh *share) claim(g uint32) int {
+	for {
+		v := sh.word.Load()
+		next, end := int(v>>16&0xffff), int(v&0xffff)
+		if uint32(v>>32) != g || next >= end {
+			return -1
+		}
+		if sh.word.CompareAndSwap(v, v+1<<16) {
+			return next
+		}
+	}
+}
+
+// Spin budgets, in polls of an atomic (a poll is a nanosecond or a few):
+// some tens of microseconds, about a tick's work in a fast run, for an
+// idle helper and for the caller waiting for the last chunks. Waking a
+// parked goroutine costs as much again, so a shorter spin loses whenever
+// parallel runs pay at all; when they do not (a busy machine), the tuner
+// stops using the helpers.
 const (
 	helperSpin = 20000
-	callerSpin = 2000
+	callerSpin = 20000
 )
 
 // chunksPerWorker splits the work finer than one chunk per worker, so
@@ -103,60 +134,53 @@ func NewPool(workers int) *Pool {
 	if workers < 1 {
 		workers = 1
 	}
-	p := &Pool{workers: workers, MinChunk: 16, caller: newParker()}
+	p := &Pool{workers: workers, MinChunk: 16, caller: newParker(), shares: make([]share, workers)}
 	p.tune.reset()
 	for i := 1; i < workers; i++ {
-		h := &helper{parker: newParker()}
+		h := &helper{parker: newParker(), idx: i}
 		p.helpers = append(p.helpers, h)
 		go p.loop(h)
 	}
 	return p
 }
 
-func gen(claim uint64) uint32 { return uint32(claim >> 32) }
-
 func (p *Pool) loop(h *helper) {
 	var seen uint32
 	for {
-		for spins := 0; gen(p.claim.Load()) == seen; spins++ {
+		for spins := 0; p.gen.Load() == seen; spins++ {
 			if p.closed.Load() {
 				return
 			}
 			if spins >= helperSpin {
-				h.park(func() bool { return gen(p.claim.Load()) == seen && !p.closed.Load() })
+				h.park(func() bool { return p.gen.Load() == seen && !p.closed.Load() })
 				spins = 0
 			}
 		}
 		if p.closed.Load() {
 			return
 		}
-		seen = gen(p.claim.Load())
-		p.work(seen)
+		seen = p.gen.Load()
+		p.work(seen, h.idx)
 	}
 }
 
-// work claims and runs chunks of job g until none is left (or a newer job
-// has replaced it).
-func (p *Pool) work(g uint32) {
-	for {
-		v := p.claim.Load()
-		next, chunks := int(v>>16&0xffff), int(v&0xffff)
-		if gen(v) != g || next >= chunks {
-			return
-		}
-		if !p.claim.CompareAndSwap(v, v+1<<16) {
-			continue
-		}
-		p.runChunk(next, chunks)
-		if p.left.Add(-1) == 0 {
-			p.caller.unpark()
+// work runs chunks of job g: those of share self first, then what is left
+// of the others', until none is left (or a newer job has replaced g).
+func (p *Pool) work(g uint32, self int) {
+	for k := range p.shares {
+		sh := &p.shares[(self+k)%len(p.shares)]
+		for c := sh.claim(g); c >= 0; c = sh.claim(g) {
+			p.runChunk(c)
+			if p.left.Add(-1) == 0 {
+				p.caller.unpark()
+			}
 		}
 	}
 }
 
 // runChunk runs chunk c of the current job, catching a panic so that Run
 // can re-raise it in the caller's goroutine (where it can be recovered).
-func (p *Pool) runChunk(c, chunks int) {
+func (p *Pool) runChunk(c int) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.mu.Lock()
@@ -166,7 +190,7 @@ func (p *Pool) runChunk(c, chunks int) {
 			p.mu.Unlock()
 		}
 	}()
-	p.fn(c*p.n/chunks, (c+1)*p.n/chunks)
+	p.fn(c*p.n/p.chunks, (c+1)*p.n/p.chunks)
 }
 
 // Workers returns the number of workers, the caller included.
@@ -189,16 +213,23 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 		return
 	}
 	chunks := min(w*chunksPerWorker, n/max(p.MinChunk, 1), 0xffff)
-	p.fn, p.n = fn, n
+	p.fn, p.n, p.chunks = fn, n, chunks
 	p.left.Store(int64(chunks))
-	g := gen(p.claim.Load()) + 1
-	p.claim.Store(uint64(g)<<32 | uint64(chunks))
+	g := p.gen.Load() + 1
+	for i := range p.shares {
+		lo, hi := 0, 0 // workers beyond w get nothing of their own
+		if i < w {
+			lo, hi = i*chunks/w, (i+1)*chunks/w
+		}
+		p.shares[i].word.Store(uint64(g)<<32 | uint64(lo)<<16 | uint64(hi))
+	}
+	p.gen.Store(g)
 	for _, h := range p.helpers {
 		h.unpark()
 	}
 	func() {
 		defer p.wait() // never leave helpers running, even on a panic
-		p.work(g)
+		p.work(g, 0)
 	}()
 	p.fn = nil
 	if v := p.panicV; v != nil {
