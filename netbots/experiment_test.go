@@ -68,24 +68,8 @@ func allocated(f func()) uint64 {
 	return b.TotalAlloc - a.TotalAlloc
 }
 
-// tokens estimates YAML tokens as the loader's pre-scan does.
-func tokens(s string) int {
-	n, word := 0, false
-	for _, c := range []byte(s) {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			word = false
-		case ',', ':', '[', ']', '{', '}':
-			n, word = n+1, false
-		default:
-			if !word {
-				n++
-			}
-			word = true
-		}
-	}
-	return n
-}
+// tokens counts YAML tokens as the loader's limit does.
+func tokens(s string) int { return scenario.Tokens([]byte(s)) }
 
 // numbered writes head, then format (one %d, counting from 0) as often as
 // the size and token limits allow, then tail.

@@ -33,25 +33,8 @@ func fill(head, unit, tail string, n int) string {
 	return head + strings.Repeat(unit, max(k, 0)) + tail
 }
 
-// tokens estimates YAML tokens as the loader's pre-scan does: runs of
-// characters between blanks, and each of , : [ ] { }.
-func tokens(s string) int {
-	n, word := 0, false
-	for _, c := range []byte(s) {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			word = false
-		case ',', ':', '[', ']', '{', '}':
-			n, word = n+1, false
-		default:
-			if !word {
-				n++
-			}
-			word = true
-		}
-	}
-	return n
-}
+// tokens counts YAML tokens as the loader's limit does.
+func tokens(s string) int { return scenario.Tokens([]byte(s)) }
 
 // fillMax repeats unit after head as often as the size and token limits
 // allow (the largest input the YAML library gets to see), then appends

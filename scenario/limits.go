@@ -82,29 +82,46 @@ func prescan(data []byte) (line int, msg string) {
 	if l, depth := flowDepth(data); depth > MaxDepth {
 		return l, fmt.Sprintf("brackets nested %d deep: at most %d", depth, MaxDepth)
 	}
-	ln, tokens := 1, 0
+	if n, ln := tokenCount(data, MaxTokens); n > MaxTokens {
+		return ln, fmt.Sprintf("more than %d YAML tokens (values, punctuation, words of strings and comments): a scenario or experiment file has a few thousand", MaxTokens)
+	}
+	return 0, ""
+}
+
+// Tokens counts the YAML tokens of data as the loader's limit (MaxTokens)
+// does: every run of characters between blanks, and every flow indicator
+// or colon, also inside quoted strings and comments.
+func Tokens(data []byte) int {
+	n, _ := tokenCount(data, -1)
+	return n
+}
+
+// tokenCount counts tokens until the count passes limit (< 0: no limit);
+// line is where it stopped.
+func tokenCount(data []byte, limit int) (n, line int) {
+	line = 1
 	inWord := false
 	for _, c := range data {
 		switch c {
 		case '\n':
-			ln++
+			line++
 			inWord = false
 		case ' ', '\t', '\r':
 			inWord = false
 		case '[', ']', '{', '}', ',', ':':
-			tokens++
+			n++
 			inWord = false
 		default:
 			if !inWord {
-				tokens++
+				n++
 				inWord = true
 			}
 		}
-		if tokens > MaxTokens {
-			return ln, fmt.Sprintf("more than %d YAML tokens (values, punctuation, words of strings and comments): a scenario or experiment file has a few thousand", MaxTokens)
+		if limit >= 0 && n > limit {
+			return n, line
 		}
 	}
-	return 0, ""
+	return n, line
 }
 
 // lexYAML splits text into the YAML library's tokens, turning a panic on
