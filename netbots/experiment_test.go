@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"skyloop/internal/hostile"
 	"skyloop/scenario"
 )
 
@@ -57,37 +57,6 @@ func TestVariantsShareNothingWritable(t *testing.T) {
 	}
 }
 
-const maxAlloc = 100 << 20
-
-func allocated(f func()) uint64 {
-	runtime.GC()
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
-
-// tokens counts YAML tokens as the loader's limit does.
-func tokens(s string) int { return scenario.Tokens([]byte(s)) }
-
-// numbered writes head, then format (one %d, counting from 0) as often as
-// the size and token limits allow, then tail.
-func numbered(head, format, tail string) string {
-	var b strings.Builder
-	b.WriteString(head)
-	budget := scenario.MaxTokens - tokens(head) - tokens(tail) - 2
-	for i := 0; ; i++ {
-		u := fmt.Sprintf(format, i)
-		if b.Len()+len(u)+len(tail) > scenario.MaxFileSize || budget < tokens(u) {
-			break
-		}
-		budget -= tokens(u)
-		b.WriteString(u)
-	}
-	return b.String() + tail
-}
-
 // pathologicalExperiments cost seconds and gigabytes on a loader without
 // bounds (issue 12), or are the costliest experiments within the limits.
 func pathologicalExperiments() []struct{ name, text string } {
@@ -114,25 +83,25 @@ func pathologicalExperiments() []struct{ name, text string } {
 			return b.String()
 		}()},
 		{"flow sequence syntax error 300KB", "experiment: x\nsweep: {param: loss, values: [" + strings.Repeat("0.1,", 75000) + "\n"},
-		{"many sweep values", numbered("experiment: x\nsweep: {param: loss, values: [", "0.%d1, ", "1]}\n")},
-		{"many sweep values, some alike", numbered("experiment: x\nsweep: {param: loss, values: [", "0.%d, ", "1]}\n")},
+		{"many sweep values", hostile.Numbered("experiment: x\nsweep: {param: loss, values: [", "0.%d1, ", "1]}\n")},
+		{"many sweep values, some alike", hostile.Numbered("experiment: x\nsweep: {param: loss, values: [", "0.%d, ", "1]}\n")},
 		{"many sweep values over long waypoints", func() string {
 			var b strings.Builder
 			b.WriteString("experiment: x\nbase: {waypoints: [")
 			for i := 0; i < 1500; i++ {
 				fmt.Fprintf(&b, "[%d, 0], ", i)
 			}
-			return numbered(b.String()+"[0, 1]]}\nsweep: {param: jitter, values: [", "%dus, ", "1s]}\n")
+			return hostile.Numbered(b.String()+"[0, 1]]}\nsweep: {param: jitter, values: [", "%dus, ", "1s]}\n")
 		}()},
 		{"many duplicate sweep values", "experiment: x\nsweep: {param: loss, values: [" + strings.Repeat("0.1, ", scenario.MaxTokens/2-20) + "1]}\n"},
-		{"many variants", numbered("experiment: x\nvariants:\n", "  - {name: v%d, set: {loss: 0.1}}\n", "")},
-		{"many bad variants", numbered("experiment: x\nvariants:\n", "  - {name: v, set: {loss: %d}}\n", "")},
+		{"many variants", hostile.Numbered("experiment: x\nvariants:\n", "  - {name: v%d, set: {loss: 0.1}}\n", "")},
+		{"many bad variants", hostile.Numbered("experiment: x\nvariants:\n", "  - {name: v, set: {loss: %d}}\n", "")},
 		{"long key over a list", strings.Repeat("k", scenario.MaxFileSize/2) + ": [" + strings.Repeat("1,", 15000) + "1]\n"},
 	}
 }
 
 // TestPathologicalExperiments loads each pathological experiment: each
-// costs less than maxAlloc, and a refusal is a scenario.Errors value.
+// costs less than hostile.MaxAlloc, and a refusal is a scenario.Errors value.
 func TestPathologicalExperiments(t *testing.T) {
 	for _, c := range pathologicalExperiments() {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,9 +109,9 @@ func TestPathologicalExperiments(t *testing.T) {
 				t.Fatalf("input of %d bytes is over the size limit", len(c.text))
 			}
 			var err error
-			n := allocated(func() { _, err = ParseExperiment("bad.yaml", []byte(c.text)) })
-			if n > maxAlloc {
-				t.Errorf("%d bytes of input: loading allocated %d MB, want < %d MB", len(c.text), n>>20, maxAlloc>>20)
+			n := hostile.Allocated(func() { _, err = ParseExperiment("bad.yaml", []byte(c.text)) })
+			if n > hostile.MaxAlloc {
+				t.Errorf("%d bytes of input: loading allocated %d MB, want < %d MB", len(c.text), n>>20, hostile.MaxAlloc>>20)
 			}
 			var es scenario.Errors
 			if err != nil && !errors.As(err, &es) {
@@ -172,7 +141,7 @@ func TestLoadExperimentReadIsCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	n := allocated(func() { _, err = LoadExperiment(big) })
+	n := hostile.Allocated(func() { _, err = LoadExperiment(big) })
 	if n > 4*scenario.MaxFileSize {
 		t.Errorf("reading allocated %d MB", n>>20)
 	}

@@ -5,27 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"skyloop/engine"
+	"skyloop/internal/hostile"
 	"skyloop/scenario"
 )
-
-// maxAlloc is the most a scenario file may cost to load, accepted or not
-// (SPEC: under 100 MB and a second; tests assert on bytes only).
-const maxAlloc = 100 << 20
-
-// allocated returns the bytes f allocated.
-func allocated(f func()) uint64 {
-	runtime.GC()
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 // fill repeats unit after head up to n bytes in all, then appends tail.
 func fill(head, unit, tail string, n int) string {
@@ -33,15 +19,12 @@ func fill(head, unit, tail string, n int) string {
 	return head + strings.Repeat(unit, max(k, 0)) + tail
 }
 
-// tokens counts YAML tokens as the loader's limit does.
-func tokens(s string) int { return scenario.Tokens([]byte(s)) }
-
 // fillMax repeats unit after head as often as the size and token limits
 // allow (the largest input the YAML library gets to see), then appends
 // tail.
 func fillMax(head, unit, tail string) string {
 	k := (scenario.MaxFileSize - len(head) - len(tail)) / len(unit)
-	if t := (scenario.MaxTokens - tokens(head) - tokens(tail) - 2) / tokens(unit); t < k {
+	if t := (scenario.MaxTokens - hostile.Tokens(head) - hostile.Tokens(tail) - 2) / hostile.Tokens(unit); t < k {
 		k = t
 	}
 	return head + strings.Repeat(unit, max(k, 0)) + tail
@@ -110,22 +93,6 @@ func manyProblems(n int) string {
 	return b.String()
 }
 
-// numbered repeats format (with one %d) from 0 while fillMax would.
-func numbered(head, format, tail string) string {
-	var b strings.Builder
-	b.WriteString(head)
-	budget := scenario.MaxTokens - tokens(head) - tokens(tail) - 2
-	for i := 0; ; i++ {
-		u := fmt.Sprintf(format, i)
-		if b.Len()+len(u)+len(tail) > scenario.MaxFileSize || budget < tokens(u) {
-			break
-		}
-		budget -= tokens(u)
-		b.WriteString(u)
-	}
-	return b.String() + tail
-}
-
 // pathological are inputs that cost seconds and gigabytes on a loader
 // without bounds (see issue 12), and worst cases of the YAML library within
 // the size and token limits.
@@ -165,14 +132,14 @@ func pathological() []struct{ name, text string } {
 			}
 			return b.String()
 		}()},
-		{"long block mapping", numbered("", "k%d: 1\n", "")},
-		{"long block mappings", numbered("", "- {}\n  k%d: 1\n", "")},
+		{"long block mapping", hostile.Numbered("", "k%d: 1\n", "")},
+		{"long block mappings", hostile.Numbered("", "- {}\n  k%d: 1\n", "")},
 		// Many nodes, all decoded.
 		{"list of numbers", fillMax("name: t\nvehicles: [", "1,", "1]\n")},
 		{"list of empty lists", fillMax("name: t\nvehicles: [", "[],", "[]]\n")},
 		{"list of empty mappings", fillMax("name: t\nvehicles: [", "{},", "{}]\n")},
-		{"unknown fields", numbered("name: t\nworld: {", "k%d: 1, ", "}\n")},
-		{"anchors", numbered("name: t\nworld:\n  obstacles: [", "&a%d 1, ", "1]\n")},
+		{"unknown fields", hostile.Numbered("name: t\nworld: {", "k%d: 1, ", "}\n")},
+		{"anchors", hostile.Numbered("name: t\nworld:\n  obstacles: [", "&a%d 1, ", "1]\n")},
 		{"aliases of a scalar", fillMax("name: t\nworld:\n  obstacles: [&a 1, ", "*a, ", "*a]\n")},
 		{"aliases of a mapping", fillMax("name: t\nvehicles: [&a {name: x, kind: pointmass}, ", "*a, ", "*a]\n")},
 		{"positions", fillMax("name: t\nvehicles:\n  - {name: d, kind: pointmass, count: 1, spawn: {layout: explicit, positions: [", "[1.5, 2.5, 3.5], ", "[1, 2, 3]]}}\n")},
@@ -186,16 +153,16 @@ func pathological() []struct{ name, text string } {
 		{"null entries", fillMax("vehicles:\n", "-\n", "")},
 		{"null nodes", fillMax("nodes:\n", "-\n", "")},
 		{"null processes", fillMax("isolation: netns\nrealtime: 1\nprocesses:\n", "-\n", "")},
-		{"processes", numbered("isolation: netns\nrealtime: 1\nprocesses:\n", "- {name: p%d, command: x}\n", "")},
-		{"named nodes", numbered("name: t\nnodes:\n", "- {name: d-%d}\n", "")},
-		{"groups and nodes", numbered("name: t\nvehicles:\n", "- {name: d%[1]d, kind: pointmass, count: 1, spawn: {layout: line, spacing: 1}}\n", "nodes: [{name: d1-0}]\n")},
-		{"nodes and groups", numbered("name: t\nvehicles: [{name: d, kind: pointmass, count: 1000, spawn: {layout: line, spacing: 1}}]\nnodes:\n", "- {name: d-%d}\n", "")},
+		{"processes", hostile.Numbered("isolation: netns\nrealtime: 1\nprocesses:\n", "- {name: p%d, command: x}\n", "")},
+		{"named nodes", hostile.Numbered("name: t\nnodes:\n", "- {name: d-%d}\n", "")},
+		{"groups and nodes", hostile.Numbered("name: t\nvehicles:\n", "- {name: d%[1]d, kind: pointmass, count: 1, spawn: {layout: line, spacing: 1}}\n", "nodes: [{name: d1-0}]\n")},
+		{"nodes and groups", hostile.Numbered("name: t\nvehicles: [{name: d, kind: pointmass, count: 1000, spawn: {layout: line, spacing: 1}}]\nnodes:\n", "- {name: d-%d}\n", "")},
 	}
 }
 
 // TestPathologicalScenarios loads each pathological input (parse, decode,
 // generic and engine checks): each must be refused, with a scenario.Errors
-// value, and cost less than maxAlloc.
+// value, and cost less than hostile.MaxAlloc.
 func TestPathologicalScenarios(t *testing.T) {
 	for _, c := range pathological() {
 		t.Run(c.name, func(t *testing.T) {
@@ -203,9 +170,9 @@ func TestPathologicalScenarios(t *testing.T) {
 				t.Fatalf("input of %d bytes is over the size limit", len(c.text))
 			}
 			var err error
-			n := allocated(func() { _, err = scenario.Parse("bad.yaml", []byte(c.text), engine.Check) })
-			if n > maxAlloc {
-				t.Errorf("%d bytes of input: loading allocated %d MB, want < %d MB", len(c.text), n>>20, maxAlloc>>20)
+			n := hostile.Allocated(func() { _, err = scenario.Parse("bad.yaml", []byte(c.text), engine.Check) })
+			if n > hostile.MaxAlloc {
+				t.Errorf("%d bytes of input: loading allocated %d MB, want < %d MB", len(c.text), n>>20, hostile.MaxAlloc>>20)
 			}
 			var es scenario.Errors
 			if !errors.As(err, &es) || len(es) == 0 {
@@ -282,7 +249,7 @@ func TestReadIsCapped(t *testing.T) {
 	}
 	for _, p := range paths {
 		var err error
-		n := allocated(func() { _, err = scenario.Load(p, engine.Check) })
+		n := hostile.Allocated(func() { _, err = scenario.Load(p, engine.Check) })
 		if n > 4*scenario.MaxFileSize {
 			t.Errorf("%s: reading allocated %d MB", p, n>>20)
 		}
@@ -319,7 +286,7 @@ func TestLimitsAcceptRealFiles(t *testing.T) {
 		fmt.Fprintf(&b, "        - [%d.5, %d.25, 10]\n", i, i)
 	}
 	var err error
-	n := allocated(func() { _, err = scenario.Parse("big.yaml", []byte(b.String()), engine.Check) })
+	n := hostile.Allocated(func() { _, err = scenario.Parse("big.yaml", []byte(b.String()), engine.Check) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +318,7 @@ func TestProblemsInFieldOrder(t *testing.T) {
 // TestJustUnderParseCost finds, for each structure the YAML library finds
 // costly (long keys over many nodes, deep nesting, long block mappings),
 // the largest input the pre-parse estimate lets through, and checks that
-// loading it stays within maxAlloc: the estimate is calibrated.
+// loading it stays within hostile.MaxAlloc: the estimate is calibrated.
 func TestJustUnderParseCost(t *testing.T) {
 	list := strings.Repeat("1,", scenario.MaxTokens/2-50) + "1]\n"
 	families := []struct {
@@ -413,8 +380,8 @@ func TestJustUnderParseCost(t *testing.T) {
 			if len(text) > scenario.MaxFileSize {
 				t.Fatalf("generator made %d bytes", len(text))
 			}
-			n := allocated(func() { scenario.Parse("x.yaml", []byte(text), engine.Check) })
-			if n > maxAlloc {
+			n := hostile.Allocated(func() { scenario.Parse("x.yaml", []byte(text), engine.Check) })
+			if n > hostile.MaxAlloc {
 				t.Errorf("n=%d (%d bytes), the largest let through: loading allocated %d MB", lo, len(text), n>>20)
 			}
 			t.Logf("n=%d (%d bytes) let through: %d MB allocated", lo, len(text), n>>20)
