@@ -154,17 +154,7 @@ func netHelper(mode string) error {
 		var ev []extern.NetEvent
 		var rel []uint64
 		for _, p := range f.Packets {
-			var dsts []int
-			if p.Dst < 0 {
-				for d := 0; d < nodes; d++ {
-					if d != p.Src {
-						dsts = append(dsts, d)
-					}
-				}
-			} else {
-				dsts = []int{p.Dst}
-			}
-			for _, d := range dsts {
+			for _, d := range receivers(p, nodes) {
 				dx, dy, dz := pos[d][0]-pos[p.Src][0], pos[d][1]-pos[p.Src][1], pos[d][2]-pos[p.Src][2]
 				if math.Sqrt(dx*dx+dy*dy+dz*dz) > 10 {
 					ev = append(ev, extern.NetEvent{ID: p.ID, Dst: d, At: p.TSend, Drop: "range"})
@@ -197,4 +187,19 @@ func netHelper(mode string) error {
 			return err
 		}
 	}
+}
+
+// receivers lists the nodes packet p is meant for: its destination, or
+// every other node for a broadcast.
+func receivers(p extern.Packet, nodes int) []int {
+	if p.Dst >= 0 {
+		return []int{p.Dst}
+	}
+	var dsts []int
+	for d := 0; d < nodes; d++ {
+		if d != p.Src {
+			dsts = append(dsts, d)
+		}
+	}
+	return dsts
 }

@@ -190,16 +190,7 @@ func lyingNetwork(mode string, addr, token string, errs chan<- error) {
 		var ev []extern.NetEvent
 		var rel []uint64
 		for _, p := range f.Packets {
-			var dsts []int
-			if p.Dst < 0 {
-				for d := 0; d < nodes; d++ {
-					if d != p.Src {
-						dsts = append(dsts, d)
-					}
-				}
-			} else {
-				dsts = []int{p.Dst}
-			}
+			dsts := receivers(p, nodes)
 			for _, d := range dsts {
 				sched = append(sched, rx{id: p.ID, dst: d, at: p.TSend + 5e6})
 				left[p.ID]++

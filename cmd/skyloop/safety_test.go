@@ -38,13 +38,7 @@ func TestUnreadableInputIsBadInput(t *testing.T) {
 func TestConcurrentRunsIntoOneDirectory(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r")
-	first := startCLI(t, "run", "quickstart", "--duration", "40s", "--realtime", "20", "--out", out, "-q")
-	if !eventually(time.Minute, func() bool {
-		m, _ := filepath.Glob(filepath.Join(dir, ".r.tmp-*"))
-		return len(m) > 0
-	}) {
-		t.Fatalf("the first run did not start: %s", first.stderr.String())
-	}
+	first := startRun(t, out, "40s")
 	code, _, stderr := capture(t, "run", "quickstart", "--duration", "1s", "--out", out, "-q")
 	if code != 1 || !strings.Contains(stderr, "is writing "+out) || !strings.Contains(stderr, "pid") {
 		t.Fatalf("second run: exit %d, stderr %q", code, stderr)
@@ -67,13 +61,7 @@ func TestConcurrentRunsIntoOneDirectory(t *testing.T) {
 func TestDirectoryMadeDuringARunSurvives(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r")
-	c := startCLI(t, "run", "quickstart", "--duration", "20s", "--realtime", "20", "--out", out, "-q")
-	if !eventually(time.Minute, func() bool {
-		m, _ := filepath.Glob(filepath.Join(dir, ".r.tmp-*"))
-		return len(m) > 0
-	}) {
-		t.Fatalf("the run did not start: %s", c.stderr.String())
-	}
+	c := startRun(t, out, "20s")
 	os.MkdirAll(out, 0o755)
 	os.WriteFile(filepath.Join(out, "thesis.tex"), []byte("precious"), 0o644)
 	if code := c.wait(t, time.Minute); code != 1 {
@@ -88,4 +76,18 @@ func TestDirectoryMadeDuringARunSurvives(t *testing.T) {
 	if msg := c.stderr.String(); !strings.Contains(msg, out+".1") || strings.Contains(msg, ".tmp-") {
 		t.Fatalf("message should name %s.1 and no temporary path: %s", out, msg)
 	}
+}
+
+// startRun starts quickstart at 20x real time for duration d into out and
+// returns once the run is writing its temporary directory.
+func startRun(t *testing.T, out, d string) *child {
+	t.Helper()
+	c := startCLI(t, "run", "quickstart", "--duration", d, "--realtime", "20", "--out", out, "-q")
+	if !eventually(time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*"))
+		return len(m) > 0
+	}) {
+		t.Fatalf("the run did not start: %s", c.stderr.String())
+	}
+	return c
 }
