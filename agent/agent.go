@@ -96,6 +96,8 @@ type Host interface {
 	// say), flushed and closed with the run. It returns nil and no error
 	// when the run writes no files.
 	File(name string) (io.Writer, error)
+	// Fail ends the run with err after the current agent phase.
+	Fail(node netsim.NodeID, err error)
 }
 
 // Context is a node's view of the world. One context exists per node and is
@@ -219,6 +221,11 @@ func (c *Context) Log() *slog.Logger {
 	}
 	return c.nodeLog
 }
+
+// Fail ends the run with err at the end of the current agent phase: for
+// behaviours whose failure must stop the run (an external agent that
+// crashed under on_failure: abort). The first failure wins.
+func (c *Context) Fail(err error) { c.host.Fail(c.ref.ID, err) }
 
 // Event records an event in events.csv under this node.
 func (c *Context) Event(name, detail string) { c.host.Event(c.now, c.ref.ID, name, detail) }

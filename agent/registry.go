@@ -24,6 +24,10 @@ type Spec struct {
 	// Fixed reports whether the behaviour may run on a fixed node (one
 	// without a vehicle); Vehicle whether it may run on a vehicle.
 	Fixed, Vehicle bool
+	// Internal marks a behaviour the engine adds by itself (the TAP
+	// bridge of isolation: netns): scenarios cannot name it and Names
+	// does not list it.
+	Internal bool
 	// Params returns a pointer to a new parameter struct with defaults.
 	Params func() Params
 	// New builds the behaviour for one node from validated parameters.
@@ -41,17 +45,20 @@ func Register(s Spec) {
 	registry[s.Name] = s
 }
 
-// Lookup returns the behaviour type with the given name.
+// Lookup returns the behaviour type with the given name (Internal ones
+// included).
 func Lookup(name string) (Spec, bool) {
 	s, ok := registry[name]
 	return s, ok
 }
 
-// Names returns the registered behaviour names, sorted.
+// Names returns the names scenarios can use, sorted.
 func Names() []string {
 	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
+	for n, s := range registry {
+		if !s.Internal {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names

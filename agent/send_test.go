@@ -20,6 +20,7 @@ func (h *sendHost) Tick() sim.Duration                                        { 
 func (h *sendHost) Nodes() []NodeRef                                          { return []NodeRef{{ID: 0}, {ID: 1}} }
 func (h *sendHost) Origin() geom.Geodetic                                     { return geom.Geodetic{} }
 func (h *sendHost) File(name string) (io.Writer, error)                       { return nil, nil }
+func (h *sendHost) Fail(node netsim.NodeID, err error)                        {}
 
 // TestSendSizeBounded: a message's size is a UDP/IPv4 payload size,
 // 0..65507 bytes; anything else is refused with the offending value (a

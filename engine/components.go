@@ -6,14 +6,7 @@ import (
 	"strings"
 
 	"skyloop/autopilot"
-	"skyloop/extern"
 	"skyloop/geom"
-	_ "skyloop/mavlink" // registers the MAVLink behaviours
-	"skyloop/netsim"
-	"skyloop/netsim/ideal"
-	"skyloop/netsim/impair"
-	"skyloop/netsim/ns3"
-	"skyloop/netsim/wifi"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
 	"skyloop/vehicle/multirotor"
@@ -85,45 +78,6 @@ var kinds = map[string]kindSpec{
 			return func(pos geom.Vec3, yaw float64, _ *rand.Rand) vehicle.Vehicle {
 				return groundbot.New(p.(*groundbot.Params), pos, yaw)
 			}
-		},
-	},
-}
-
-// backendSpec is a network backend as scenarios name it.
-type backendSpec struct {
-	params func() validator
-	new    func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error)
-}
-
-var backends = map[string]backendSpec{
-	"extern": {
-		params: func() validator { p := extern.DefaultNetParams(); return &p },
-		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
-			return extern.NewNetBackend(p.(*extern.NetParams), tr), nil
-		},
-	},
-	"ideal": {
-		params: func() validator { return &noParams{} },
-		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
-			return ideal.New(tr), nil
-		},
-	},
-	"ns3": {
-		params: func() validator { p := ns3.DefaultParams(); return &p },
-		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
-			return ns3.New(*p.(*ns3.Params), seed, tr)
-		},
-	},
-	"wifi": {
-		params: func() validator { p := wifi.DefaultParams(); return &p },
-		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
-			return wifi.New(*p.(*wifi.Params), seed, tr)
-		},
-	},
-	"impair": {
-		params: func() validator { p := impair.DefaultParams(); return &p },
-		new: func(p validator, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
-			return impair.New(*p.(*impair.Params), seed, tr)
 		},
 	},
 }

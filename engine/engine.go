@@ -1,6 +1,10 @@
-// Package engine builds a run from a scenario and executes it: it wires
-// vehicles, agents and a network backend into the kernel's phases, feeds the
-// recorder and the metrics, and writes the run directory.
+// Package engine is the deterministic core of a run: it builds the world
+// from a scenario (vehicles, agents and a network backend), wires it into
+// the kernel's phases and steps it, feeding the metrics and a Recorder. It
+// touches nothing outside the process: no files, sockets, processes or
+// wall clock. The parts of a run that reach outside (package edge) are
+// opened and closed by the runner (package runner), which also owns the
+// run directory, pacing and namespaces.
 //
 // Phase order at every tick t (DESIGN.md):
 //
@@ -27,13 +31,9 @@ import (
 
 	"skyloop/agent"
 	"skyloop/autopilot"
-	"skyloop/extern"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
-	"skyloop/netsim/tap"
-	"skyloop/record"
-	"skyloop/report"
 	"skyloop/scenario"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -60,14 +60,6 @@ type Options struct {
 	// advances Realtime times as fast as real time (1 = real time), so
 	// that people and outside programs can take part.
 	Realtime float64
-	// Attach, when set, is called for every behaviour before the first
-	// tick to connect it to the outside world (a MAVLink UDP port, say);
-	// a non-nil closer it returns is closed after the run.
-	Attach func(node agent.NodeRef, b agent.Behavior) (io.Closer, error)
-	// ExternReady, when set, is told the Unix socket, the TCP address and
-	// the token of the external-agent server once it listens, instead of
-	// the message printed for agents that connect on their own.
-	ExternReady func(socket, addr, token string)
 }
 
 // OptionError reports bad input that is not a mistake in the scenario file:
@@ -150,19 +142,17 @@ type Run struct {
 	curT      sim.Time
 	vehicleFn func(lo, hi int)
 
-	effective map[string]any
-	out       *outputs
-	tel       []vehicle.Telemetry
-	tracks    *report.Tracker
-	dir       *record.Dir
-	files     map[string]bool // behaviour output files created
-	aerial    bool            // the run has multirotors (profile.png)
-	preparers bool            // some behaviour steps in two passes (external agents)
-	realtime  float64         // real-time factor (0 = as fast as possible)
-	sched     string          // the kernel thread's scheduling in real-time runs
-	iso       *isolation      // namespaces, TAPs and processes (isolation: netns)
-	clock     *clockLog       // clock.csv (real-time runs)
-	ext       *extern.Server  // external agents, when the scenario has any
+	effective   map[string]any
+	rec         Recorder // nil: nothing is recorded
+	recVehicles bool     // rec wants vehicle samples
+	openFile    func(name string) (io.Writer, error)
+	files       map[string]bool // behaviour output files created
+	tel         []vehicle.Telemetry
+	aerial      bool    // the run has multirotors (profile.png)
+	preparers   bool    // some behaviour steps in two passes (external agents)
+	realtime    float64 // real-time factor (0 = as fast as possible)
+	failed      error   // a behaviour's Fail: ends the run after the agent phase
+	finished    bool
 }
 
 // Build checks every part of the scenario, component parameters included,
@@ -367,14 +357,14 @@ func (r *Run) buildNetwork() {
 			return
 		}
 	}
-	bs, ok := backends[name]
+	bs, ok := netsim.LookupBackend(name)
 	if !ok {
-		sc.Errorf("network.backend", "unknown network backend %q: want one of %s", name, names(backends))
+		sc.Errorf("network.backend", "unknown network backend %q: want one of %s", name, strings.Join(netsim.BackendNames(), ", "))
 		return
 	}
 	posPeriod := 10 * sim.Millisecond
 	sc.DecodeKey(n, "network", "position_period", &posPeriod)
-	p := bs.params()
+	p := bs.Params()
 	if !sc.Decode(n, "network", p, "backend", "position_period") {
 		return
 	}
@@ -389,7 +379,7 @@ func (r *Run) buildNetwork() {
 	if r.opt.CheckOnly {
 		return
 	}
-	b, err := bs.new(p, r.seed, r)
+	b, err := bs.New(p, r.seed, r)
 	if err != nil {
 		sc.Errorf("network", "%v", err)
 		return
@@ -411,7 +401,7 @@ func (r *Run) buildBehaviors() {
 				continue
 			}
 			spec, ok := agent.Lookup(typ)
-			if !ok {
+			if !ok || spec.Internal {
 				sc.Errorf(path+".type", "unknown behaviour %q: want one of %s", typ, strings.Join(agent.Names(), ", "))
 				continue
 			}
@@ -470,7 +460,12 @@ func (r *Run) buildBehaviors() {
 		}
 		if i < nv && sc.Isolation == "netns" {
 			// The bridge between the vehicle's TAP and the network.
-			ns.slots = append(ns.slots, slot{b: tap.NewBehavior(), path: "isolation", typ: "tap"})
+			spec, ok := agent.Lookup(TAPBridge)
+			if !ok {
+				sc.Errorf("isolation", "this program cannot bridge namespaces: the %q behaviour is not linked (import skyloop/components)", TAPBridge)
+				return
+			}
+			ns.slots = append(ns.slots, slot{b: spec.New(spec.Params()), path: "isolation", typ: TAPBridge})
 		}
 	}
 	// Start every behaviour, in node order; problems found now (a group
@@ -544,7 +539,7 @@ func (r *Run) Origin() geom.Geodetic { return r.sc.World.Origin }
 // File creates a behaviour's output file in the run directory (agent.Host);
 // nil when the run writes no files.
 func (r *Run) File(name string) (io.Writer, error) {
-	if r.dir == nil || r.opt.NoFiles {
+	if r.openFile == nil || r.opt.NoFiles {
 		return nil, nil
 	}
 	if name == "" || strings.ContainsAny(name, `/\`) || name[0] == '.' {
@@ -557,7 +552,7 @@ func (r *Run) File(name string) (io.Writer, error) {
 		return nil, fmt.Errorf("output file %s created twice", name)
 	}
 	r.files[name] = true
-	return r.dir.File(name)
+	return r.openFile(name)
 }
 
 // Tick returns the kernel tick.
@@ -575,13 +570,29 @@ func (r *Run) Send(src netsim.NodeID, m *agent.Message) {
 
 // Event records an agent event; part of agent.Host.
 func (r *Run) Event(t sim.Time, node netsim.NodeID, name, detail string) {
-	r.out.event(t, node, "agent", name, detail)
+	r.event(t, node, "agent", name, detail)
+}
+
+// Fail ends the run with err after the current agent phase; part of
+// agent.Host. The first failure wins.
+func (r *Run) Fail(node netsim.NodeID, err error) {
+	if r.failed == nil {
+		r.failed = err
+	}
+}
+
+func (r *Run) event(t sim.Time, node netsim.NodeID, source, name, detail string) {
+	if r.rec != nil {
+		r.rec.Event(t, node, source, name, detail)
+	}
 }
 
 // Trace receives the backend's trace events.
 func (r *Run) Trace(e *netsim.TraceEvent) {
 	r.met.Trace(e)
-	r.out.trace(e)
+	if r.rec != nil {
+		r.rec.Trace(e)
+	}
 }
 
 // SetOptions replaces the run-time options (progress, stop) after Build.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	_ "skyloop/components"
 	"strings"
 	"testing"
 

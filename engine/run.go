@@ -3,19 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"syscall"
 
 	"skyloop/agent"
 	"skyloop/autopilot"
-	"skyloop/extern"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
-	"skyloop/orchestrate"
-	"skyloop/record"
-	"skyloop/report"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -66,247 +60,12 @@ type Summary struct {
 	ObstacleHits int                       `json:"obstacle_hits"`
 	BoundsExits  int                       `json:"bounds_exits"`
 	Agents       map[string]map[string]any `json:"agents,omitempty"`
-	// Clock is each module's offset from the master clock (real-time
-	// runs); clock.csv has the samples.
-	Clock []ClockSummary `json:"clock,omitempty"`
-	// Scheduling is the kernel thread's scheduling policy in real-time
-	// runs (SCHED_FIFO when permitted).
-	Scheduling string `json:"scheduling,omitempty"`
-	// Processes says how each orchestrated process ended (isolation:
-	// netns).
-	Processes []orchestrate.ProcResult `json:"processes,omitempty"`
 }
 
-// Result is what Execute returns.
-type Result struct {
-	// Dir is the committed run directory ("" when no files were written).
-	Dir     string
-	Summary *Summary
-}
-
-// Execute runs the simulation. With a non-empty dest it writes the run
-// directory there atomically; meta, when not nil, is called at the end for
-// the facts only the caller knows (wall time, host, versions) and written to
-// meta.json. On failure the partial files are kept in dest.incomplete.
-func (r *Run) Execute(dest string, meta func() map[string]any) (res *Result, err error) {
-	if err := r.checkIsolation(); err != nil {
-		return nil, &OptionError{err}
-	}
-	var dir *record.Dir
-	if dest != "" {
-		if dir, err = record.Create(dest); err != nil {
-			return nil, err
-		}
-	}
-	var closers []io.Closer
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
-	if r.opt.Attach != nil {
-		for i := range r.nodes {
-			for _, s := range r.nodes[i].slots {
-				c, err := r.opt.Attach(r.nodes[i].ref, s.b)
-				if err != nil {
-					dir.Discard()
-					if r.backend != nil {
-						r.backend.Close()
-					}
-					err = fmt.Errorf("connecting %s of node %s: %w", s.typ, r.nodes[i].ref.Name, err)
-					if errors.Is(err, syscall.EADDRINUSE) {
-						return nil, &OptionError{err} // bad input: a port taken
-					}
-					return nil, err
-				}
-				if c != nil {
-					closers = append(closers, c)
-				}
-			}
-		}
-	}
-	r.dir = dir
-	if dir != nil && r.realtime > 0 {
-		dir.SetAsync() // the disk must not stall ticks
-	}
-	if r.out, err = openOutputs(dir, r.sc.Outputs, r.opt.NoFiles, r.realtime > 0); err != nil {
-		dir.Discard()
-		return nil, err
-	}
-	if dir != nil && r.sc.Outputs.Plots && !r.opt.NoFiles {
-		names := make([]string, len(r.veh))
-		for i := range r.veh {
-			names[i] = r.nodes[i].ref.Name
-		}
-		r.tracks = report.NewTracker(names, 4000)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("internal error (please report with the scenario): %v", p)
-		}
-		if err != nil && dir != nil {
-			err = dir.Fail(err)
-		}
-	}()
-	if r.backend == nil {
-		return nil, errors.New("internal error: Execute on a run built with CheckOnly")
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			r.backend.Close() // on a panic or an early error
-		}
-	}()
-	err = r.startIsolation()
-	if r.iso != nil {
-		defer r.iso.close()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err = r.startExtern(); err != nil {
-		return nil, err
-	}
-	if r.ext != nil {
-		defer r.ext.Close("the run failed")
-	}
-	if err = r.start(); err != nil {
-		return nil, err
-	}
-	defer r.pool.Close()
-	if r.realtime > 0 {
-		var restore func()
-		r.sched, restore = realtimeThreads()
-		r.log.Debug("real-time run", "kernel thread", r.sched)
-		defer restore()
-	}
-	if err = r.startProcesses(); err != nil {
-		return nil, err
-	}
-	runErr := r.kernel.Run(r.end)
-	r.iso.close() // stop the processes before the summary
-	if r.ext != nil {
-		why := "the run is over"
-		if runErr != nil {
-			why = "the run failed: " + runErr.Error()
-		}
-		r.ext.Close(why)
-	}
-	closeErr := r.backend.Close()
-	closed = true
-	if errors.Is(runErr, sim.ErrStopped) {
-		return nil, ErrInterrupted
-	}
-	if runErr != nil {
-		return nil, runErr
-	}
-	if closeErr != nil {
-		return nil, fmt.Errorf("closing the network backend: %w", closeErr)
-	}
-	if live := r.pktPool.Live(); live != 0 {
-		return nil, fmt.Errorf("internal error: the %s backend leaked %d packets", r.backendName, live)
-	}
-	r.sample(r.end)
-	r.checkWorld(r.end)
-	sum := r.summary()
-	res = &Result{Summary: sum}
-	if dir == nil {
-		return res, nil
-	}
-	if err = dir.JSON("config.json", r.effective); err != nil {
-		return nil, err
-	}
-	if r.tracks != nil {
-		var obs []geom.Box
-		for _, o := range r.sc.World.Obstacles {
-			obs = append(obs, geom.Box{Min: o.Min, Max: o.Max})
-		}
-		png, err := report.TrajectoryPNG(fmt.Sprintf("%s, seed %d: trajectories (circles: starts, crosses: targets)", r.sc.Name, r.seed), r.tracks.Tracks, obs)
-		if err != nil {
-			return nil, err
-		}
-		if err = report.WriteFile(dir.Path("trajectory.png"), png); err != nil {
-			return nil, err
-		}
-		if r.aerial && len(r.veh) <= 12 {
-			png, err := report.ProfilePNG(fmt.Sprintf("%s, seed %d: altitude and east offset", r.sc.Name, r.seed), r.tracks.Tracks)
-			if err != nil {
-				return nil, err
-			}
-			if err = report.WriteFile(dir.Path("profile.png"), png); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err = dir.JSON("summary.json", sum); err != nil {
-		return nil, err
-	}
-	m := map[string]any{"scenario": r.sc.Name, "scenario_file": r.sc.File, "seed": r.seed,
-		"duration_ns": r.end, "ticks": int64(r.end) / int64(r.tick), "workers": r.workers}
-	if meta != nil {
-		for k, v := range meta() {
-			m[k] = v
-		}
-	}
-	if err = dir.JSON("meta.json", m); err != nil {
-		return nil, err
-	}
-	if err = dir.Commit(); err != nil {
-		return nil, err
-	}
-	res.Dir = dir.Dest()
-	return res, nil
-}
-
-// startExtern starts the server for external agents, when the scenario has
-// any: it launches their processes and waits for them to connect.
-func (r *Run) startExtern() error {
-	var srv *extern.Server
-	newServer := func() {
-		cfg := extern.Config{Tick: int64(r.tick), Nodes: r.refs, Origin: r.sc.World.Origin, Dir: r.procDir(), Log: r.log,
-			Vehicle: func(id int) bool { return id < len(r.veh) }, Ready: r.opt.ExternReady}
-		if r.dir != nil {
-			// Written straight through: followed live, kept if skyloop dies.
-			cfg.Output = func(name string) (io.Writer, error) {
-				f, err := r.dir.Unbuffered(name)
-				if err != nil {
-					return nil, err
-				}
-				return f, nil
-			}
-		}
-		srv = extern.NewServer(cfg)
-	}
-	if nb, ok := r.backend.(*extern.NetBackend); ok {
-		newServer()
-		srv.AddNetwork(nb)
-	}
-	for i := range r.nodes {
-		for _, s := range r.nodes[i].slots {
-			b, ok := s.b.(*extern.Behavior)
-			if !ok {
-				continue
-			}
-			if srv == nil {
-				newServer()
-			}
-			srv.Add(r.nodes[i].ref, b)
-		}
-	}
-	if srv == nil {
-		return nil
-	}
-	r.ext = srv
-	if err := srv.Start(); err != nil {
-		srv.Close("the run could not start: " + err.Error())
-		r.ext = nil
-		return err
-	}
-	return nil
-}
-
-// start initialises the backend and adds the phases to the kernel.
-func (r *Run) start() error {
+// Start initialises the backend and adds the phases to the kernel: the
+// runner's own phases (pacing, clock sampling) first, in the order given,
+// then the core's. Call it once, after the edge components are open.
+func (r *Run) Start(first ...sim.Phase) error {
 	infos := make([]netsim.NodeInfo, len(r.nodes))
 	r.pos = make([]geom.Vec3, len(r.nodes))
 	for i := range r.nodes {
@@ -318,8 +77,8 @@ func (r *Run) start() error {
 		r.pos[i] = p
 		infos[i] = netsim.NodeInfo{ID: ns.ref.ID, Name: ns.ref.Name, Pos: p, Vehicle: ns.veh != nil}
 	}
-	if u, ok := r.backend.(netsim.OutputDirUser); ok && r.dir != nil {
-		u.SetOutputDir(r.dir.Path(""))
+	if r.backend == nil {
+		return errors.New("internal error: Start on a run built with CheckOnly")
 	}
 	if err := r.backend.Start(infos); err != nil {
 		return fmt.Errorf("starting the %s network: %w", r.backendName, err)
@@ -338,13 +97,7 @@ func (r *Run) start() error {
 			return nil
 		}})
 	}
-	if r.realtime > 0 {
-		p := newPacer(r.realtime, r.log)
-		r.clock = newClockLog(r.out, p, r.backend, r.iso)
-		phases = append(phases, sim.Phase{Name: "pace", Every: 1, Run: p.wait})
-		every := max(int64(10*sim.Millisecond/r.tick), 1)
-		phases = append(phases, sim.Phase{Name: "clock", Every: every, Run: r.clock.sample})
-	}
+	phases = append(phases, first...)
 	phases = append(phases, []sim.Phase{
 		{Name: "record", Every: sampleEvery, Run: func(t sim.Time) error { r.sample(t); return nil }},
 		{Name: "world", Every: r.checkEvery, Run: func(t sim.Time) error { r.checkWorld(t); return nil }},
@@ -370,7 +123,9 @@ func (r *Run) networkPhase(t sim.Time) error {
 	r.deliv = d
 	for i := range d {
 		r.met.Delivered(&d[i], t)
-		r.out.delivery(&d[i], t)
+		if r.rec != nil {
+			r.rec.Delivery(&d[i], t)
+		}
 	}
 	return nil
 }
@@ -417,10 +172,8 @@ func (r *Run) agentPhase(t sim.Time) error {
 			}
 		}
 	}
-	if r.ext != nil {
-		if err := r.ext.Err(); err != nil {
-			return err
-		}
+	if r.failed != nil {
+		return r.failed
 	}
 	for i, p := range r.outbox {
 		r.backend.Send(p)
@@ -454,7 +207,7 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 	for i := range r.vev {
 		ev := &r.vev[i]
 		for _, e := range ev.List {
-			r.out.event(e.T, netsim.NodeID(i), "vehicle", e.Name, e.Detail)
+			r.event(e.T, netsim.NodeID(i), "vehicle", e.Name, e.Detail)
 		}
 		ev.List = ev.List[:0]
 	}
@@ -479,15 +232,12 @@ func (r *Run) progressPhase(t sim.Time) error {
 // sample records every vehicle's true state at t, for vehicles.csv and
 // the trajectory plot.
 func (r *Run) sample(t sim.Time) {
-	if r.out == nil || r.out.vehicles == nil && r.tracks == nil {
+	if r.rec == nil || !r.recVehicles {
 		return
 	}
 	for i, v := range r.veh {
 		tel := v.Telemetry()
-		r.out.vehicle(t, i, &tel)
-		if r.tracks != nil {
-			r.tracks.Add(i, t.Seconds(), tel.Pos, tel.Target, tel.HasTarget)
-		}
+		r.rec.Vehicle(t, i, &tel)
 	}
 }
 
@@ -497,7 +247,7 @@ func (r *Run) checkWorld(t sim.Time) {
 	for i, v := range r.veh {
 		tel[i] = v.Telemetry()
 	}
-	r.world.sample(t, tel, r.out.event)
+	r.world.sample(t, tel, r.event)
 }
 
 func (r *Run) telBuf() []vehicle.Telemetry {
@@ -510,13 +260,7 @@ func (r *Run) telBuf() []vehicle.Telemetry {
 func (r *Run) summary() *Summary {
 	s := &Summary{Scenario: r.sc.Name, Seed: r.seed, DurationNs: r.end, Ticks: int64(r.end) / int64(r.tick),
 		Backend: r.backendName, Nodes: len(r.nodes), Network: r.met.Summary(r.end),
-		ObstacleHits: r.world.ObstacleHits, BoundsExits: r.world.BoundsExits, Clock: r.clock.summary(), Scheduling: r.sched}
-	if r.iso != nil {
-		s.Processes = r.iso.results
-		if s.Processes == nil {
-			s.Processes = []orchestrate.ProcResult{}
-		}
-	}
+		ObstacleHits: r.world.ObstacleHits, BoundsExits: r.world.BoundsExits}
 	tot := s.Network.Total
 	var dropped uint64
 	for _, n := range tot.Drops {

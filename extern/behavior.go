@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"skyloop/agent"
+	"skyloop/edge"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -188,8 +189,21 @@ func (b *Behavior) handle(err error) {
 	}
 	if e := b.failure(err); e != nil {
 		b.ag.srv.setFatal(e)
+		if b.ctx != nil {
+			b.ctx.Fail(e)
+		}
 	}
 }
+
+// Open implements edge.Component: the node joins the run's extern server,
+// which launches its process and waits for it when the runner starts it.
+func (b *Behavior) Open(env *edge.Env) error {
+	server(env).Add(b.ctx.Ref(), b)
+	return nil
+}
+
+// Close implements edge.Component; the server stops the process.
+func (b *Behavior) Close() error { return nil }
 
 // failure marks the agent dead and returns the error that ends the run
 // under the abort policy (nil under continue).

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"skyloop/engine"
+	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/sim"
 )
@@ -43,7 +44,7 @@ network:
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		res, err := r.Execute("", nil)
+		res, err := runner.Execute(r, "", runner.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	_ "skyloop/components"
 	"strings"
 	"testing"
 	"time"
 
 	"skyloop/engine"
 	"skyloop/extern/client"
+	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/sim"
 )
@@ -54,10 +56,10 @@ func withBehavior(b string) string { return strings.Replace(swarm, "BEHAVIOR", b
 // and vehicle logs.
 func TestExternalAgentMatchesBuiltin(t *testing.T) {
 	dirA, dirB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	if _, err := build(t, withBehavior("{type: test_mission}")).Execute(dirA, nil); err != nil {
+	if _, err := runner.Execute(build(t, withBehavior("{type: test_mission}")), dirA, runner.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := build(t, withBehavior(`{type: extern, period: 100ms, command: "`+helperCommand(t, "mission")+`"}`)).Execute(dirB, nil)
+	res, err := runner.Execute(build(t, withBehavior(`{type: extern, period: 100ms, command: "`+helperCommand(t, "mission")+`"}`)), dirB, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestFaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
-			_, err := build(t, withBehavior(c.behavior)).Execute(dir, nil)
+			_, err := runner.Execute(build(t, withBehavior(c.behavior)), dir, runner.Options{})
 			if err == nil {
 				t.Fatal("the run succeeded")
 			}
@@ -120,7 +122,7 @@ func TestFaults(t *testing.T) {
 // TestFailurePolicyContinue: with on_failure: continue the run goes on
 // without the dead agent.
 func TestFailurePolicyContinue(t *testing.T) {
-	res, err := build(t, withBehavior(`{type: extern, period: 100ms, on_failure: continue, command: "`+helperCommand(t, "crash")+`"}`)).Execute("", nil)
+	res, err := runner.Execute(build(t, withBehavior(`{type: extern, period: 100ms, on_failure: continue, command: "`+helperCommand(t, "crash")+`"}`)), "", runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestExternalNetworkSimulator(t *testing.T) {
   loss: 0.2`, `  backend: extern
   command: "`+strings.Replace(helperCommand(t, "net"), "SKYLOOP_VEHICLE={id} ", "", 1)+`"`, 1)
 	dir := filepath.Join(t.TempDir(), "run")
-	res, err := build(t, text).Execute(dir, nil)
+	res, err := runner.Execute(build(t, text), dir, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestExternalNetworkSimulator(t *testing.T) {
 	t.Logf("%d receptions, %d range drops, latency %v", tot.Rx, tot.Drops["range"], sim.Duration(tot.Latency.Max))
 
 	bad := strings.Replace(text, "SKYLOOP_HELPER=net ", "SKYLOOP_HELPER=netbad ", 1)
-	_, err = build(t, bad).Execute(filepath.Join(t.TempDir(), "bad"), nil)
+	_, err = runner.Execute(build(t, bad), filepath.Join(t.TempDir(), "bad"), runner.Options{})
 	if err == nil || !strings.Contains(err.Error(), "external network simulator") || !strings.Contains(err.Error(), "not in flight") {
 		t.Fatalf("a lying network simulator gave %v", err)
 	}
@@ -196,11 +198,12 @@ func TestSelfConnectingAgents(t *testing.T) {
 			}()
 		}
 	}
-	r, err := engine.Build(sc, engine.Options{ExternReady: ready})
+	ropt0 := runner.Options{ExternReady: ready}
+	r, err := engine.Build(sc, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Execute("", nil)
+	res, err := runner.Execute(r, "", ropt0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,15 +218,16 @@ func TestSelfConnectingAgents(t *testing.T) {
 	// A wrong token is refused.
 	sc2, _ := scenario.Parse("y.yaml", []byte(withBehavior("{type: extern, connect_timeout: 2s}")), engine.Check)
 	refused := make(chan error, 1)
-	r2, _ := engine.Build(sc2, engine.Options{ExternReady: func(socket, addr, token string) {
+	ropt1 := runner.Options{ExternReady: func(socket, addr, token string) {
 		go func() {
 			_, err := client.Connect(client.Options{Socket: socket, Token: "nope", Vehicle: 0})
 			refused <- err
 		}()
-	}})
+	}}
+	r2, _ := engine.Build(sc2, engine.Options{})
 	// The refusal names a waiting vehicle: the run ends at once with the
 	// reason (TestHelloRefusalReported has more cases).
-	if _, err := r2.Execute("", nil); err == nil || !strings.Contains(err.Error(), "uav-0") || !strings.Contains(err.Error(), "wrong token") {
+	if _, err := runner.Execute(r2, "", ropt1); err == nil || !strings.Contains(err.Error(), "uav-0") || !strings.Contains(err.Error(), "wrong token") {
 		t.Fatalf("run without agents: %v", err)
 	}
 	if err := <-refused; err == nil || !strings.Contains(err.Error(), "wrong token") {

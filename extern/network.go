@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"skyloop/edge"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -87,6 +88,13 @@ func NewNetBackend(p *NetParams, tr netsim.Tracer) *NetBackend {
 		tr = netsim.Tracers(nil)
 	}
 	return &NetBackend{p: p, tr: tr, inflight: map[uint64]*flight{}, settled: map[verdict]struct{}{}}
+}
+
+// Open implements edge.Component: the network simulator joins the run's
+// extern server (as a type 1 subscriber).
+func (b *NetBackend) Open(env *edge.Env) error {
+	server(env).AddNetwork(b)
+	return nil
 }
 
 // Start implements netsim.Backend.
@@ -299,4 +307,14 @@ func (b *NetBackend) Close() error {
 	clear(b.settled)
 	b.pending = b.pending[:0]
 	return nil
+}
+
+func init() {
+	netsim.RegisterBackend(netsim.BackendSpec{
+		Name:   "extern",
+		Params: func() netsim.Params { p := DefaultNetParams(); return &p },
+		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+			return NewNetBackend(p.(*NetParams), tr), nil
+		},
+	})
 }

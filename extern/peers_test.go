@@ -13,6 +13,7 @@ import (
 	"skyloop/engine"
 	"skyloop/extern"
 	"skyloop/extern/client"
+	"skyloop/runner"
 	"skyloop/scenario"
 )
 
@@ -93,7 +94,7 @@ func TestUntrustedAgentValues(t *testing.T) {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "run")
-			_, err := build(t, withBehavior(`{type: extern, period: 100ms, command: "`+helperCommand(t, c.mode)+`"}`)).Execute(dir, nil)
+			_, err := runner.Execute(build(t, withBehavior(`{type: extern, period: 100ms, command: "`+helperCommand(t, c.mode)+`"}`)), dir, runner.Options{})
 			if err == nil {
 				t.Fatal("the run succeeded")
 			}
@@ -109,7 +110,7 @@ func TestUntrustedAgentValues(t *testing.T) {
 // MaxEventDetail bytes long and valid UTF-8.
 func TestEventTextBounded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	_, err := build(t, withBehavior(`{type: extern, period: 100ms, command: "`+helperCommand(t, "bigdetail")+`"}`)).Execute(dir, nil)
+	_, err := runner.Execute(build(t, withBehavior(`{type: extern, period: 100ms, command: "`+helperCommand(t, "bigdetail")+`"}`)), dir, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,13 +261,14 @@ func TestLyingNetworkSimulator(t *testing.T) {
 				t.Fatal(err)
 			}
 			errs := make(chan error, 2)
-			r, err := engine.Build(sc, engine.Options{ExternReady: func(socket, addr, token string) {
+			ropt0 := runner.Options{ExternReady: func(socket, addr, token string) {
 				go lyingNetwork(c.mode, addr, token, errs)
-			}})
+			}}
+			r, err := engine.Build(sc, engine.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := r.Execute("", nil)
+			res, err := runner.Execute(r, "", ropt0)
 			if c.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -339,7 +341,7 @@ func TestHelloRefusalReported(t *testing.T) {
 				t.Fatal(err)
 			}
 			answer := make(chan *extern.Frame, 1)
-			r, err := engine.Build(sc, engine.Options{ExternReady: func(socket, addr, token string) {
+			ropt1 := runner.Options{ExternReady: func(socket, addr, token string) {
 				go func() {
 					f, err := hello(socket, c.hello(token))
 					if err != nil {
@@ -347,11 +349,12 @@ func TestHelloRefusalReported(t *testing.T) {
 					}
 					answer <- f
 				}()
-			}})
+			}}
+			r, err := engine.Build(sc, engine.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = r.Execute("", nil)
+			_, err = runner.Execute(r, "", ropt1)
 			if err == nil {
 				t.Fatal("the run succeeded")
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"skyloop/engine"
+	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/sim"
 )
@@ -47,7 +48,7 @@ network:
   backend: ideal
 `
 	dir := filepath.Join(t.TempDir(), "run")
-	res, err := build(t, text).Execute(dir, nil)
+	res, err := runner.Execute(build(t, text), dir, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestFlockingExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Execute("", nil)
+	res, err := runner.Execute(r, "", runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"skyloop/agent"
+	"skyloop/edge"
 	"skyloop/geom"
 	"skyloop/record"
 )
@@ -654,10 +655,10 @@ func (s *Server) welcome(list []*Agent) *Frame {
 	return w
 }
 
-// Close tells every client the run is over, gives launched processes a
+// Stop tells every client the run is over, gives launched processes a
 // moment to exit, then stops them (SIGTERM, then SIGKILL), and removes the
 // socket.
-func (s *Server) Close(reason string) {
+func (s *Server) Stop(reason string) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -779,4 +780,31 @@ func (t *tailBuffer) lastLines() string {
 		lines = lines[len(lines)-5:]
 	}
 	return "; last lines of its stderr:\n  " + strings.Join(lines, "\n  ")
+}
+
+// Close implements edge.Service: it tells the clients why the run ended,
+// then stops their processes (Stop).
+func (s *Server) Close(cause error) error {
+	why := "the run is over"
+	if cause != nil {
+		why = "the run failed: " + cause.Error()
+	}
+	s.Stop(why)
+	return nil
+}
+
+// serviceKey names the run's extern server among the edge services.
+const serviceKey = "extern"
+
+// server returns the run's extern server, made from the run environment
+// by the first component that asks.
+func server(env *edge.Env) *Server {
+	return env.Service(serviceKey, func() edge.Service {
+		cfg := Config{Tick: int64(env.Tick), Nodes: env.Nodes, Origin: env.Origin, Dir: env.Dir, Log: env.Log,
+			Vehicle: env.IsVehicle, Ready: env.Ready}
+		if env.Output != nil {
+			cfg.Output = env.Output
+		}
+		return NewServer(cfg)
+	}).(*Server)
 }

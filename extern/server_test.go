@@ -24,7 +24,7 @@ func TestRefusedHelloSparesConnectedAgent(t *testing.T) {
 	}
 	started := make(chan error, 1)
 	go func() { started <- s.Start() }()
-	defer s.Close("test over")
+	defer s.Stop("test over")
 	r := <-ready
 	var conns []net.Conn
 	defer func() {

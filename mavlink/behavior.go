@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
 	"skyloop/agent"
+	"skyloop/edge"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -101,6 +103,7 @@ type VehicleBehavior struct {
 	dec      *Decoder
 	peers    []netsim.NodeID // in-simulation peers: configured stations, then whoever talked
 	links    []link
+	hostLink *UDPLink // over host_veth (isolation: netns); Close closes it
 	tlog     *tlogWriter
 	opened   bool
 	epochUs  int64
@@ -108,6 +111,42 @@ type VehicleBehavior struct {
 	relayTo  netsim.NodeID
 	relayed  bool
 	linkErrs int
+}
+
+// The MAVLink ports over host_veth (isolation: netns): the vehicle's
+// autopilot listens on 10.100.i.1:HostPort and sends to
+// 10.100.i.2:CompanionPort in the namespace (PX4's onboard ports), where
+// MAVSDK (udp://:14540), MAVROS or pymavlink listen by default.
+const (
+	HostPort      = 14580
+	CompanionPort = 14540
+)
+
+// Open implements edge.Component: in a run with network namespaces, the
+// vehicle's autopilot is reachable from its namespace over host_veth, like
+// a flight controller wired to the companion computer.
+func (b *VehicleBehavior) Open(env *edge.Env) error {
+	ns := env.Namespace(int(b.ctx.ID()))
+	if ns == nil {
+		return nil
+	}
+	l, err := ListenUDP(netip.AddrPortFrom(ns.HostIP, HostPort), []netip.AddrPort{netip.AddrPortFrom(ns.NSHost, CompanionPort)})
+	if err != nil {
+		return fmt.Errorf("isolation: MAVLink link of vehicle %d over host_veth: %w", b.ctx.ID(), err)
+	}
+	b.AttachUDP(l)
+	b.hostLink = l
+	return nil
+}
+
+// Close implements edge.Component: it closes the host_veth link.
+func (b *VehicleBehavior) Close() error {
+	if b.hostLink == nil {
+		return nil
+	}
+	err := b.hostLink.Close()
+	b.hostLink = nil
+	return err
 }
 
 // AttachUDP adds an external link; frames from it are handled at the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	_ "skyloop/components"
 	"strings"
 	"testing"
 
@@ -15,11 +16,12 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/tlog"
 
 	"skyloop/engine"
+	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 )
 
-func runScenario(t *testing.T, name string, text []byte, dir string) *engine.Summary {
+func runScenario(t *testing.T, name string, text []byte, dir string) *runner.Summary {
 	t.Helper()
 	sc, err := scenario.Parse(name+".yaml", text, engine.Check)
 	if err != nil {
@@ -29,7 +31,7 @@ func runScenario(t *testing.T, name string, text []byte, dir string) *engine.Sum
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Execute(dir, nil)
+	res, err := runner.Execute(r, dir, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func runScenario(t *testing.T, name string, text []byte, dir string) *engine.Sum
 }
 
 // agentData re-reads summary.json's agents section as plain JSON values.
-func agentData(t *testing.T, s *engine.Summary) map[string]map[string]map[string]any {
+func agentData(t *testing.T, s *runner.Summary) map[string]map[string]map[string]any {
 	t.Helper()
 	b, err := json.Marshal(s.Agents)
 	if err != nil {

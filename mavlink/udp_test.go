@@ -20,6 +20,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/mavlink"
+	"skyloop/runner"
 	"skyloop/scenario"
 )
 
@@ -69,13 +70,13 @@ func startLive(t *testing.T) (cfg mavlink.UDPConfig, stop func()) {
 		t.Fatal(err)
 	}
 	var halt atomic.Bool
-	r, err := engine.Build(sc, engine.Options{Realtime: 10, Attach: mavlink.UDPAttacher(cfg), Stop: halt.Load})
+	r, err := engine.Build(sc, engine.Options{Realtime: 10, Stop: halt.Load})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.Execute("", nil)
+		_, err := runner.Execute(r, "", runner.Options{Attach: mavlink.UDPAttacher(cfg)})
 		done <- err
 	}()
 	return cfg, func() {

@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	_ "skyloop/components"
 	"strings"
 	"testing"
 
 	"skyloop/engine"
 	"skyloop/internal/nstest"
 	"skyloop/orchestrate"
+	"skyloop/runner"
 	"skyloop/scenario"
 )
 
@@ -42,14 +44,14 @@ network:
   latency: 10ms
 `
 
-func runEcho(t *testing.T, name, extra, restart string) (*engine.Result, string) {
+func runEcho(t *testing.T, name, extra, restart string) (*runner.Result, string) {
 	t.Helper()
 	return runScenario(t, name, strings.NewReplacer("NAME", name, "EXTRA", extra, "RESTART", restart).Replace(echoScenario))
 }
 
 // runScenario runs a scenario written into testdata (where the test
 // programs are) and checks that its namespaces are gone afterwards.
-func runScenario(t *testing.T, name, text string) (*engine.Result, string) {
+func runScenario(t *testing.T, name, text string) (*runner.Result, string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -65,7 +67,7 @@ func runScenario(t *testing.T, name, text string) (*engine.Result, string) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	res, err := r.Execute(dir, nil)
+	res, err := runner.Execute(r, dir, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	_ "skyloop/components"
 	"strings"
 	"testing"
 

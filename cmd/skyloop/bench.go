@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"skyloop/engine"
+	"skyloop/runner"
 	"skyloop/sim"
 )
 
@@ -57,7 +58,7 @@ and 2 (and the default) with and without it.`,
 				defer stop()
 			}
 			var walls []float64
-			var last *engine.Result
+			var last *runner.Result
 			var mallocs uint64
 			var ticks int64
 			var usedWorkers int
@@ -77,7 +78,7 @@ and 2 (and the default) with and without it.`,
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				start := time.Now()
-				res, err := r.Execute(dir, nil)
+				res, err := runner.Execute(r, dir, runner.Options{})
 				wall := time.Since(start).Seconds()
 				runtime.ReadMemStats(&m1)
 				if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	_ "skyloop/components" // every backend and behaviour skyloop ships with
 	"skyloop/scenario"
 )
 

@@ -18,6 +18,7 @@ import (
 	"skyloop/engine"
 	"skyloop/mavlink"
 	"skyloop/record"
+	"skyloop/runner"
 	"skyloop/sim"
 	"skyloop/version"
 )
@@ -139,6 +140,7 @@ whatever the number of workers.`,
 func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	// Every flag is checked before anything is read or started.
 	var opt engine.Options
+	var ropt runner.Options
 	if f.seed.set {
 		s := f.seed.v
 		opt.Seed = &s
@@ -181,7 +183,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 				return badInput("%s must be a UDP port that leaves room for every vehicle (%d), got %d", name, n, p)
 			}
 		}
-		opt.Attach = mavlink.UDPAttacher(f.udpCfg)
+		ropt.Attach = mavlink.UDPAttacher(f.udpCfg)
 	}
 	level := slog.LevelWarn
 	if f.verbose {
@@ -219,11 +221,12 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		opt.Progress = progressPrinter(stderr, wallStart)
 	}
 	r.SetOptions(opt)
-	res, err := r.Execute(out, func() map[string]any {
+	ropt.Meta = func() map[string]any {
 		host, _ := os.Hostname()
 		return map[string]any{"version": version.Info(), "host": host, "args": os.Args, "realtime": f.realtime,
 			"wall_start": wallStart.UTC().Format(time.RFC3339Nano), "wall_seconds": time.Since(wallStart).Seconds()}
-	})
+	}
+	res, err := runner.Execute(r, out, ropt)
 	if opt.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -259,7 +262,7 @@ func progressPrinter(w io.Writer, start time.Time) func(now, end sim.Time) {
 	}
 }
 
-func printSummary(w io.Writer, res *engine.Result, wall time.Duration) {
+func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 	s := res.Summary
 	simS := s.DurationNs.Seconds()
 	fmt.Fprintf(w, "%s seed %d: %v simulated in %.2fs (%.0fx real time), %d nodes, %s network\n",

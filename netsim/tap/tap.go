@@ -22,6 +22,7 @@ package tap
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"skyloop/agent"
+	"skyloop/edge"
 	"skyloop/netsim"
 	"skyloop/orchestrate"
 	"skyloop/sim"
@@ -142,6 +144,44 @@ func NewBehavior() *Behavior { return &Behavior{} }
 
 // Bind attaches the TAP port.
 func (b *Behavior) Bind(p *Port) { b.port = p }
+
+// Open implements edge.Component: the bridge takes its vehicle's TAP
+// device from the run's namespaces.
+func (b *Behavior) Open(env *edge.Env) error {
+	ns := env.Namespace(int(b.ctx.ID()))
+	if ns == nil || ns.TAP == nil {
+		return fmt.Errorf("isolation: no TAP device for vehicle %d", b.ctx.ID())
+	}
+	b.Bind(Open(ns.TAP))
+	ns.TAP = nil // the port owns the file now
+	return nil
+}
+
+// Close implements edge.Component: it closes the TAP device.
+func (b *Behavior) Close() error {
+	if b.port == nil {
+		return nil
+	}
+	err := b.port.Close()
+	b.port = nil
+	return err
+}
+
+// noParams is the parameter set of the bridge: it has none.
+type noParams struct{}
+
+func (*noParams) Validate() map[string]string { return nil }
+
+func init() {
+	agent.Register(agent.Spec{
+		Name: "tap",
+		Doc: "The bridge between a vehicle's TAP device and the simulated network; the engine adds it to every vehicle " +
+			"of a run with isolation: netns (scenarios do not name it).",
+		Internal: true,
+		Params:   func() agent.Params { return &noParams{} },
+		New:      func(agent.Params) agent.Behavior { return NewBehavior() },
+	})
+}
 
 // Start implements agent.Behavior.
 func (b *Behavior) Start(ctx *agent.Context) error {

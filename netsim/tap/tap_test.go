@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	_ "skyloop/components"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"skyloop/engine"
 	"skyloop/internal/nstest"
 	"skyloop/orchestrate"
+	"skyloop/runner"
 	"skyloop/scenario"
 )
 
@@ -23,7 +25,7 @@ func needRoot(t *testing.T) {
 }
 
 // live runs a scenario in the background; wait returns its error.
-func live(t *testing.T, text string) (wait func() (*engine.Result, error)) {
+func live(t *testing.T, text string) (wait func() (*runner.Result, error)) {
 	t.Helper()
 	sc, err := scenario.Parse("live.yaml", []byte(text), engine.Check)
 	if err != nil {
@@ -34,16 +36,16 @@ func live(t *testing.T, text string) (wait func() (*engine.Result, error)) {
 		t.Fatal(err)
 	}
 	type res struct {
-		r   *engine.Result
+		r   *runner.Result
 		err error
 	}
 	ch := make(chan res, 1)
 	dir := t.TempDir() + "/run"
 	go func() {
-		out, err := r.Execute(dir, nil)
+		out, err := runner.Execute(r, dir, runner.Options{})
 		ch <- res{out, err}
 	}()
-	return func() (*engine.Result, error) {
+	return func() (*runner.Result, error) {
 		select {
 		case x := <-ch:
 			return x.r, x.err

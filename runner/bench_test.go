@@ -1,10 +1,11 @@
-package engine
+package runner
 
 import (
 	"fmt"
 	"runtime"
 	"testing"
 
+	"skyloop/engine"
 	"skyloop/scenarios"
 )
 
@@ -22,14 +23,14 @@ func BenchmarkSwarm100(b *testing.B) {
 			var mallocs uint64
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				r := buildYAML(b, string(text), Options{NoFiles: !files, Workers: 1})
+				r := buildYAML(b, string(text), engine.Options{NoFiles: !files, Workers: 1})
 				dir := ""
 				if files {
 					dir = b.TempDir() + "/run"
 				}
 				var ms0, ms1 runtime.MemStats
 				runtime.ReadMemStats(&ms0)
-				res, err := r.Execute(dir, nil)
+				res, err := Execute(r, dir, Options{})
 				runtime.ReadMemStats(&ms1)
 				if err != nil {
 					b.Fatal(err)

@@ -1,4 +1,4 @@
-package engine
+package runner
 
 import (
 	"log/slog"

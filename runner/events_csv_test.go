@@ -1,4 +1,4 @@
-package engine
+package runner
 
 import (
 	"encoding/csv"
@@ -29,7 +29,7 @@ func TestEventsCSVSurvivesHostileText(t *testing.T) {
 	}
 	texts := []string{"a,b", `quote "x"`, "multi\nline", " lead", "plain"}
 	for i, s := range texts {
-		out.event(sim.Time(i), 1, "extern", s, s+", detail")
+		out.Event(sim.Time(i), 1, "extern", s, s+", detail")
 	}
 	if err := dir.Commit(); err != nil {
 		t.Fatal(err)

@@ -1,9 +1,10 @@
-package engine
+package runner
 
 import (
 	"skyloop/netsim"
 	"skyloop/netsim/tracecsv"
 	"skyloop/record"
+	"skyloop/report"
 	"skyloop/scenario"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -16,8 +17,9 @@ const (
 	clockHeader    = "t_ns,module,offset_ns"
 )
 
-// outputs holds the open CSV streams; a nil stream (or a nil *outputs) is
-// switched off, so callers never test.
+// outputs holds the open CSV streams and the trajectory tracker; a nil
+// stream (or a nil *outputs) is switched off, so callers never test. It is
+// the run's engine.Recorder.
 type outputs struct {
 	dir        *record.Dir
 	traceCSV   *record.CSV
@@ -25,6 +27,7 @@ type outputs struct {
 	vehicles   *record.CSV
 	events     *record.CSV
 	clockCSV   *record.CSV
+	tracks     *report.Tracker
 }
 
 func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {
@@ -49,14 +52,16 @@ func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*
 	return out, err
 }
 
-func (o *outputs) trace(e *netsim.TraceEvent) {
+// Trace implements engine.Recorder.
+func (o *outputs) Trace(e *netsim.TraceEvent) {
 	if o == nil || o.traceCSV == nil {
 		return
 	}
 	tracecsv.WriteTrace(o.traceCSV, e)
 }
 
-func (o *outputs) delivery(d *netsim.Delivery, tick sim.Time) {
+// Delivery implements engine.Recorder.
+func (o *outputs) Delivery(d *netsim.Delivery, tick sim.Time) {
 	if o == nil || o.deliveries == nil {
 		return
 	}
@@ -65,8 +70,15 @@ func (o *outputs) delivery(d *netsim.Delivery, tick sim.Time) {
 		Int(int64(p.TGen)).Int(int64(p.TSend)).Int(int64(p.Size)).Str(p.Kind.String()).Int(int64(d.At - p.TSend)).End()
 }
 
-func (o *outputs) vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
-	if o == nil || o.vehicles == nil {
+// Vehicle implements engine.Recorder.
+func (o *outputs) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
+	if o == nil {
+		return
+	}
+	if o.tracks != nil {
+		o.tracks.Add(id, t.Seconds(), tel.Pos, tel.Target, tel.HasTarget)
+	}
+	if o.vehicles == nil {
 		return
 	}
 	armed := int64(0)
@@ -80,7 +92,8 @@ func (o *outputs) vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 		Float(tel.BatteryV, 3).Float(tel.BatteryA, 3).Float(tel.PressurePa, 1).End()
 }
 
-func (o *outputs) event(t sim.Time, node netsim.NodeID, source, name, detail string) {
+// Event implements engine.Recorder.
+func (o *outputs) Event(t sim.Time, node netsim.NodeID, source, name, detail string) {
 	if o == nil || o.events == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package engine
+package runner
 
 import (
 	"math"
@@ -23,7 +23,7 @@ type clockLog struct {
 	out   *outputs
 	p     *pacer
 	net   netsim.Clocked
-	iso   *isolation
+	taps  []latecomer
 	stats map[string]*clockStats
 	order []string
 }
@@ -35,8 +35,8 @@ type clockStats struct {
 	ts, vs      []float64 // for the drift slope
 }
 
-func newClockLog(out *outputs, p *pacer, b netsim.Backend, iso *isolation) *clockLog {
-	c := &clockLog{out: out, p: p, iso: iso, stats: map[string]*clockStats{}}
+func newClockLog(out *outputs, p *pacer, b netsim.Backend, taps []latecomer) *clockLog {
+	c := &clockLog{out: out, p: p, taps: taps, stats: map[string]*clockStats{}}
 	if cl, ok := b.(netsim.Clocked); ok {
 		c.net = cl
 	}
@@ -65,10 +65,8 @@ func (c *clockLog) sample(t sim.Time) error {
 	if c.net != nil {
 		c.add(t, "network", time.Duration(c.net.Clock()-t))
 	}
-	if c.iso != nil {
-		if off, ok := c.iso.tapOffset(c.p, t); ok {
-			c.add(t, "tap", off)
-		}
+	if off, ok := c.tapOffset(); ok {
+		c.add(t, "tap", off)
 	}
 	return nil
 }
@@ -136,4 +134,25 @@ func slope(x, y []float64) float64 {
 		return 0
 	}
 	return (n*sxy - sx*sy) / d
+}
+
+// tapOffset returns how late, on average, the frames read from the TAPs
+// since the last call entered the simulation (in simulated time).
+func (c *clockLog) tapOffset() (time.Duration, bool) {
+	var sum time.Duration
+	n := 0
+	for _, b := range c.taps {
+		d, k := b.Lateness()
+		sum += d
+		n += k
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return time.Duration(c.p.factor * float64(sum) / float64(n)), true
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
 }

@@ -1,4 +1,4 @@
-package engine
+package runner
 
 import (
 	"bytes"
@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	_ "skyloop/components"
 	"strconv"
 	"strings"
 	"testing"
 
+	"skyloop/engine"
 	"skyloop/netsim/ns3"
 	"skyloop/scenario"
 	"skyloop/scenarios"
@@ -74,22 +76,22 @@ network:
   queue: 20
 `
 
-func buildYAML(t testing.TB, text string, opt Options) *Run {
+func buildYAML(t testing.TB, text string, opt engine.Options) *engine.Run {
 	t.Helper()
 	sc, err := scenario.Parse("test.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	r, err := Build(sc, opt)
+	r, err := engine.Build(sc, opt)
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	return r
 }
 
-func runYAML(t testing.TB, text string, opt Options, dir string) *Result {
+func runYAML(t testing.TB, text string, opt engine.Options, dir string) *Result {
 	t.Helper()
-	res, err := buildYAML(t, text, opt).Execute(dir, nil)
+	res, err := Execute(buildYAML(t, text, opt), dir, Options{})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -121,7 +123,7 @@ func TestDeterminism(t *testing.T) {
 	var ref map[string][]byte
 	for i, workers := range []int{1, 1, 4} {
 		dir := filepath.Join(base, strconv.Itoa(i))
-		runYAML(t, swarmYAML, Options{Workers: workers}, dir)
+		runYAML(t, swarmYAML, engine.Options{Workers: workers}, dir)
 		files := readDir(t, dir)
 		for _, want := range []string{"config.json", "meta.json", "summary.json", "trace.csv", "deliveries.csv", "vehicles.csv", "events.csv"} {
 			if _, ok := files[want]; !ok {
@@ -153,7 +155,7 @@ func TestDeterminism(t *testing.T) {
 	// A different seed must change the network's decisions.
 	seed := uint64(43)
 	dir := filepath.Join(base, "seed43")
-	runYAML(t, swarmYAML, Options{Workers: 1, Seed: &seed}, dir)
+	runYAML(t, swarmYAML, engine.Options{Workers: 1, Seed: &seed}, dir)
 	if bytes.Equal(readDir(t, dir)["trace.csv"], ref["trace.csv"]) {
 		t.Error("seed 43 gave the same trace as seed 42")
 	}
@@ -208,7 +210,7 @@ func TestDeliveryRule(t *testing.T) {
 
 func checkDeliveryRule(t *testing.T, text string) {
 	dir := t.TempDir()
-	runYAML(t, text, Options{}, dir)
+	runYAML(t, text, engine.Options{}, dir)
 	h, rows := readCSV(t, filepath.Join(dir, "deliveries.csv"))
 	rx, tick, send, lat := col(h, "t_rx_ns"), col(h, "t_tick_ns"), col(h, "t_send_ns"), col(h, "latency_ns")
 	if len(rows) < 1000 {
@@ -267,7 +269,7 @@ func TestNetworkIsInTheLoop(t *testing.T) {
 		if text == string(base) {
 			t.Fatal("quickstart's network section changed; update this test")
 		}
-		return runYAML(t, text, Options{}, "").Summary
+		return runYAML(t, text, engine.Options{}, "").Summary
 	}
 	missionEnd := func(s *Summary) sim.Time {
 		g := s.Agents["gcs"]["gcs"].(map[string]any)
@@ -311,14 +313,14 @@ func TestNetworkIsInTheLoop(t *testing.T) {
 }
 
 // TestInterruptKeepsPartialOutputs: a run stopped early reports
-// ErrInterrupted, writes no run directory, and keeps what it wrote.
+// engine.ErrInterrupted, writes no run directory, and keeps what it wrote.
 func TestInterruptKeepsPartialOutputs(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	calls := 0
-	r := buildYAML(t, swarmYAML, Options{})
-	r.SetOptions(Options{Stop: func() bool { calls++; return calls > 1500 }}) // polled every tick: stop at 1.5 s
-	_, err := r.Execute(dir, nil)
-	if !errors.Is(err, ErrInterrupted) {
+	r := buildYAML(t, swarmYAML, engine.Options{})
+	r.SetOptions(engine.Options{Stop: func() bool { calls++; return calls > 1500 }}) // polled every tick: stop at 1.5 s
+	_, err := Execute(r, dir, Options{})
+	if !errors.Is(err, engine.ErrInterrupted) {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -339,7 +341,7 @@ func TestRemoteLinkTimeoutOnHealthyLink(t *testing.T) {
 	if text == string(base) {
 		t.Fatal("quickstart changed; update this test")
 	}
-	s := runYAML(t, text, Options{}, "").Summary
+	s := runYAML(t, text, engine.Options{}, "").Summary
 	g := s.Agents["gcs"]["gcs"].(map[string]any)
 	if g["vehicles_done"] != 10 {
 		t.Fatalf("%v of 10 vehicles completed", g["vehicles_done"])
@@ -352,7 +354,7 @@ func TestRemoteLinkTimeoutOnHealthyLink(t *testing.T) {
 func TestMunils50(t *testing.T) {
 	text, _ := scenarios.Lookup("munils-50")
 	dir := filepath.Join(t.TempDir(), "m50")
-	s := runYAML(t, string(text), Options{}, dir).Summary
+	s := runYAML(t, string(text), engine.Options{}, dir).Summary
 	g := s.Agents["gcs"]["gcs"].(map[string]any)
 	if g["vehicles_done"] != 50 {
 		t.Fatalf("%v of 50 vehicles completed", g["vehicles_done"])
@@ -388,7 +390,7 @@ func TestFailsafeOverTheNetwork(t *testing.T) {
 		t.Fatal("munils-5 changed; update this test")
 	}
 	dir := t.TempDir()
-	s := runYAML(t, mod, Options{}, dir).Summary
+	s := runYAML(t, mod, engine.Options{}, dir).Summary
 	_, rows := readCSV(t, filepath.Join(dir, "events.csv"))
 	holds, lands := map[string]int64{}, map[string]int64{}
 	for _, r := range rows {
@@ -421,7 +423,7 @@ func TestFailsafeOverTheNetwork(t *testing.T) {
 // TestMunils5 hovers five UAVs at 5 m, commanded over the network.
 func TestMunils5(t *testing.T) {
 	text, _ := scenarios.Lookup("munils-5")
-	s := runYAML(t, string(text), Options{}, "").Summary
+	s := runYAML(t, string(text), engine.Options{}, "").Summary
 	for _, v := range s.Vehicles {
 		if math.Abs(v.Final.Z-5) > 0.2 || v.Mode != "goto" || *v.ArrivalErrorM > 0.2 {
 			t.Errorf("%s: %+v", v.Name, v)
@@ -462,7 +464,7 @@ func TestQuickstartOnNS3(t *testing.T) {
 	text := strings.Replace(ns3Quickstart(t), "  backend: ns3\n", "  backend: ns3\n  pcap: true\n", 1)
 	d := sim.Duration(15 * sim.Second)
 	dir := filepath.Join(t.TempDir(), "q")
-	s := runYAML(t, text, Options{Duration: &d}, dir).Summary
+	s := runYAML(t, text, engine.Options{Duration: &d}, dir).Summary
 	if s.Backend != "ns3" || s.Network.Total.Rx == 0 || s.Network.Total.Tx == 0 {
 		t.Fatalf("summary %+v", s.Network.Total)
 	}
@@ -502,11 +504,11 @@ func TestNS3CrashMarksRunIncomplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Build(sc, Options{})
+	r, err := engine.Build(sc, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.Execute(dir, nil)
+	_, err = Execute(r, dir, Options{})
 	if err == nil || !strings.Contains(err.Error(), "assertion failed in YansWifiPhy") || !strings.Contains(err.Error(), ".incomplete") {
 		t.Fatalf("got %v", err)
 	}
@@ -524,7 +526,7 @@ func TestQuickstartOnNativeWifi(t *testing.T) {
 	base, _ := scenarios.Lookup("quickstart")
 	text := strings.Replace(string(base), "  backend: impair\n  latency: 10ms\n  loss: 0.05\n", "  backend: wifi\n  pcap: true\n", 1)
 	dir := filepath.Join(t.TempDir(), "w")
-	s := runYAML(t, text, Options{}, dir).Summary
+	s := runYAML(t, text, engine.Options{}, dir).Summary
 	if s.Backend != "wifi" || s.Network.Total.Rx == 0 {
 		t.Fatalf("summary %+v", s.Network.Total)
 	}
@@ -541,7 +543,7 @@ func TestQuickstartOnNativeWifi(t *testing.T) {
 	}
 	// Deterministic: a second run writes the same trace and capture.
 	dir2 := filepath.Join(t.TempDir(), "w2")
-	runYAML(t, text, Options{}, dir2)
+	runYAML(t, text, engine.Options{}, dir2)
 	for _, f := range []string{"trace.csv", "capture.pcap", "vehicles.csv"} {
 		a, _ := os.ReadFile(filepath.Join(dir, f))
 		b, _ := os.ReadFile(filepath.Join(dir2, f))

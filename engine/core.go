@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"skyloop/agent"
+
+	"skyloop/edge"
+	"skyloop/netsim"
+	"skyloop/scenario"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// TAPBridge is the behaviour type the engine adds to every vehicle of a
+// run with isolation: netns: the bridge between the vehicle's TAP device
+// and the simulated network (package netsim/tap registers it).
+const TAPBridge = "tap"
+
+// Recorder receives what a run records, in simulated-time order, from the
+// kernel's goroutine. The runner's implementation writes trace.csv,
+// deliveries.csv, vehicles.csv and events.csv; tests may keep it all in
+// memory.
+type Recorder interface {
+	// Trace receives every transmission, reception and drop.
+	Trace(e *netsim.TraceEvent)
+	// Delivery receives every delivery with the tick that consumed it.
+	Delivery(d *netsim.Delivery, tick sim.Time)
+	// Vehicle receives vehicle id's true state at a sample time (when the
+	// recorder asked for samples).
+	Vehicle(t sim.Time, id int, tel *vehicle.Telemetry)
+	// Event receives an event for events.csv.
+	Event(t sim.Time, node netsim.NodeID, source, name, detail string)
+}
+
+// SetRecorder makes rec receive the run's records; with vehicles set it
+// also gets every vehicle's state at the scenario's sample period.
+func (r *Run) SetRecorder(rec Recorder, vehicles bool) { r.rec, r.recVehicles = rec, vehicles }
+
+// SetFiles gives behaviours a way to create their own output files (see
+// agent.Context.File); without it they write none.
+func (r *Run) SetFiles(open func(name string) (io.Writer, error)) { r.openFile = open }
+
+// backendEdge opens a network backend that reaches outside the process;
+// the core closes the backend itself (netsim.Backend.Close).
+type backendEdge struct{ c edge.Component }
+
+func (b backendEdge) Open(env *edge.Env) error { return b.c.Open(env) }
+func (b backendEdge) Close() error             { return nil }
+
+// Components returns the parts of the run that reach outside the
+// simulation, in the order they must be opened: the network backend, then
+// every behaviour in node order.
+func (r *Run) Components() []edge.Component {
+	var out []edge.Component
+	if c, ok := r.backend.(edge.Component); ok {
+		out = append(out, backendEdge{c})
+	}
+	for i := range r.nodes {
+		for _, s := range r.nodes[i].slots {
+			if c, ok := s.b.(edge.Component); ok {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Behaviors calls f for every behaviour of the run, in node order.
+func (r *Run) Behaviors(f func(node int, b agent.Behavior)) {
+	for i := range r.nodes {
+		for _, s := range r.nodes[i].slots {
+			f(i, s.b)
+		}
+	}
+}
+
+// Run steps the kernel to the end of the run (or until a stop request,
+// ErrInterrupted, or a failure).
+func (r *Run) Run() error { return r.RunUntil(r.end) }
+
+// RunUntil steps the kernel up to (not including) the tick at t, or the
+// end of the run if that comes first. It may be called repeatedly with
+// later times, as tests that drive a run step by step do.
+func (r *Run) RunUntil(t sim.Time) error {
+	err := r.kernel.Run(min(t, r.end))
+	if errors.Is(err, sim.ErrStopped) {
+		return ErrInterrupted
+	}
+	return err
+}
+
+// Now returns the simulated time the run has reached.
+func (r *Run) Now() sim.Time { return r.kernel.Now() }
+
+// Finish ends a run that reached its end: it closes the backend, checks
+// that every packet was released, records the final sample and world
+// check, and returns the summary. Call it once, after Run returned nil.
+func (r *Run) Finish() (*Summary, error) {
+	if r.finished {
+		return nil, errors.New("internal error: run finished twice")
+	}
+	r.finished = true
+	r.pool.Close()
+	if err := r.backend.Close(); err != nil {
+		return nil, fmt.Errorf("closing the network backend: %w", err)
+	}
+	if live := r.pktPool.Live(); live != 0 {
+		return nil, fmt.Errorf("internal error: the %s backend leaked %d packets", r.backendName, live)
+	}
+	r.sample(r.end)
+	r.checkWorld(r.end)
+	return r.summary(), nil
+}
+
+// Close releases what the run holds (the network backend, the worker
+// pool) when it did not finish; after Finish it does nothing.
+func (r *Run) Close() {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	if r.pool != nil {
+		r.pool.Close()
+	}
+	if r.backend != nil {
+		r.backend.Close()
+	}
+}
+
+// Scenario returns the scenario the run was built from.
+func (r *Run) Scenario() *scenario.Scenario { return r.sc }
+
+// Seed returns the run's seed.
+func (r *Run) Seed() uint64 { return r.seed }
+
+// End returns the simulated time the run ends at.
+func (r *Run) End() sim.Time { return r.end }
+
+// Realtime returns the real-time factor (0: as fast as possible).
+func (r *Run) Realtime() float64 { return r.realtime }
+
+// Aerial reports whether the run has multirotors.
+func (r *Run) Aerial() bool { return r.aerial }
+
+// Vehicles returns the number of vehicles (nodes 0..n-1).
+func (r *Run) Vehicles() int { return len(r.veh) }
+
+// Backend returns the network backend (nil for a run built with
+// CheckOnly).
+func (r *Run) Backend() netsim.Backend { return r.backend }
+
+// Logger returns the run's logger.
+func (r *Run) Logger() *slog.Logger { return r.log }
+
+// NoFiles reports whether the run skips its per-packet and per-sample files.
+func (r *Run) NoFiles() bool { return r.opt.NoFiles }

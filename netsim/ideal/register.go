@@ -1,0 +1,18 @@
+package ideal
+
+import "skyloop/netsim"
+
+// noParams is the parameter set of the ideal network: it has none.
+type noParams struct{}
+
+func (*noParams) Validate() map[string]string { return nil }
+
+func init() {
+	netsim.RegisterBackend(netsim.BackendSpec{
+		Name:   "ideal",
+		Params: func() netsim.Params { return &noParams{} },
+		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+			return New(tr), nil
+		},
+	})
+}

@@ -1,0 +1,13 @@
+package impair
+
+import "skyloop/netsim"
+
+func init() {
+	netsim.RegisterBackend(netsim.BackendSpec{
+		Name:   "impair",
+		Params: func() netsim.Params { p := DefaultParams(); return &p },
+		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+			return New(*p.(*Params), seed, tr)
+		},
+	})
+}

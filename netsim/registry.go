@@ -1,0 +1,53 @@
+package netsim
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Params is a backend's parameter struct, decoded from the scenario's
+// network section on top of its defaults.
+type Params interface {
+	// Validate returns field name -> message for every bad field; field
+	// names are YAML names.
+	Validate() map[string]string
+}
+
+// BackendSpec describes a network backend that scenario files can name
+// with `network: {backend: NAME}`.
+type BackendSpec struct {
+	// Name is the value of `backend:`.
+	Name string
+	// Params returns a pointer to a new parameter struct with defaults.
+	Params func() Params
+	// New builds the backend from validated parameters for a run with the
+	// given seed; every trace event goes to tr.
+	New func(p Params, seed uint64, tr Tracer) (Backend, error)
+}
+
+var backends = map[string]BackendSpec{}
+
+// RegisterBackend adds a backend type; packages that implement a backend
+// call it from init. It panics on a duplicate name, a programming error.
+func RegisterBackend(s BackendSpec) {
+	if _, dup := backends[s.Name]; dup {
+		panic(fmt.Sprintf("netsim: backend %q registered twice", s.Name))
+	}
+	backends[s.Name] = s
+}
+
+// LookupBackend returns the backend type with the given name.
+func LookupBackend(name string) (BackendSpec, bool) {
+	s, ok := backends[name]
+	return s, ok
+}
+
+// BackendNames returns the registered backend names, sorted.
+func BackendNames() []string {
+	names := make([]string, 0, len(backends))
+	for n := range backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,298 @@
+// Package runner executes a built run (package engine) and owns everything
+// of it that lives outside the simulation: the run directory and its files,
+// pacing to the wall clock and real-time scheduling, network namespaces
+// and the processes in them, and the edge components (package edge) —
+// external agents, MAVLink UDP links, TAP bridges — which it opens before
+// the first tick and closes after the last, in reverse order, whatever
+// happens.
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+	"time"
+
+	"skyloop/agent"
+	"skyloop/edge"
+	"skyloop/engine"
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/orchestrate"
+	"skyloop/record"
+	"skyloop/report"
+	"skyloop/sim"
+)
+
+// Options adjust how a run is executed.
+type Options struct {
+	// Meta, when set, is called at the end for the facts only the caller
+	// knows (wall time, host, versions), written to meta.json.
+	Meta func() map[string]any
+	// Attach, when set, is called for every behaviour before the first
+	// tick to connect it to the outside world (a MAVLink UDP port on
+	// loopback, say); a non-nil closer it returns is closed after the run.
+	Attach func(node agent.NodeRef, b agent.Behavior) (io.Closer, error)
+	// ExternReady, when set, is told the Unix socket, the TCP address and
+	// the token of the external-agent server once it listens, instead of
+	// the message printed for agents that connect on their own.
+	ExternReady func(socket, addr, token string)
+}
+
+// Summary is summary.json: the core's summary and what the edges add.
+type Summary struct {
+	*engine.Summary
+	// Clock is each module's offset from the master clock (real-time
+	// runs); clock.csv has the samples.
+	Clock []ClockSummary `json:"clock,omitempty"`
+	// Scheduling is the kernel thread's scheduling policy in real-time
+	// runs (SCHED_FIFO when permitted).
+	Scheduling string `json:"scheduling,omitempty"`
+	// Processes says how each orchestrated process ended (isolation:
+	// netns).
+	Processes []orchestrate.ProcResult `json:"processes,omitempty"`
+}
+
+// Result is what Execute returns.
+type Result struct {
+	// Dir is the committed run directory ("" when no files were written).
+	Dir     string
+	Summary *Summary
+}
+
+// closers is a stack of things to undo, run in reverse order.
+type closers []func(cause error)
+
+func (c *closers) push(f func(cause error)) { *c = append(*c, f) }
+
+// run undoes everything, last first.
+func (c *closers) run(cause error) {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i](cause)
+	}
+	*c = nil
+}
+
+// Execute runs r. With a non-empty dest it writes the run directory there
+// atomically (see package record); on failure the partial files are kept
+// in dest.incomplete.
+func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
+	sc := r.Scenario()
+	iso := newIsolation(r)
+	if err := iso.check(); err != nil {
+		r.Close()
+		return nil, &engine.OptionError{Err: err}
+	}
+	var dir *record.Dir
+	if dest != "" {
+		if dir, err = record.Create(dest); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	var undo closers
+	keep := true // keep partial files on failure (not when nothing ran)
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error (please report with the scenario): %v", p)
+		}
+		if err != nil {
+			undo.run(err)
+			r.Close()
+			if dir != nil && keep {
+				err = dir.Fail(err)
+			} else {
+				dir.Discard()
+			}
+		}
+	}()
+	realtime := r.Realtime()
+	if dir != nil && realtime > 0 {
+		dir.SetAsync() // the disk must not stall ticks
+	}
+	out, err := openOutputs(dir, sc.Outputs, r.NoFiles(), realtime > 0)
+	if err != nil {
+		return nil, err
+	}
+	if dir != nil && sc.Outputs.Plots && !r.NoFiles() {
+		names := make([]string, r.Vehicles())
+		for i := range names {
+			names[i] = r.Nodes()[i].Name
+		}
+		out.tracks = report.NewTracker(names, 4000)
+	}
+	r.SetRecorder(out, out.vehicles != nil || out.tracks != nil)
+	if dir != nil {
+		r.SetFiles(dir.File)
+	}
+	env := &edge.Env{Tick: sim.Duration(r.Tick()), Nodes: r.Nodes(), IsVehicle: func(id int) bool { return id >= 0 && id < r.Vehicles() },
+		Origin: sc.World.Origin, Dir: procDir(r), Log: r.Logger(), Realtime: realtime, Ready: opt.ExternReady}
+	if dir != nil {
+		env.Output = func(name string) (io.Writer, error) { return dir.Unbuffered(name) }
+	}
+	if opt.Attach != nil {
+		var attachErr error
+		r.Behaviors(func(i int, b agent.Behavior) {
+			if attachErr != nil {
+				return
+			}
+			c, err := opt.Attach(r.Nodes()[i], b)
+			if err != nil {
+				attachErr = fmt.Errorf("connecting node %s: %w", r.Nodes()[i].Name, err)
+				if errors.Is(err, syscall.EADDRINUSE) {
+					attachErr = &engine.OptionError{Err: attachErr} // bad input: a port taken
+				}
+				return
+			}
+			if c != nil {
+				undo.push(func(error) { c.Close() })
+			}
+		})
+		if attachErr != nil {
+			keep = false // bad input found before anything ran: write nothing
+			return nil, attachErr
+		}
+	}
+	// Namespaces first: components bind to them.
+	undo.push(func(error) { iso.close() })
+	if err = iso.up(env); err != nil {
+		return nil, err
+	}
+	for _, c := range r.Components() {
+		undo.push(func(error) { c.Close() })
+		if err = c.Open(env); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range env.Services() {
+		undo.push(func(cause error) { s.Close(cause) })
+		if err = s.Start(); err != nil {
+			return nil, err
+		}
+	}
+	if u, ok := r.Backend().(netsim.OutputDirUser); ok && dir != nil {
+		u.SetOutputDir(dir.Path(""))
+	}
+	var first []sim.Phase
+	var clock *clockLog
+	if realtime > 0 {
+		p := newPacer(realtime, r.Logger())
+		clock = newClockLog(out, p, r.Backend(), bridges(r))
+		first = append(first, sim.Phase{Name: "pace", Every: 1, Run: p.wait})
+		every := max(int64(10*sim.Millisecond/r.Tick()), 1)
+		first = append(first, sim.Phase{Name: "clock", Every: every, Run: clock.sample})
+	}
+	if err = r.Start(first...); err != nil {
+		return nil, err
+	}
+	sched := ""
+	if realtime > 0 {
+		var restore func()
+		sched, restore = realtimeThreads()
+		r.Logger().Debug("real-time run", "kernel thread", sched)
+		undo.push(func(error) { restore() })
+	}
+	// The processes start just before the first tick, so that what they
+	// send at once does not wait for the run's own start-up, and stop
+	// first.
+	undo.push(func(error) { iso.stopProcesses() })
+	if err = iso.startProcesses(); err != nil {
+		return nil, err
+	}
+	if err = r.Run(); err != nil {
+		return nil, err
+	}
+	undo.run(nil) // processes, services, components, namespaces: before the summary
+	core, err := r.Finish()
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Summary: core, Clock: clock.summary(), Scheduling: sched}
+	if sc.Isolation == "netns" {
+		sum.Processes = iso.results
+		if sum.Processes == nil {
+			sum.Processes = []orchestrate.ProcResult{}
+		}
+	}
+	res = &Result{Summary: sum}
+	if dir == nil {
+		return res, nil
+	}
+	if err = writeFiles(r, dir, out, sum, opt); err != nil {
+		return nil, err
+	}
+	if err = dir.Commit(); err != nil {
+		return nil, err
+	}
+	res.Dir = dir.Dest()
+	return res, nil
+}
+
+// writeFiles writes the run's documents and plots into dir.
+func writeFiles(r *engine.Run, dir *record.Dir, out *outputs, sum *Summary, opt Options) error {
+	sc := r.Scenario()
+	if err := dir.JSON("config.json", r.Effective()); err != nil {
+		return err
+	}
+	if out.tracks != nil {
+		var obs []geom.Box
+		for _, o := range sc.World.Obstacles {
+			obs = append(obs, geom.Box{Min: o.Min, Max: o.Max})
+		}
+		png, err := report.TrajectoryPNG(fmt.Sprintf("%s, seed %d: trajectories (circles: starts, crosses: targets)", sc.Name, r.Seed()), out.tracks.Tracks, obs)
+		if err != nil {
+			return err
+		}
+		if err = report.WriteFile(dir.Path("trajectory.png"), png); err != nil {
+			return err
+		}
+		if r.Aerial() && r.Vehicles() <= 12 {
+			png, err := report.ProfilePNG(fmt.Sprintf("%s, seed %d: altitude and east offset", sc.Name, r.Seed()), out.tracks.Tracks)
+			if err != nil {
+				return err
+			}
+			if err = report.WriteFile(dir.Path("profile.png"), png); err != nil {
+				return err
+			}
+		}
+	}
+	if err := dir.JSON("summary.json", sum); err != nil {
+		return err
+	}
+	m := map[string]any{"scenario": sc.Name, "scenario_file": sc.File, "seed": r.Seed(),
+		"duration_ns": r.End(), "ticks": int64(r.End()) / int64(r.Tick()), "workers": r.Workers()}
+	if opt.Meta != nil {
+		for k, v := range opt.Meta() {
+			m[k] = v
+		}
+	}
+	return dir.JSON("meta.json", m)
+}
+
+// bridges returns the behaviours that report how late frames from outside
+// entered the simulation (the TAP bridges of isolation: netns).
+func bridges(r *engine.Run) []latecomer {
+	var out []latecomer
+	r.Behaviors(func(_ int, b agent.Behavior) {
+		if l, ok := b.(latecomer); ok {
+			out = append(out, l)
+		}
+	})
+	return out
+}
+
+// latecomer is implemented by behaviours that inject frames read from the
+// outside world: Lateness returns and resets the total wall-clock delay
+// between reading frames and injecting them, and their number.
+type latecomer interface {
+	Lateness() (time.Duration, int)
+}
+
+// procDir is where launched programs start: the scenario's directory.
+func procDir(r *engine.Run) string {
+	if d := r.Scenario().Dir; d != "" {
+		return d
+	}
+	return "."
+}
