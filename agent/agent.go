@@ -119,7 +119,7 @@ type Context struct {
 
 // NewContext returns the context of node ref. veh is nil for fixed nodes,
 // whose telemetry is fixedTel.
-func NewContext(ref NodeRef, host Host, veh vehicle.Vehicle, fixedTel vehicle.Telemetry, rng *rand.Rand, log *slog.Logger) *Context {
+func NewContext(ref NodeRef, host Host, veh vehicle.Vehicle, fixedTel vehicle.Telemetry, rng *rand.Rand, log *slog.Logger) (*Context, Driver) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -130,11 +130,17 @@ func NewContext(ref NodeRef, host Host, veh vehicle.Vehicle, fixedTel vehicle.Te
 		c.fixed = t
 	}
 	c.log = log
-	return c
+	return c, Driver{c}
 }
 
-// SetNow sets the current time; the engine calls it before each phase.
-func (c *Context) SetNow(t sim.Time) { c.now = t }
+// Driver is the engine's handle on a context: what behaviours must not do
+// themselves, such as moving the clock. NewContext returns it beside the
+// context.
+type Driver struct{ c *Context }
+
+// SetNow sets the context's current time; the engine calls it before a
+// behaviour runs.
+func (d Driver) SetNow(t sim.Time) { d.c.now = t }
 
 // Now returns the current simulated time.
 func (c *Context) Now() sim.Time { return c.now }
@@ -174,11 +180,15 @@ func (c *Context) Telemetry() vehicle.Telemetry {
 	return c.veh.Estimate()
 }
 
-// VehicleModel returns the own vehicle (nil on fixed nodes). It exists for
-// autopilot-facing behaviours such as the MAVLink endpoint, which read and
-// write autopilot parameters; mission logic should use Telemetry and
-// Command.
-func (c *Context) VehicleModel() vehicle.Vehicle { return c.veh }
+// Capability returns the own vehicle as a T when it offers that
+// capability (an interface such as the MAVLink endpoint's parameter
+// access), and false on fixed nodes or vehicles without it. Behaviours get
+// the narrow interface they ask for, never the whole vehicle: mission
+// logic uses Telemetry and Command.
+func Capability[T any](c *Context) (T, bool) {
+	t, ok := c.veh.(T)
+	return t, ok
+}
 
 // Command sends a command to the own vehicle; the autopilot applies it at
 // its next control step (this tick's autopilot phase when the control

@@ -27,7 +27,7 @@ func (h *sendHost) Fail(node netsim.NodeID, err error)                        {}
 // size of 2^60 used to overflow the time arithmetic downstream).
 func TestSendSizeBounded(t *testing.T) {
 	h := &sendHost{}
-	ctx := NewContext(NodeRef{ID: 0, Name: "a"}, h, nil, vehicle.Telemetry{}, nil, nil)
+	ctx, _ := NewContext(NodeRef{ID: 0, Name: "a"}, h, nil, vehicle.Telemetry{}, nil, nil)
 	for _, c := range []struct {
 		size    int
 		payload int

@@ -82,7 +82,7 @@ func (h *eventHost) File(name string) (io.Writer, error) { return nil, nil }
 func TestContextRejectsImplausibleCommands(t *testing.T) {
 	h := &eventHost{}
 	v := &cmdVehicle{}
-	ctx := NewContext(NodeRef{ID: 0, Name: "a"}, h, v, vehicle.Telemetry{}, nil, nil)
+	ctx, _ := NewContext(NodeRef{ID: 0, Name: "a"}, h, v, vehicle.Telemetry{}, nil, nil)
 	for i := 0; i < 5; i++ {
 		ctx.Command(vehicle.Command{Kind: vehicle.CmdVelocity, Vel: geom.V(math.NaN(), 0, 0)})
 	}

@@ -96,6 +96,7 @@ type slot struct {
 type nodeState struct {
 	ref   agent.NodeRef
 	ctx   *agent.Context
+	drv   agent.Driver
 	slots []slot
 	veh   vehicle.Vehicle // nil for fixed nodes
 	fixed geom.Vec3
@@ -453,7 +454,7 @@ func (r *Run) buildBehaviors() {
 			list = fixedBuilt[i-nv]
 			fixedTel = vehicle.Telemetry{Pos: ns.fixed, Landed: true}
 		}
-		ns.ctx = agent.NewContext(ns.ref, r, ns.veh, fixedTel, sim.Stream(r.seed, "agent", i), r.log)
+		ns.ctx, ns.drv = agent.NewContext(ns.ref, r, ns.veh, fixedTel, sim.Stream(r.seed, "agent", i), r.log)
 		for _, b := range list {
 			inst := b.spec.New(b.params)
 			ns.slots = append(ns.slots, slot{b: inst, path: b.path, typ: b.spec.Name})

@@ -141,7 +141,7 @@ func (r *Run) agentPhase(t sim.Time) error {
 		p := d.P
 		r.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
 			TSend: p.TSend, TArrive: d.At, TRecv: t, Size: p.Size, Payload: p.Payload, RxPower: d.RxPower}
-		ns.ctx.SetNow(t)
+		ns.drv.SetNow(t)
 		for j := range ns.slots {
 			if rc := ns.slots[j].recv; rc != nil {
 				rc.Receive(ns.ctx, &r.msg)
@@ -155,7 +155,7 @@ func (r *Run) agentPhase(t sim.Time) error {
 			for j := range ns.slots {
 				s := &ns.slots[j]
 				if s.prep != nil && s.every > 0 && s.next == idx {
-					ns.ctx.SetNow(t)
+					ns.drv.SetNow(t)
 					s.prep.Prepare(ns.ctx)
 				}
 			}
@@ -166,7 +166,7 @@ func (r *Run) agentPhase(t sim.Time) error {
 		for j := range ns.slots {
 			s := &ns.slots[j]
 			if s.every > 0 && s.next == idx {
-				ns.ctx.SetNow(t)
+				ns.drv.SetNow(t)
 				s.b.Step(ns.ctx)
 				s.next += s.every
 			}

@@ -187,7 +187,7 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 		}
 	}
 	var tun Tunable
-	if t, ok := ctx.VehicleModel().(Tunable); ok {
+	if t, ok := agent.Capability[Tunable](ctx); ok {
 		tun = t
 	}
 	cfg := VehicleConfig{SysID: uint8(id + 1), Origin: ctx.Origin(), Home: ctx.Telemetry().Pos, Rates: rates, EpochUs: b.epochUs}
