@@ -78,18 +78,14 @@ func (r *Run) Behaviors(f func(node int, b agent.Behavior)) {
 }
 
 // Run steps the kernel to the end of the run (or until a stop request,
-// ErrInterrupted, or a failure).
+// sim.ErrStopped, or a failure).
 func (r *Run) Run() error { return r.RunUntil(r.end) }
 
 // RunUntil steps the kernel up to (not including) the tick at t, or the
 // end of the run if that comes first. It may be called repeatedly with
 // later times, as tests that drive a run step by step do.
 func (r *Run) RunUntil(t sim.Time) error {
-	err := r.kernel.Run(min(t, r.end))
-	if errors.Is(err, sim.ErrStopped) {
-		return ErrInterrupted
-	}
-	return err
+	return r.kernel.Run(min(t, r.end))
 }
 
 // Now returns the simulated time the run has reached.

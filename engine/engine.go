@@ -51,7 +51,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress, when set, is called about once per simulated second.
 	Progress func(now, end sim.Time)
-	// Stop, when it returns true, ends the run early with ErrInterrupted.
+	// Stop, when it returns true, ends the run at the next tick with
+	// sim.ErrStopped.
 	Stop func() bool
 	// CheckOnly builds nothing that has side effects (no network backend
 	// is opened): for validation.
@@ -79,9 +80,6 @@ func Check(sc *scenario.Scenario) {
 	}
 	Build(sc, Options{CheckOnly: true})
 }
-
-// ErrInterrupted is returned when Options.Stop asked the run to end.
-var ErrInterrupted = errors.New("run interrupted")
 
 type slot struct {
 	b     agent.Behavior
@@ -128,7 +126,7 @@ type Run struct {
 	backend     netsim.Backend
 	posEvery    int64
 	pos         []geom.Vec3
-	pktPool     netsim.Pool
+	pktPool     netsim.PacketPool
 	outbox      []*netsim.Packet
 	nextPktID   uint64
 	deliv       []netsim.Delivery

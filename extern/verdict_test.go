@@ -18,12 +18,12 @@ func (l *traceLog) Trace(e *netsim.TraceEvent) { l.ev = append(l.ev, *e) }
 // netFixture is an extern network backend without a process: four nodes,
 // and packets 0 (broadcast from 0 at 1 ms), 1 (unicast 1 to 2 at 1.2 ms)
 // and 2 (unicast 3 to itself at 0) in flight.
-func netFixture() (*NetBackend, *traceLog, *netsim.Pool) {
+func netFixture() (*NetBackend, *traceLog, *netsim.PacketPool) {
 	log := &traceLog{}
 	p := DefaultNetParams()
 	b := NewNetBackend(&p, log)
 	b.n = 4
-	pool := &netsim.Pool{}
+	pool := &netsim.PacketPool{}
 	for i, s := range []struct {
 		src, dst netsim.NodeID
 		at       sim.Time

@@ -22,6 +22,7 @@ import (
 	"skyloop/mavlink"
 	"skyloop/runner"
 	"skyloop/scenario"
+	"skyloop/sim"
 )
 
 const live = `
@@ -83,7 +84,7 @@ func startLive(t *testing.T) (cfg mavlink.UDPConfig, stop func()) {
 		halt.Store(true)
 		select {
 		case err := <-done:
-			if err != nil && !errors.Is(err, engine.ErrInterrupted) {
+			if err != nil && !errors.Is(err, sim.ErrStopped) {
 				t.Errorf("run: %v", err)
 			}
 		case <-time.After(10 * time.Second):

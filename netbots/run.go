@@ -106,7 +106,7 @@ type runner struct {
 	gp     groundbot.Params
 	law    agent.PlatoonParams
 	net    *impair.Backend
-	pool   netsim.Pool
+	pool   netsim.PacketPool
 	pkt    netsim.Packet // scratch for metrics
 	met    *metrics.Collector
 	pend   []rec
@@ -131,7 +131,7 @@ type runner struct {
 }
 
 // ErrStopped is returned when a run was asked to stop.
-var ErrStopped = errors.New("run stopped")
+var ErrStopped = sim.ErrStopped
 
 func newRunner(p Params, seed uint64, ideal bool) (*runner, error) {
 	if bad := p.Validate(); len(bad) > 0 {

@@ -79,7 +79,7 @@ func RegisterKind(name string) Kind {
 // NumKinds returns the number of registered kinds.
 func NumKinds() int { return len(kindNames) }
 
-// Packet is one application datagram. The kernel fills it from a Pool at the
+// Packet is one application datagram. The kernel fills it from a PacketPool at the
 // sender; from Send on, the backend owns it and returns it to the pool with
 // Free when no delivery refers to it any more.
 type Packet struct {
@@ -98,7 +98,7 @@ type Packet struct {
 	// the kernel never reads it.
 	Refs int32
 
-	pool *Pool
+	pool *PacketPool
 }
 
 // WireBytes returns the size on the wire at the IP layer: payload plus
@@ -113,15 +113,15 @@ func (p *Packet) Free() {
 	}
 }
 
-// Pool recycles packets so that steady-state runs do not allocate. It is not
+// PacketPool recycles packets so that steady-state runs do not allocate. It is not
 // safe for concurrent use: the network side of a run is single-threaded.
-type Pool struct {
+type PacketPool struct {
 	free []*Packet
 	live int
 }
 
 // Get returns a zeroed packet with an empty payload of capacity >= n.
-func (pl *Pool) Get(n int) *Packet {
+func (pl *PacketPool) Get(n int) *Packet {
 	pl.live++
 	var p *Packet
 	if k := len(pl.free); k > 0 {
@@ -139,7 +139,7 @@ func (pl *Pool) Get(n int) *Packet {
 	return p
 }
 
-func (pl *Pool) put(p *Packet) {
+func (pl *PacketPool) put(p *Packet) {
 	if p.pool != pl {
 		panic("netsim: packet freed twice or into the wrong pool")
 	}
@@ -150,7 +150,7 @@ func (pl *Pool) put(p *Packet) {
 
 // Live returns the number of packets taken and not yet freed; tests use it
 // to prove that backends release every packet.
-func (pl *Pool) Live() int { return pl.live }
+func (pl *PacketPool) Live() int { return pl.live }
 
 // Delivery is a packet arriving at one receiver.
 type Delivery struct {

@@ -313,14 +313,14 @@ func TestNetworkIsInTheLoop(t *testing.T) {
 }
 
 // TestInterruptKeepsPartialOutputs: a run stopped early reports
-// engine.ErrInterrupted, writes no run directory, and keeps what it wrote.
+// sim.ErrStopped, writes no run directory, and keeps what it wrote.
 func TestInterruptKeepsPartialOutputs(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	calls := 0
 	r := buildYAML(t, swarmYAML, engine.Options{})
 	r.SetOptions(engine.Options{Stop: func() bool { calls++; return calls > 1500 }}) // polled every tick: stop at 1.5 s
 	_, err := Execute(r, dir, Options{})
-	if !errors.Is(err, engine.ErrInterrupted) {
+	if !errors.Is(err, sim.ErrStopped) {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {

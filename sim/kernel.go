@@ -65,7 +65,7 @@ func (k *Kernel) Add(p Phase) error {
 
 // ErrStopped is returned by Run when a phase asked the run to stop early
 // with Stop.
-var ErrStopped = errors.New("stopped")
+var ErrStopped = errors.New("run interrupted before its end")
 
 // Run executes ticks while their time is before end: each tick t runs every
 // due phase with t, then time advances to t + tick. It returns the first

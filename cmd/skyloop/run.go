@@ -230,7 +230,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	if opt.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	if errors.Is(err, engine.ErrInterrupted) {
+	if errors.Is(err, sim.ErrStopped) {
 		return interrupted{fmt.Errorf("stopped by %s: %w", signalName(), err)}
 	}
 	var oe *engine.OptionError

@@ -28,7 +28,7 @@ type delRec struct {
 type harness struct {
 	t      *testing.T
 	b      *Backend
-	pool   netsim.Pool
+	pool   netsim.PacketPool
 	events []evRec
 	nextID uint64
 }

@@ -50,7 +50,7 @@ type delRec struct {
 type harness struct {
 	tb     testing.TB
 	b      *Backend
-	pool   netsim.Pool
+	pool   netsim.PacketPool
 	n      int
 	pkts   []pktInfo // indexed by packet ID
 	events []evRec
@@ -1140,7 +1140,7 @@ func BenchmarkBroadcast100(b *testing.B) {
 	if err := be.Start(nodes); err != nil {
 		b.Fatal(err)
 	}
-	var pool netsim.Pool
+	var pool netsim.PacketPool
 	var now sim.Time
 	var id uint64
 	seq := make([]uint32, n)
@@ -1189,7 +1189,7 @@ func TestBroadcast100SteadyStateAllocs(t *testing.T) {
 	if err := be.Start(nodes); err != nil {
 		t.Fatal(err)
 	}
-	var pool netsim.Pool
+	var pool netsim.PacketPool
 	var now sim.Time
 	step := func() {
 		if _, err := be.AdvanceTo(now); err != nil {

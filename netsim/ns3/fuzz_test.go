@@ -32,7 +32,7 @@ func FuzzLine(f *testing.F) {
 		p.Mode = "OfdmRate6Mbps"
 		b := &Backend{p: p, tr: netsim.Tracers(nil), pend: map[uint64]*pending{}, n: 3,
 			stdin: bufio.NewWriter(io.Discard), stderr: &tail{}}
-		var pool netsim.Pool
+		var pool netsim.PacketPool
 		for i, s := range []struct {
 			src, dst netsim.NodeID
 			at       sim.Time

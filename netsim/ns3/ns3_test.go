@@ -58,7 +58,7 @@ func drive(t testing.TB, p Params, pos []geom.Vec3, sends []tx, end sim.Time) ([
 	if err := b.Start(nodes); err != nil {
 		t.Fatal(err)
 	}
-	var pool netsim.Pool
+	var pool netsim.PacketPool
 	var got []rxKey
 	var ticks []sim.Time
 	k := 0

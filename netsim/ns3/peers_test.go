@@ -66,7 +66,7 @@ func TestLyingNS3(t *testing.T) {
 			err := b.Start([]netsim.NodeInfo{{ID: 0}, {ID: 1, Pos: geom.V(10, 0, 0)}, {ID: 2, Pos: geom.V(0, 10, 0)}})
 			var ds []netsim.Delivery
 			if err == nil {
-				var pool netsim.Pool
+				var pool netsim.PacketPool
 				pk := pool.Get(0)
 				pk.ID, pk.Src, pk.Dst, pk.Size, pk.TSend = 0, 0, c.dst, 10, c.tsend
 				b.Send(pk)

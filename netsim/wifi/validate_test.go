@@ -55,7 +55,7 @@ func drive(t testing.TB, b netsim.Backend, pos []geom.Vec3, sends []send, end si
 	for i := range o.rx {
 		o.rx[i] = make([]int, len(pos))
 	}
-	var pool netsim.Pool
+	var pool netsim.PacketPool
 	k := 0
 	for now := sim.Time(0); now <= end; now = now.Add(sim.Millisecond) {
 		ds, err := b.AdvanceTo(now)
