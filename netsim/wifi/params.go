@@ -16,15 +16,15 @@ type Params struct {
 	Mode     string  `yaml:"mode" json:"mode"`         // data, control and broadcast mode; empty: the standard's lowest rate
 	TxPower  float64 `yaml:"tx_power" json:"tx_power"` // dBm
 
-	Loss        string  `yaml:"loss" json:"loss"`                             // logdistance, friis, tworay or range
-	Exponent    float64 `yaml:"exponent" json:"exponent"`                     // logdistance
-	RefDistance float64 `yaml:"reference_distance" json:"reference_distance"` // logdistance, m
-	RefLoss     float64 `yaml:"reference_loss" json:"reference_loss"`         // logdistance, dB
-	Frequency   float64 `yaml:"frequency" json:"frequency"`                   // friis and tworay, Hz
-	MaxRange    float64 `yaml:"max_range" json:"max_range"`                   // range, m
-	AntennaZ    float64 `yaml:"antenna_height" json:"antenna_height"`         // tworay: added to node altitudes, m
-	Fading      string  `yaml:"fading" json:"fading"`                         // none, rayleigh or nakagami
-	NakagamiM   int     `yaml:"nakagami_m" json:"nakagami_m"`                 // nakagami shape (integer)
+	Loss        PathLoss `yaml:"loss" json:"loss"`                             // logdistance, friis, tworay or range
+	Exponent    float64  `yaml:"exponent" json:"exponent"`                     // logdistance
+	RefDistance float64  `yaml:"reference_distance" json:"reference_distance"` // logdistance, m
+	RefLoss     float64  `yaml:"reference_loss" json:"reference_loss"`         // logdistance, dB
+	Frequency   float64  `yaml:"frequency" json:"frequency"`                   // friis and tworay, Hz
+	MaxRange    float64  `yaml:"max_range" json:"max_range"`                   // range, m
+	AntennaZ    float64  `yaml:"antenna_height" json:"antenna_height"`         // tworay: added to node altitudes, m
+	Fading      Fading   `yaml:"fading" json:"fading"`                         // none, rayleigh or nakagami
+	NakagamiM   int      `yaml:"nakagami_m" json:"nakagami_m"`                 // nakagami shape (integer)
 
 	NoiseFigure     float64 `yaml:"noise_figure" json:"noise_figure"`             // dB
 	RxSensitivity   float64 `yaml:"rx_sensitivity" json:"rx_sensitivity"`         // dBm: weaker frames are never received
@@ -50,7 +50,7 @@ type Params struct {
 func DefaultParams() Params {
 	return Params{
 		Standard: "80211a", TxPower: 16.0206,
-		Loss: "logdistance", Exponent: 3, RefDistance: 1, RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Fading: "none", NakagamiM: 1,
+		Loss: LogDistance, Exponent: 3, RefDistance: 1, RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Fading: NoFading, NakagamiM: 1,
 		NoiseFigure: 7, RxSensitivity: -101, CcaEdThreshold: -62, Preamble: true, PreambleMinRssi: -82, PreambleSnr: 4, CutoffDb: 20,
 		QueueSize: 500, QueueDelay: 500 * sim.Millisecond, RetryLimit: 7, EIFS: true,
 	}
@@ -74,29 +74,29 @@ func (p *Params) Validate() map[string]string {
 		}
 	}
 	switch p.Loss {
-	case "logdistance":
+	case LogDistance:
 		if !(p.Exponent > 0 && p.RefDistance > 0) {
 			bad["exponent"] = "exponent and reference_distance must be > 0"
 		}
-	case "friis", "tworay":
+	case Friis, TwoRay:
 		if !(p.Frequency > 0) {
 			bad["frequency"] = fmt.Sprintf("must be > 0 Hz, got %v", p.Frequency)
 		}
-	case "range":
+	case RangeLoss:
 		if !(p.MaxRange > 0) {
 			bad["max_range"] = fmt.Sprintf("must be > 0 m, got %v", p.MaxRange)
 		}
 	default:
-		bad["loss"] = fmt.Sprintf("must be logdistance, friis, tworay or range, got %q", p.Loss)
+		bad["loss"] = fmt.Sprintf("must be logdistance, friis, tworay or range, got %v", p.Loss)
 	}
 	switch p.Fading {
-	case "none", "rayleigh":
-	case "nakagami":
+	case NoFading, Rayleigh:
+	case Nakagami:
 		if p.NakagamiM < 1 || p.NakagamiM > 20 {
 			bad["nakagami_m"] = fmt.Sprintf("must be 1..20, got %d", p.NakagamiM)
 		}
 	default:
-		bad["fading"] = fmt.Sprintf("must be none, rayleigh or nakagami, got %q", p.Fading)
+		bad["fading"] = fmt.Sprintf("must be none, rayleigh or nakagami, got %v", p.Fading)
 	}
 	for name, v := range map[string]float64{"tx_power": p.TxPower, "noise_figure": p.NoiseFigure, "rx_sensitivity": p.RxSensitivity,
 		"cca_ed_threshold": p.CcaEdThreshold, "preamble_min_rssi": p.PreambleMinRssi, "preamble_snr": p.PreambleSnr, "cutoff_db": p.CutoffDb} {

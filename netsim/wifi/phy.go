@@ -62,14 +62,14 @@ func (b *Backend) rxPower(a, c geom.Vec3) float64 {
 	p := &b.p
 	d := a.Dist(c)
 	switch p.Loss {
-	case "logdistance":
+	case LogDistance:
 		if d <= p.RefDistance {
 			return p.TxPower - p.RefLoss
 		}
 		return p.TxPower - p.RefLoss - 10*p.Exponent*math.Log10(d/p.RefDistance)
-	case "friis":
+	case Friis:
 		return p.TxPower - friisLoss(d, p.Frequency)
-	case "tworay":
+	case TwoRay:
 		ht, hr := a.Z+p.AntennaZ, c.Z+p.AntennaZ
 		lambda := speedOfLight / p.Frequency
 		cross := 4 * math.Pi * ht * hr / lambda
@@ -77,7 +77,7 @@ func (b *Backend) rxPower(a, c geom.Vec3) float64 {
 			return p.TxPower - friisLoss(d, p.Frequency)
 		}
 		return p.TxPower + 10*math.Log10(ht*ht*hr*hr/(d*d*d*d))
-	case "range":
+	case RangeLoss:
 		if d <= p.MaxRange {
 			return p.TxPower
 		}
@@ -100,7 +100,7 @@ func friisLoss(d, freq float64) float64 {
 // bisection on the loss model (fading aside).
 func (b *Backend) cutoffRange() float64 {
 	thr := 10*math.Log10(b.noise) + 30 - b.p.CutoffDb
-	if b.p.Loss == "range" {
+	if b.p.Loss == RangeLoss {
 		return b.p.MaxRange
 	}
 	lo, hi := 0.0, 1.0

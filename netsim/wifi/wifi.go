@@ -451,7 +451,7 @@ func (b *Backend) transmit(n *node, f *frame) {
 func (b *Backend) arrive(f *frame, tx *node, r *node) {
 	d := tx.pos.Dist(r.pos)
 	dbm := b.rxPower(tx.pos, r.pos)
-	if b.p.Fading != "none" {
+	if b.p.Fading != NoFading {
 		dbm += b.fade(f.id, r.id)
 	}
 	if dbm < b.cutoffDbm {
@@ -575,7 +575,7 @@ func sortTimes(ts []sim.Time) {
 // fade returns a fading gain in dB for frame id at receiver r.
 func (b *Backend) fade(id uint64, r int32) float64 {
 	m := 1
-	if b.p.Fading == "nakagami" {
+	if b.p.Fading == Nakagami {
 		m = b.p.NakagamiM
 	}
 	// Gamma(m, 1/m) power gain as the mean of m unit exponentials.
