@@ -1,7 +1,7 @@
 package record
 
 import (
-	"os"
+	"io"
 	"sync"
 )
 
@@ -11,7 +11,7 @@ import (
 // while the kernel flushes dirty pages. Writes block only when asyncDepth
 // chunks are already waiting. Write errors surface at Close.
 type asyncFile struct {
-	f    *os.File
+	f    io.Writer
 	ch   chan []byte
 	free chan []byte
 	done chan struct{}
@@ -23,7 +23,7 @@ type asyncFile struct {
 // writers) may wait for the disk.
 const asyncDepth = 64
 
-func newAsyncFile(f *os.File) *asyncFile {
+func newAsyncFile(f io.Writer) *asyncFile {
 	a := &asyncFile{f: f, ch: make(chan []byte, asyncDepth), free: make(chan []byte, asyncDepth), done: make(chan struct{})}
 	go a.run()
 	return a

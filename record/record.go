@@ -22,12 +22,11 @@ import (
 	"syscall"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/sys/unix"
 )
 
 // Dir is a run directory being written.
 type Dir struct {
+	fs    FS
 	dest  string
 	tmp   string
 	lock  *Lock
@@ -44,7 +43,7 @@ type Dir struct {
 func (d *Dir) SetAsync() { d.async = true }
 
 // stream wraps a new file for a buffered stream.
-func (d *Dir) stream(f *os.File, name string) *CSV {
+func (d *Dir) stream(f io.WriteCloser, name string) *CSV {
 	c := &CSV{f: f, name: name}
 	var sink io.Writer = f
 	if d.async {
@@ -130,7 +129,11 @@ func isEmptyDir(dir string) bool {
 // directory or empty; it is replaced at Commit only if it is still that
 // same directory. Temporaries left next to dest by an earlier run that
 // died are removed.
-func Create(dest string) (*Dir, error) {
+func Create(dest string) (*Dir, error) { return CreateIn(OS, dest) }
+
+// CreateIn is Create on the file system fsys (tests inject faults with
+// it; locks, directories and removals use the operating system's).
+func CreateIn(fsys FS, dest string) (*Dir, error) {
 	parent := filepath.Dir(dest)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("creating output directory: %w", err)
@@ -150,12 +153,12 @@ func Create(dest string) (*Dir, error) {
 		lock.Unlock()
 		return nil, fmt.Errorf("creating output directory: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, Marker), []byte(markerText), 0o644); err != nil {
+	if err := fsys.WriteFile(filepath.Join(tmp, Marker), []byte(markerText)); err != nil {
 		os.RemoveAll(tmp)
 		lock.Unlock()
 		return nil, fmt.Errorf("creating output directory: %w", err)
 	}
-	return &Dir{dest: dest, tmp: tmp, lock: lock, prev: prev}, nil
+	return &Dir{fs: fsys, dest: dest, tmp: tmp, lock: lock, prev: prev}, nil
 }
 
 // removeStale deletes the temporary directories of earlier runs into
@@ -189,7 +192,7 @@ func (d *Dir) Dest() string { return d.dest }
 
 // CSV opens a CSV stream with the given header line.
 func (d *Dir) CSV(name, header string) (*CSV, error) {
-	f, err := os.Create(d.Path(name))
+	f, err := d.fs.Create(d.Path(name))
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", name, err)
 	}
@@ -209,7 +212,7 @@ func (d *Dir) File(name string) (io.Writer, error) {
 			return nil, fmt.Errorf("creating %s: %w", dir, err)
 		}
 	}
-	f, err := os.Create(d.Path(name))
+	f, err := d.fs.Create(d.Path(name))
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", name, err)
 	}
@@ -243,7 +246,7 @@ func (d *Dir) JSON(name string, v any) error {
 		return fmt.Errorf("encoding %s: %w", name, err)
 	}
 	b = append(b, '\n')
-	if err := os.WriteFile(d.Path(name), b, 0o644); err != nil {
+	if err := d.fs.WriteFile(d.Path(name), b); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil
@@ -319,13 +322,13 @@ func (d *Dir) Commit() error {
 	old := ""
 	if cur.exists {
 		old = d.tmp + ".old" // a stale temporary if we die now: removed by the next run
-		if err := os.Rename(d.dest, old); err != nil {
+		if err := d.fs.Rename(d.dest, old, false); err != nil {
 			return d.keepElsewhere(fmt.Errorf("replacing %s: %w", d.dest, err))
 		}
 	}
-	if err := renameNoReplace(d.tmp, d.dest); err != nil {
+	if err := d.fs.Rename(d.tmp, d.dest, true); err != nil {
 		if old != "" {
-			os.Rename(old, d.dest)
+			d.fs.Rename(old, d.dest, false)
 		}
 		if errors.Is(err, fs.ErrExist) {
 			err = fmt.Errorf("%s %w (something else was put there): not replaced", d.dest, ErrDestChanged)
@@ -352,7 +355,7 @@ func (d *Dir) Commit() error {
 func (d *Dir) keepElsewhere(cause error) error {
 	for n := 1; n < 1000; n++ {
 		alt := fmt.Sprintf("%s.%d", d.dest, n)
-		err := renameNoReplace(d.tmp, alt)
+		err := d.fs.Rename(d.tmp, alt, true)
 		if err == nil {
 			d.kept = alt
 			return &KeptError{Err: cause, Kept: alt, Complete: true, tmp: d.tmp}
@@ -406,8 +409,8 @@ func (d *Dir) Abort(cause error) string {
 		if n > 0 {
 			keep = fmt.Sprintf("%s.%d", base, n)
 		}
-		os.WriteFile(d.Path("ERROR.txt"), []byte(strings.ReplaceAll(msg, d.tmp, keep)+"\n"), 0o644)
-		err := renameNoReplace(d.tmp, keep)
+		d.fs.WriteFile(d.Path("ERROR.txt"), []byte(strings.ReplaceAll(msg, d.tmp, keep)+"\n"))
+		err := d.fs.Rename(d.tmp, keep, true)
 		if err == nil {
 			d.kept = keep
 			return keep
@@ -416,7 +419,7 @@ func (d *Dir) Abort(cause error) string {
 			break
 		}
 	}
-	os.WriteFile(d.Path("ERROR.txt"), []byte(msg+"\n"), 0o644)
+	d.fs.WriteFile(d.Path("ERROR.txt"), []byte(msg+"\n"))
 	d.kept = d.tmp
 	return d.tmp
 }
@@ -432,28 +435,10 @@ func (d *Dir) Discard() {
 	d.lock.Unlock()
 }
 
-// renameNoReplace renames old to new unless new exists (fs.ErrExist).
-func renameNoReplace(old, new string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, old, unix.AT_FDCWD, new, unix.RENAME_NOREPLACE)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.EEXIST), errors.Is(err, unix.ENOTEMPTY):
-		return fs.ErrExist
-	case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EINVAL):
-		// A file system without RENAME_NOREPLACE: check, then rename.
-		if _, err := os.Lstat(new); err == nil {
-			return fs.ErrExist
-		}
-		return os.Rename(old, new)
-	}
-	return &os.LinkError{Op: "rename", Old: old, New: new, Err: err}
-}
-
 // CSV is a buffered CSV stream. Rows are built with the Append methods and
 // ended with End; write errors are remembered and returned by Close.
 type CSV struct {
-	f     *os.File
+	f     io.WriteCloser
 	async *asyncFile // nil: bufio writes to f directly
 	w     *bufio.Writer
 	name  string

@@ -38,6 +38,9 @@ type Options struct {
 	// the token of the external-agent server once it listens, instead of
 	// the message printed for agents that connect on their own.
 	ExternReady func(socket, addr, token string)
+	// FS is the file system the run directory is written through (nil:
+	// the operating system's); tests inject disk faults with it.
+	FS record.FS
 }
 
 // Summary is summary.json: the core's summary and what the edges add.
@@ -86,7 +89,11 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	}
 	var dir *record.Dir
 	if dest != "" {
-		if dir, err = record.Create(dest); err != nil {
+		fsys := opt.FS
+		if fsys == nil {
+			fsys = record.OS
+		}
+		if dir, err = record.CreateIn(fsys, dest); err != nil {
 			r.Close()
 			return nil, err
 		}
