@@ -39,7 +39,9 @@ func (d *fullDisk) Create(name string) (io.WriteCloser, error) {
 	return &fullFile{f: f, d: d}, nil
 }
 func (d *fullDisk) WriteFile(name string, data []byte) error { return record.OS.WriteFile(name, data) }
-func (d *fullDisk) Rename(o, n string, noReplace bool) error { return record.OS.Rename(o, n, noReplace) }
+func (d *fullDisk) Rename(o, n string, noReplace bool) error {
+	return record.OS.Rename(o, n, noReplace)
+}
 
 // TestDiskFullDuringARun: a run whose disk fills up fails with the system's
 // message, keeps its partial files with the reason, and commits nothing.
