@@ -10,6 +10,7 @@ package netsim
 
 import (
 	"fmt"
+	"io"
 	"math"
 
 	"skyloop/geom"
@@ -201,9 +202,17 @@ type Clocked interface {
 	Clock() sim.Time
 }
 
-// OutputDirUser is implemented by backends that write files of their own
-// (such as pcap captures); the engine tells them the run directory before
-// Start.
+// FileUser is implemented by backends that write files of their own (a
+// capture); the runner gives them a way to create files in the run
+// directory before Start (nil when the run writes none). Write errors
+// surface when the run directory is committed.
+type FileUser interface {
+	SetFiles(open func(name string) (io.Writer, error))
+}
+
+// OutputDirUser is implemented by backends whose own external process
+// writes files into the run directory (ns-3's capture); the runner tells
+// them the directory before Start.
 type OutputDirUser interface {
 	SetOutputDir(dir string)
 }

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"io"
 	"skyloop/netsim"
+	"skyloop/netsim/pcap"
 	"skyloop/netsim/tracecsv"
 	"skyloop/record"
 	"skyloop/report"
@@ -28,6 +30,7 @@ type outputs struct {
 	events     *record.CSV
 	clockCSV   *record.CSV
 	tracks     *report.Tracker
+	pcap       *pcap.Writer // packets.pcap
 }
 
 func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {
@@ -49,11 +52,20 @@ func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*
 	out.vehicles = open(o.Vehicles && !noFiles, "vehicles.csv", vehiclesHeader)
 	out.events = open(o.Events, "events.csv", eventsHeader)
 	out.clockCSV = open(realtime, "clock.csv", clockHeader)
+	if err == nil && o.Pcap && !noFiles {
+		var f io.Writer
+		if f, err = dir.File("packets.pcap"); err == nil {
+			out.pcap, err = pcap.NewWriter(f)
+		}
+	}
 	return out, err
 }
 
 // Trace implements engine.Recorder.
 func (o *outputs) Trace(e *netsim.TraceEvent) {
+	if o != nil && o.pcap != nil && e.Type == netsim.EvTx {
+		o.pcap.Write(e.T, e.P)
+	}
 	if o == nil || o.traceCSV == nil {
 		return
 	}

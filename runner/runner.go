@@ -181,6 +181,9 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	if u, ok := r.Backend().(netsim.OutputDirUser); ok && dir != nil {
 		u.SetOutputDir(dir.Path(""))
 	}
+	if u, ok := r.Backend().(netsim.FileUser); ok && dir != nil {
+		u.SetFiles(dir.File)
+	}
 	var first []sim.Phase
 	var clock *clockLog
 	if realtime > 0 {
@@ -225,6 +228,9 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	res = &Result{Summary: sum}
 	if dir == nil {
 		return res, nil
+	}
+	if out.pcap != nil && out.pcap.Err() != nil {
+		return nil, out.pcap.Err()
 	}
 	if err = writeFiles(r, dir, out, sum, opt); err != nil {
 		return nil, err

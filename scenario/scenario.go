@@ -123,6 +123,7 @@ type Outputs struct {
 	Vehicles     bool         `yaml:"vehicles" json:"vehicles"`           // vehicles.csv: sampled vehicle states
 	Events       bool         `yaml:"events" json:"events"`               // events.csv
 	Plots        bool         `yaml:"plots" json:"plots"`                 // trajectory.png
+	Pcap         bool         `yaml:"pcap" json:"pcap,omitempty"`         // packets.pcap: every packet as its sender hands it to the network
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
 }
 

@@ -80,6 +80,8 @@ and write the results to a run directory:
   profile.png      altitude and east offset against time (multirotor runs)
   trajectory.png   the paths seen from above
   mavlink-*.tlog   MAVLink telemetry logs of vehicles with the mavlink behaviour
+  packets.pcap     outputs: {pcap: true}: every packet sent, any backend (Wireshark)
+  capture.pcap     the backend's own capture (wifi or ns3 with pcap: true)
   procs/<node>.out|err
                    output of external agents' processes (extern behaviour)
   clock.csv        real-time runs: each module's clock offset from the simulation, every 10 ms

@@ -18,10 +18,12 @@
 package wifi
 
 import (
+	"io"
 	"math"
 
 	"skyloop/geom"
 	"skyloop/netsim"
+	"skyloop/netsim/pcap"
 	"skyloop/sim"
 )
 
@@ -131,8 +133,8 @@ type Backend struct {
 	// preambleRatio is the preamble detection SNR threshold, linear.
 	preambleRatio float64
 	cutoffDbm     float64
-	pcap          *pcapWriter
-	outDir        string
+	pcap          *pcap.Writer
+	open          func(name string) (io.Writer, error)
 	now           sim.Time
 }
 
@@ -165,8 +167,9 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	return b, nil
 }
 
-// SetOutputDir tells the backend where to write capture.pcap.
-func (b *Backend) SetOutputDir(dir string) { b.outDir = dir }
+// SetFiles implements netsim.FileUser: capture.pcap (pcap: true) is
+// written through open.
+func (b *Backend) SetFiles(open func(name string) (io.Writer, error)) { b.open = open }
 
 // CutoffRange returns the distance beyond which signals are ignored.
 func (b *Backend) CutoffRange() float64 { return b.cutoff }
@@ -180,12 +183,16 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 		b.pos[i] = n.Pos
 	}
 	b.idx.build(b.pos)
-	if b.p.Pcap && b.outDir != "" {
-		w, err := newPcap(b.outDir)
+	if b.p.Pcap && b.open != nil {
+		f, err := b.open("capture.pcap")
 		if err != nil {
 			return err
 		}
-		b.pcap = w
+		if f != nil {
+			if b.pcap, err = pcap.NewWriter(f); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -435,7 +442,7 @@ func (b *Backend) transmit(n *node, f *frame) {
 	n.txUntil = f.end
 	b.busy(n, t, f.end)
 	if b.pcap != nil && !f.ack {
-		b.pcap.write(t, f.pkt)
+		b.pcap.Write(t, f.pkt)
 	}
 	f.recv = f.recv[:0]
 	b.idx.near(n.pos, func(r int32) {
@@ -759,7 +766,7 @@ func (b *Backend) Close() error {
 	}
 	b.q.Clear()
 	if b.pcap != nil {
-		return b.pcap.close()
+		return b.pcap.Err()
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package wifi
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +72,12 @@ func TestPcapReadableByTshark(t *testing.T) {
 	p := DefaultParams()
 	p.Pcap = true
 	b := nativeBackend(t, p, nil)
-	b.SetOutputDir(dir)
+	var files []*os.File
+	b.SetFiles(func(name string) (io.Writer, error) {
+		f, err := os.Create(filepath.Join(dir, name))
+		files = append(files, f)
+		return f, err
+	})
 	pos := []geom.Vec3{{}, geom.V(20, 0, 0), geom.V(0, 20, 0)}
 	var sends []send
 	for i := 0; i < 10; i++ {
@@ -79,6 +85,9 @@ func TestPcapReadableByTshark(t *testing.T) {
 	}
 	sends = append(sends, send{t: sim.Time(300 * sim.Millisecond), src: 0, dst: 1, size: 7})
 	drive(t, b, pos, sends, sim.Time(sim.Second), nil)
+	for _, f := range files {
+		f.Close()
+	}
 	out, err := exec.Command(tshark, "-r", filepath.Join(dir, "capture.pcap"), "-T", "fields", "-e", "ip.src", "-e", "ip.dst", "-e", "udp.length", "-e", "frame.len").CombinedOutput()
 	if err != nil {
 		t.Fatalf("tshark: %v\n%s", err, out)
