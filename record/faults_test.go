@@ -1,55 +1,15 @@
-package record
+package record_test
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
+	"skyloop/internal/hostile"
+	"skyloop/record"
 	"strings"
 	"syscall"
 	"testing"
 )
-
-// faultFS is the real file system with injected faults: files created
-// through it fail with ENOSPC after limit bytes in all, and renames to
-// failRename fail with EIO.
-type faultFS struct {
-	limit      int
-	written    int
-	failRename string
-}
-
-type faultFile struct {
-	f  *os.File
-	fs *faultFS
-}
-
-func (w *faultFile) Write(p []byte) (int, error) {
-	if w.fs.written+len(p) > w.fs.limit {
-		return 0, &os.PathError{Op: "write", Path: w.f.Name(), Err: syscall.ENOSPC}
-	}
-	w.fs.written += len(p)
-	return w.f.Write(p)
-}
-
-func (w *faultFile) Close() error { return w.f.Close() }
-
-func (f *faultFS) Create(name string) (io.WriteCloser, error) {
-	file, err := os.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	return &faultFile{f: file, fs: f}, nil
-}
-
-func (f *faultFS) WriteFile(name string, data []byte) error { return OS.WriteFile(name, data) }
-
-func (f *faultFS) Rename(oldpath, newpath string, noReplace bool) error {
-	if newpath == f.failRename {
-		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: syscall.EIO}
-	}
-	return OS.Rename(oldpath, newpath, noReplace)
-}
 
 // TestDiskFullKeepsWhatWasWritten: a disk that fills up during a run fails
 // the commit with the system's message; nothing appears at the destination,
@@ -57,13 +17,16 @@ func (f *faultFS) Rename(oldpath, newpath string, noReplace bool) error {
 // untouched.
 func TestDiskFullKeepsWhatWasWritten(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "seed1")
-	d := mustCreate(t, dest)
-	writeFile(t, d.Path("v"), "earlier")
+	d, err := record.Create(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(d.Path("v"), []byte("earlier"), 0o644)
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	fsys := &faultFS{limit: 100 << 10}
-	d, err := CreateIn(fsys, dest)
+	fsys := &hostile.Disk{Space: 100 << 10}
+	d, err = record.CreateIn(fsys, dest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,41 +38,60 @@ func TestDiskFullKeepsWhatWasWritten(t *testing.T) {
 		c.Int(int64(i)).Str("row").End()
 	}
 	err = d.Commit()
-	var ke *KeptError
+	var ke *record.KeptError
 	if !errors.As(err, &ke) || ke.Complete || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Commit on a full disk: %v", err)
 	}
 	if !strings.Contains(err.Error(), "no space left on device") || strings.Contains(err.Error(), ".tmp-") {
 		t.Fatalf("message %q", err)
 	}
-	if got := readFile(t, filepath.Join(dest, "v")); got != "earlier" {
+	if got := read(t, filepath.Join(dest, "v")); got != "earlier" {
 		t.Fatal("the earlier run was replaced by a failed one")
 	}
-	if msg := readFile(t, filepath.Join(ke.Kept, "ERROR.txt")); !strings.Contains(msg, "no space left") {
+	if msg := read(t, filepath.Join(ke.Kept, "ERROR.txt")); !strings.Contains(msg, "no space left") {
 		t.Fatalf("ERROR.txt = %q", msg)
 	}
 	if st, err := os.Stat(filepath.Join(ke.Kept, "trace.csv")); err != nil || st.Size() == 0 {
 		t.Fatalf("partial trace.csv: %v", err)
 	}
-	assertNoTemporaries(t, filepath.Dir(dest))
+	noTemporaries(t, filepath.Dir(dest))
 }
 
 // TestFailedRenameKeepsTheFinishedRun: when the final rename fails, the
 // finished run is kept under another name and the error says where.
 func TestFailedRenameKeepsTheFinishedRun(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "seed1")
-	d, err := CreateIn(&faultFS{limit: 1 << 30, failRename: dest}, dest)
+	d, err := record.CreateIn(&hostile.Disk{Space: 1 << 30, FailRename: dest}, dest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, d.Path("summary.json"), "{}")
+	os.WriteFile(d.Path("summary.json"), []byte("{}"), 0o644)
 	err = d.Commit()
-	var ke *KeptError
+	var ke *record.KeptError
 	if !errors.As(err, &ke) || !ke.Complete || !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Commit with a failing rename: %v", err)
 	}
-	if readFile(t, filepath.Join(ke.Kept, "summary.json")) != "{}" || !strings.Contains(err.Error(), ke.Kept) {
+	if read(t, filepath.Join(ke.Kept, "summary.json")) != "{}" || !strings.Contains(err.Error(), ke.Kept) {
 		t.Fatalf("finished run not kept: %v", err)
 	}
-	assertNoTemporaries(t, filepath.Dir(dest))
+	noTemporaries(t, filepath.Dir(dest))
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func noTemporaries(t *testing.T, dir string) {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") || strings.HasSuffix(e.Name(), ".lock") {
+			t.Errorf("leftover %s", e.Name())
+		}
+	}
 }
