@@ -224,14 +224,27 @@ func (s *Server) Start() error {
 	s.token = hex.EncodeToString(tok[:])
 	var err error
 	removeStaleDirs(os.TempDir())
-	if s.tmp, err = os.MkdirTemp("", tmpPrefix); err != nil {
+	// The directory is made under another name and renamed once its
+	// owner lock is held: another server cleaning up must never see it
+	// between the lock file's creation and its flock (it would take the
+	// lock for a dead server's and remove the directory).
+	starting, err := os.MkdirTemp("", startPrefix)
+	if err != nil {
 		return fmt.Errorf("extern: %w", err)
 	}
 	// Held while the server runs: a directory whose owner lock is free
 	// was left by a skyloop that died, and the next server removes it.
-	if s.owner, err = record.TryLock(filepath.Join(s.tmp, "owner")); err != nil {
+	if s.owner, err = record.TryLock(filepath.Join(starting, "owner")); err != nil {
+		os.RemoveAll(starting)
 		return fmt.Errorf("extern: %w", err)
 	}
+	s.tmp = filepath.Join(filepath.Dir(starting), tmpPrefix+strings.TrimPrefix(filepath.Base(starting), startPrefix))
+	if err := os.Rename(starting, s.tmp); err != nil {
+		s.owner.Unlock()
+		os.RemoveAll(starting)
+		return fmt.Errorf("extern: %w", err)
+	}
+	s.owner.Moved(filepath.Join(s.tmp, "owner"))
 	if s.unixLn, err = net.Listen("unix", s.SocketPath()); err != nil {
 		return fmt.Errorf("extern: listening on %s: %w", s.SocketPath(), err)
 	}
@@ -725,6 +738,9 @@ func (s *Server) Stop(reason string) {
 // tmpPrefix names the servers' socket directories in the temporary
 // directory.
 const tmpPrefix = "skyloop-extern-"
+
+// startPrefix names a socket directory until its owner lock is held.
+const startPrefix = "skyloop-starting-extern-"
 
 // removeStaleDirs removes the socket directories that servers of skyloop
 // processes that died (killed, crashed) left in dir: those whose owner lock

@@ -41,3 +41,33 @@ func TestStaleSocketDirsRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestStartingServersSurviveCleanup: servers starting while others clean
+// up stale directories keep theirs (a directory is only visible to the
+// cleanup once its owner lock is held).
+func TestStartingServersSurviveCleanup(t *testing.T) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				removeStaleDirs(os.TempDir())
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := 0; i < 200; i++ {
+		s := NewServer(Config{Tick: 1})
+		if err := s.Start(); err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		if _, err := os.Stat(filepath.Dir(s.SocketPath())); err != nil {
+			t.Fatalf("start %d: the server's directory is gone: %v", i, err)
+		}
+		s.Close(nil)
+	}
+}

@@ -81,6 +81,14 @@ func TryLock(path string) (*Lock, error) {
 	return nil, fmt.Errorf("locking %s: the lock file %s keeps changing", path, lf)
 }
 
+// Moved tells the lock that the directory holding it was renamed and
+// path (as given to TryLock) now names it; Unlock removes the file there.
+func (l *Lock) Moved(path string) {
+	if l != nil {
+		l.path = lockFile(path)
+	}
+}
+
 // Unlock removes the lock file and releases the claim. It may be called
 // more than once.
 func (l *Lock) Unlock() {
