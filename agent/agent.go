@@ -31,6 +31,11 @@ type Message struct {
 	Size     int      // payload bytes on the wire; 0 means len(Payload)
 	Payload  []byte   // only valid during Receive; copy to keep
 	RxPower  float64  // dBm where the backend models it, NaN otherwise
+	// Deferred marks a message planned ahead (see Planner) whose content
+	// is not known yet: it is sent without a payload, Size bytes long, and
+	// bound later by the sender's Binder to the sender's state at TGen.
+	// Receivers get the bound content.
+	Deferred bool
 }
 
 // Behavior is one piece of a node's logic.
@@ -61,6 +66,43 @@ type Receiver interface {
 // results in node order, which keeps the run deterministic.
 type Preparer interface {
 	Prepare(ctx *Context)
+}
+
+// Planner is implemented by behaviours whose sending can be announced
+// ahead of time. In runs whose network advances in epochs (network.epoch,
+// NetworkMode.Epoch > 0) the engine calls Plan at the start of every epoch,
+// in node order, before the network advances over the epoch: the behaviour
+// hands over with SendAt every message it sends in [ctx.Now(), end), and
+// its Step sends nothing. Messages whose content must reflect the sender's
+// state at a later time within the epoch are sent Deferred and bound by
+// the behaviour's Binder.
+//
+// A replayed network (NetworkMode.Replay) runs before the vehicles move:
+// Plan is then first called on a fresh copy of the behaviour for every
+// epoch of the run, and must not read the vehicle's state (the engine
+// refuses the run if it does). The live run's plan must equal that one.
+type Planner interface {
+	Plan(ctx *Context, end sim.Time)
+}
+
+// Binder is implemented by planners that send Deferred messages. Bind
+// appends to buf the content of m as of m.TGen and returns the result; the
+// engine calls it at the first tick at or after m.TGen, before the
+// network phase delivers anything, so that ctx.Telemetry() is the
+// vehicle's state at that tick. Only the header fields of m are set.
+type Binder interface {
+	Bind(ctx *Context, m *Message, buf []byte) []byte
+}
+
+// NetworkMode says how a run drives its network (Host.Network).
+type NetworkMode struct {
+	// Epoch is the network epoch: 0 advances the network every tick and
+	// hands it each send at once; > 0 advances it a whole epoch ahead at
+	// every epoch start, with the epoch's sends planned (see Planner).
+	Epoch sim.Duration
+	// Replay says the network's packet fates were fixed before the run
+	// from its traffic plan.
+	Replay bool
 }
 
 // Finisher is implemented by behaviours with something to report at the end
@@ -98,6 +140,8 @@ type Host interface {
 	File(name string) (io.Writer, error)
 	// Fail ends the run with err after the current agent phase.
 	Fail(node netsim.NodeID, err error)
+	// Network says how the run drives its network.
+	Network() NetworkMode
 }
 
 // Context is a node's view of the world. One context exists per node and is
@@ -115,6 +159,11 @@ type Context struct {
 	tmp     Message
 	// rejecting is set while commands are being rejected (see Command).
 	rejecting bool
+	// planOnly marks a context that only plans traffic before the run
+	// (replay): commands are ignored and reading the state is recorded.
+	planOnly, stateRead bool
+	// planEnd is the end of the epoch being planned (Plan), 0 otherwise.
+	planEnd sim.Time
 }
 
 // NewContext returns the context of node ref. veh is nil for fixed nodes,
@@ -141,6 +190,27 @@ type Driver struct{ c *Context }
 // SetNow sets the context's current time; the engine calls it before a
 // behaviour runs.
 func (d Driver) SetNow(t sim.Time) { d.c.now = t }
+
+// Network returns how the run drives its network.
+func (c *Context) Network() NetworkMode { return c.host.Network() }
+
+// SetPlanning opens (end > 0) or closes (end = 0) the planning window of
+// an epoch ending at end: while it is open, SendAt accepts send times in
+// [Now, end). The engine calls it around Plan.
+func (d Driver) SetPlanning(end sim.Time) { d.c.planEnd = end }
+
+// SetPlanOnly makes the context one that plans traffic before the run
+// (replay): commands are ignored and reading the vehicle's state is
+// recorded, to be reported by ReadState.
+func (d Driver) SetPlanOnly() { d.c.planOnly = true }
+
+// ReadState reports whether a behaviour read the vehicle's state through
+// this plan-only context, and forgets it.
+func (d Driver) ReadState() bool {
+	r := d.c.stateRead
+	d.c.stateRead = false
+	return r
+}
 
 // Now returns the current simulated time.
 func (c *Context) Now() sim.Time { return c.now }
@@ -174,6 +244,7 @@ func (c *Context) HasVehicle() bool { return c.veh != nil }
 // Telemetry returns the own vehicle's state as its autopilot estimates it
 // (a fixed node reports its position and nothing else).
 func (c *Context) Telemetry() vehicle.Telemetry {
+	c.stateRead = c.stateRead || c.planOnly
 	if c.veh == nil {
 		return *c.fixed
 	}
@@ -190,6 +261,21 @@ func Capability[T any](c *Context) (T, bool) {
 	return t, ok
 }
 
+// forwardSpeeder is implemented by vehicles that know their signed speed
+// along their heading exactly (ground robots).
+type forwardSpeeder interface{ ForwardSpeed() float64 }
+
+// ForwardSpeed returns the own vehicle's signed speed along its heading
+// (negative when moving backwards) and true, when the vehicle kind reports
+// it directly; otherwise 0 and false.
+func (c *Context) ForwardSpeed() (float64, bool) {
+	c.stateRead = c.stateRead || c.planOnly
+	if f, ok := c.veh.(forwardSpeeder); ok {
+		return f.ForwardSpeed(), true
+	}
+	return 0, false
+}
+
 // Command sends a command to the own vehicle; the autopilot applies it at
 // its next control step (this tick's autopilot phase when the control
 // period is one tick). Fixed nodes ignore it.
@@ -198,7 +284,7 @@ func Capability[T any](c *Context) (T, bool) {
 // behaviour fed implausible values from the network, say) is not passed
 // on; an event records the first of each run of them.
 func (c *Context) Command(cmd vehicle.Command) {
-	if c.veh == nil {
+	if c.veh == nil || c.planOnly {
 		return
 	}
 	if err := cmd.Validate(); err != nil {
@@ -244,13 +330,22 @@ func (c *Context) Event(name, detail string) { c.host.Event(c.now, c.ref.ID, nam
 func (c *Context) Send(m Message) error { return c.SendAt(c.now, m) }
 
 // SendAt hands m to the network at time at, which must lie in the current
-// tick [now, now+tick): constant-bit-rate sources use it for sub-tick
-// timing. m.Size (0: the payload's length) must lie in
-// [len(m.Payload), netsim.MaxPayload]. Src, TSend and (if zero) TGen are
+// tick [now, now+tick) (constant-bit-rate sources use it for sub-tick
+// timing), or, while a Planner plans an epoch, in [now, epoch end).
+// m.Size (0: the payload's length) must lie in [len(m.Payload),
+// netsim.MaxPayload]; a Deferred message has no payload and a positive
+// Size, and is sent while planning. Src, TSend and (if zero) TGen are
 // filled in; the payload is copied.
 func (c *Context) SendAt(at sim.Time, m Message) error {
-	if at < c.now || at >= c.now.Add(c.host.Tick()) {
-		return fmt.Errorf("send time %v outside the current tick [%v, %v)", at, c.now, c.now.Add(c.host.Tick()))
+	end := c.now.Add(c.host.Tick())
+	if c.planEnd > 0 {
+		end = c.planEnd
+	}
+	if at < c.now || at >= end {
+		return fmt.Errorf("send time %v outside the current tick [%v, %v)", at, c.now, end)
+	}
+	if m.Deferred && (c.planEnd == 0 || len(m.Payload) > 0 || m.Size <= 0) {
+		return fmt.Errorf("a deferred message is sent while planning, with a size and no payload (size %d, %d payload bytes)", m.Size, len(m.Payload))
 	}
 	if m.Size == 0 {
 		m.Size = len(m.Payload)

@@ -54,6 +54,12 @@ func (p *BeaconParams) Validate() map[string]string {
 // Beacon broadcasts the vehicle's own state (kind "state") and keeps the
 // node's beliefs about the others from the updates it receives, applying
 // SPEC.md C's receiver rules.
+//
+// In runs whose network advances in epochs the beacon plans its sends
+// (Planner): periodic updates at their scheduled times with their content
+// bound to the vehicle's state at each send time (Binder), event-triggered
+// ones decided at every epoch start on the state then (the check period
+// is then at least the epoch).
 type Beacon struct {
 	p          *BeaconParams
 	seq        uint32
@@ -64,6 +70,9 @@ type Beacon struct {
 	sent       bool
 	offset     sim.Duration
 	decodeErrs uint64
+	planned    bool
+	next       sim.Time // planned periodic sending: the next send time
+	nextCheck  sim.Time // planned event sending: the next check time
 }
 
 func init() {
@@ -85,12 +94,22 @@ func init() {
 func (b *Beacon) Start(ctx *Context) error {
 	ctx.Beliefs().SetStale(b.p.Stale)
 	b.offset = sim.Duration(ctx.Ref().Index) * b.p.Stagger
+	nm := ctx.Network()
+	if nm.Replay && b.p.Policy == "event" {
+		return fieldErr("policy", "event-triggered sending depends on the vehicle's state, so the network cannot run first: use network.mode: coupled")
+	}
+	b.planned = nm.Epoch > 0
+	b.next, b.nextCheck = sim.Time(b.offset), sim.Time(b.offset)
 	return nil
 }
 
 // Schedule returns the send period (periodic) or check period (event),
-// offset by the node's group index times the stagger.
+// offset by the node's group index times the stagger; a beacon that plans
+// its sends never steps.
 func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
+	if b.planned {
+		return 0, 0
+	}
 	period := b.p.Period
 	if b.p.Policy == "event" {
 		period = b.p.Check
@@ -100,32 +119,97 @@ func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
 
 // Step sends an update when the policy says so.
 func (b *Beacon) Step(ctx *Context) {
+	if b.p.Policy == "event" && !b.due(ctx) {
+		return
+	}
+	b.send(ctx, ctx.Now(), false)
+}
+
+// due decides the event-triggered policy on the current state: the first
+// update, a move or turn past the thresholds, or the heartbeat.
+func (b *Beacon) due(ctx *Context) bool {
+	if !b.sent {
+		return true
+	}
 	tel := ctx.Telemetry()
-	now := ctx.Now()
-	if b.p.Policy == "event" && b.sent {
-		moved := tel.Pos.Dist(b.lastPos) >= b.p.MoveThresh
-		turned := math.Abs(geom.WrapAngle(tel.Yaw-b.lastYaw))*180/math.Pi >= b.p.TurnThresh
-		if !moved && !turned && now.Sub(b.lastSent) < b.p.Heartbeat {
-			return
-		}
-	}
-	s := State{ID: uint32(ctx.ID()), Seq: b.seq, TGen: now, Pos: tel.Pos, Vel: tel.Vel,
-		Yaw: tel.Yaw, V: tel.Vel.NormXY(), Omega: tel.YawRate}
-	if b.p.Format == "planar" {
-		// Signed forward speed: negative when moving backwards.
-		if tel.Vel.X*math.Cos(tel.Yaw)+tel.Vel.Y*math.Sin(tel.Yaw) < 0 {
-			s.V = -s.V
-		}
-		b.buf = s.AppendPlanar(b.buf[:0])
+	moved := tel.Pos.Dist(b.lastPos) >= b.p.MoveThresh
+	turned := math.Abs(geom.WrapAngle(tel.Yaw-b.lastYaw))*180/math.Pi >= b.p.TurnThresh
+	return moved || turned || ctx.Now().Sub(b.lastSent) >= b.p.Heartbeat
+}
+
+// send broadcasts update number b.seq at time at: with the current state
+// as content, or deferred (bound at its time by Bind).
+func (b *Beacon) send(ctx *Context, at sim.Time, deferred bool) {
+	m := Message{Dst: netsim.Broadcast, Kind: netsim.KindState, Seq: b.seq, Port: b.p.Port}
+	if deferred {
+		m.Deferred, m.Size = true, b.size()
 	} else {
-		b.buf = s.Append3D(b.buf[:0])
+		b.buf = b.content(ctx, b.seq, at, b.buf[:0])
+		m.Payload = b.buf
 	}
-	if err := ctx.Send(Message{Dst: netsim.Broadcast, Kind: netsim.KindState, Seq: b.seq, Port: b.p.Port, Payload: b.buf}); err != nil {
+	if err := ctx.SendAt(at, m); err != nil {
 		ctx.Log().Error("beacon send", "err", err)
 		return
 	}
 	b.seq++
-	b.lastPos, b.lastYaw, b.lastSent, b.sent = tel.Pos, tel.Yaw, now, true
+	if !deferred {
+		tel := ctx.Telemetry()
+		b.lastPos, b.lastYaw, b.lastSent, b.sent = tel.Pos, tel.Yaw, at, true
+	}
+}
+
+func (b *Beacon) size() int {
+	if b.p.Format == "planar" {
+		return PlanarStateSize
+	}
+	return State3DSize
+}
+
+// content appends update seq generated at tgen, carrying the vehicle's
+// current state, in the beacon's format. Sending now and binding a planned
+// update later both use it, so an update's bytes do not depend on how the
+// run drives its network.
+func (b *Beacon) content(ctx *Context, seq uint32, tgen sim.Time, buf []byte) []byte {
+	tel := ctx.Telemetry()
+	s := State{ID: uint32(ctx.ID()), Seq: seq, TGen: tgen, Pos: tel.Pos, Vel: tel.Vel,
+		Yaw: tel.Yaw, V: tel.Vel.NormXY(), Omega: tel.YawRate}
+	if b.p.Format == "planar" {
+		if v, ok := ctx.ForwardSpeed(); ok {
+			s.V = v
+		} else if tel.Vel.X*math.Cos(tel.Yaw)+tel.Vel.Y*math.Sin(tel.Yaw) < 0 {
+			// Signed forward speed: negative when moving backwards.
+			s.V = -s.V
+		}
+		return s.AppendPlanar(buf)
+	}
+	return s.Append3D(buf)
+}
+
+// Plan hands over the updates of the epoch [now, end): periodic ones at
+// their times, deferred; an event-triggered one at the epoch start if the
+// policy says so on the state now.
+func (b *Beacon) Plan(ctx *Context, end sim.Time) {
+	now := ctx.Now()
+	if b.p.Policy == "event" {
+		if now >= sim.Time(b.offset) && b.nextCheck < end {
+			b.nextCheck = now.Add(b.p.Check)
+			if b.due(ctx) {
+				b.send(ctx, now, false)
+			}
+		}
+		return
+	}
+	for b.next < end {
+		if b.next >= now {
+			b.send(ctx, b.next, true)
+		}
+		b.next = b.next.Add(b.p.Period)
+	}
+}
+
+// Bind returns a planned update's content: the vehicle's state now.
+func (b *Beacon) Bind(ctx *Context, m *Message, buf []byte) []byte {
+	return b.content(ctx, m.Seq, m.TGen, buf)
 }
 
 // Receive applies state updates to the node's beliefs.

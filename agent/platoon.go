@@ -50,6 +50,7 @@ type Platoon struct {
 	pred   netsim.NodeID
 	wp     int
 	noInfo bool
+	stale  uint64 // follower steps without a fresh belief
 }
 
 func init() {
@@ -98,6 +99,7 @@ func (pl *Platoon) Step(ctx *Context) {
 	}
 	b, ok := ctx.Beliefs().Get(ctx.Now(), pl.pred)
 	if !ok {
+		pl.stale++
 		if !pl.noInfo {
 			pl.noInfo = true
 			ctx.Event("belief_lost", fmt.Sprintf("%d", pl.pred))
@@ -130,4 +132,13 @@ func FollowLaw(p *PlatoonParams, pos geom.Vec3, yaw float64, predPos geom.Vec3, 
 func DefaultPlatoonParams() PlatoonParams {
 	s, _ := Lookup("platoon")
 	return *s.Params().(*PlatoonParams)
+}
+
+// Finish reports how many follower steps found no fresh belief of the
+// predecessor (the follower stood still).
+func (pl *Platoon) Finish(ctx *Context) map[string]any {
+	if pl.leader {
+		return map[string]any{"leader": true}
+	}
+	return map[string]any{"stale_steps": pl.stale}
 }

@@ -21,6 +21,7 @@ func (h *sendHost) Nodes() []NodeRef                                          { 
 func (h *sendHost) Origin() geom.Geodetic                                     { return geom.Geodetic{} }
 func (h *sendHost) File(name string) (io.Writer, error)                       { return nil, nil }
 func (h *sendHost) Fail(node netsim.NodeID, err error)                        {}
+func (h *sendHost) Network() NetworkMode                                      { return NetworkMode{} }
 
 // TestSendSizeBounded: a message's size is a UDP/IPv4 payload size,
 // 0..65507 bytes; anything else is refused with the offending value (a

@@ -10,7 +10,7 @@ import (
 
 // TrafficParams configure a constant-bit-rate source.
 type TrafficParams struct {
-	Rate    float64      `yaml:"rate" json:"rate"`   // application bit rate (payload bits/s)
+	Rate    float64      `yaml:"rate" json:"rate"`   // application bit rate (payload bits/s); 0 sends nothing
 	Size    int          `yaml:"size" json:"size"`   // payload bytes per packet
 	Dst     string       `yaml:"dst" json:"dst"`     // destination node name; empty = broadcast
 	Start   sim.Duration `yaml:"start" json:"start"` // first packet time (plus index*stagger)
@@ -22,8 +22,8 @@ type TrafficParams struct {
 // Validate checks the parameters.
 func (p *TrafficParams) Validate() map[string]string {
 	bad := map[string]string{}
-	if !(p.Rate >= 1) || math.IsInf(p.Rate, 0) {
-		bad["rate"] = fmt.Sprintf("must be a bit rate of at least 1 bit/s, got %v", p.Rate)
+	if !(p.Rate == 0 || p.Rate >= 1) || math.IsInf(p.Rate, 0) {
+		bad["rate"] = fmt.Sprintf("must be a bit rate of at least 1 bit/s (or 0: no traffic), got %v", p.Rate)
 	}
 	if p.Size < 1 || p.Size > netsim.MaxPayload {
 		bad["size"] = fmt.Sprintf("must be 1..%d bytes (UDP payload), got %d", netsim.MaxPayload, p.Size)
@@ -38,15 +38,18 @@ func (p *TrafficParams) Validate() map[string]string {
 
 // Traffic is a constant-bit-rate source: packets of `size` bytes at exact
 // times start + k*size*8/rate (nanosecond resolution, not rounded to ticks).
+// Its sending never depends on the vehicle, so in runs whose network
+// advances in epochs it plans each epoch's packets (Planner).
 type Traffic struct {
-	p     *TrafficParams
-	dst   netsim.NodeID
-	kind  netsim.Kind
-	start sim.Time
-	ivl   float64 // ns
-	k     int64
-	next  sim.Time
-	tick  sim.Duration
+	p       *TrafficParams
+	dst     netsim.NodeID
+	kind    netsim.Kind
+	start   sim.Time
+	ivl     float64 // ns
+	k       int64
+	next    sim.Time
+	tick    sim.Duration
+	planned bool
 }
 
 func init() {
@@ -79,15 +82,30 @@ func (tr *Traffic) Start(ctx *Context) error {
 	tr.ivl = float64(tr.p.Size*8) / tr.p.Rate * 1e9
 	tr.next = tr.start
 	tr.tick = ctx.Tick()
+	tr.planned = ctx.Network().Epoch > 0
 	return nil
 }
 
-// Schedule runs every tick so that every packet leaves at its exact time.
-func (tr *Traffic) Schedule() (sim.Duration, sim.Duration) { return tr.tick, 0 }
+// Schedule runs every tick so that every packet leaves at its exact time;
+// a source that plans its packets or sends nothing never steps.
+func (tr *Traffic) Schedule() (sim.Duration, sim.Duration) {
+	if tr.planned || tr.p.Rate == 0 {
+		return 0, 0
+	}
+	return tr.tick, 0
+}
 
 // Step sends the packets due in the current tick.
-func (tr *Traffic) Step(ctx *Context) {
-	end := ctx.Now().Add(ctx.Tick())
+func (tr *Traffic) Step(ctx *Context) { tr.emit(ctx, ctx.Now().Add(ctx.Tick())) }
+
+// Plan sends the packets of the epoch [now, end).
+func (tr *Traffic) Plan(ctx *Context, end sim.Time) { tr.emit(ctx, end) }
+
+// emit sends the packets due before end.
+func (tr *Traffic) emit(ctx *Context, end sim.Time) {
+	if tr.p.Rate == 0 {
+		return
+	}
 	for tr.next < end {
 		if tr.next >= ctx.Now() {
 			if err := ctx.SendAt(tr.next, Message{Dst: tr.dst, Kind: tr.kind, Seq: uint32(tr.k), Size: tr.p.Size, Port: tr.p.Port}); err != nil {

@@ -108,6 +108,12 @@ func (r *Run) Finish() (*Summary, error) {
 	}
 	r.sample(r.end)
 	r.checkWorld(r.end)
+	r.measurePhase(r.end)
+	for _, m := range r.measures {
+		if err := m.finish(r.summaryFile); err != nil {
+			return nil, err
+		}
+	}
 	return r.summary(), nil
 }
 

@@ -34,6 +34,7 @@ import (
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
+	"skyloop/netsim/replay"
 	"skyloop/scenario"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -83,6 +84,7 @@ func Check(sc *scenario.Scenario) {
 
 type slot struct {
 	b     agent.Behavior
+	made  *built // what it was made from; nil for engine-made behaviours (tap)
 	recv  agent.Receiver
 	prep  agent.Preparer
 	every int64 // ticks; 0 = never steps
@@ -125,6 +127,9 @@ type Run struct {
 	backendName string
 	backend     netsim.Backend
 	posEvery    int64
+	epochEvery  int64     // network epoch in ticks; 0 = every tick
+	replay      bool      // the network runs first (netsim/replay)
+	ep          *epochNet // the epoch machinery, when epochEvery > 0
 	pos         []geom.Vec3
 	pktPool     netsim.PacketPool
 	outbox      []*netsim.Packet
@@ -133,8 +138,9 @@ type Run struct {
 	msg         agent.Message
 	traceEv     netsim.TraceEvent
 
-	met   *metrics.Collector
-	world worldCheck
+	met      *metrics.Collector
+	world    worldCheck
+	measures []measure
 
 	pool      *sim.Pool
 	curTick   int64
@@ -188,6 +194,7 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 
 	r.buildVehicles()
 	r.buildFixed()
+	r.buildMeasures()
 	r.buildNetwork()
 	r.buildBehaviors() // decodes parameters always; starts behaviours only if all is well so far
 	if err := sc.Err(); err != nil {
@@ -363,8 +370,12 @@ func (r *Run) buildNetwork() {
 	}
 	posPeriod := 10 * sim.Millisecond
 	sc.DecodeKey(n, "network", "position_period", &posPeriod)
+	var epoch sim.Duration
+	sc.DecodeKey(n, "network", "epoch", &epoch)
+	mode := "coupled"
+	sc.DecodeKey(n, "network", "mode", &mode)
 	p := bs.Params()
-	if !sc.Decode(n, "network", p, "backend", "position_period") {
+	if !sc.Decode(n, "network", p, networkKeys...) {
 		return
 	}
 	bad := p.Validate()
@@ -373,19 +384,52 @@ func (r *Run) buildNetwork() {
 		return
 	}
 	r.posEvery = r.ticks("network.position_period", posPeriod)
+	switch {
+	case epoch < 0:
+		sc.Errorf("network.epoch", "must be >= 0 (0 advances the network every tick), got %v", epoch)
+	case epoch > 0:
+		r.epochEvery = r.ticks("network.epoch", epoch)
+	}
+	switch mode {
+	case "coupled":
+	case "replay":
+		if epoch == 0 {
+			sc.Errorf("network.mode", "replay runs the network first, epoch by epoch: set network.epoch (e.g. 10ms)")
+		} else if why := bs.NotReplayable(p); why != "" {
+			sc.Errorf("network.mode", "cannot replay the %s network: %s; use mode: coupled", name, why)
+		}
+		r.replay = true
+	default:
+		sc.Errorf("network.mode", "must be coupled or replay, got %q", mode)
+	}
 	r.backendName = name
-	r.effective["network"] = map[string]any{"backend": name, "position_period": posPeriod, "params": p}
-	if r.opt.CheckOnly {
+	eff := map[string]any{"backend": name, "position_period": posPeriod, "params": p}
+	if epoch > 0 || mode != "coupled" {
+		// Written only when set, so that the configuration of runs
+		// without epochs stays as it was.
+		eff["epoch"], eff["mode"] = epoch, mode
+	}
+	r.effective["network"] = eff
+	if r.opt.CheckOnly || sc.Err() != nil {
 		return
 	}
-	b, err := bs.New(p, r.seed, r)
+	var b netsim.Backend
+	var err error
+	if r.replay {
+		b, err = replay.New(func(tr netsim.Tracer) (netsim.Backend, error) { return bs.New(p, r.seed, tr) }, r)
+	} else {
+		b, err = bs.New(p, r.seed, r)
+	}
 	if err != nil {
 		sc.Errorf("network", "%v", err)
 		return
 	}
-	r.backendName, r.backend = name, b
-	r.effective["network"] = map[string]any{"backend": name, "position_period": posPeriod, "params": p}
+	r.backend = b
 }
+
+// networkKeys are the keys of the network section that belong to the
+// engine, not to the backend's parameters.
+var networkKeys = []string{"backend", "position_period", "epoch", "mode"}
 
 func (r *Run) buildBehaviors() {
 	sc := r.sc
@@ -453,9 +497,10 @@ func (r *Run) buildBehaviors() {
 			fixedTel = vehicle.Telemetry{Pos: ns.fixed, Landed: true}
 		}
 		ns.ctx, ns.drv = agent.NewContext(ns.ref, r, ns.veh, fixedTel, sim.Stream(r.seed, "agent", i), r.log)
-		for _, b := range list {
+		for k := range list {
+			b := &list[k]
 			inst := b.spec.New(b.params)
-			ns.slots = append(ns.slots, slot{b: inst, path: b.path, typ: b.spec.Name})
+			ns.slots = append(ns.slots, slot{b: inst, made: b, path: b.path, typ: b.spec.Name})
 		}
 		if i < nv && sc.Isolation == "netns" {
 			// The bridge between the vehicle's TAP and the network.
@@ -538,7 +583,17 @@ func (r *Run) Origin() geom.Geodetic { return r.sc.World.Origin }
 // File creates a behaviour's output file in the run directory (agent.Host);
 // nil when the run writes no files.
 func (r *Run) File(name string) (io.Writer, error) {
-	if r.openFile == nil || r.opt.NoFiles {
+	if r.opt.NoFiles {
+		return nil, nil
+	}
+	return r.summaryFile(name)
+}
+
+// summaryFile creates an end-of-run file that even runs without
+// per-sample files write (a measure's result, beside summary.json); it
+// returns nil and no error when the run writes no files.
+func (r *Run) summaryFile(name string) (io.Writer, error) {
+	if r.openFile == nil {
 		return nil, nil
 	}
 	if name == "" || strings.ContainsAny(name, `/\`) || name[0] == '.' {
@@ -557,6 +612,11 @@ func (r *Run) File(name string) (io.Writer, error) {
 // Tick returns the kernel tick.
 func (r *Run) Tick() sim.Duration { return r.tick }
 
+// Network says how the run drives its network (agent.Host).
+func (r *Run) Network() agent.NetworkMode {
+	return agent.NetworkMode{Epoch: sim.Duration(r.epochEvery) * r.tick, Replay: r.replay}
+}
+
 // Send queues a packet from an agent; part of agent.Host.
 func (r *Run) Send(src netsim.NodeID, m *agent.Message) {
 	p := r.pktPool.Get(len(m.Payload))
@@ -565,6 +625,9 @@ func (r *Run) Send(src netsim.NodeID, m *agent.Message) {
 	p.Payload = append(p.Payload, m.Payload...)
 	r.nextPktID++
 	r.outbox = append(r.outbox, p)
+	if m.Deferred && r.ep != nil {
+		r.ep.deferredSent(p, m)
+	}
 }
 
 // Event records an agent event; part of agent.Host.

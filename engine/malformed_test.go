@@ -69,7 +69,7 @@ var malformedCases = []struct {
 	{
 		name: "unknown top-level key",
 		yaml: "name: t\ndurration: 10s\nvehicles:\n" + validGroup,
-		want: []string{`bad.yaml:2: durration: unknown field "durration" (known fields: description, duration, isolation, name, network, nodes, outputs, processes, realtime, seed, tick, vehicles, workers, world)`},
+		want: []string{`bad.yaml:2: durration: unknown field "durration" (known fields: description, duration, isolation, measures, name, network, nodes, outputs, processes, realtime, seed, tick, vehicles, workers, world)`},
 	},
 	{
 		name: "unknown key in spawn",
@@ -80,7 +80,7 @@ vehicles:
     count: 2
     spawn: {layout: line, origin: [0, 0, 0], spacing: 3, colums: 2}
 `,
-		want: []string{`bad.yaml:6: vehicles[0].spawn.colums: unknown field "colums" (known fields: columns, heading, layout, origin, positions, radius, spacing)`},
+		want: []string{`bad.yaml:6: vehicles[0].spawn.colums: unknown field "colums" (known fields: columns, heading, layout, origin, positions, radius, spacing, step)`},
 	},
 	{
 		name: "unknown key in a group (British spelling)",
@@ -336,7 +336,7 @@ vehicles:
 	{
 		name: "impair unknown key",
 		yaml: "name: t\nvehicles:\n" + validGroup + "network:\n  backend: impair\n  latncy: 10ms\n",
-		want: []string{`bad.yaml:6: network.latncy: unknown field "latncy" (known fields: backend, device_queue, gilbert, jitter, latency, loss, position_period, queue, range, rate)`},
+		want: []string{`bad.yaml:6: network.latncy: unknown field "latncy" (known fields: backend, device_queue, epoch, gilbert, jitter, latency, loss, mode, position_period, queue, range, rate)`},
 	},
 	{
 		name: "impair unknown key in gilbert",
@@ -346,7 +346,7 @@ vehicles:
 	{
 		name: "ideal backend takes no loss",
 		yaml: "name: t\nvehicles:\n" + validGroup + "network:\n  backend: ideal\n  loss: 0.1\n",
-		want: []string{`bad.yaml:6: network.loss: unknown field "loss" (known fields: backend, position_period)`},
+		want: []string{`bad.yaml:6: network.loss: unknown field "loss" (known fields: backend, epoch, mode, position_period)`},
 	},
 	{
 		name: "position period not a multiple of the tick",

@@ -10,6 +10,7 @@ import (
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
+	"skyloop/netsim/replay"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -60,6 +61,8 @@ type Summary struct {
 	ObstacleHits int                       `json:"obstacle_hits"`
 	BoundsExits  int                       `json:"bounds_exits"`
 	Agents       map[string]map[string]any `json:"agents,omitempty"`
+	// Measures holds the results of the scenario's measures, by name.
+	Measures map[string]any `json:"measures,omitempty"`
 }
 
 // Start initialises the backend and adds the phases to the kernel: the
@@ -83,6 +86,14 @@ func (r *Run) Start(first ...sim.Phase) error {
 	if err := r.backend.Start(infos); err != nil {
 		return fmt.Errorf("starting the %s network: %w", r.backendName, err)
 	}
+	if r.epochEvery > 0 {
+		r.ep = newEpochNet(r)
+		if rb, ok := r.backend.(*replay.Backend); ok {
+			if err := r.recordReplay(rb); err != nil {
+				return err
+			}
+		}
+	}
 	r.pool = sim.NewPool(r.workers)
 	r.vehicleFn = r.vehicleRange
 	sampleEvery := int64(r.sc.Outputs.SamplePeriod / r.tick)
@@ -98,6 +109,14 @@ func (r *Run) Start(first ...sim.Phase) error {
 		}})
 	}
 	phases = append(phases, first...)
+	if len(r.measures) > 0 {
+		for _, m := range r.measures {
+			if err := m.open(r.File); err != nil {
+				return err
+			}
+		}
+		phases = append(phases, sim.Phase{Name: "measure", Every: 1, Run: r.measurePhase})
+	}
 	phases = append(phases, []sim.Phase{
 		{Name: "record", Every: sampleEvery, Run: func(t sim.Time) error { r.sample(t); return nil }},
 		{Name: "world", Every: r.checkEvery, Run: func(t sim.Time) error { r.checkWorld(t); return nil }},
@@ -116,6 +135,9 @@ func (r *Run) Start(first ...sim.Phase) error {
 }
 
 func (r *Run) networkPhase(t sim.Time) error {
+	if r.ep != nil {
+		return r.ep.phase(t, int64(t)/int64(r.tick))
+	}
 	d, err := r.backend.AdvanceTo(t)
 	if err != nil {
 		return fmt.Errorf("%s network: %w", r.backendName, err)
@@ -174,6 +196,12 @@ func (r *Run) agentPhase(t sim.Time) error {
 	}
 	if r.failed != nil {
 		return r.failed
+	}
+	if r.ep != nil {
+		r.ep.hold(r.outbox) // for the next epoch start
+		clear(r.outbox)
+		r.outbox = r.outbox[:0]
+		return nil
 	}
 	for i, p := range r.outbox {
 		r.backend.Send(p)
@@ -285,6 +313,12 @@ func (r *Run) summary() *Summary {
 	}
 	if len(r.veh) > 1 && !math.IsInf(r.world.MinSep, 1) {
 		s.Separation = &Separation{MinM: round(r.world.MinSep, 4), TNs: r.world.MinSepT, Pair: r.world.MinSepPair, Collisions: r.world.Collisions}
+	}
+	for _, m := range r.measures {
+		if s.Measures == nil {
+			s.Measures = map[string]any{}
+		}
+		s.Measures[m.name()] = m.result()
 	}
 	for i := range r.nodes {
 		ns := &r.nodes[i]

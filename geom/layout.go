@@ -72,6 +72,11 @@ type Layout struct {
 	// Heading is the direction of a line in degrees counter-clockwise from
 	// east, or the rotation of a grid.
 	Heading float64 `yaml:"heading" json:"heading"`
+	// Step, when not zero, is the offset from each point of a line to the
+	// next, in place of spacing and heading: point i is origin + i*step,
+	// computed exactly (a heading of 180 degrees puts the points a few
+	// 1e-16 m off the axis, since sin(pi) is not 0 in floating point).
+	Step Vec3 `yaml:"step" json:"step,omitzero"`
 	// Positions are the explicit points.
 	Positions []Vec3 `yaml:"positions" json:"positions,omitempty"`
 }
@@ -93,6 +98,12 @@ func (l *Layout) Check(n int) map[string]string {
 	}
 	switch l.Kind {
 	case "line", "grid":
+		if l.Kind == "line" && l.Step != (Vec3{}) {
+			if l.Spacing != 0 || l.Heading != 0 {
+				bad["step"] = "give either step or spacing and heading, not both"
+			}
+			break
+		}
 		if !(l.Spacing > 0) {
 			bad["spacing"] = fmt.Sprintf("must be > 0 metres for a %s layout, got %v", l.Kind, l.Spacing)
 		}
@@ -151,6 +162,10 @@ func (l *Layout) each(n int, f func(i int, p Vec3) bool) {
 		var p Vec3
 		switch l.Kind {
 		case "line":
+			if l.Step != (Vec3{}) {
+				p = l.Origin.Add(l.Step.Scale(float64(i)))
+				break
+			}
 			d := float64(i) * l.Spacing
 			p = l.Origin.Add(Vec3{X: d * c, Y: d * s})
 		case "grid":

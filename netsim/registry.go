@@ -23,6 +23,20 @@ type BackendSpec struct {
 	// New builds the backend from validated parameters for a run with the
 	// given seed; every trace event goes to tr.
 	New func(p Params, seed uint64, tr Tracer) (Backend, error)
+	// Replayable, when set, says why the backend with parameters p cannot
+	// run before the vehicles move ("" when it can: network.mode replay).
+	// Unset means never: its packet fates depend on node positions or on
+	// another process.
+	Replayable func(p Params) string
+}
+
+// NotReplayable says why the backend with parameters p cannot be replayed,
+// "" when it can.
+func (s BackendSpec) NotReplayable(p Params) string {
+	if s.Replayable == nil {
+		return "its packet fates depend on node positions or on another process"
+	}
+	return s.Replayable(p)
 }
 
 var backends = map[string]BackendSpec{}

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"skyloop/engine"
@@ -45,6 +46,27 @@ func BenchmarkSwarm100(b *testing.B) {
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(ticks*100), "ns/vehicle-tick")
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(deliveries), "ns/delivery")
 			b.ReportMetric(float64(mallocs)/float64(ticks), "allocs/tick")
+		})
+	}
+}
+
+// BenchmarkPlatoon runs scenarios/netbots/platoon.yaml (SPEC.md C's
+// baseline: 3 robots, 60 s, coupled 10 ms epochs; load=on adds 2.1 Mbit/s
+// of background traffic per robot) with per-packet files off, as a sweep
+// runs it without files.
+func BenchmarkPlatoon(b *testing.B) {
+	text, _ := scenarios.Lookup("netbots/platoon")
+	for _, load := range []bool{false, true} {
+		b.Run(fmt.Sprintf("load=%v", map[bool]string{false: "off", true: "on"}[load]), func(b *testing.B) {
+			t := string(text)
+			if load {
+				t = strings.Replace(t, "rate: 0\n", "rate: 2.1e6\n", 1)
+			}
+			for b.Loop() {
+				if _, err := Execute(buildYAML(b, t, engine.Options{NoFiles: true, Workers: 1}), "", Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -37,7 +37,10 @@ type Scenario struct {
 	Vehicles    []Group      `yaml:"vehicles" json:"vehicles"`
 	Nodes       []FixedNode  `yaml:"nodes" json:"nodes,omitempty"`
 	Network     ast.Node     `yaml:"network" json:"-"`
-	Outputs     Outputs      `yaml:"outputs" json:"outputs"`
+	// Measures watch the vehicles' true states for study figures (the
+	// platoon gap error of SPEC.md C); the engine decodes them.
+	Measures []ast.Node `yaml:"measures" json:"-"`
+	Outputs  Outputs    `yaml:"outputs" json:"outputs"`
 	// Realtime, when > 0, paces the run to the wall clock at this factor
 	// (the command line's --realtime overrides it).
 	Realtime float64 `yaml:"realtime" json:"realtime"`
@@ -259,6 +262,52 @@ func (d *Document) DecodeField(n ast.Node, path string, dst any, field string) b
 	d.dec.errorf(n, path, "unknown parameter %q (known: %s)", field, strings.Join(names, ", "))
 	return false
 }
+
+// Field is one key and value of a mapping.
+type Field struct {
+	Key   string
+	KeyAt ast.Node // the key as written, for locating problems
+	Value ast.Node
+}
+
+// Fields returns the entries of mapping n in order, merge keys (<<)
+// expanded; a problem is recorded at path when n is not a mapping. An
+// absent node has no fields.
+func (d *Document) Fields(n ast.Node, path string) []Field {
+	if n == nil {
+		return nil
+	}
+	r := d.dec.resolve(n)
+	if isNull(r) {
+		return nil
+	}
+	entries, ok := d.dec.mapEntries(r, path)
+	if !ok {
+		d.dec.errorf(r, path, "want a mapping, got %s", kindName(r))
+		return nil
+	}
+	fs := make([]Field, 0, len(entries))
+	for _, mv := range entries {
+		fs = append(fs, Field{Key: scalarText(mv.Key), KeyAt: mv.Key, Value: mv.Value})
+	}
+	return fs
+}
+
+// Text returns the YAML text of a scalar node as written (for a sequence
+// or mapping, its flow form), for naming things after values.
+func (d *Document) Text(n ast.Node) string {
+	n = d.dec.resolve(n)
+	if n == nil {
+		return ""
+	}
+	if isScalar(n) {
+		return scalarText(n)
+	}
+	return strings.TrimSpace(n.String())
+}
+
+// Line returns the line of node n (0 if unknown).
+func (d *Document) Line(n ast.Node) int { return line(n) }
 
 // Errorf records a problem at a node.
 func (d *Document) Errorf(n ast.Node, path, format string, args ...any) {

@@ -23,9 +23,28 @@ func Lookup(name string) ([]byte, bool) {
 // Names lists the embedded scenarios.
 func Names() []string { return list(".", "") }
 
-// Experiments lists the embedded netbots experiment files, named like
-// "netbots/delay".
-func Experiments() []string { return list("netbots", "netbots/") }
+// Experiments lists the embedded experiment files (those that name a
+// base scenario), named like "netbots/delay".
+func Experiments() []string {
+	var out []string
+	for _, n := range list("netbots", "netbots/") {
+		if b, ok := Lookup(n); ok && isExperiment(b) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// isExperiment reports whether a file is an experiment: it has a
+// top-level scenario key.
+func isExperiment(b []byte) bool {
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "scenario:") {
+			return true
+		}
+	}
+	return false
+}
 
 func list(dir, prefix string) []string {
 	ents, _ := fs.ReadDir(files, dir)

@@ -150,8 +150,8 @@ func TestSweepAndSummarize(t *testing.T) {
 		t.Fatalf("summarize: %d %s", code, stdout)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	os.WriteFile(bad, []byte("experiment: b\nbase: {loss: 3}\n"), 0o644)
-	if code, _, stderr := capture(t, "sweep", bad); code != 2 || !strings.Contains(stderr, "bad.yaml:2: base.loss") {
+	os.WriteFile(bad, []byte("experiment: b\nscenario: netbots/platoon\nbase: {network.loss: 3}\n"), 0o644)
+	if code, _, stderr := capture(t, "sweep", bad); code != 2 || !strings.Contains(stderr, "bad.yaml:3: network.loss: must be a probability in [0, 1], got 3") {
 		t.Fatalf("bad experiment: %d %s", code, stderr)
 	}
 	if code, _, _ := capture(t, "summarize", t.TempDir()); code != 2 {

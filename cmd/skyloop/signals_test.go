@@ -56,9 +56,10 @@ func leftovers(t *testing.T, dir string) []string {
 }
 
 const signalExperiment = `experiment: sig
+scenario: netbots/platoon
 seeds: 12
 base: {duration: 20s}
-sweep: {param: loss, values: [0, 0.2, 0.4]}
+sweep: {param: network.loss, values: [0, 0.2, 0.4]}
 `
 
 // TestSweepStopsCleanlyOnEverySignal: a sweep stopped by SIGINT, SIGTERM

@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"skyloop/netbots"
 	"skyloop/scenarios"
 	"skyloop/sim"
+	"skyloop/sweep"
 )
 
 func newSweepCmd() *cobra.Command {
@@ -22,19 +23,25 @@ func newSweepCmd() *cobra.Command {
 	var noFiles, quiet bool
 	c := &cobra.Command{
 		Use:   "sweep EXPERIMENT...",
-		Short: "Run a network-impairment experiment: variants x seeds in parallel",
-		Long: `Run SPEC.md C experiments: the robot platoon under network impairments. An
-experiment file (YAML) gives a base configuration and either a one-factor sweep
-(sweep: {param, values}) or named variants (variants: [{name, set}]), and a
-seed count. EXPERIMENT is a file, a built-in experiment such as netbots/delay,
-or "netbots" for all built-in ones.
+		Short: "Run an experiment: a scenario's variants x seeds, in parallel",
+		Long: `Run experiments. An experiment file (YAML) names a base scenario, changes to it
+by field path for every variant (base: {network.rate: 2e6}), either a
+one-factor sweep (sweep: {param: network.latency, values: [10ms, 50ms]}) or
+named variants (variants: [{name, set: {path: value, ...}}]), a seed count,
+and optionally the changes that make each variant's ideal-network reference
+run (reference: {network: {backend: ideal, epoch: 10ms}, ...}). Paths are
+dotted field names with list elements by index or name:
+vehicles[robot].behaviors[beacon].policy. EXPERIMENT is a file, a built-in
+experiment such as netbots/delay, or "netbots" for all built-in ones; SPEC.md
+C's robot platoon study is scenarios/netbots/.
 
 For each experiment, OUT/<experiment>/ gets:
-  summary.csv                  one row per variant x seed: every parameter and every metric
+  summary.csv                  one row per variant x seed: every configuration field and every metric
   meta.json                    the experiment file, effective configurations, versions
-  figures/                     trajectories per variant, latency CDF, AoI and gap error per variant
-  reference/                   the ideal-network reference runs (cached)
-  <variant>/seed<k>/           config.json, summary.json, trace.csv, deliveries.csv, robots.csv
+  figures/                     paths per variant, latency CDF, AoI and gap error per variant
+  reference/<key>/             the reference runs (cached, one per distinct configuration)
+  <variant>/seed<k>/           an ordinary run directory: config.json, summary.json, meta.json,
+                               trace.csv, deliveries.csv, robots.csv, platoon.json, ...
 
 Runs execute in parallel (--workers). A sweep can be interrupted (Ctrl-C) and
 started again: finished runs are kept and skipped, and summary.csv is rebuilt
@@ -62,7 +69,7 @@ byte-identical files. Print the tables with skyloop summarize.`,
 				}
 				dur = d
 			}
-			var exps []*netbots.Experiment
+			var exps []*sweep.Experiment
 			for _, a := range args {
 				es, err := loadExperiments(a)
 				if err != nil {
@@ -70,7 +77,7 @@ byte-identical files. Print the tables with skyloop summarize.`,
 				}
 				exps = append(exps, es...)
 			}
-			opt := netbots.SweepOptions{Out: out, Seeds: seeds, Workers: workers, NoFiles: noFiles, Duration: dur}
+			opt := sweep.Options{Out: out, Seeds: seeds, Workers: workers, NoFiles: noFiles, Duration: dur}
 			sigs.Graceful()
 			opt.Stop = sigs.Stopped
 			stderr := cmd.ErrOrStderr()
@@ -80,11 +87,15 @@ byte-identical files. Print the tables with skyloop summarize.`,
 				if !quiet {
 					opt.Progress = sweepProgress(stderr, e.Name, isTerminal(stderr))
 				}
-				res, err := netbots.Sweep(e, opt)
+				res, err := sweep.Sweep(e, opt)
 				if !quiet && isTerminal(stderr) {
 					fmt.Fprint(stderr, "\r\033[K")
 				}
-				if errors.Is(err, netbots.ErrStopped) {
+				var oe *sweep.OptionError
+				if errors.As(err, &oe) {
+					return usageError{err}
+				}
+				if errors.Is(err, sim.ErrStopped) {
 					return interrupted{fmt.Errorf("stopped by %s: %d runs finished in %s (summary.csv has them); run the same command again to continue", signalName(), res.Rows, res.Dir)}
 				}
 				if err != nil {
@@ -111,9 +122,9 @@ byte-identical files. Print the tables with skyloop summarize.`,
 	return c
 }
 
-func loadExperiments(arg string) ([]*netbots.Experiment, error) {
+func loadExperiments(arg string) ([]*sweep.Experiment, error) {
 	if arg == "netbots" {
-		var out []*netbots.Experiment
+		var out []*sweep.Experiment
 		for _, n := range scenarios.Experiments() {
 			es, err := loadExperiments(n)
 			if err != nil {
@@ -127,19 +138,34 @@ func loadExperiments(arg string) ([]*netbots.Experiment, error) {
 		if st.IsDir() {
 			return nil, badInput("%s is a directory, not an experiment file", arg)
 		}
-		e, err := netbots.LoadExperiment(arg)
-		return []*netbots.Experiment{e}, asBadInput(err)
+		e, err := sweep.LoadExperiment(arg, builtinScenario(""))
+		return []*sweep.Experiment{e}, asBadInput(err)
 	}
 	if b, ok := scenarios.Lookup(arg); ok {
-		e, err := netbots.ParseExperiment(filepath.Base(arg)+".yaml", b)
-		return []*netbots.Experiment{e}, err
+		e, err := sweep.ParseExperiment(filepath.Base(arg)+".yaml", b, builtinScenario(path.Dir(arg)))
+		return []*sweep.Experiment{e}, asBadInput(err)
 	}
 	return nil, badInput("no experiment file %q and no built-in experiment of that name (built-in: %s, or netbots for all)",
 		arg, strings.Join(scenarios.Experiments(), ", "))
 }
 
-func sweepProgress(w io.Writer, name string, tty bool) func(netbots.Progress) {
-	return func(p netbots.Progress) {
+// builtinScenario finds the scenario an experiment names among the
+// built-in ones: first beside a built-in experiment (in dir), then at the
+// top level.
+func builtinScenario(dir string) sweep.ReadScenario {
+	return func(name string) (string, []byte, string, error) {
+		base := strings.TrimSuffix(name, ".yaml")
+		for _, n := range []string{path.Join(dir, base), base} {
+			if b, ok := scenarios.Lookup(n); ok {
+				return path.Base(n) + ".yaml", b, "", nil
+			}
+		}
+		return "", nil, "", fmt.Errorf("no scenario file %q and no built-in scenario of that name", name)
+	}
+}
+
+func sweepProgress(w io.Writer, name string, tty bool) func(sweep.Progress) {
+	return func(p sweep.Progress) {
 		state := "done"
 		if p.Skipped {
 			state = "already finished"
@@ -180,7 +206,7 @@ overhead.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			if err := netbots.Summarize(cmd.OutOrStdout(), dir); err != nil {
+			if err := sweep.Summarize(cmd.OutOrStdout(), dir); err != nil {
 				return badInput("%v", err)
 			}
 			return nil

@@ -14,5 +14,6 @@ func init() {
 		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
 			return New(tr), nil
 		},
+		Replayable: func(netsim.Params) string { return "" },
 	})
 }

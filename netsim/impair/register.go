@@ -9,5 +9,11 @@ func init() {
 		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
 			return New(*p.(*Params), seed, tr)
 		},
+		Replayable: func(p netsim.Params) string {
+			if p.(*Params).Range > 0 {
+				return "its range makes packet fates depend on where the nodes are"
+			}
+			return ""
+		},
 	})
 }

@@ -150,6 +150,14 @@ func (v *Vehicle) Radius() float64 { return 0.5 * math.Hypot(v.p.Length, v.p.Wid
 // Estimate returns the true state: this kind has no estimator.
 func (v *Vehicle) Estimate() vehicle.Telemetry { return v.Telemetry() }
 
+// Pos returns the position, without building a whole Telemetry.
+func (v *Vehicle) Pos() geom.Vec3 { return geom.Vec3{X: v.S.X, Y: v.S.Y, Z: v.z} }
+
+// ForwardSpeed returns the signed body speed along the heading, exactly
+// (telemetry gives it only as a velocity vector, whose length differs from
+// it in the last bits).
+func (v *Vehicle) ForwardSpeed() float64 { return v.S.V }
+
 // Command queues c for the next control step.
 func (v *Vehicle) Command(c vehicle.Command) { v.pending, v.hasPending = c, true }
 

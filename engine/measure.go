@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"skyloop/geom"
+	"skyloop/metrics"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// Measures (the scenario's measures section) watch the vehicles' true
+// states at every tick, beside the world checks, for figures that need
+// more than the network metrics: SPEC.md C's platoon gap error, say. They
+// run in the "measure" phase at the start of each tick t > 0, seeing the
+// state at the end of the tick before, and once more on the final state;
+// their results go to summary.json under measures.<name>.
+
+// measure is one configured measure.
+type measure interface {
+	name() string
+	// open creates the measure's files through file (which returns a nil
+	// writer when the run writes no files).
+	open(file func(name string) (io.Writer, error)) error
+	observe(t sim.Time)
+	result() any
+	// finish writes the measure's end-of-run files through file.
+	finish(file func(name string) (io.Writer, error)) error
+}
+
+// measureSpec is a measure type as scenarios name it.
+type measureSpec struct {
+	params func() validator
+	// new builds the measure; it reports problems with errorf at path.
+	new func(r *Run, p validator, name, path string) measure
+}
+
+var measureTypes = map[string]measureSpec{
+	"platoon": {
+		params: func() validator { p := metrics.DefaultPlatoonParams(); return &platoonParams{PlatoonParams: p} },
+		new:    newPlatoonMeasure,
+	},
+}
+
+// platoonParams are the platoon measure's parameters with its name.
+type platoonParams struct {
+	Name                  string `yaml:"name" json:"name"`
+	metrics.PlatoonParams `yaml:",inline"`
+}
+
+var fileNameOK = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+func (p *platoonParams) Validate() map[string]string {
+	bad := p.PlatoonParams.Validate()
+	if p.File != "" && (!fileNameOK.MatchString(p.File) || !strings.HasSuffix(p.File, ".csv")) {
+		bad["file"] = fmt.Sprintf("%q: want a plain file name ending in .csv, or \"\" for none", p.File)
+	}
+	return bad
+}
+
+// buildMeasures decodes and builds the scenario's measures.
+func (r *Run) buildMeasures() {
+	sc := r.sc
+	var eff []any
+	seen := map[string]bool{}
+	for i, n := range sc.Measures {
+		path := fmt.Sprintf("measures[%d]", i)
+		typ, ok := sc.TypeOf(n, path, "type")
+		if !ok {
+			continue
+		}
+		ms, ok := measureTypes[typ]
+		if !ok {
+			sc.Errorf(path+".type", "unknown measure %q: want one of %s", typ, names(measureTypes))
+			continue
+		}
+		p := ms.params()
+		name := typ
+		sc.DecodeKey(n, path, "name", &name)
+		if !sc.Decode(n, path, p, "type") {
+			continue
+		}
+		bad := p.Validate()
+		reportInvalid(sc.Errorf, path, bad)
+		if len(bad) > 0 {
+			continue
+		}
+		if !fileNameOK.MatchString(name) || seen[name] {
+			sc.Errorf(path+".name", "%q: measures need distinct names of letters, digits, '.', '_' and '-'", name)
+			continue
+		}
+		seen[name] = true
+		if pp, ok := p.(*platoonParams); ok {
+			pp.Name = name
+		}
+		if m := ms.new(r, p, name, path); m != nil {
+			r.measures = append(r.measures, m)
+		}
+		eff = append(eff, map[string]any{"type": typ, "params": p})
+	}
+	if len(sc.Measures) > 0 {
+		r.effective["measures"] = eff
+	}
+}
+
+// measurePhase observes the measures at tick t.
+func (r *Run) measurePhase(t sim.Time) error {
+	if t > 0 {
+		for _, m := range r.measures {
+			m.observe(t)
+		}
+	}
+	return nil
+}
+
+// platoonMeasure feeds metrics.Platoon with a vehicle group's planar states.
+type platoonMeasure struct {
+	r      *Run
+	nm     string
+	m      *metrics.Platoon
+	ids    []int // vehicles of the group, in index order
+	pos    []geom.Vec3
+	states []metrics.Planar
+	csv    io.Writer // nil: no per-sample file
+	row    []byte
+}
+
+func newPlatoonMeasure(r *Run, p validator, name, path string) measure {
+	pp := p.(*platoonParams)
+	var ids []int
+	found := false
+	for i := range r.nodes {
+		if r.nodes[i].ref.Group == pp.Group {
+			ids = append(ids, i)
+		}
+	}
+	for _, g := range r.sc.Vehicles {
+		found = found || g.Name == pp.Group
+	}
+	if !found {
+		r.sc.Errorf(path+".group", "no vehicle group %q", pp.Group)
+		return nil
+	}
+	if pp.Sample%r.tick != 0 || pp.Warmup%r.tick != 0 {
+		r.sc.Errorf(path+".sample", "sample %v and warmup %v must be multiples of the tick %v", pp.Sample, pp.Warmup, r.tick)
+		return nil
+	}
+	return &platoonMeasure{r: r, nm: name, m: metrics.NewPlatoon(pp.PlatoonParams, len(ids)), ids: ids, pos: make([]geom.Vec3, len(ids)), states: make([]metrics.Planar, len(ids))}
+}
+
+func (pm *platoonMeasure) name() string { return pm.nm }
+
+func (pm *platoonMeasure) open(file func(name string) (io.Writer, error)) error {
+	f := pm.m.Params().File
+	if f == "" {
+		return nil
+	}
+	w, err := file(f)
+	if err != nil || w == nil {
+		return err
+	}
+	pm.csv = w
+	_, err = io.WriteString(w, "t_ns,id,x,y,theta,v,omega,gap_m\n")
+	return err
+}
+
+func (pm *platoonMeasure) observe(t sim.Time) {
+	for i, id := range pm.ids {
+		pm.pos[i] = posOf(pm.r.veh[id])
+	}
+	if !pm.m.Observe(t, pm.pos) {
+		return
+	}
+	for i, id := range pm.ids {
+		pm.states[i] = planarOf(pm.r.veh[id])
+	}
+	pm.m.Sample(pm.states)
+	if pm.csv == nil {
+		return
+	}
+	for i, s := range pm.states {
+		b := pm.row[:0]
+		b = strconv.AppendInt(b, int64(t), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(pm.ids[i]), 10)
+		for _, f := range [...]struct {
+			v    float64
+			prec int
+		}{{s.X, 4}, {s.Y, 4}, {s.Theta, 5}, {s.V, 4}, {s.Omega, 4}} {
+			b = append(b, ',')
+			b = strconv.AppendFloat(b, f.v, 'f', f.prec, 64)
+		}
+		b = append(b, ',')
+		if i > 0 {
+			a := pm.states[i-1]
+			b = strconv.AppendFloat(b, math.Hypot(s.X-a.X, s.Y-a.Y), 'f', 4, 64)
+		}
+		b = append(b, '\n')
+		pm.row = b
+		// Write errors are kept by the run directory and reported when
+		// it closes.
+		pm.csv.Write(b)
+	}
+}
+
+func (pm *platoonMeasure) result() any { return pm.m.Result() }
+
+func (pm *platoonMeasure) finish(file func(name string) (io.Writer, error)) error {
+	w, err := file(pm.nm + ".json")
+	if err != nil || w == nil {
+		return err
+	}
+	b, err := json.MarshalIndent(pm.m.Track(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s.json: %w", pm.nm, err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// forwardSpeeder is implemented by vehicles that know their signed speed
+// along their heading exactly (ground robots).
+type forwardSpeeder interface{ ForwardSpeed() float64 }
+
+// poser is implemented by vehicles that give their position cheaply.
+type poser interface{ Pos() geom.Vec3 }
+
+// posOf returns a vehicle's true position.
+func posOf(v vehicle.Vehicle) geom.Vec3 {
+	if p, ok := v.(poser); ok {
+		return p.Pos()
+	}
+	return v.Telemetry().Pos
+}
+
+// planarOf returns a vehicle's true planar state.
+func planarOf(v vehicle.Vehicle) metrics.Planar {
+	tel := v.Telemetry()
+	p := metrics.Planar{X: tel.Pos.X, Y: tel.Pos.Y, Theta: tel.Yaw, Omega: tel.YawRate}
+	if f, ok := v.(forwardSpeeder); ok {
+		p.V = f.ForwardSpeed()
+	} else {
+		p.V = tel.Vel.NormXY()
+		if tel.Vel.X*math.Cos(tel.Yaw)+tel.Vel.Y*math.Sin(tel.Yaw) < 0 {
+			p.V = -p.V
+		}
+	}
+	return p
+}

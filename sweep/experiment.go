@@ -1,0 +1,380 @@
+// Package sweep runs experiments: a base scenario, the changes that make
+// its variants (a one-factor sweep of one parameter, or named variants),
+// and seeds; every variant x seed is an ordinary engine run. A sweep runs
+// in parallel, can be interrupted and resumed with byte-identical results,
+// caches the ideal-network reference runs its variants are compared with,
+// and writes summary.csv (one row per variant x seed with the full
+// configuration and the metrics), meta.json and figures. Summarize prints
+// the tables.
+//
+// An experiment file:
+//
+//	experiment: delay                  # the output directory (default: the file name)
+//	description: base latency 10/50/200/400 ms
+//	scenario: platoon.yaml             # a file next to this one, or a built-in scenario
+//	seeds: 5                           # seeds 1..5 for every variant
+//	base: {duration: 60s}              # changes for every variant, by field path
+//	sweep: {param: network.latency, values: [10ms, 50ms, 200ms, 400ms]}
+//	# or: variants: [{name: a, set: {network.loss: 0.1}}, ...]
+//	reference:                         # the ideal-network run each variant is compared with
+//	  network: {backend: ideal, epoch: 10ms}
+//	  vehicles[robot].behaviors[beacon].period: 2ms
+//
+// Paths are those of scenario.Set.
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"skyloop/engine"
+	"skyloop/scenario"
+)
+
+// MaxVariants bounds the variants of one experiment.
+const MaxVariants = 1000
+
+// file is an experiment file as written.
+type file struct {
+	Experiment  string   `yaml:"experiment"`
+	Description string   `yaml:"description"`
+	Scenario    string   `yaml:"scenario"`
+	Seeds       int      `yaml:"seeds"`
+	Base        ast.Node `yaml:"base"`
+	Sweep       *struct {
+		Param  string     `yaml:"param"`
+		Name   string     `yaml:"name"`
+		Values []ast.Node `yaml:"values"`
+	} `yaml:"sweep"`
+	Variants []struct {
+		Name string   `yaml:"name"`
+		Set  ast.Node `yaml:"set"`
+	} `yaml:"variants"`
+	Reference ast.Node `yaml:"reference"`
+}
+
+// Variant is one configuration of an experiment.
+type Variant struct {
+	Name string
+	// Value is the swept parameter's value as written ("" for named
+	// variants).
+	Value string
+	// Text is the variant's scenario as YAML; Reference its reference
+	// run's ("" without one).
+	Text, Reference []byte
+	run, ref        *scenario.Overridden
+}
+
+// Experiment is a checked experiment: variants x seeds.
+type Experiment struct {
+	Name        string
+	Description string
+	// Param is the swept parameter's path ("" for named variants).
+	Param    string
+	Seeds    int
+	Variants []Variant
+	// Scenario is the base scenario's file name; ScenarioDir its
+	// directory ("" for a built-in one), where relative paths in it start.
+	Scenario    string
+	ScenarioDir string
+	Source      []byte // the experiment file
+	File        string
+}
+
+// ReadScenario finds the base scenario an experiment names: it returns the
+// name to report problems under, the text and the directory relative paths
+// in it start from ("" for built-in scenarios).
+type ReadScenario func(name string) (file string, data []byte, dir string, err error)
+
+var nameOK = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.=-]*$`)
+
+// LoadExperiment reads and checks an experiment file; its scenario is a
+// file relative to it or, failing that, found by builtin (which may be
+// nil). Problems come back as scenario.Errors with file, line and path.
+func LoadExperiment(path string, builtin ReadScenario) (*Experiment, error) {
+	data, err := scenario.ReadFile(path)
+	if err != nil {
+		if _, bad := err.(scenario.Errors); bad {
+			return nil, err // larger than scenario.MaxFileSize
+		}
+		return nil, fmt.Errorf("reading experiment: %w", err)
+	}
+	dir := filepath.Dir(path)
+	read := func(name string) (string, []byte, string, error) {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, name)
+		}
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			b, err := scenario.ReadFile(p)
+			abs, _ := filepath.Abs(filepath.Dir(p))
+			return filepath.Base(p), b, abs, err
+		}
+		if builtin != nil {
+			return builtin(name)
+		}
+		return "", nil, "", fmt.Errorf("no scenario file %s", p)
+	}
+	return ParseExperiment(filepath.Base(path), data, read)
+}
+
+// ParseExperiment checks experiment text named name (for messages); read
+// finds its scenario.
+func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, error) {
+	doc, err := scenario.ParseDocument(name, data)
+	if err != nil {
+		return nil, err
+	}
+	f := file{Seeds: 5}
+	doc.Decode(doc.Root, "", &f)
+	e := &Experiment{Name: f.Experiment, Description: f.Description, Seeds: f.Seeds, Source: data, File: name}
+	if e.Name == "" {
+		e.Name = strings.TrimSuffix(name, filepath.Ext(name))
+	}
+	if !nameOK.MatchString(e.Name) {
+		doc.Errorf(doc.Root, "experiment", "%q: use letters, digits, '.', '_', '-' (it names the output directory)", e.Name)
+	}
+	if f.Seeds < 1 || f.Seeds > 1000 {
+		doc.Errorf(doc.Root, "seeds", "must be 1..1000, got %d", f.Seeds)
+	}
+	base := sets(doc, f.Base, "base")
+	ref := sets(doc, f.Reference, "reference")
+	if f.Sweep != nil && len(f.Variants) > 0 {
+		doc.Errorf(doc.Root, "sweep", "give either sweep or variants, not both")
+	}
+	if n := len(f.Variants); n > MaxVariants || f.Sweep != nil && len(f.Sweep.Values) > MaxVariants {
+		doc.Errorf(doc.Root, "variants", "more than %d variants: split the experiment", MaxVariants)
+	}
+	if f.Scenario == "" {
+		doc.Errorf(doc.Root, "scenario", "missing: the base scenario (a file next to this one, or a built-in name)")
+	}
+	if err := doc.Err(); err != nil {
+		return nil, err
+	}
+	scFile, scData, scDir, err := read(f.Scenario)
+	if err != nil {
+		var es scenario.Errors
+		if errors.As(err, &es) {
+			return nil, err
+		}
+		doc.Errorf(doc.Root, "scenario", "%v", err)
+		return nil, doc.Err()
+	}
+	e.Scenario, e.ScenarioDir = scFile, scDir
+	scDoc, err := scenario.ParseDocument(scFile, scData)
+	if err != nil {
+		return nil, err
+	}
+	ck := checker{e: e, base: scDoc, problems: map[string]bool{}}
+	switch {
+	case f.Sweep != nil:
+		e.Param = f.Sweep.Param
+		label := f.Sweep.Name
+		if label == "" {
+			label = lastKey(e.Param)
+		}
+		if e.Param == "" {
+			doc.Errorf(doc.Root, "sweep.param", "missing: the path of the parameter to vary, such as network.latency")
+		}
+		if len(f.Sweep.Values) == 0 {
+			doc.Errorf(doc.Root, "sweep.values", "needs at least one value")
+		}
+		if e.Param == "" {
+			break
+		}
+		// Two values written alike would write into one directory, and two
+		// that give the same configuration (0.1 and 0.10, 1s and 1000ms)
+		// would run the same variant twice.
+		type first struct {
+			index int
+			value string
+		}
+		names := map[string]first{}
+		configs := map[string]first{}
+		for i, v := range f.Sweep.Values {
+			path := fmt.Sprintf("sweep.values[%d]", i)
+			val := doc.Text(v)
+			vname := label + "=" + val
+			if prev, dup := names[vname]; dup {
+				doc.Errorf(v, path, "%s repeats sweep.values[%d]: each value must appear once", val, prev.index)
+				continue
+			}
+			names[vname] = first{i, val}
+			if !dirNameOK(vname) {
+				doc.Errorf(v, path, "%q cannot name a directory: use named variants", vname)
+				continue
+			}
+			s := append(append([]scenario.Set(nil), base...), scenario.Set{Path: e.Param, Value: v, Doc: doc, At: v})
+			va, eff := ck.variant(vname, val, s, ref)
+			if va == nil {
+				continue
+			}
+			if prev, dup := configs[eff]; dup {
+				doc.Errorf(v, path, "%s is the same %s as sweep.values[%d] (%s): each value must appear once", val, e.Param, prev.index, prev.value)
+				continue
+			}
+			configs[eff] = first{i, val}
+			e.Variants = append(e.Variants, *va)
+		}
+	case len(f.Variants) > 0:
+		seen := map[string]bool{}
+		for i, v := range f.Variants {
+			path := fmt.Sprintf("variants[%d]", i)
+			if !nameOK.MatchString(v.Name) || seen[v.Name] {
+				doc.Errorf(v.Set, path+".name", "%q: names must be unique and use letters, digits, '.', '_', '=', '-'", v.Name)
+				continue
+			}
+			seen[v.Name] = true
+			s := append(append([]scenario.Set(nil), base...), sets(doc, v.Set, path+".set")...)
+			if va, _ := ck.variant(v.Name, "", s, ref); va != nil {
+				e.Variants = append(e.Variants, *va)
+			}
+		}
+	default:
+		if va, _ := ck.variant("base", "", base, ref); va != nil {
+			e.Variants = append(e.Variants, *va)
+		}
+	}
+	if err := doc.Err(); err != nil {
+		return nil, err
+	}
+	if len(ck.errs) > 0 {
+		sortErrors(ck.errs, name)
+		if len(ck.errs) > scenario.MaxErrors {
+			ck.errs = append(ck.errs[:scenario.MaxErrors:scenario.MaxErrors], &scenario.Error{File: name,
+				Msg: fmt.Sprintf("... and %d more problems", len(ck.errs)-scenario.MaxErrors)})
+		}
+		return nil, ck.errs
+	}
+	return e, nil
+}
+
+// sets reads a mapping of path: value.
+func sets(doc *scenario.Document, n ast.Node, path string) []scenario.Set {
+	var out []scenario.Set
+	for _, f := range doc.Fields(n, path) {
+		out = append(out, scenario.Set{Path: f.Key, Value: f.Value, Doc: doc, At: f.KeyAt})
+	}
+	return out
+}
+
+// lastKey returns the last field name of a path (network.latency ->
+// latency, vehicles[robot].count -> count).
+func lastKey(p string) string {
+	p = strings.TrimRight(p, "]")
+	if i := strings.LastIndexAny(p, ".["); i >= 0 {
+		p = p[i+1:]
+	}
+	return p
+}
+
+func dirNameOK(s string) bool {
+	return s != "" && len(s) <= 200 && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00\n")
+}
+
+// checker builds and checks variants, collecting their problems once each.
+type checker struct {
+	e        *Experiment
+	base     *scenario.Document
+	errs     scenario.Errors
+	problems map[string]bool
+}
+
+func (c *checker) fail(err error) {
+	var es scenario.Errors
+	if !errors.As(err, &es) {
+		es = scenario.Errors{{File: c.e.File, Msg: err.Error()}}
+	}
+	for _, e := range es {
+		k := e.Error()
+		if !c.problems[k] {
+			c.problems[k] = true
+			c.errs = append(c.errs, e)
+		}
+	}
+}
+
+// variant applies the sets (and, for the reference, ref after them) and
+// checks the resulting scenarios completely. It returns the variant and
+// its effective configuration, or nil after recording the problems.
+func (c *checker) variant(name, value string, s, ref []scenario.Set) (*Variant, string) {
+	v := &Variant{Name: name, Value: value}
+	eff, ov, err := c.check(s)
+	if err != nil {
+		c.fail(err)
+		return nil, ""
+	}
+	v.run, v.Text = ov, ov.Text
+	if len(ref) > 0 {
+		_, rov, err := c.check(append(append([]scenario.Set(nil), s...), ref...))
+		if err != nil {
+			c.fail(err)
+			return nil, ""
+		}
+		v.ref, v.Reference = rov, rov.Text
+	}
+	return v, eff
+}
+
+// check builds the scenario with the sets applied and returns its
+// effective configuration as JSON.
+func (c *checker) check(s []scenario.Set) (string, *scenario.Overridden, error) {
+	ov, err := scenario.Override(c.base, s)
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := effective(ov, c.e, engine.Options{CheckOnly: true})
+	return string(b), ov, err
+}
+
+// effective parses an overridden scenario and returns its effective
+// configuration as JSON; problems are located in the files they came from.
+func effective(ov *scenario.Overridden, e *Experiment, opt engine.Options) ([]byte, error) {
+	sc, err := parse(ov, e)
+	if err != nil {
+		return nil, err
+	}
+	opt.CheckOnly = true
+	r, err := engine.Build(sc, opt)
+	if err != nil {
+		return nil, ov.Locate(err)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	if err := enc.Encode(r.Effective()); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// parse reads an overridden scenario.
+func parse(ov *scenario.Overridden, e *Experiment) (*scenario.Scenario, error) {
+	sc, err := scenario.Parse(e.Scenario, ov.Text, engine.Check)
+	if err != nil {
+		return nil, ov.Locate(err)
+	}
+	sc.Dir = e.ScenarioDir
+	return sc, nil
+}
+
+// sortErrors orders problems by file, the experiment file first, and line.
+func sortErrors(es scenario.Errors, first string) {
+	sort.SliceStable(es, func(i, j int) bool {
+		if (es[i].File == first) != (es[j].File == first) {
+			return es[i].File == first
+		}
+		if es[i].File != es[j].File {
+			return es[i].File < es[j].File
+		}
+		return es[i].Line < es[j].Line
+	})
+}

@@ -1,0 +1,183 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"skyloop/geom"
+	"skyloop/report"
+)
+
+// figures draws the experiment's plots into dir/figures: the vehicles'
+// paths in seed 1 per variant (from the platoon measure's robots.csv, or
+// vehicles.csv) over the scenario's obstacles, the state-update latency
+// CDF per variant (seed 1), and the age of information and the gap error
+// per variant (mean and std over seeds) when the runs have them.
+func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
+	fd := filepath.Join(dir, "figures")
+	if err := os.MkdirAll(fd, 0o755); err != nil {
+		return err
+	}
+	runs, err := finishedRuns(dir, preps, seeds)
+	if err != nil {
+		return err
+	}
+	var cdf []report.Series
+	labels := make([]string, len(preps))
+	aoiM, aoiS := make([]float64, len(preps)), make([]float64, len(preps))
+	gapM, gapS := make([]float64, len(preps)), make([]float64, len(preps))
+	anyAoI, anyGap := false, false
+	for i, p := range preps {
+		v := p.v
+		labels[i] = v.Name
+		if v.Value != "" {
+			labels[i] = v.Value
+		}
+		run := filepath.Join(dir, v.Name, "seed1")
+		for _, f := range []string{"robots.csv", "vehicles.csv"} {
+			tracks, err := readTracks(filepath.Join(run, f))
+			if err != nil {
+				continue
+			}
+			png, err := report.TrajectoryPNG(fmt.Sprintf("%s %s seed 1: paths", e.Name, v.Name), tracks, obstacles(run))
+			if err != nil {
+				return err
+			}
+			if err := report.WriteFile(filepath.Join(fd, "trajectories-"+v.Name+".png"), png); err != nil {
+				return err
+			}
+			break
+		}
+		if lat, err := readStateLatencies(filepath.Join(run, "deliveries.csv")); err == nil && len(lat) > 0 {
+			s := report.Series{Name: v.Name}
+			step := max(1, len(lat)/500)
+			for j := 0; j < len(lat); j += step {
+				s.X = append(s.X, lat[j])
+				s.Y = append(s.Y, float64(j+1)/float64(len(lat)))
+			}
+			s.X = append(s.X, lat[len(lat)-1])
+			s.Y = append(s.Y, 1)
+			cdf = append(cdf, s)
+		}
+		var aois, gaps []float64
+		for _, rf := range runs[i] {
+			if rf == nil {
+				continue
+			}
+			if rf.m.StateTx > 0 {
+				aois = append(aois, rf.m.AoIMeanS)
+				anyAoI = true
+			}
+			if rf.gap {
+				gaps = append(gaps, rf.m.GapErrMeanM)
+				anyGap = true
+			}
+		}
+		aoiM[i], aoiS[i] = MeanStd(aois)
+		gapM[i], gapS[i] = MeanStd(gaps)
+	}
+	xl := "variant"
+	if e.Param != "" {
+		xl = e.Param
+	}
+	if len(cdf) > 0 {
+		png, err := report.LinesPNG(e.Name+": latency of state updates (seed 1)", "latency (ms)", "fraction of deliveries", cdf)
+		if err != nil {
+			return err
+		}
+		if err := report.WriteFile(filepath.Join(fd, "latency_cdf.png"), png); err != nil {
+			return err
+		}
+	}
+	bars := func(on bool, name, title, ylabel string, m, s []float64) error {
+		if !on {
+			return nil
+		}
+		for i := range m {
+			if math.IsNaN(m[i]) {
+				m[i], s[i] = 0, 0
+			}
+		}
+		png, err := report.BarsPNG(e.Name+": "+title, xl, ylabel, labels, m, s)
+		if err != nil {
+			return err
+		}
+		return report.WriteFile(filepath.Join(fd, name), png)
+	}
+	if err := bars(anyAoI, "aoi.png", "age of information (mean, std over seeds)", "AoI (s)", aoiM, aoiS); err != nil {
+		return err
+	}
+	return bars(anyGap, "gap_error.png", "gap error after warm-up (mean, std over seeds)", "|dist - gap| (m)", gapM, gapS)
+}
+
+// obstacles reads the world's obstacles from a run's config.json.
+func obstacles(run string) []geom.Box {
+	b, err := os.ReadFile(filepath.Join(run, "config.json"))
+	if err != nil {
+		return nil
+	}
+	var c struct {
+		World struct {
+			Obstacles []struct {
+				Min, Max geom.Vec3
+			} `json:"obstacles"`
+		} `json:"world"`
+	}
+	if json.Unmarshal(b, &c) != nil {
+		return nil
+	}
+	var out []geom.Box
+	for _, o := range c.World.Obstacles {
+		out = append(out, geom.Box{Min: o.Min, Max: o.Max})
+	}
+	return out
+}
+
+// readTracks reads t_ns,id,x,y,... rows (robots.csv, vehicles.csv) into
+// one track per id.
+func readTracks(path string) ([]report.Track, error) {
+	rows, err := readCSVFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var tracks []report.Track
+	for _, r := range rows[1:] {
+		if len(r) < 4 {
+			continue
+		}
+		id, err := strconv.Atoi(r[1])
+		if err != nil || id < 0 || id > 100_000 {
+			continue
+		}
+		for len(tracks) <= id {
+			tracks = append(tracks, report.Track{Name: fmt.Sprintf("vehicle %d", len(tracks))})
+		}
+		x, _ := strconv.ParseFloat(r[2], 64)
+		y, _ := strconv.ParseFloat(r[3], 64)
+		tracks[id].Points = append(tracks[id].Points, geom.V(x, y, 0))
+	}
+	return tracks, nil
+}
+
+// readStateLatencies returns the latencies of the state updates in a
+// deliveries.csv, in ms, sorted.
+func readStateLatencies(path string) ([]float64, error) {
+	rows, err := readCSVFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var lat []float64
+	for _, r := range rows[1:] {
+		if len(r) > 9 && r[8] == "state" {
+			v, _ := strconv.ParseFloat(r[9], 64)
+			lat = append(lat, v/1e6)
+		}
+	}
+	slices.Sort(lat)
+	return lat, nil
+}

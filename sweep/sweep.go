@@ -1,0 +1,318 @@
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"skyloop/engine"
+	"skyloop/record"
+	"skyloop/report"
+	"skyloop/runner"
+	"skyloop/scenario"
+	"skyloop/sim"
+	"skyloop/version"
+)
+
+// Options adjust a sweep.
+type Options struct {
+	Out      string       // root directory; results go to Out/<experiment>
+	Seeds    int          // overrides the experiment's seed count when > 0
+	Duration sim.Duration // overrides every variant's duration when > 0
+	Workers  int          // parallel runs; 0 = GOMAXPROCS
+	NoFiles  bool         // no per-run CSV files (summary.csv and figures stay)
+	Progress func(p Progress)
+	Stop     func() bool
+}
+
+// Progress reports a finished (or skipped) run.
+type Progress struct {
+	Done, Total int
+	Variant     string
+	Seed        int
+	Skipped     bool
+	Err         error
+}
+
+// Result summarises a sweep.
+type Result struct {
+	Dir          string
+	Ran, Skipped int
+	Rows         int
+}
+
+// OptionError reports a command-line override that does not suit an
+// experiment (a duration that is not a whole number of its ticks, say).
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// prepared is a variant with what its runs need.
+type prepared struct {
+	v      *Variant
+	eff    []byte // effective configuration (scenario seed)
+	refKey string // "" without a reference
+}
+
+type job struct {
+	ov   *scenario.Overridden
+	name string // variant, or reference/<key>
+	seed int    // 0 for a reference run (the scenario's seed)
+	dir  string
+	key  string
+	meta map[string]any
+}
+
+// Sweep runs every reference and every variant x seed of e that has not
+// finished before, then writes summary.csv, meta.json and the figures. It
+// may be stopped (Options.Stop, sim.ErrStopped) and run again: finished runs
+// are kept and not redone, and the files then equal those of a sweep that
+// was never stopped.
+func Sweep(e *Experiment, opt Options) (*Result, error) {
+	if opt.Out == "" {
+		opt.Out = "runs"
+	}
+	seeds := e.Seeds
+	if opt.Seeds > 0 {
+		seeds = opt.Seeds
+	}
+	eopt := engine.Options{Workers: 1, NoFiles: opt.NoFiles}
+	if opt.Duration > 0 {
+		d := opt.Duration
+		eopt.Duration = &d
+	}
+	preps := make([]prepared, len(e.Variants))
+	for i := range e.Variants {
+		v := &e.Variants[i]
+		eff, err := effective(v.run, e, eopt)
+		if err != nil {
+			return nil, variantError(v.Name, err)
+		}
+		preps[i] = prepared{v: v, eff: eff}
+		if v.ref != nil {
+			reff, err := effective(v.ref, e, engine.Options{Duration: eopt.Duration, NoFiles: true})
+			if err != nil {
+				return nil, variantError(v.Name+" (reference)", err)
+			}
+			preps[i].refKey = hash(reff, "reference")
+		}
+	}
+	dir := filepath.Join(opt.Out, e.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	// One sweep per experiment directory at a time: two would race on
+	// summary.csv and on every run.
+	lock, err := record.TryLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	res := &Result{Dir: dir}
+
+	var refJobs []job
+	seen := map[string]bool{}
+	for _, p := range preps {
+		if p.refKey == "" || seen[p.refKey] {
+			continue
+		}
+		seen[p.refKey] = true
+		j := job{ov: p.v.ref, name: "reference/" + p.refKey, dir: filepath.Join(dir, "reference", p.refKey), key: p.refKey}
+		j.meta = map[string]any{"key": j.key, "experiment": e.Name, "reference_of": p.v.Name}
+		if !finished(j.dir, j.key) {
+			refJobs = append(refJobs, j)
+		}
+	}
+	var jobs []job
+	total := len(preps) * seeds
+	done := 0
+	for _, p := range preps {
+		for s := 1; s <= seeds; s++ {
+			j := job{ov: p.v.run, name: p.v.Name, seed: s, dir: filepath.Join(dir, p.v.Name, fmt.Sprintf("seed%d", s))}
+			j.key = hash(p.eff, fmt.Sprintf("seed=%d nofiles=%v", s, opt.NoFiles))
+			j.meta = map[string]any{"key": j.key, "experiment": e.Name, "variant": p.v.Name, "value": p.v.Value}
+			if finished(j.dir, j.key) {
+				res.Skipped++
+				done++
+				if opt.Progress != nil {
+					opt.Progress(Progress{Done: done, Total: total, Variant: p.v.Name, Seed: s, Skipped: true})
+				}
+				continue
+			}
+			jobs = append(jobs, j)
+		}
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var stopped atomic.Bool
+	stop := func() bool {
+		if stopped.Load() {
+			return true
+		}
+		if opt.Stop != nil && opt.Stop() {
+			stopped.Store(true)
+			return true
+		}
+		return false
+	}
+	var mu sync.Mutex
+	var firstErr error
+	run := func(js []job, report bool) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < min(workers, max(len(js), 1)); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(js) || stop() {
+						return
+					}
+					j := js[i]
+					err := runOne(e, j, eopt, stop)
+					mu.Lock()
+					switch {
+					case err == nil:
+						if report {
+							res.Ran++
+						}
+					case errors.Is(err, sim.ErrStopped):
+					default:
+						if firstErr == nil {
+							firstErr = fmt.Errorf("%s seed %d: %w", j.name, j.seed, err)
+							if j.seed == 0 {
+								firstErr = fmt.Errorf("%s: %w", j.name, err)
+							}
+						}
+						stopped.Store(true)
+					}
+					if report && !errors.Is(err, sim.ErrStopped) {
+						done++
+						if opt.Progress != nil {
+							opt.Progress(Progress{Done: done, Total: total, Variant: j.name, Seed: j.seed, Err: err})
+						}
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	run(refJobs, false)
+	run(jobs, true)
+	// The summary always reflects every finished run, also after a stop.
+	rows, err := writeSummary(dir, e, preps, seeds)
+	if err != nil {
+		return nil, err
+	}
+	res.Rows = rows
+	if firstErr != nil {
+		return res, firstErr
+	}
+	if stopped.Load() {
+		return res, sim.ErrStopped
+	}
+	if err := writeMeta(dir, e, preps, seeds, opt); err != nil {
+		return nil, err
+	}
+	if err := figures(dir, e, preps, seeds); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func variantError(name string, err error) error {
+	var es scenario.Errors
+	if errors.As(err, &es) {
+		return err
+	}
+	var oe *engine.OptionError
+	if errors.As(err, &oe) {
+		return &OptionError{fmt.Errorf("variant %s: %w", name, oe.Err)}
+	}
+	return fmt.Errorf("variant %s: %w", name, err)
+}
+
+// runOne executes one run into j.dir.
+func runOne(e *Experiment, j job, base engine.Options, stop func() bool) error {
+	sc, err := parse(j.ov, e)
+	if err != nil {
+		return err
+	}
+	opt := base
+	if j.seed > 0 {
+		s := uint64(j.seed)
+		opt.Seed = &s
+	} else {
+		opt.NoFiles = true // a reference needs its summary and track only
+	}
+	r, err := engine.Build(sc, opt)
+	if err != nil {
+		return j.ov.Locate(err)
+	}
+	r.SetOptions(engine.Options{Stop: stop})
+	_, err = runner.Execute(r, j.dir, runner.Options{Meta: func() map[string]any { return j.meta }})
+	if errors.Is(err, sim.ErrStopped) {
+		// A stopped run is redone when the sweep resumes: its partial
+		// files are ours and of no use.
+		var ke *record.KeptError
+		if errors.As(err, &ke) && ke.Kept != "" && ke.Kept != j.dir {
+			os.RemoveAll(ke.Kept)
+		}
+		return sim.ErrStopped
+	}
+	return err
+}
+
+// hash identifies what decides a run's results: a finished run directory
+// whose key matches is not run again.
+func hash(eff []byte, extra string) string {
+	h := sha256.New()
+	h.Write(eff)
+	h.Write([]byte{0})
+	h.Write([]byte(extra))
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// finished reports whether dir holds a complete run with the given key.
+func finished(dir, key string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Key string `json:"key"`
+	}
+	return json.Unmarshal(b, &m) == nil && m.Key == key
+}
+
+func writeMeta(dir string, e *Experiment, preps []prepared, seeds int, opt Options) error {
+	vs := make([]map[string]any, len(preps))
+	for i, p := range preps {
+		vs[i] = map[string]any{"name": p.v.Name, "value": p.v.Value, "config": json.RawMessage(p.eff)}
+		if p.refKey != "" {
+			vs[i]["reference"] = "reference/" + p.refKey
+		}
+	}
+	m := map[string]any{"experiment": e.Name, "description": e.Description, "file": e.File, "spec": string(e.Source),
+		"scenario": e.Scenario, "param": e.Param, "seeds": seeds, "variants": vs, "versions": version.Info()}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return report.WriteFile(filepath.Join(dir, "meta.json"), append(b, '\n'))
+}
