@@ -15,12 +15,12 @@ var nan = math.NaN()
 type BeaconParams struct {
 	Period     sim.Duration `yaml:"period" json:"period"`                 // periodic policy: send period
 	Stagger    sim.Duration `yaml:"stagger" json:"stagger"`               // node with group index i starts at i*stagger
-	Policy     string       `yaml:"policy" json:"policy"`                 // periodic or event
+	Policy     SendPolicy   `yaml:"policy" json:"policy"`                 // periodic or event
 	Check      sim.Duration `yaml:"check" json:"check"`                   // event policy: how often the triggers are checked
 	MoveThresh float64      `yaml:"move_threshold" json:"move_threshold"` // event policy: send after moving this far (m)
 	TurnThresh float64      `yaml:"turn_threshold" json:"turn_threshold"` // event policy: or turning this much (deg)
 	Heartbeat  sim.Duration `yaml:"heartbeat" json:"heartbeat"`           // event policy: or after this long without sending
-	Format     string       `yaml:"format" json:"format"`                 // planar (56 bytes, SPEC.md C) or 3d (72 bytes)
+	Format     StateFormat  `yaml:"format" json:"format"`                 // planar (56 bytes, SPEC.md C) or 3d (72 bytes)
 	Stale      sim.Duration `yaml:"stale" json:"stale"`                   // beliefs older than this are withheld
 	Port       uint16       `yaml:"port" json:"port"`
 }
@@ -32,8 +32,8 @@ func (p *BeaconParams) Validate() map[string]string {
 	nonNegative(bad, "stagger", p.Stagger)
 	positive(bad, "stale", p.Stale)
 	switch p.Policy {
-	case "periodic":
-	case "event":
+	case Periodic:
+	case EventTriggered:
 		positive(bad, "check", p.Check)
 		positive(bad, "heartbeat", p.Heartbeat)
 		if !(p.MoveThresh > 0) {
@@ -43,10 +43,10 @@ func (p *BeaconParams) Validate() map[string]string {
 			bad["turn_threshold"] = fmt.Sprintf("must be > 0, got %v", p.TurnThresh)
 		}
 	default:
-		bad["policy"] = fmt.Sprintf("must be periodic or event, got %q", p.Policy)
+		bad["policy"] = fmt.Sprintf("must be periodic or event, got %v", p.Policy)
 	}
-	if p.Format != "planar" && p.Format != "3d" {
-		bad["format"] = fmt.Sprintf("must be planar or 3d, got %q", p.Format)
+	if p.Format != Planar && p.Format != Format3D {
+		bad["format"] = fmt.Sprintf("must be planar or 3d, got %v", p.Format)
 	}
 	return bad
 }
@@ -82,9 +82,9 @@ func init() {
 			"staggered by group index; receives others' updates into the node's beliefs, dropping duplicates and out-of-order updates and withholding beliefs older than `stale`.",
 		Vehicle: true,
 		Params: func() Params {
-			return &BeaconParams{Period: 100 * sim.Millisecond, Stagger: 10 * sim.Millisecond, Policy: "periodic",
+			return &BeaconParams{Period: 100 * sim.Millisecond, Stagger: 10 * sim.Millisecond, Policy: Periodic,
 				Check: 10 * sim.Millisecond, MoveThresh: 0.1, TurnThresh: 10, Heartbeat: sim.Second,
-				Format: "3d", Stale: sim.Second, Port: 5000}
+				Format: Format3D, Stale: sim.Second, Port: 5000}
 		},
 		New: func(p Params) Behavior { return &Beacon{p: p.(*BeaconParams)} },
 	})
@@ -95,7 +95,7 @@ func (b *Beacon) Start(ctx *Context) error {
 	ctx.Beliefs().SetStale(b.p.Stale)
 	b.offset = sim.Duration(ctx.Ref().Index) * b.p.Stagger
 	nm := ctx.Network()
-	if nm.Replay && b.p.Policy == "event" {
+	if nm.Replay && b.p.Policy == EventTriggered {
 		return fieldErr("policy", "event-triggered sending depends on the vehicle's state, so the network cannot run first: use network.mode: coupled")
 	}
 	b.planned = nm.Epoch > 0
@@ -111,7 +111,7 @@ func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
 		return 0, 0
 	}
 	period := b.p.Period
-	if b.p.Policy == "event" {
+	if b.p.Policy == EventTriggered {
 		period = b.p.Check
 	}
 	return period, b.offset
@@ -119,7 +119,7 @@ func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
 
 // Step sends an update when the policy says so.
 func (b *Beacon) Step(ctx *Context) {
-	if b.p.Policy == "event" && !b.due(ctx) {
+	if b.p.Policy == EventTriggered && !b.due(ctx) {
 		return
 	}
 	b.send(ctx, ctx.Now(), false)
@@ -159,7 +159,7 @@ func (b *Beacon) send(ctx *Context, at sim.Time, deferred bool) {
 }
 
 func (b *Beacon) size() int {
-	if b.p.Format == "planar" {
+	if b.p.Format == Planar {
 		return PlanarStateSize
 	}
 	return State3DSize
@@ -173,7 +173,7 @@ func (b *Beacon) content(ctx *Context, seq uint32, tgen sim.Time, buf []byte) []
 	tel := ctx.Telemetry()
 	s := State{ID: uint32(ctx.ID()), Seq: seq, TGen: tgen, Pos: tel.Pos, Vel: tel.Vel,
 		Yaw: tel.Yaw, V: tel.Vel.NormXY(), Omega: tel.YawRate}
-	if b.p.Format == "planar" {
+	if b.p.Format == Planar {
 		if v, ok := ctx.ForwardSpeed(); ok {
 			s.V = v
 		} else if tel.Vel.X*math.Cos(tel.Yaw)+tel.Vel.Y*math.Sin(tel.Yaw) < 0 {
@@ -190,7 +190,7 @@ func (b *Beacon) content(ctx *Context, seq uint32, tgen sim.Time, buf []byte) []
 // policy says so on the state now.
 func (b *Beacon) Plan(ctx *Context, end sim.Time) {
 	now := ctx.Now()
-	if b.p.Policy == "event" {
+	if b.p.Policy == EventTriggered {
 		if now >= sim.Time(b.offset) && b.nextCheck < end {
 			b.nextCheck = now.Add(b.p.Check)
 			if b.due(ctx) {
