@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -26,8 +27,8 @@ type BeaconParams struct {
 }
 
 // Validate checks the parameters.
-func (p *BeaconParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *BeaconParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	positive(bad, "period", p.Period)
 	nonNegative(bad, "stagger", p.Stagger)
 	positive(bad, "stale", p.Stale)

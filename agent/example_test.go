@@ -6,6 +6,7 @@ import (
 	"skyloop/agent"
 	_ "skyloop/components"
 	"skyloop/engine"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/runner"
@@ -21,8 +22,8 @@ type greeterParams struct {
 	Climb  float64      `yaml:"climb" json:"climb"`
 }
 
-func (p *greeterParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *greeterParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if p.Period <= 0 {
 		bad["period"] = fmt.Sprintf("must be a positive duration, got %v", p.Period)
 	}

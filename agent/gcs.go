@@ -2,8 +2,8 @@ package agent
 
 import (
 	"fmt"
-	"sort"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -26,8 +26,8 @@ type GCSParams struct {
 }
 
 // Validate checks the parameters that do not depend on the run.
-func (p *GCSParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *GCSParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if len(p.Legs) == 0 {
 		bad["legs"] = "needs at least one leg"
 	}
@@ -118,12 +118,8 @@ func (g *GCS) Start(ctx *Context) error {
 	for l := range g.p.Legs {
 		lay := &g.p.Legs[l]
 		if bad := lay.Check(len(ids)); len(bad) > 0 {
-			keys := make([]string, 0, len(bad))
-			for k := range bad {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			return fieldErr(fmt.Sprintf("legs[%d].%s", l, keys[0]), bad[keys[0]])
+			k := bad.Keys()[0]
+			return fieldErr(fmt.Sprintf("legs[%d].%s", l, k), bad[k])
 		}
 		for i, pt := range lay.Points(len(ids)) {
 			g.v[i].targets[l] = pt
@@ -245,17 +241,10 @@ func (g *GCS) Finish(ctx *Context) map[string]any {
 	return map[string]any{"vehicles": reps, "vehicles_done": done, "legs": len(g.p.Legs)}
 }
 
-// FieldError is an error about one parameter of a behaviour, found when
-// the behaviour starts; the engine reports it with the parameter's
+// fieldErr is an error about one parameter of a behaviour found when it
+// starts: the engine reports a *fields.Error with the parameter's
 // scenario path and line.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-func fieldErr(field, msg string) error { return &FieldError{Field: field, Msg: msg} }
+func fieldErr(field, msg string) error { return fields.Errors{field: msg}.Err("") }
 
 func finalOp(f string) uint8 {
 	switch f {

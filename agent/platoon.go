@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -23,8 +24,8 @@ type PlatoonParams struct {
 }
 
 // Validate checks the parameters.
-func (p *PlatoonParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *PlatoonParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if len(p.Waypoints) < 2 {
 		bad["waypoints"] = fmt.Sprintf("the leader needs at least 2 waypoints to loop through, got %d", len(p.Waypoints))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"skyloop/fields"
 	"skyloop/sim"
 )
 
@@ -12,7 +13,7 @@ import (
 type Params interface {
 	// Validate returns field name -> message for every bad field; field
 	// names are YAML names, dotted for nested fields.
-	Validate() map[string]string
+	Validate() fields.Errors
 }
 
 // Spec describes a behaviour type that scenario files can name.
@@ -65,14 +66,14 @@ func Names() []string {
 }
 
 // positive adds a message to bad when d is not a positive duration.
-func positive(bad map[string]string, name string, d sim.Duration) {
+func positive(bad fields.Errors, name string, d sim.Duration) {
 	if d <= 0 {
 		bad[name] = fmt.Sprintf("must be a positive duration, got %v", d)
 	}
 }
 
 // nonNegative adds a message to bad when d is negative.
-func nonNegative(bad map[string]string, name string, d sim.Duration) {
+func nonNegative(bad fields.Errors, name string, d sim.Duration) {
 	if d < 0 {
 		bad[name] = fmt.Sprintf("must be >= 0, got %v", d)
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 
+	"skyloop/fields"
 	"skyloop/netsim"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -18,8 +19,8 @@ type RemoteParams struct {
 }
 
 // Validate checks the parameters.
-func (p *RemoteParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *RemoteParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if p.GCS == "" {
 		bad["gcs"] = "must name the ground-station node"
 	}

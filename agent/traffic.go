@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"skyloop/fields"
 	"skyloop/netsim"
 	"skyloop/sim"
 )
@@ -20,8 +21,8 @@ type TrafficParams struct {
 }
 
 // Validate checks the parameters.
-func (p *TrafficParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *TrafficParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if !(p.Rate == 0 || p.Rate >= 1) || math.IsInf(p.Rate, 0) {
 		bad["rate"] = fmt.Sprintf("must be a bit rate of at least 1 bit/s (or 0: no traffic), got %v", p.Rate)
 	}

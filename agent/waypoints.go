@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -21,8 +22,8 @@ type WaypointsParams struct {
 }
 
 // Validate checks the parameters.
-func (p *WaypointsParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *WaypointsParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if len(p.Points) == 0 {
 		bad["points"] = "needs at least one point"
 	}
@@ -38,7 +39,7 @@ func (p *WaypointsParams) Validate() map[string]string {
 	return bad
 }
 
-func checkFinal(bad map[string]string, f string) {
+func checkFinal(bad fields.Errors, f string) {
 	switch f {
 	case "hold", "land", "rtl":
 	default:

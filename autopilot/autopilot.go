@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -23,7 +23,7 @@ type Config struct {
 }
 
 // Validate checks airframe and autopilot parameters.
-func (c *Config) Validate() map[string]string {
+func (c *Config) Validate() fields.Errors {
 	bad := c.Params.Validate()
 	for k, v := range c.Autopilot.Validate() {
 		bad["autopilot."+k] = v
@@ -222,13 +222,8 @@ func (v *Multirotor) Params() Params { return *v.ap }
 // sensor rates cannot change in flight. The new values apply from the next
 // control step.
 func (v *Multirotor) SetParams(p Params) error {
-	if bad := p.Validate(); len(bad) > 0 {
-		keys := make([]string, 0, len(bad))
-		for k := range bad {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return fmt.Errorf("autopilot parameter %s: %s", keys[0], bad[keys[0]])
+	if err := p.Validate().Err("autopilot parameter"); err != nil {
+		return err
 	}
 	old := v.ap
 	if p.ControlPeriod != old.ControlPeriod || p.AttEvery != old.AttEvery || p.PosEvery != old.PosEvery ||

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 
+	"skyloop/fields"
 	"skyloop/sim"
 )
 
@@ -124,8 +125,8 @@ func DefaultParams() Params {
 }
 
 // Validate checks the parameters, returning field -> message.
-func (p *Params) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *Params) Validate() fields.Errors {
+	bad := fields.Errors{}
 	nonneg := func(name string, v float64) {
 		if !(v >= 0) || math.IsInf(v, 0) {
 			bad[name] = fmt.Sprintf("must be >= 0, got %v", v)

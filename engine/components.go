@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"skyloop/autopilot"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
@@ -15,7 +16,7 @@ import (
 
 // validator is implemented by every component parameter struct.
 type validator interface {
-	Validate() map[string]string
+	Validate() fields.Errors
 }
 
 // kindSpec is a vehicle kind as scenarios name it.
@@ -85,7 +86,7 @@ var kinds = map[string]kindSpec{
 // noParams is the parameter set of components without parameters.
 type noParams struct{}
 
-func (*noParams) Validate() map[string]string { return nil }
+func (*noParams) Validate() fields.Errors { return nil }
 
 func names[V any](m map[string]V) string {
 	ks := make([]string, 0, len(m))
@@ -94,21 +95,4 @@ func names[V any](m map[string]V) string {
 	}
 	sort.Strings(ks)
 	return strings.Join(ks, ", ")
-}
-
-// sortedKeys returns the keys of a validation result in order, so errors
-// come out the same way every time.
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-func reportInvalid(errorf func(path, format string, args ...any), base string, bad map[string]string) {
-	for _, k := range sortedKeys(bad) {
-		errorf(base+"."+k, "%s", bad[k])
-	}
 }

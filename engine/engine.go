@@ -31,6 +31,7 @@ import (
 
 	"skyloop/agent"
 	"skyloop/autopilot"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
@@ -292,7 +293,7 @@ func (r *Run) buildVehicles() {
 			continue
 		}
 		bad := p.Validate()
-		reportInvalid(sc.Errorf, path+".params", bad)
+		bad.Report(path+".params", sc.Errorf)
 		if len(bad) > 0 {
 			continue
 		}
@@ -379,7 +380,7 @@ func (r *Run) buildNetwork() {
 		return
 	}
 	bad := p.Validate()
-	reportInvalid(sc.Errorf, "network", bad)
+	bad.Report("network", sc.Errorf)
 	if len(bad) > 0 {
 		return
 	}
@@ -461,7 +462,7 @@ func (r *Run) buildBehaviors() {
 				continue
 			}
 			bad := p.Validate()
-			reportInvalid(sc.Errorf, path, bad)
+			bad.Report(path, sc.Errorf)
 			if len(bad) == 0 {
 				out = append(out, built{spec: spec, params: p, path: path})
 			}
@@ -519,9 +520,11 @@ func (r *Run) buildBehaviors() {
 		for j := range ns.slots {
 			s := &ns.slots[j]
 			if err := s.b.Start(ns.ctx); err != nil {
-				var fe *agent.FieldError
+				var fe *fields.Error
 				if errors.As(err, &fe) {
-					sc.Errorf(s.path+"."+fe.Field, "%s (node %s)", fe.Msg, ns.ref.Name)
+					fe.Fields.Report(s.path, func(path, format string, args ...any) {
+						sc.Errorf(path, format+" (node %s)", append(args, ns.ref.Name)...)
+					})
 				} else {
 					sc.Errorf(s.path, "%v (node %s)", err, ns.ref.Name)
 				}

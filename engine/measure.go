@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/sim"
@@ -56,7 +57,7 @@ type platoonParams struct {
 
 var fileNameOK = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
-func (p *platoonParams) Validate() map[string]string {
+func (p *platoonParams) Validate() fields.Errors {
 	bad := p.PlatoonParams.Validate()
 	if p.File != "" && (!fileNameOK.MatchString(p.File) || !strings.HasSuffix(p.File, ".csv")) {
 		bad["file"] = fmt.Sprintf("%q: want a plain file name ending in .csv, or \"\" for none", p.File)
@@ -87,7 +88,7 @@ func (r *Run) buildMeasures() {
 			continue
 		}
 		bad := p.Validate()
-		reportInvalid(sc.Errorf, path, bad)
+		bad.Report(path, sc.Errorf)
 		if len(bad) > 0 {
 			continue
 		}

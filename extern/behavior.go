@@ -10,6 +10,7 @@ import (
 
 	"skyloop/agent"
 	"skyloop/edge"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -38,8 +39,8 @@ type Params struct {
 }
 
 // Validate checks the parameters.
-func (p *Params) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *Params) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if p.Period < 0 {
 		bad["period"] = fmt.Sprintf("must be >= 0 (0 = every tick), got %v", p.Period)
 	}

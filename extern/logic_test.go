@@ -7,6 +7,7 @@ import (
 
 	"skyloop/agent"
 	"skyloop/extern"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -112,7 +113,7 @@ func (b *builtin) Step(ctx *agent.Context) {
 
 type noParams struct{}
 
-func (*noParams) Validate() map[string]string { return map[string]string{} }
+func (*noParams) Validate() fields.Errors { return map[string]string{} }
 
 func init() {
 	agent.Register(agent.Spec{Name: "test_mission", Doc: "test", Vehicle: true,

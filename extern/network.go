@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"skyloop/edge"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -30,8 +31,8 @@ func DefaultNetParams() NetParams {
 }
 
 // Validate checks the parameters.
-func (p *NetParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *NetParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if p.Timeout <= 0 {
 		bad["timeout"] = fmt.Sprintf("must be a positive duration, got %v", p.Timeout)
 	}

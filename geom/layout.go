@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"skyloop/fields"
 	"strconv"
 )
 
@@ -90,8 +91,8 @@ const MaxPoints = 100_000
 
 // Check returns field name -> message for every problem placing n points.
 // It allocates nothing in proportion to n.
-func (l *Layout) Check(n int) map[string]string {
-	bad := map[string]string{}
+func (l *Layout) Check(n int) fields.Errors {
+	bad := fields.Errors{}
 	if n < 0 || n > MaxPoints {
 		bad["layout"] = fmt.Sprintf("cannot place %d points: at most %d", n, MaxPoints)
 		return bad

@@ -14,6 +14,7 @@ import (
 
 	"skyloop/agent"
 	"skyloop/edge"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -40,8 +41,8 @@ type VehicleParams struct {
 }
 
 // Validate checks the parameters.
-func (p *VehicleParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *VehicleParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if p.Port == 0 {
 		bad["port"] = "must be a port number 1-65535"
 	}
@@ -183,7 +184,7 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 			}
 		}
 		if !found {
-			return &agent.FieldError{Field: fmt.Sprintf("gcs[%d]", i), Msg: fmt.Sprintf("no node named %q", name)}
+			return fields.Errors{fmt.Sprintf("gcs[%d]", i): fmt.Sprintf("no node named %q", name)}.Err("")
 		}
 	}
 	var tun Tunable

@@ -9,6 +9,7 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
 	"skyloop/agent"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -61,8 +62,8 @@ type GCSParams struct {
 }
 
 // Validate checks the parameters.
-func (p *GCSParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *GCSParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if p.Port == 0 {
 		bad["port"] = "must be a port number 1-65535"
 	}
@@ -136,14 +137,14 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 	} else {
 		ids = ctx.Group(g.p.Group)
 		if len(ids) == 0 {
-			return &agent.FieldError{Field: "group", Msg: fmt.Sprintf("no vehicle group %q", g.p.Group)}
+			return fields.Errors{"group": fmt.Sprintf("no vehicle group %q", g.p.Group)}.Err("")
 		}
 	}
 	if len(g.p.Vehicles) > 0 {
 		var sel []netsim.NodeID
 		for i, k := range g.p.Vehicles {
 			if k < 0 || k >= len(ids) {
-				return &agent.FieldError{Field: fmt.Sprintf("vehicles[%d]", i), Msg: fmt.Sprintf("group has %d vehicles, no index %d", len(ids), k)}
+				return fields.Errors{fmt.Sprintf("vehicles[%d]", i): fmt.Sprintf("group has %d vehicles, no index %d", len(ids), k)}.Err("")
 			}
 			sel = append(sel, ids[k])
 		}

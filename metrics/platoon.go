@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
 )
@@ -33,8 +34,8 @@ func DefaultPlatoonParams() PlatoonParams {
 }
 
 // Validate checks the parameters.
-func (p *PlatoonParams) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *PlatoonParams) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if p.Group == "" {
 		bad["group"] = "missing: the vehicle group that forms the platoon"
 	}

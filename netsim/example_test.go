@@ -6,6 +6,7 @@ import (
 
 	_ "skyloop/components"
 	"skyloop/engine"
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/runner"
@@ -19,7 +20,7 @@ type delayParams struct {
 	Delay sim.Duration `yaml:"delay" json:"delay"`
 }
 
-func (p *delayParams) Validate() map[string]string {
+func (p *delayParams) Validate() fields.Errors {
 	if p.Delay < 0 {
 		return map[string]string{"delay": "must be >= 0"}
 	}

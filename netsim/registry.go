@@ -2,6 +2,7 @@ package netsim
 
 import (
 	"fmt"
+	"skyloop/fields"
 	"sort"
 )
 
@@ -10,7 +11,7 @@ import (
 type Params interface {
 	// Validate returns field name -> message for every bad field; field
 	// names are YAML names.
-	Validate() map[string]string
+	Validate() fields.Errors
 }
 
 // BackendSpec describes a network backend that scenario files can name

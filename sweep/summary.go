@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,7 +89,7 @@ func readRun(dir string) (*runFigures, error) {
 	tot := s.Network.Total
 	m.PacketsPerS, m.PayloadBytesPerS, m.IPBytesPerS = tot.Overhead.PacketsPerS, tot.Overhead.PayloadBytesPerS, tot.Overhead.IPBytesPerS
 	m.PDRAll = tot.PDR
-	for _, node := range sortedKeys(s.Agents) {
+	for _, node := range slices.Sorted(maps.Keys(s.Agents)) {
 		a := s.Agents[node]
 		if b, ok := a["beacon"].(map[string]any); ok {
 			m.Duplicates += count(b["duplicate"])
@@ -100,7 +102,7 @@ func readRun(dir string) (*runFigures, error) {
 	if sp := s.Separation; sp != nil {
 		m.Collisions, m.MinSeparationM = sp.Collisions, sp.MinM
 	}
-	for _, name := range sortedKeys(s.Measures) {
+	for _, name := range slices.Sorted(maps.Keys(s.Measures)) {
 		raw, _ := json.Marshal(s.Measures[name])
 		var pr metrics.PlatoonResult
 		if json.Unmarshal(raw, &pr) != nil || pr.Group == "" {
@@ -123,15 +125,6 @@ func readRun(dir string) (*runFigures, error) {
 func count(v any) uint64 {
 	f, _ := v.(float64)
 	return uint64(f)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // compare fills the excess and deviation of a run over its reference.

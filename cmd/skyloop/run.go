@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -311,7 +313,7 @@ func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 			fmt.Fprintf(w, "ground station %s: %v of %d vehicles completed all %v legs\n", name, g["vehicles_done"], len(s.Vehicles), g["legs"])
 		}
 		if g, ok := s.Agents[name]["mavlink_gcs"].(map[string]any); ok {
-			for _, v := range sortedKeys(g) {
+			for _, v := range slices.Sorted(maps.Keys(g)) {
 				r, ok := g[v].(map[string]any)
 				if !ok {
 					continue
@@ -371,15 +373,6 @@ func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 	if res.Dir != "" {
 		fmt.Fprintf(w, "results: %s\n", res.Dir)
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // listMAVLink tells the user where the MAVLink vehicles listen.

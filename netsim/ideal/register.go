@@ -1,11 +1,14 @@
 package ideal
 
-import "skyloop/netsim"
+import (
+	"skyloop/fields"
+	"skyloop/netsim"
+)
 
 // noParams is the parameter set of the ideal network: it has none.
 type noParams struct{}
 
-func (*noParams) Validate() map[string]string { return nil }
+func (*noParams) Validate() fields.Errors { return nil }
 
 func init() {
 	netsim.RegisterBackend(netsim.BackendSpec{

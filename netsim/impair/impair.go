@@ -29,8 +29,8 @@ package impair
 import (
 	"fmt"
 	"math"
-	"sort"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -65,8 +65,8 @@ func DefaultParams() Params {
 
 // Validate checks p, returning one message per bad field keyed by its YAML
 // path below the network section.
-func (p *Params) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *Params) Validate() fields.Errors {
+	bad := fields.Errors{}
 	prob := func(name string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad[name] = fmt.Sprintf("must be a probability in [0, 1], got %v", v)
@@ -147,13 +147,8 @@ type Backend struct {
 // New returns an impaired network with parameters p, random streams derived
 // from seed, reporting to tr (which may be nil).
 func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
-	if bad := p.Validate(); len(bad) > 0 {
-		keys := make([]string, 0, len(bad))
-		for k := range bad {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return nil, fmt.Errorf("impair: %s: %s", keys[0], bad[keys[0]])
+	if err := p.Validate().Err("impair"); err != nil {
+		return nil, err
 	}
 	if tr == nil {
 		tr = netsim.Tracers(nil)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -55,8 +56,8 @@ var modes = map[string][]string{
 }
 
 // Validate returns field -> message for every bad field.
-func (p *Params) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *Params) Validate() fields.Errors {
+	bad := fields.Errors{}
 	ms, ok := modes[p.Standard]
 	if !ok {
 		bad["standard"] = fmt.Sprintf("must be 80211a, 80211b or 80211g, got %q", p.Standard)
@@ -155,13 +156,8 @@ type tevent struct {
 
 // New returns an ns-3 backend; the process starts at Start.
 func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
-	if bad := p.Validate(); len(bad) > 0 {
-		keys := make([]string, 0, len(bad))
-		for k := range bad {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return nil, fmt.Errorf("ns3: %s: %s", keys[0], bad[keys[0]])
+	if err := p.Validate().Err("ns3"); err != nil {
+		return nil, err
 	}
 	if tr == nil {
 		tr = netsim.Tracers(nil)
@@ -434,7 +430,7 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 // skipped: a late copy changes nothing.
 func (b *Backend) line(line []byte, t sim.Time, seq *int) (done bool, err error) {
 	bad := func() error { return fmt.Errorf("garbled line from ns-3: %s", quote(line)) }
-	f := fields(line, b.fbuf[:0])
+	f := splitFields(line, b.fbuf[:0])
 	b.fbuf = f
 	switch {
 	case len(f) == 2 && string(f[0]) == "DONE":
@@ -528,8 +524,8 @@ func quote(l []byte) string {
 	return fmt.Sprintf("%q", l)
 }
 
-// fields splits a line at spaces into dst.
-func fields(l []byte, dst [][]byte) [][]byte {
+// splitFields splits a line at spaces into dst.
+func splitFields(l []byte, dst [][]byte) [][]byte {
 	for len(l) > 0 {
 		i := 0
 		for i < len(l) && l[i] == ' ' {

@@ -31,6 +31,7 @@ import (
 
 	"skyloop/agent"
 	"skyloop/edge"
+	"skyloop/fields"
 	"skyloop/netsim"
 	"skyloop/orchestrate"
 	"skyloop/sim"
@@ -170,7 +171,7 @@ func (b *Behavior) Close() error {
 // noParams is the parameter set of the bridge: it has none.
 type noParams struct{}
 
-func (*noParams) Validate() map[string]string { return nil }
+func (*noParams) Validate() fields.Errors { return nil }
 
 func init() {
 	agent.Register(agent.Spec{

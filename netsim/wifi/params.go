@@ -3,8 +3,8 @@ package wifi
 import (
 	"fmt"
 	"math"
-	"sort"
 
+	"skyloop/fields"
 	"skyloop/sim"
 )
 
@@ -57,8 +57,8 @@ func DefaultParams() Params {
 }
 
 // Validate returns field -> message for every bad field.
-func (p *Params) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *Params) Validate() fields.Errors {
+	bad := fields.Errors{}
 	if p.Standard != "80211a" && p.Standard != "80211b" {
 		bad["standard"] = fmt.Sprintf("must be 80211a or 80211b, got %q", p.Standard)
 	} else if p.Mode != "" {
@@ -111,13 +111,4 @@ func (p *Params) Validate() map[string]string {
 		bad["queue"] = "queue and retry_limit must be >= 1 and queue_delay positive"
 	}
 	return bad
-}
-
-func firstBad(bad map[string]string) error {
-	keys := make([]string, 0, len(bad))
-	for k := range bad {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return fmt.Errorf("wifi: %s: %s", keys[0], bad[keys[0]])
 }

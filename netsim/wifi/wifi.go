@@ -140,8 +140,8 @@ type Backend struct {
 
 // New returns a native Wi-Fi backend reporting to tr (which may be nil).
 func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
-	if bad := p.Validate(); len(bad) > 0 {
-		return nil, firstBad(bad)
+	if err := p.Validate().Err("wifi"); err != nil {
+		return nil, err
 	}
 	if tr == nil {
 		tr = netsim.Tracers(nil)

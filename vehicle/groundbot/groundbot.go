@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -55,8 +56,8 @@ func DefaultParams() Params {
 
 // Validate checks the parameters, returning one message per bad field keyed
 // by the field's YAML name.
-func (p *Params) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *Params) Validate() fields.Errors {
+	bad := fields.Errors{}
 	pos := func(name string, v float64) {
 		if !(v > 0) || math.IsInf(v, 0) {
 			bad[name] = fmt.Sprintf("must be a positive number, got %v", v)

@@ -27,6 +27,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
 )
@@ -150,8 +151,8 @@ func Preset(name string) (Params, bool) {
 }
 
 // Validate checks the parameters, returning field -> message.
-func (p *Params) Validate() map[string]string {
-	bad := map[string]string{}
+func (p *Params) Validate() fields.Errors {
+	bad := fields.Errors{}
 	pos := func(name string, v float64) {
 		if !(v > 0) || math.IsInf(v, 0) {
 			bad[name] = fmt.Sprintf("must be a positive number, got %v", v)
