@@ -158,6 +158,7 @@ type Run struct {
 	preparers   bool    // some behaviour steps in two passes (external agents)
 	realtime    float64 // real-time factor (0 = as fast as possible)
 	failed      error   // a behaviour's Fail: ends the run after the agent phase
+	started     bool    // Start was called: output files may be created
 	finished    bool
 }
 
@@ -586,6 +587,11 @@ func (r *Run) Origin() geom.Geodetic { return r.sc.World.Origin }
 // File creates a behaviour's output file in the run directory (agent.Host);
 // nil when the run writes no files.
 func (r *Run) File(name string) (io.Writer, error) {
+	if !r.started {
+		// Behaviours start while the run is built, before it has a
+		// directory: a file asked for then would silently be nil.
+		return nil, fmt.Errorf("output file %s: files can be created once the run starts (in Step), not in Start", name)
+	}
 	if r.opt.NoFiles {
 		return nil, nil
 	}

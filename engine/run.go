@@ -69,6 +69,7 @@ type Summary struct {
 // runner's own phases (pacing, clock sampling) first, in the order given,
 // then the core's. Call it once, after the edge components are open.
 func (r *Run) Start(first ...sim.Phase) error {
+	r.started = true
 	infos := make([]netsim.NodeInfo, len(r.nodes))
 	r.pos = make([]geom.Vec3, len(r.nodes))
 	for i := range r.nodes {

@@ -221,7 +221,9 @@ func (b *VehicleBehavior) open() {
 	}
 	w, err := b.ctx.File("mavlink-" + b.ctx.Ref().Name + ".tlog")
 	if err != nil {
-		b.ctx.Log().Warn("no telemetry log", "err", err)
+		// Asked for and not possible: the run must not end without it.
+		b.ctx.Fail(fmt.Errorf("telemetry log: %w", err))
+		return
 	}
 	b.tlog = &tlogWriter{w: w, epochUs: b.epochUs}
 }
