@@ -68,6 +68,16 @@ type Preparer interface {
 	Prepare(ctx *Context)
 }
 
+// nodeNamed returns the id of the node called name.
+func nodeNamed(ctx *Context, name string) (netsim.NodeID, bool) {
+	for _, n := range ctx.Nodes() {
+		if n.Name == name {
+			return n.ID, true
+		}
+	}
+	return 0, false
+}
+
 // Planner is implemented by behaviours whose sending can be announced
 // ahead of time. In runs whose network advances in epochs (network.epoch,
 // NetworkMode.Epoch > 0) the engine calls Plan at the start of every epoch,
@@ -166,6 +176,10 @@ type Context struct {
 	planEnd sim.Time
 }
 
+// zeroTelemetry is the telemetry of contexts without a vehicle or a fixed
+// position (a scenario check builds no vehicle).
+var zeroTelemetry vehicle.Telemetry
+
 // NewContext returns the context of node ref. veh is nil for fixed nodes,
 // whose telemetry is fixedTel.
 func NewContext(ref NodeRef, host Host, veh vehicle.Vehicle, fixedTel vehicle.Telemetry, rng *rand.Rand, log *slog.Logger) (*Context, Driver) {
@@ -174,9 +188,13 @@ func NewContext(ref NodeRef, host Host, veh vehicle.Vehicle, fixedTel vehicle.Te
 	}
 	c := &Context{ref: ref, host: host, veh: veh, rng: rng}
 	if veh == nil {
-		t := new(vehicle.Telemetry)
-		*t = fixedTel
-		c.fixed = t
+		if fixedTel == (vehicle.Telemetry{}) {
+			c.fixed = &zeroTelemetry // shared: never written
+		} else {
+			t := new(vehicle.Telemetry)
+			*t = fixedTel
+			c.fixed = t
+		}
 	}
 	c.log = log
 	return c, Driver{c}

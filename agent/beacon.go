@@ -91,14 +91,23 @@ func init() {
 	})
 }
 
+// check reports what Start refuses: a replayed network cannot serve
+// event-triggered sending.
+func (b *Beacon) check(ctx *Context) error {
+	if ctx.Network().Replay && b.p.Policy == EventTriggered {
+		return fieldErr("policy", "event-triggered sending depends on the vehicle's state, so the network cannot run first: use network.mode: coupled")
+	}
+	return nil
+}
+
 // Start sets the stale limit of the node's beliefs.
 func (b *Beacon) Start(ctx *Context) error {
+	if err := b.check(ctx); err != nil {
+		return err
+	}
 	ctx.Beliefs().SetStale(b.p.Stale)
 	b.offset = sim.Duration(ctx.Ref().Index) * b.p.Stagger
 	nm := ctx.Network()
-	if nm.Replay && b.p.Policy == EventTriggered {
-		return fieldErr("policy", "event-triggered sending depends on the vehicle's state, so the network cannot run first: use network.mode: coupled")
-	}
 	b.planned = nm.Epoch > 0
 	b.next, b.nextCheck = sim.Time(b.offset), sim.Time(b.offset)
 	return nil

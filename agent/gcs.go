@@ -95,8 +95,8 @@ func init() {
 	})
 }
 
-// Start resolves the group and the per-vehicle targets of every leg.
-func (g *GCS) Start(ctx *Context) error {
+// vehicles returns the vehicles the ground station commands.
+func (g *GCS) vehicles(ctx *Context) []netsim.NodeID {
 	var ids []netsim.NodeID
 	for _, n := range ctx.Nodes() {
 		if n.Group == "" || n.ID == ctx.ID() {
@@ -106,9 +106,31 @@ func (g *GCS) Start(ctx *Context) error {
 			ids = append(ids, n.ID)
 		}
 	}
-	if len(ids) == 0 {
+	return ids
+}
+
+// check reports what Start refuses: the group must have vehicles, and every leg's
+// layout must fit their number.
+func (g *GCS) check(ctx *Context) error {
+	n := len(g.vehicles(ctx))
+	if n == 0 {
 		return fieldErr("group", fmt.Sprintf("no vehicles in group %q", g.p.Group))
 	}
+	for l := range g.p.Legs {
+		if bad := g.p.Legs[l].Check(n); len(bad) > 0 {
+			k := bad.Keys()[0]
+			return fieldErr(fmt.Sprintf("legs[%d].%s", l, k), bad[k])
+		}
+	}
+	return nil
+}
+
+// Start resolves the group and the per-vehicle targets of every leg.
+func (g *GCS) Start(ctx *Context) error {
+	if err := g.check(ctx); err != nil {
+		return err
+	}
+	ids := g.vehicles(ctx)
 	g.idx = make(map[netsim.NodeID]int, len(ids))
 	g.v = make([]gcsVehicle, len(ids))
 	for i, id := range ids {
@@ -117,10 +139,6 @@ func (g *GCS) Start(ctx *Context) error {
 	}
 	for l := range g.p.Legs {
 		lay := &g.p.Legs[l]
-		if bad := lay.Check(len(ids)); len(bad) > 0 {
-			k := bad.Keys()[0]
-			return fieldErr(fmt.Sprintf("legs[%d].%s", l, k), bad[k])
-		}
 		for i, pt := range lay.Points(len(ids)) {
 			g.v[i].targets[l] = pt
 		}

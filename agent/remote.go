@@ -61,16 +61,22 @@ func init() {
 	})
 }
 
+// check reports what Start refuses: the ground station must exist.
+func (r *Remote) check(ctx *Context) error {
+	if _, ok := nodeNamed(ctx, r.p.GCS); !ok {
+		return fieldErr("gcs", fmt.Sprintf("no node named %q", r.p.GCS))
+	}
+	return nil
+}
+
 // Start finds the ground station.
 func (r *Remote) Start(ctx *Context) error {
-	for _, n := range ctx.Nodes() {
-		if n.Name == r.p.GCS {
-			r.gcs = n.ID
-			r.offset = sim.Duration(ctx.Ref().Index) * r.p.Stagger
-			return nil
-		}
+	if err := r.check(ctx); err != nil {
+		return err
 	}
-	return fieldErr("gcs", fmt.Sprintf("no node named %q", r.p.GCS))
+	r.gcs, _ = nodeNamed(ctx, r.p.GCS)
+	r.offset = sim.Duration(ctx.Ref().Index) * r.p.Stagger
+	return nil
 }
 
 // Schedule returns the telemetry period.

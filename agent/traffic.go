@@ -64,19 +64,22 @@ func init() {
 	})
 }
 
+// check reports what Start refuses: the destination, when named, must exist.
+func (tr *Traffic) check(ctx *Context) error {
+	if _, ok := nodeNamed(ctx, tr.p.Dst); tr.p.Dst != "" && !ok {
+		return fieldErr("dst", fmt.Sprintf("no node named %q", tr.p.Dst))
+	}
+	return nil
+}
+
 // Start resolves the destination and the first send time.
 func (tr *Traffic) Start(ctx *Context) error {
+	if err := tr.check(ctx); err != nil {
+		return err
+	}
 	tr.dst = netsim.Broadcast
 	if tr.p.Dst != "" {
-		found := false
-		for _, n := range ctx.Nodes() {
-			if n.Name == tr.p.Dst {
-				tr.dst, found = n.ID, true
-			}
-		}
-		if !found {
-			return fieldErr("dst", fmt.Sprintf("no node named %q", tr.p.Dst))
-		}
+		tr.dst, _ = nodeNamed(ctx, tr.p.Dst)
 	}
 	tr.kind, _ = netsim.KindByName(tr.p.Kind)
 	tr.start = sim.Time(tr.p.Start + sim.Duration(ctx.Ref().Index)*tr.p.Stagger)

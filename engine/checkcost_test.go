@@ -10,7 +10,7 @@ import (
 
 // TestCheckCostBounded: checking a scenario with the largest vehicle count
 // allowed, every vehicle running a beacon, stays within 100 MB allocated:
-// a check builds one vehicle per group, and belief tables take memory only
+// a check builds no vehicle, and belief tables take memory only
 // for the nodes heard (they used to be n tables of n entries: 24 GB and a
 // kill for 100,000 vehicles).
 func TestCheckCostBounded(t *testing.T) {

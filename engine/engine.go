@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 
@@ -56,8 +57,11 @@ type Options struct {
 	// Stop, when it returns true, ends the run at the next tick with
 	// sim.ErrStopped.
 	Stop func() bool
-	// CheckOnly builds nothing that has side effects (no network backend
-	// is opened): for validation.
+	// CheckOnly decodes and checks everything and constructs nothing: no
+	// vehicle, no network backend. Behaviours are started on contexts
+	// without a vehicle (a behaviour's Start must not need one), so that
+	// what they refuse (a group that does not exist, a step time off the
+	// tick) is reported too. The run it returns cannot be started.
 	CheckOnly bool
 	// Realtime, when > 0, paces the run to the wall clock: simulated time
 	// advances Realtime times as fast as real time (1 = real time), so
@@ -73,9 +77,10 @@ type OptionError struct{ Err error }
 func (e *OptionError) Error() string { return e.Err.Error() }
 func (e *OptionError) Unwrap() error { return e.Err }
 
-// Check runs the component checks of Build on a parsed scenario, recording
-// problems on it; pass it to scenario.Parse or scenario.Load so that
-// generic and component problems are reported together.
+// Check runs the component checks of Build on a parsed scenario without
+// constructing anything (Options.CheckOnly: no vehicle, no backend),
+// recording problems on it; pass it to scenario.Parse or scenario.Load so
+// that generic and component problems are reported together.
 func Check(sc *scenario.Scenario) {
 	if sc.Tick <= 0 {
 		return // the kernel cannot be built; the generic check said why
@@ -232,6 +237,9 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 			r.workers = min(runtime.GOMAXPROCS(0), 8)
 		}
 	}
+	if opt.CheckOnly {
+		return r, nil // no vehicles: nothing to measure or check
+	}
 	r.met = metrics.New(len(r.nodes))
 	r.world = newWorldCheck(sc.World, r.veh)
 	return r, nil
@@ -306,22 +314,18 @@ func (r *Run) buildVehicles() {
 		}
 		pts := g.Spawn.Points(g.Count)
 		yaw := g.Yaw * math.Pi / 180
-		newVehicle := ks.newGroup(p)
-		var shared vehicle.Vehicle
+		var newVehicle func(geom.Vec3, float64, *rand.Rand) vehicle.Vehicle
+		if !r.opt.CheckOnly {
+			// A check builds no vehicle: its parameters are checked
+			// above, and a hundred thousand multirotors would cost
+			// hundreds of MB for nothing.
+			newVehicle = ks.newGroup(p)
+		}
 		for i := 0; i < g.Count; i++ {
 			id := netsim.NodeID(len(r.nodes))
 			var v vehicle.Vehicle
-			switch {
-			case !r.opt.CheckOnly:
+			if newVehicle != nil {
 				v = newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
-			case shared == nil:
-				// A check builds one vehicle per group: they differ only
-				// in start and random stream, which nothing checks, and a
-				// hundred thousand of them would cost hundreds of MB.
-				shared = newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
-				v = shared
-			default:
-				v = shared
 			}
 			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.Name, i), Group: g.Name, Index: i}
 			r.nodes = append(r.nodes, nodeState{ref: ref, veh: v})

@@ -162,30 +162,47 @@ type autopilotOf struct{ ctx *agent.Context }
 func (a autopilotOf) Estimate() vehicle.Telemetry { return a.ctx.Telemetry() }
 func (a autopilotOf) Command(c vehicle.Command)   { a.ctx.Command(c) }
 
-// Start implements agent.Behavior.
-func (b *VehicleBehavior) Start(ctx *agent.Context) error {
-	b.ctx = ctx
-	id := ctx.ID()
-	if id > 249 {
+// gcsNodes returns the nodes of the ground stations the vehicle reports to.
+func (b *VehicleBehavior) gcsNodes(ctx *agent.Context) ([]netsim.NodeID, error) {
+	var peers []netsim.NodeID
+	for i, name := range b.p.GCS {
+		found := false
+		for _, n := range ctx.Nodes() {
+			if n.Name == name {
+				peers = append(peers, n.ID)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fields.Errors{fmt.Sprintf("gcs[%d]", i): fmt.Sprintf("no node named %q", name)}.Err("")
+		}
+	}
+	return peers, nil
+}
+
+// check reports what Start refuses: the vehicle needs a MAVLink system id and
+// its ground stations must exist.
+func (b *VehicleBehavior) check(ctx *agent.Context) error {
+	if id := ctx.ID(); id > 249 {
 		return fmt.Errorf("MAVLink system ids run out: at most 250 vehicles can speak MAVLink (node id %d)", id)
 	}
+	_, err := b.gcsNodes(ctx)
+	return err
+}
+
+// Start implements agent.Behavior.
+func (b *VehicleBehavior) Start(ctx *agent.Context) error {
+	if err := b.check(ctx); err != nil {
+		return err
+	}
+	b.ctx = ctx
+	id := ctx.ID()
+	b.peers, _ = b.gcsNodes(ctx)
 	ep, _ := time.Parse(time.RFC3339, b.p.Epoch)
 	b.epochUs = ep.UnixMicro()
 	rates := map[uint32]float64{}
 	for name, hz := range b.p.Rates {
 		rates[StreamNames[name]] = hz
-	}
-	for i, name := range b.p.GCS {
-		found := false
-		for _, n := range ctx.Nodes() {
-			if n.Name == name {
-				b.peers = append(b.peers, n.ID)
-				found = true
-			}
-		}
-		if !found {
-			return fields.Errors{fmt.Sprintf("gcs[%d]", i): fmt.Sprintf("no node named %q", name)}.Err("")
-		}
 	}
 	var tun Tunable
 	if t, ok := agent.Capability[Tunable](ctx); ok {

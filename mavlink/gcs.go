@@ -121,12 +121,8 @@ type GCSBehavior struct {
 // Clients returns the per-vehicle clients (after Start).
 func (g *GCSBehavior) Clients() []*Client { return g.clients }
 
-// Start implements agent.Behavior.
-func (g *GCSBehavior) Start(ctx *agent.Context) error {
-	g.ctx = ctx
-	g.dec = NewDecoder()
-	g.dec.Want = ClientWants
-	g.bySys = map[uint8]int{}
+// vehicles returns the vehicles the ground station flies.
+func (g *GCSBehavior) vehicles(ctx *agent.Context) ([]netsim.NodeID, error) {
 	var ids []netsim.NodeID
 	if g.p.Group == "" {
 		for _, n := range ctx.Nodes() {
@@ -137,19 +133,37 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 	} else {
 		ids = ctx.Group(g.p.Group)
 		if len(ids) == 0 {
-			return fields.Errors{"group": fmt.Sprintf("no vehicle group %q", g.p.Group)}.Err("")
+			return nil, fields.Errors{"group": fmt.Sprintf("no vehicle group %q", g.p.Group)}.Err("")
 		}
 	}
 	if len(g.p.Vehicles) > 0 {
 		var sel []netsim.NodeID
 		for i, k := range g.p.Vehicles {
 			if k < 0 || k >= len(ids) {
-				return fields.Errors{fmt.Sprintf("vehicles[%d]", i): fmt.Sprintf("group has %d vehicles, no index %d", len(ids), k)}.Err("")
+				return nil, fields.Errors{fmt.Sprintf("vehicles[%d]", i): fmt.Sprintf("group has %d vehicles, no index %d", len(ids), k)}.Err("")
 			}
 			sel = append(sel, ids[k])
 		}
 		ids = sel
 	}
+	for _, id := range ids {
+		if id > 249 {
+			return nil, fmt.Errorf("vehicle node %d has no MAVLink system id (at most 250 vehicles)", id)
+		}
+	}
+	return ids, nil
+}
+
+// Start implements agent.Behavior.
+func (g *GCSBehavior) Start(ctx *agent.Context) error {
+	ids, err := g.vehicles(ctx)
+	if err != nil {
+		return err
+	}
+	g.ctx = ctx
+	g.dec = NewDecoder()
+	g.dec.Want = ClientWants
+	g.bySys = map[uint8]int{}
 	var items []Item
 	for i := range g.p.Mission {
 		items = append(items, g.p.Mission[i].item())
@@ -160,9 +174,6 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 	}
 	sort.Strings(names)
 	for _, id := range ids {
-		if id > 249 {
-			return fmt.Errorf("vehicle node %d has no MAVLink system id (at most 250 vehicles)", id)
-		}
 		sys := uint8(id + 1)
 		c := NewClient(uint8(g.p.SystemID), uint8(common.MAV_COMP_ID_MISSIONPLANNER), sys, ctx.Origin(), g.p.Retry,
 			common.MAV_TYPE_GCS, gcsHost{g, id})
