@@ -285,7 +285,7 @@ func (r *runner) run() (*Metrics, error) {
 func (r *runner) step(k int64, t sim.Time) {
 	p := r.p
 	for _, rb := range r.robots {
-		s := rb.v.S
+		s := rb.v.Phys.S
 		rb.hist[k%histLen] = snap{s.X, s.Y, s.Theta, s.V, s.Omega}
 	}
 	// Deliveries that have arrived by now.
@@ -315,7 +315,7 @@ func (r *runner) step(k int64, t sim.Time) {
 		var predV float64
 		if r.ideal {
 			pt := r.robots[i-1].v.Telemetry()
-			predPos, predV = pt.Pos, r.robots[i-1].v.S.V
+			predPos, predV = pt.Pos, r.robots[i-1].v.Phys.S.V
 		} else {
 			b, ok := rb.beliefs.Get(t, netsim.NodeID(i-1))
 			if !ok {
@@ -338,7 +338,7 @@ func (r *runner) step(k int64, t sim.Time) {
 	tEnd := t.Add(p.Tick)
 	if tEnd > sim.Time(p.Warmup) {
 		for i := 1; i < len(r.robots); i++ {
-			a, b := r.robots[i].v.S, r.robots[i-1].v.S
+			a, b := r.robots[i].v.Phys.S, r.robots[i-1].v.Phys.S
 			e := math.Abs(math.Hypot(a.X-b.X, a.Y-b.Y) - p.Gap)
 			r.gapSum += e
 			r.gapN++
@@ -381,7 +381,7 @@ func (r *runner) consume(d *rec, k int64, t sim.Time) {
 func (r *runner) sample(t sim.Time) {
 	idx := int(t/sim.Time(r.p.Sample)) - 1
 	for i, rb := range r.robots {
-		s := rb.v.S
+		s := rb.v.Phys.S
 		pos := geom.V(s.X, s.Y, 0)
 		if r.samples != nil {
 			r.samples[i] = append(r.samples[i], pos)
@@ -396,7 +396,7 @@ func (r *runner) sample(t sim.Time) {
 			gap := math.NaN()
 			age := int64(-1)
 			if i > 0 {
-				a := r.robots[i-1].v.S
+				a := r.robots[i-1].v.Phys.S
 				gap = math.Hypot(s.X-a.X, s.Y-a.Y)
 				if b, ok := rb.beliefs.Get(t, netsim.NodeID(i-1)); ok {
 					age = int64(t - b.TGen)
