@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 
@@ -301,15 +302,16 @@ func (r *Run) buildVehicles() {
 		var shared vehicle.Vehicle
 		for i := 0; i < g.Count; i++ {
 			id := netsim.NodeID(len(r.nodes))
+			stream := func(purpose string) *rand.Rand { return sim.Stream(r.seed, purpose, int(id)) }
 			var v vehicle.Vehicle
 			switch {
 			case !r.opt.CheckOnly:
-				v = newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
+				v = newVehicle(pts[i], yaw, stream)
 			case shared == nil:
 				// A check builds one vehicle per group: they differ only
-				// in start and random stream, which nothing checks, and a
+				// in start and random streams, which nothing checks, and a
 				// hundred thousand of them would cost hundreds of MB.
-				shared = newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
+				shared = newVehicle(pts[i], yaw, stream)
 				v = shared
 			default:
 				v = shared
