@@ -709,9 +709,34 @@ func (v *Controller) mix(a *vehicle.Actuators) {
 	for i := 0; i < n; i++ {
 		// x is the rotor's share of its maximum thrust; thrust grows with
 		// the square of speed, and the command is a fraction of full speed.
-		x := math.Max(idle, math.Min(1, c+rp[i]+k*yw[i]))
+		x := clampMotor(c+rp[i]+k*yw[i], idle)
 		a.Motors[i] = math.Sqrt(x)
 	}
 }
 
-func clamp(x, lim float64) float64 { return math.Max(-lim, math.Min(lim, x)) }
+// clamp limits x to [-lim, lim] for lim >= 0. It returns exactly what
+// math.Max(-lim, math.Min(lim, x)) returns for every x (NaN and signed
+// zeros included; TestClampMatchesMinMax checks it) without their two
+// calls, which the compiler cannot inline: the rate loop clamps six values
+// per step.
+func clamp(x, lim float64) float64 {
+	if x > lim {
+		return lim
+	}
+	if x < -lim {
+		return -lim
+	}
+	return x
+}
+
+// clampMotor limits a rotor's thrust share x to [idle, 1] for 0 <= idle <
+// 1, exactly as math.Max(idle, math.Min(1, x)) does (see clamp).
+func clampMotor(x, idle float64) float64 {
+	if x > 1 {
+		return 1
+	}
+	if x <= idle {
+		return idle
+	}
+	return x
+}

@@ -310,7 +310,7 @@ func (m *Model) Step(s *State, u *[MaxRotors]float64, rng *rand.Rand) {
 	// Motors: first-order lag, exact for a command held over the step.
 	var thrust, tx, ty, tz, sumW, power float64
 	for i := 0; i < m.n; i++ {
-		c := math.Max(0, math.Min(1, u[i])) * p.MaxRotorSpeed
+		c := unit(u[i]) * p.MaxRotorSpeed
 		w := s.Rotor[i]
 		if c > w {
 			w += (c - w) * m.aUp
@@ -383,6 +383,19 @@ func (m *Model) Step(s *State, u *[MaxRotors]float64, rng *rand.Rand) {
 	s.Att = s.Att.Integrate(s.Omega, dt)
 
 	m.battery(s, power, dt)
+}
+
+// unit limits a motor command to [0, 1]. It returns exactly what
+// math.Max(0, math.Min(1, u)) returns for every u (NaN and signed zeros
+// included) without their calls, which the compiler cannot inline.
+func unit(u float64) float64 {
+	if u > 1 {
+		return 1
+	}
+	if u <= 0 {
+		return 0
+	}
+	return u
 }
 
 // battery draws the power of the rotors and avionics from the pack: the

@@ -127,6 +127,15 @@ func TestPressureAltitude(t *testing.T) {
 	}
 }
 
+func TestUnitMatchesMinMax(t *testing.T) {
+	for _, u := range []float64{0, math.Copysign(0, -1), 1e-300, 0.5, 1, 1.5, -1, math.Inf(1), math.Inf(-1), math.NaN()} {
+		got, want := unit(u), math.Max(0, math.Min(1, u))
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("unit(%v) = %v, want %v", u, got, want)
+		}
+	}
+}
+
 func TestStepDoesNotAllocate(t *testing.T) {
 	m := iris(t)
 	sp := DefaultSensorParams()
