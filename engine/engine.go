@@ -146,12 +146,12 @@ type Run struct {
 	rec         Recorder // nil: nothing is recorded
 	recVehicles bool     // rec wants vehicle samples
 	openFile    func(name string) (io.Writer, error)
-	files       map[string]bool // behaviour output files created
-	tel         []vehicle.Telemetry
-	aerial      bool    // the run has multirotors (profile.png)
-	preparers   bool    // some behaviour steps in two passes (external agents)
-	realtime    float64 // real-time factor (0 = as fast as possible)
-	failed      error   // a behaviour's Fail: ends the run after the agent phase
+	files       map[string]bool  // behaviour output files created
+	motion      []vehicle.Motion // world checks' buffer
+	aerial      bool             // the run has multirotors (profile.png)
+	preparers   bool             // some behaviour steps in two passes (external agents)
+	realtime    float64          // real-time factor (0 = as fast as possible)
+	failed      error            // a behaviour's Fail: ends the run after the agent phase
 	finished    bool
 }
 
