@@ -130,14 +130,18 @@ type AHRS struct {
 }
 
 // Pose is an exact kinematic state: where the vehicle is, how it moves and
-// where it points. Every kind fills Pos and Vel. The multirotor fills Att
-// and Rates (what PX4's HIL_STATE_QUATERNION carries) and leaves Yaw and
-// YawRate zero (Att.Yaw() is its heading); the kinematic kinds, whose
-// attitude is their heading, fill Yaw and YawRate and leave Att and Rates
-// zero.
+// where it points. Every kind fills Pos. The multirotor and the point mass
+// fill Vel; the ground robot, which can only move along its heading, fills
+// Speed instead (its velocity is Speed*(cos Yaw, sin Yaw, 0), which its
+// controller never needs, so no control step pays for the cosine and
+// sine). The multirotor fills Att and Rates (what PX4's
+// HIL_STATE_QUATERNION carries) and leaves Yaw and YawRate zero (Att.Yaw()
+// is its heading); the kinematic kinds, whose attitude is their heading,
+// fill Yaw and YawRate and leave Att and Rates zero.
 type Pose struct {
 	Pos     geom.Vec3 // m, world frame
 	Vel     geom.Vec3 // m/s, world frame
+	Speed   float64   // m/s along the heading (ground robot)
 	Att     geom.Quat // rotates body (FLU) vectors into the world frame (ENU)
 	Rates   geom.Vec3 // body rates, rad/s
 	Yaw     float64   // heading, rad, counter-clockwise from east

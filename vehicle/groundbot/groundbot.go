@@ -160,10 +160,11 @@ func (ph *Physics) Telemetry() vehicle.Telemetry {
 		Landed: true, Energy: ph.S.Energy, Distance: ph.S.Distance}
 }
 
-// Sense gives the exact pose (the robot has no instruments) and ground
-// contact, always.
+// Sense gives the exact pose (the robot has no instruments), with the
+// speed along the heading rather than a world-frame velocity (see
+// vehicle.Pose), and ground contact, always.
 func (ph *Physics) Sense(t sim.Time, s *vehicle.Sensors) {
-	s.Truth = vehicle.Pose{Pos: ph.Pos(), Vel: ph.vel(), Yaw: ph.S.Theta, YawRate: ph.S.Omega}
+	s.Truth = vehicle.Pose{Pos: ph.Pos(), Speed: ph.S.V, Yaw: ph.S.Theta, YawRate: ph.S.Omega}
 	s.Contact = true
 }
 
@@ -175,8 +176,8 @@ func (ph *Physics) Step(t sim.Time, a *vehicle.Actuators, ev *vehicle.Events) {
 	s := &ph.S
 	dt := p.PhysicsPeriod.Seconds()
 	maxDw := p.MaxWheelAccel * dt
-	s.WL += math.Max(-maxDw, math.Min(maxDw, (a.WheelL-s.WL)*ph.alpha))
-	s.WR += math.Max(-maxDw, math.Min(maxDw, (a.WheelR-s.WR)*ph.alpha))
+	s.WL += clamp((a.WheelL-s.WL)*ph.alpha, maxDw)
+	s.WR += clamp((a.WheelR-s.WR)*ph.alpha, maxDw)
 	vPrev := s.V
 	s.V = p.WheelRadius * (s.WR + s.WL) / 2
 	s.Omega = p.WheelRadius * (s.WR - s.WL) / p.Track
@@ -186,8 +187,31 @@ func (ph *Physics) Step(t sim.Time, a *vehicle.Actuators, ev *vehicle.Events) {
 	s.Theta = geom.WrapAngle(s.Theta + s.Omega*dt)
 	s.Distance += math.Abs(s.V) * dt
 	// Electrical power: electronics + (rolling resistance + acceleration) / efficiency.
-	mech := p.RollingCoeff*p.Mass*9.81*math.Abs(s.V) + math.Max(0, p.Mass*(s.V-vPrev)/dt*s.V)
+	mech := p.RollingCoeff*p.Mass*9.81*math.Abs(s.V) + nonneg(p.Mass*(s.V-vPrev)/dt*s.V)
 	s.Energy += (p.BasePower + mech/p.DriveEff) * dt
+}
+
+// clamp limits x to [-lim, lim] for lim >= 0. It returns exactly what
+// math.Max(-lim, math.Min(lim, x)) returns for every x (NaN and signed
+// zeros included; TestClampMatchesMinMax checks it) without their two
+// calls, which the compiler cannot inline.
+func clamp(x, lim float64) float64 {
+	if x > lim {
+		return lim
+	}
+	if x < -lim {
+		return -lim
+	}
+	return x
+}
+
+// nonneg returns exactly what math.Max(0, x) returns (see clamp): x when
+// it is positive or NaN, else +0.
+func nonneg(x float64) float64 {
+	if x > 0 || x != x {
+		return x
+	}
+	return 0
 }
 
 // Vehicle is a robot driven by its controller.
