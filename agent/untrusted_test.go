@@ -65,6 +65,8 @@ func (v *cmdVehicle) Step(t sim.Time, ev *vehicle.Events)    {}
 func (v *cmdVehicle) Telemetry() vehicle.Telemetry           { return vehicle.Telemetry{} }
 func (v *cmdVehicle) Estimate() vehicle.Telemetry            { return vehicle.Telemetry{} }
 func (v *cmdVehicle) Radius() float64                        { return 0.3 }
+func (v *cmdVehicle) Pos() geom.Vec3                         { return geom.Vec3{} }
+func (v *cmdVehicle) Motion() vehicle.Motion                 { return vehicle.Motion{} }
 
 type eventHost struct {
 	sendHost

@@ -2,7 +2,6 @@ package autopilot
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"skyloop/geom"
@@ -33,7 +32,7 @@ func newRig(t testing.TB, preset string, pos geom.Vec3, tweak func(*Config)) *ri
 		t.Fatalf("invalid config: %v", bad)
 	}
 	sh := NewShared(cfg)
-	return &rig{v: New(sh, pos, 0, rand.New(rand.NewPCG(1, 2)))}
+	return &rig{v: New(sh, pos, 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))}
 }
 
 func (r *rig) fly(d sim.Duration) {
@@ -63,14 +62,14 @@ func TestHoverThrustBalancesWeight(t *testing.T) {
 		var sum float64
 		for i := 0; i < 1000; i++ {
 			r.fly(sim.Millisecond)
-			sum += r.v.S.Thrust
+			sum += r.v.Phys.S.Thrust
 		}
-		p := r.v.sh.Cfg.Params
+		p := r.v.Phys.Model().P
 		weight := p.Mass * multirotor.Gravity
 		if th := sum / 1000; math.Abs(th-weight)/weight > 0.01 {
 			t.Errorf("%s: mean hover thrust %.4f N, weight %.4f N", preset, th, weight)
 		}
-		if d := r.v.S.Pos.Dist(geom.V(0, 0, 10)); d > 0.1 {
+		if d := r.v.Phys.S.Pos.Dist(geom.V(0, 0, 10)); d > 0.1 {
 			t.Errorf("%s: drifted %.3f m while hovering", preset, d)
 		}
 	}
@@ -121,7 +120,7 @@ func TestGoto20m(t *testing.T) {
 			}
 		}
 		final := tr[len(tr)-1]
-		limit := r.v.ap.XYCruise
+		limit := r.v.Params().XYCruise
 		t.Logf("%s: final error %.3f m, peak speed %.2f m/s at %.1f s, max x %.3f", preset, final.Pos.Dist(geom.V(20, 0, 10)), peak, float64(peakAt)/1000, maxX(tr))
 		if d := final.Pos.Dist(geom.V(20, 0, 10)); d > 0.3 {
 			t.Errorf("%s: arrived %.3f m from the target", preset, d)
@@ -165,7 +164,7 @@ func TestHoldInWind(t *testing.T) {
 	for _, s := range r.log[start:] {
 		worst = math.Max(worst, s.Pos.Dist(geom.V(0, 0, 10)))
 	}
-	_, pitch, _ := r.v.S.Att.Euler()
+	_, pitch, _ := r.v.Phys.S.Att.Euler()
 	t.Logf("5 m/s wind: worst deviation %.3f m after settling, roll %.3f rad, pitch %.3f rad", worst, r.log[len(r.log)-1].Roll, pitch)
 	if worst > 0.5 {
 		t.Errorf("held within %.3f m, want 0.5 m", worst)
@@ -245,8 +244,8 @@ func TestEnergyAndHoverPower(t *testing.T) {
 			}
 			prev = s.Energy
 		}
-		p := r.v.S.Power
-		t.Logf("%s: hover power %.1f W, %.2f V, %.2f A, energy %.0f J", c.preset, p, r.v.S.Voltage, r.v.S.Current, prev)
+		p := r.v.Phys.S.Power
+		t.Logf("%s: hover power %.1f W, %.2f V, %.2f A, energy %.0f J", c.preset, p, r.v.Phys.S.Voltage, r.v.Phys.S.Current, prev)
 		if p < c.lo || p > c.hi {
 			t.Errorf("%s: hover power %.1f W outside %v-%v W", c.preset, p, c.lo, c.hi)
 		}
@@ -257,14 +256,18 @@ func TestControlStepDoesNotAllocate(t *testing.T) {
 	r := newRig(t, "iris", geom.V(0, 0, 10), nil)
 	r.fly(sim.Second)
 	r.ev.List = make([]vehicle.Event, 0, 16)
+	var sink vehicle.Telemetry
 	n := testing.AllocsPerRun(2000, func() {
 		r.v.Control(r.t, &r.ev)
 		r.v.Step(r.t, &r.ev)
 		r.t = r.t.Add(sim.Millisecond)
+		sink = r.v.Telemetry()
+		sink = r.v.Estimate()
 	})
 	if n != 0 {
-		t.Fatalf("%v allocations per step", n)
+		t.Fatalf("%v allocations per step (telemetry and estimate included)", n)
 	}
+	_ = sink
 }
 
 func BenchmarkStep(b *testing.B) {

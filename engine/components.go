@@ -31,8 +31,10 @@ type kindSpec struct {
 	preset  func(name string) validator
 	timing  func(p validator) vehicle.Timing
 	// newGroup prepares what a group shares and returns the constructor of
-	// its vehicles; each vehicle gets its own random stream.
-	newGroup func(p validator) func(pos geom.Vec3, yaw float64, rng *rand.Rand) vehicle.Vehicle
+	// its vehicles, which composes a physics model and a controller;
+	// stream(purpose) gives the vehicle's random stream for one purpose
+	// ("turbulence", "sensors"), keyed by (seed, purpose, vehicle id).
+	newGroup func(p validator) func(pos geom.Vec3, yaw float64, stream func(purpose string) *rand.Rand) vehicle.Vehicle
 }
 
 var kinds = map[string]kindSpec{
@@ -43,8 +45,8 @@ var kinds = map[string]kindSpec{
 			q := p.(*pointmass.Params)
 			return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
 		},
-		newGroup: func(p validator) func(geom.Vec3, float64, *rand.Rand) vehicle.Vehicle {
-			return func(pos geom.Vec3, yaw float64, _ *rand.Rand) vehicle.Vehicle {
+		newGroup: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
+			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
 				return pointmass.New(p.(*pointmass.Params), pos, yaw)
 			}
 		},
@@ -61,10 +63,10 @@ var kinds = map[string]kindSpec{
 			c := p.(*autopilot.Config)
 			return vehicle.Timing{Physics: c.PhysicsPeriod, Control: c.Autopilot.ControlPeriod}
 		},
-		newGroup: func(p validator) func(geom.Vec3, float64, *rand.Rand) vehicle.Vehicle {
+		newGroup: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
 			sh := autopilot.NewShared(p.(*autopilot.Config))
-			return func(pos geom.Vec3, yaw float64, rng *rand.Rand) vehicle.Vehicle {
-				return autopilot.New(sh, pos, yaw, rng)
+			return func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Vehicle {
+				return autopilot.New(sh, pos, yaw, stream("turbulence"), stream("sensors"))
 			}
 		},
 	},
@@ -75,8 +77,8 @@ var kinds = map[string]kindSpec{
 			q := p.(*groundbot.Params)
 			return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
 		},
-		newGroup: func(p validator) func(geom.Vec3, float64, *rand.Rand) vehicle.Vehicle {
-			return func(pos geom.Vec3, yaw float64, _ *rand.Rand) vehicle.Vehicle {
+		newGroup: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
+			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
 				return groundbot.New(p.(*groundbot.Params), pos, yaw)
 			}
 		},

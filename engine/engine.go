@@ -157,13 +157,13 @@ type Run struct {
 	rec         Recorder // nil: nothing is recorded
 	recVehicles bool     // rec wants vehicle samples
 	openFile    func(name string) (io.Writer, error)
-	files       map[string]bool // behaviour output files created
-	tel         []vehicle.Telemetry
-	aerial      bool    // the run has multirotors (profile.png)
-	preparers   bool    // some behaviour steps in two passes (external agents)
-	realtime    float64 // real-time factor (0 = as fast as possible)
-	failed      error   // a behaviour's Fail: ends the run after the agent phase
-	started     bool    // Start was called: output files may be created
+	files       map[string]bool  // behaviour output files created
+	motion      []vehicle.Motion // world checks' buffer
+	aerial      bool             // the run has multirotors (profile.png)
+	preparers   bool             // some behaviour steps in two passes (external agents)
+	realtime    float64          // real-time factor (0 = as fast as possible)
+	failed      error            // a behaviour's Fail: ends the run after the agent phase
+	started     bool             // Start was called: output files may be created
 	finished    bool
 }
 
@@ -314,7 +314,7 @@ func (r *Run) buildVehicles() {
 		}
 		pts := g.Spawn.Points(g.Count)
 		yaw := g.Yaw * math.Pi / 180
-		var newVehicle func(geom.Vec3, float64, *rand.Rand) vehicle.Vehicle
+		var newVehicle func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle
 		if !r.opt.CheckOnly {
 			// A check builds no vehicle: its parameters are checked
 			// above, and a hundred thousand multirotors would cost
@@ -325,7 +325,9 @@ func (r *Run) buildVehicles() {
 			id := netsim.NodeID(len(r.nodes))
 			var v vehicle.Vehicle
 			if newVehicle != nil {
-				v = newVehicle(pts[i], yaw, sim.Stream(r.seed, "vehicle", int(id)))
+				// Each purpose (turbulence, sensor noise, ...) draws
+				// from its own stream keyed by (seed, purpose, vehicle).
+				v = newVehicle(pts[i], yaw, func(purpose string) *rand.Rand { return sim.Stream(r.seed, purpose, int(id)) })
 			}
 			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.Name, i), Group: g.Name, Index: i}
 			r.nodes = append(r.nodes, nodeState{ref: ref, veh: v})

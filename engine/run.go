@@ -76,7 +76,7 @@ func (r *Run) Start(first ...sim.Phase) error {
 		ns := &r.nodes[i]
 		p := ns.fixed
 		if ns.veh != nil {
-			p = ns.veh.Telemetry().Pos
+			p = ns.veh.Pos()
 		}
 		r.pos[i] = p
 		infos[i] = netsim.NodeInfo{ID: ns.ref.ID, Name: ns.ref.Name, Pos: p, Vehicle: ns.veh != nil}
@@ -245,7 +245,7 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 
 func (r *Run) positionPhase(t sim.Time) error {
 	for i, v := range r.veh {
-		r.pos[i] = v.Telemetry().Pos
+		r.pos[i] = v.Pos()
 	}
 	r.backend.SetPositions(t.Add(r.tick), r.pos)
 	return nil
@@ -272,18 +272,18 @@ func (r *Run) sample(t sim.Time) {
 
 // checkWorld runs the separation, collision, obstacle and bounds checks.
 func (r *Run) checkWorld(t sim.Time) {
-	tel := r.telBuf()
+	m := r.motionBuf()
 	for i, v := range r.veh {
-		tel[i] = v.Telemetry()
+		m[i] = v.Motion()
 	}
-	r.world.sample(t, tel, r.event)
+	r.world.sample(t, m, r.event)
 }
 
-func (r *Run) telBuf() []vehicle.Telemetry {
-	if cap(r.tel) < len(r.veh) {
-		r.tel = make([]vehicle.Telemetry, len(r.veh))
+func (r *Run) motionBuf() []vehicle.Motion {
+	if cap(r.motion) < len(r.veh) {
+		r.motion = make([]vehicle.Motion, len(r.veh))
 	}
-	return r.tel[:len(r.veh)]
+	return r.motion[:len(r.veh)]
 }
 
 func (r *Run) summary() *Summary {

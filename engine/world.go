@@ -51,8 +51,9 @@ func newWorldCheck(w scenario.World, veh []vehicle.Vehicle) worldCheck {
 	c.turnDeg = make([]float64, n)
 	c.lastYaw = make([]float64, n)
 	for i, v := range veh {
-		c.start[i] = v.Telemetry().Pos
-		c.lastYaw[i] = v.Telemetry().Yaw
+		m := v.Motion()
+		c.start[i] = m.Pos
+		c.lastYaw[i] = m.Yaw
 		c.radius[i] = v.Radius()
 		c.maxR = math.Max(c.maxR, c.radius[i])
 		c.inObs[i] = -1
@@ -63,13 +64,13 @@ func newWorldCheck(w scenario.World, veh []vehicle.Vehicle) worldCheck {
 
 type emitFunc func(t sim.Time, node netsim.NodeID, source, name, detail string)
 
-func (c *worldCheck) sample(t sim.Time, tel []vehicle.Telemetry, emit emitFunc) {
-	n := len(tel)
-	for i := range tel {
-		p := tel[i].Pos
-		c.maxSpeed[i] = math.Max(c.maxSpeed[i], tel[i].Vel.Norm())
-		c.turnDeg[i] += math.Abs(geom.WrapAngle(tel[i].Yaw-c.lastYaw[i])) * 180 / math.Pi
-		c.lastYaw[i] = tel[i].Yaw
+func (c *worldCheck) sample(t sim.Time, mo []vehicle.Motion, emit emitFunc) {
+	n := len(mo)
+	for i := range mo {
+		p := mo[i].Pos
+		c.maxSpeed[i] = math.Max(c.maxSpeed[i], mo[i].Vel.Norm())
+		c.turnDeg[i] += math.Abs(geom.WrapAngle(mo[i].Yaw-c.lastYaw[i])) * 180 / math.Pi
+		c.lastYaw[i] = mo[i].Yaw
 		if len(c.obstacles) > 0 {
 			in := -1
 			for k, o := range c.obstacles {
@@ -101,9 +102,9 @@ func (c *worldCheck) sample(t sim.Time, tel []vehicle.Telemetry, emit emitFunc) 
 	o := c.order
 	for i := 1; i < n; i++ {
 		k := o[i]
-		x := tel[k].Pos.X
+		x := mo[k].Pos.X
 		j := i - 1
-		for j >= 0 && tel[o[j]].Pos.X > x {
+		for j >= 0 && mo[o[j]].Pos.X > x {
 			o[j+1] = o[j]
 			j--
 		}
@@ -114,10 +115,10 @@ func (c *worldCheck) sample(t sim.Time, tel []vehicle.Telemetry, emit emitFunc) 
 	clear(c.next)
 	for i := 0; i < n; i++ {
 		a := o[i]
-		pa := tel[a].Pos
+		pa := mo[a].Pos
 		for j := i + 1; j < n; j++ {
 			b := o[j]
-			pb := tel[b].Pos
+			pb := mo[b].Pos
 			dx := pb.X - pa.X
 			if dx >= best && dx >= 2*c.maxR {
 				break

@@ -1,7 +1,6 @@
 package mavlink
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
@@ -74,7 +73,7 @@ func BenchmarkTelemetryEncodeDecode(b *testing.B) { benchTelemetry(b, true) }
 // one simulated second of the multirotor's physics and autopilot at 1 kHz.
 func BenchmarkPhysicsControlSecond(b *testing.B) {
 	cfg, _ := autopilot.PresetConfig("iris")
-	mr := autopilot.New(autopilot.NewShared(&cfg), geom.V(0, 0, 10), 0, rand.New(rand.NewPCG(1, 2)))
+	mr := autopilot.New(autopilot.NewShared(&cfg), geom.V(0, 0, 10), 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))
 	var ev vehicle.Events
 	var now sim.Time
 	for b.Loop() {

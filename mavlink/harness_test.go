@@ -64,7 +64,7 @@ func newFlyer(t *testing.T, loss float64) *flyer {
 	cfg, _ := autopilot.PresetConfig("iris")
 	sh := autopilot.NewShared(&cfg)
 	f := &flyer{t: t, loss: loss, rng: rand.New(rand.NewPCG(7, uint64(loss*1000)))}
-	f.mr = autopilot.New(sh, geom.V(0, 0, 0), 0, rand.New(rand.NewPCG(1, 2)))
+	f.mr = autopilot.New(sh, geom.V(0, 0, 0), 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))
 	f.ep = NewVehicle(VehicleConfig{SysID: 1, Origin: testOrigin, Home: geom.V(0, 0, 0)}, f.mr, f.mr, flyerVehHost{f})
 	f.cl = NewClient(255, 190, 1, testOrigin, sim.Second, common.MAV_TYPE_GCS, flyerClientHost{f})
 	f.dec = NewDecoder()

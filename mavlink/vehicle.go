@@ -8,7 +8,7 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 	"github.com/bluenviron/gomavlib/v3/pkg/message"
 
-	"skyloop/autopilot"
+	"skyloop/autopilot/px4like"
 	"skyloop/geom"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -24,8 +24,8 @@ type Autopilot interface {
 
 // Tunable is an autopilot whose parameters can change during a run.
 type Tunable interface {
-	Params() autopilot.Params
-	SetParams(p autopilot.Params) error
+	Params() px4like.Params
+	SetParams(p px4like.Params) error
 }
 
 // Peer identifies the other end of a frame, as a transport knows it: the
@@ -745,7 +745,7 @@ func (v *Vehicle) globalSetpoint(m *common.MessageSetPositionTargetGlobalInt) {
 // paramValue sends parameter i.
 func (v *Vehicle) paramValue(to *Peer, i int) {
 	p := &paramTable[i]
-	var ap autopilot.Params
+	var ap px4like.Params
 	if v.tun != nil {
 		ap = v.tun.Params()
 	} else if !p.available(false) {
@@ -776,7 +776,7 @@ func (v *Vehicle) paramSet(to *Peer, m *common.MessageParamSet) {
 		return
 	}
 	p := &paramTable[i]
-	var ap autopilot.Params
+	var ap px4like.Params
 	if v.tun != nil {
 		ap = v.tun.Params()
 	}

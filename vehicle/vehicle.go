@@ -1,8 +1,15 @@
 // Package vehicle defines what every vehicle kind offers the rest of
 // skyloop: a physics step, an autopilot step driven by high-level commands,
-// and telemetry. Kinds live in sub-packages (pointmass, groundbot,
-// multirotor); each keeps its static parameters (shared by all vehicles of a
-// group) apart from its compact dynamic state.
+// and telemetry.
+//
+// A vehicle is a physics model and a controller joined by a sensor/actuator
+// boundary (Physics, Controller, Sensors, Actuators, and Composed, which
+// joins them into a Vehicle). Physics models live in sub-packages
+// (pointmass, groundbot, multirotor); each keeps its static parameters
+// (shared by all vehicles of a group) apart from its compact dynamic state.
+// The kinematic kinds keep their simple controllers beside their physics;
+// the multirotor is flown by the PX4-like controller of package
+// autopilot/px4like.
 package vehicle
 
 import (
@@ -208,7 +215,8 @@ func (e *Events) Add(t sim.Time, name, detail string) {
 	e.List = append(e.List, Event{T: t, Name: name, Detail: detail})
 }
 
-// Vehicle is one simulated vehicle: an autopilot and a physics model.
+// Vehicle is one simulated vehicle: an autopilot and a physics model
+// (Composed implements it for every kind).
 // Implementations must not allocate in Control or Step, must not share
 // mutable state between vehicles, and must be deterministic.
 type Vehicle interface {
@@ -230,4 +238,9 @@ type Vehicle interface {
 	Estimate() Telemetry
 	// Radius returns the vehicle's bounding radius (m) for separation checks.
 	Radius() float64
+	// Pos returns the true position without building a Telemetry.
+	Pos() geom.Vec3
+	// Motion returns the true position, velocity and heading without
+	// building a Telemetry.
+	Motion() Motion
 }

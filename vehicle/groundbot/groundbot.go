@@ -3,6 +3,14 @@
 // default. The wheels follow their speed commands through a first-order
 // motor lag with an acceleration limit; the chassis moves by the unicycle
 // kinematics of the two wheels (no slip; the casters carry weight only).
+//
+// The robot's natural input is a pair of wheel speed commands (Physics,
+// this file); its drive controller (Controller, controller.go) turns drive,
+// velocity and goto commands into them, flying on the exact pose
+// (vehicle.Sensors.Truth): the robot has no instruments. Both live in this
+// package, as separate types joined only by vehicle.Sensors and
+// vehicle.Actuators, because they share one parameter block and are too
+// small to be worth two packages.
 package groundbot
 
 import (
@@ -107,178 +115,122 @@ type State struct {
 	Distance    float64 // m
 }
 
-// Vehicle is a differential-drive robot with its drive controller.
-type Vehicle struct {
-	p     *Params
+// Physics is one robot. It implements vehicle.Physics.
+type Physics struct {
+	p *Params
+	// S is the dynamic state.
 	S     State
-	z     float64
+	z     float64 // height of the ground it drives on, m
 	alpha float64 // motor lag factor per step
-	mode  vehicle.Mode
-	home  geom.Vec3
-
-	pending    vehicle.Command
-	hasPending bool
-
-	target     geom.Vec3
-	speedLim   float64
-	cmdV, cmdW float64 // body command
-	velCmd     geom.Vec3
-	wlCmd      float64
-	wrCmd      float64
-	arrived    bool
 }
 
-// New returns a robot at pos heading yaw (rad), stopped and idle.
-func New(p *Params, pos geom.Vec3, yaw float64) *Vehicle {
-	return &Vehicle{
+// NewPhysics returns a robot at pos heading yaw (rad), stopped.
+func NewPhysics(p *Params, pos geom.Vec3, yaw float64) *Physics {
+	return &Physics{
 		p: p, S: State{X: pos.X, Y: pos.Y, Theta: yaw}, z: pos.Z,
 		alpha: 1 - math.Exp(-p.PhysicsPeriod.Seconds()/p.MotorTau),
-		mode:  vehicle.ModeIdle, home: pos,
 	}
 }
 
 // Kind returns "groundbot".
-func (v *Vehicle) Kind() string { return Kind }
+func (ph *Physics) Kind() string { return Kind }
 
-// Timing returns the physics and control periods.
-func (v *Vehicle) Timing() vehicle.Timing {
-	return vehicle.Timing{Physics: v.p.PhysicsPeriod, Control: v.p.ControlPeriod}
-}
+// Period returns the physics period.
+func (ph *Physics) Period() sim.Duration { return ph.p.PhysicsPeriod }
 
 // Radius returns half the chassis diagonal.
-func (v *Vehicle) Radius() float64 { return 0.5 * math.Hypot(v.p.Length, v.p.Width) }
+func (ph *Physics) Radius() float64 { return 0.5 * math.Hypot(ph.p.Length, ph.p.Width) }
 
-// Estimate returns the true state: this kind has no estimator.
-func (v *Vehicle) Estimate() vehicle.Telemetry { return v.Telemetry() }
+// Pos returns the position.
+func (ph *Physics) Pos() geom.Vec3 { return geom.Vec3{X: ph.S.X, Y: ph.S.Y, Z: ph.z} }
 
-// Pos returns the position, without building a whole Telemetry.
-func (v *Vehicle) Pos() geom.Vec3 { return geom.Vec3{X: v.S.X, Y: v.S.Y, Z: v.z} }
+// vel returns the world-frame velocity.
+func (ph *Physics) vel() geom.Vec3 {
+	c, s := math.Cos(ph.S.Theta), math.Sin(ph.S.Theta)
+	return geom.Vec3{X: ph.S.V * c, Y: ph.S.V * s}
+}
+
+// Motion returns the position, velocity and heading.
+func (ph *Physics) Motion() vehicle.Motion {
+	return vehicle.Motion{Pos: ph.Pos(), Vel: ph.vel(), Yaw: ph.S.Theta}
+}
+
+// Telemetry returns the true state.
+func (ph *Physics) Telemetry() vehicle.Telemetry {
+	return vehicle.Telemetry{Pos: ph.Pos(), Vel: ph.vel(), Yaw: ph.S.Theta, YawRate: ph.S.Omega,
+		Landed: true, Energy: ph.S.Energy, Distance: ph.S.Distance}
+}
+
+// Sense gives the exact pose (the robot has no instruments), with the
+// speed along the heading rather than a world-frame velocity (see
+// vehicle.Pose), and ground contact, always.
+func (ph *Physics) Sense(t sim.Time, s *vehicle.Sensors) {
+	s.Truth = vehicle.Pose{Pos: ph.Pos(), Speed: ph.S.V, Yaw: ph.S.Theta, YawRate: ph.S.Omega}
+	s.Contact = true
+}
+
+// Step moves the wheels towards their commands a.WheelL and a.WheelR
+// (first-order lag, clipped to MaxWheelAccel) and integrates the pose with
+// the midpoint rule.
+func (ph *Physics) Step(t sim.Time, a *vehicle.Actuators, ev *vehicle.Events) {
+	p := ph.p
+	s := &ph.S
+	dt := p.PhysicsPeriod.Seconds()
+	maxDw := p.MaxWheelAccel * dt
+	s.WL += clamp((a.WheelL-s.WL)*ph.alpha, maxDw)
+	s.WR += clamp((a.WheelR-s.WR)*ph.alpha, maxDw)
+	vPrev := s.V
+	s.V = p.WheelRadius * (s.WR + s.WL) / 2
+	s.Omega = p.WheelRadius * (s.WR - s.WL) / p.Track
+	mid := s.Theta + s.Omega*dt/2
+	s.X += s.V * math.Cos(mid) * dt
+	s.Y += s.V * math.Sin(mid) * dt
+	s.Theta = geom.WrapAngle(s.Theta + s.Omega*dt)
+	s.Distance += math.Abs(s.V) * dt
+	// Electrical power: electronics + (rolling resistance + acceleration) / efficiency.
+	mech := p.RollingCoeff*p.Mass*9.81*math.Abs(s.V) + nonneg(p.Mass*(s.V-vPrev)/dt*s.V)
+	s.Energy += (p.BasePower + mech/p.DriveEff) * dt
+}
+
+// clamp limits x to [-lim, lim] for lim >= 0. It returns exactly what
+// math.Max(-lim, math.Min(lim, x)) returns for every x (NaN and signed
+// zeros included; TestClampMatchesMinMax checks it) without their two
+// calls, which the compiler cannot inline.
+func clamp(x, lim float64) float64 {
+	if x > lim {
+		return lim
+	}
+	if x < -lim {
+		return -lim
+	}
+	return x
+}
+
+// nonneg returns exactly what math.Max(0, x) returns (see clamp): x when
+// it is positive or NaN, else +0.
+func nonneg(x float64) float64 {
+	if x > 0 || x != x {
+		return x
+	}
+	return 0
+}
+
+// Vehicle is a robot driven by its controller.
+type Vehicle struct {
+	*vehicle.Composed
+	// Phys is the physics, with the state in Phys.S.
+	Phys *Physics
+	// Ctrl is the controller.
+	Ctrl *Controller
+}
 
 // ForwardSpeed returns the signed body speed along the heading, exactly
 // (telemetry gives it only as a velocity vector, whose length differs from
 // it in the last bits).
-func (v *Vehicle) ForwardSpeed() float64 { return v.S.V }
+func (v *Vehicle) ForwardSpeed() float64 { return v.Phys.S.V }
 
-// Command queues c for the next control step.
-func (v *Vehicle) Command(c vehicle.Command) { v.pending, v.hasPending = c, true }
-
-// Telemetry reports the true state.
-func (v *Vehicle) Telemetry() vehicle.Telemetry {
-	c, s := math.Cos(v.S.Theta), math.Sin(v.S.Theta)
-	return vehicle.Telemetry{
-		Pos: geom.Vec3{X: v.S.X, Y: v.S.Y, Z: v.z}, Vel: geom.Vec3{X: v.S.V * c, Y: v.S.V * s},
-		Yaw: v.S.Theta, YawRate: v.S.Omega, Mode: v.mode, Armed: v.mode != vehicle.ModeDisarmed,
-		Landed: true, Energy: v.S.Energy, Distance: v.S.Distance,
-		Target: v.target, HasTarget: v.mode == vehicle.ModeGoto,
-	}
-}
-
-func (v *Vehicle) setMode(t sim.Time, m vehicle.Mode, ev *vehicle.Events) {
-	if m == v.mode {
-		return
-	}
-	ev.Add(t, "mode", v.mode.String()+"->"+m.String())
-	v.mode = m
-}
-
-func (v *Vehicle) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
-	v.arrived = false
-	switch c.Kind {
-	case vehicle.CmdArm:
-		if v.mode == vehicle.ModeDisarmed {
-			v.setMode(t, vehicle.ModeIdle, ev)
-		}
-	case vehicle.CmdDisarm:
-		v.setMode(t, vehicle.ModeDisarmed, ev)
-	case vehicle.CmdHold, vehicle.CmdLand, vehicle.CmdTakeoff:
-		v.setMode(t, vehicle.ModeHold, ev)
-	case vehicle.CmdGoto:
-		v.target, v.speedLim = c.Pos, c.Speed
-		v.setMode(t, vehicle.ModeGoto, ev)
-	case vehicle.CmdRTL:
-		v.target, v.speedLim = v.home, 0
-		v.setMode(t, vehicle.ModeGoto, ev)
-	case vehicle.CmdDrive:
-		v.cmdV, v.cmdW = c.V, c.Omega
-		v.setMode(t, vehicle.ModeDrive, ev)
-	case vehicle.CmdVelocity:
-		// A planar velocity: drive along it, turning towards its heading
-		// at every control step.
-		v.velCmd = c.Vel
-		v.setMode(t, vehicle.ModeVelocity, ev)
-	}
-}
-
-// Control turns the mode into wheel speed commands.
-func (v *Vehicle) Control(t sim.Time, ev *vehicle.Events) {
-	if v.hasPending {
-		v.hasPending = false
-		v.apply(t, v.pending, ev)
-	}
-	p := v.p
-	var bv, bw float64
-	switch v.mode {
-	case vehicle.ModeDrive:
-		bv, bw = v.cmdV, v.cmdW
-	case vehicle.ModeVelocity:
-		sp := math.Sqrt(v.velCmd.X*v.velCmd.X + v.velCmd.Y*v.velCmd.Y)
-		if sp > 1e-6 {
-			herr := geom.WrapAngle(math.Atan2(v.velCmd.Y, v.velCmd.X) - v.S.Theta)
-			bv = math.Min(sp, p.MaxWheelSpeed*p.WheelRadius) * math.Max(0, math.Cos(herr))
-			bw = p.HeadingGain * herr
-		}
-	case vehicle.ModeGoto:
-		dx, dy := v.target.X-v.S.X, v.target.Y-v.S.Y
-		d := math.Sqrt(dx*dx + dy*dy)
-		if d < p.AcceptRadius {
-			if !v.arrived {
-				v.arrived = true
-				ev.Add(t, "arrived", fmt.Sprintf("%.2f %.2f", v.target.X, v.target.Y))
-			}
-			break
-		}
-		herr := geom.WrapAngle(math.Atan2(dy, dx) - v.S.Theta)
-		vmax := p.MaxSpeed
-		if v.speedLim > 0 && v.speedLim < vmax {
-			vmax = v.speedLim
-		}
-		bv = math.Min(vmax, p.PosGain*d) * math.Max(0, math.Cos(herr))
-		bw = p.HeadingGain * herr
-	}
-	v.setWheels(bv, bw)
-}
-
-// setWheels converts a body command to wheel speeds, scaling both wheels
-// down together when one would exceed its limit so the path curvature is
-// kept.
-func (v *Vehicle) setWheels(bv, bw float64) {
-	p := v.p
-	wr := (bv + bw*p.Track/2) / p.WheelRadius
-	wl := (bv - bw*p.Track/2) / p.WheelRadius
-	if m := math.Max(math.Abs(wr), math.Abs(wl)); m > p.MaxWheelSpeed {
-		wr *= p.MaxWheelSpeed / m
-		wl *= p.MaxWheelSpeed / m
-	}
-	v.wrCmd, v.wlCmd = wr, wl
-}
-
-// Step moves the wheels towards their commands (first-order lag, clipped
-// to MaxWheelAccel) and integrates the pose with the midpoint rule.
-func (v *Vehicle) Step(t sim.Time, ev *vehicle.Events) {
-	p := v.p
-	dt := p.PhysicsPeriod.Seconds()
-	maxDw := p.MaxWheelAccel * dt
-	v.S.WL += math.Max(-maxDw, math.Min(maxDw, (v.wlCmd-v.S.WL)*v.alpha))
-	v.S.WR += math.Max(-maxDw, math.Min(maxDw, (v.wrCmd-v.S.WR)*v.alpha))
-	vPrev := v.S.V
-	v.S.V = p.WheelRadius * (v.S.WR + v.S.WL) / 2
-	v.S.Omega = p.WheelRadius * (v.S.WR - v.S.WL) / p.Track
-	mid := v.S.Theta + v.S.Omega*dt/2
-	v.S.X += v.S.V * math.Cos(mid) * dt
-	v.S.Y += v.S.V * math.Sin(mid) * dt
-	v.S.Theta = geom.WrapAngle(v.S.Theta + v.S.Omega*dt)
-	v.S.Distance += math.Abs(v.S.V) * dt
-	// Electrical power: electronics + (rolling resistance + acceleration) / efficiency.
-	mech := p.RollingCoeff*p.Mass*9.81*math.Abs(v.S.V) + math.Max(0, p.Mass*(v.S.V-vPrev)/dt*v.S.V)
-	v.S.Energy += (p.BasePower + mech/p.DriveEff) * dt
+// New returns a robot at pos heading yaw (rad), stopped and idle.
+func New(p *Params, pos geom.Vec3, yaw float64) *Vehicle {
+	ph, c := NewPhysics(p, pos, yaw), NewController(p, pos, yaw)
+	return &Vehicle{Composed: vehicle.Compose(ph, c), Phys: ph, Ctrl: c}
 }

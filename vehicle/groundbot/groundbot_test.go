@@ -50,12 +50,13 @@ func TestDriveStraightAndTurn(t *testing.T) {
 func TestWheelSaturationKeepsCurvature(t *testing.T) {
 	p := DefaultParams()
 	v := New(&p, geom.V(0, 0, 0), 0)
-	v.setWheels(5, 5) // far beyond the wheels' limit
-	if math.Max(math.Abs(v.wlCmd), math.Abs(v.wrCmd)) > p.MaxWheelSpeed+1e-9 {
-		t.Fatalf("wheel command above the limit: %v %v", v.wlCmd, v.wrCmd)
+	c := v.Ctrl
+	c.setWheels(5, 5) // far beyond the wheels' limit
+	if math.Max(math.Abs(c.wlCmd), math.Abs(c.wrCmd)) > p.MaxWheelSpeed+1e-9 {
+		t.Fatalf("wheel command above the limit: %v %v", c.wlCmd, c.wrCmd)
 	}
-	vv := p.WheelRadius * (v.wrCmd + v.wlCmd) / 2
-	w := p.WheelRadius * (v.wrCmd - v.wlCmd) / p.Track
+	vv := p.WheelRadius * (c.wrCmd + c.wlCmd) / 2
+	w := p.WheelRadius * (c.wrCmd - c.wlCmd) / p.Track
 	if math.Abs(w/vv-1) > 1e-9 {
 		t.Fatalf("curvature changed: v=%v w=%v", vv, w)
 	}

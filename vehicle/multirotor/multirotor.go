@@ -1,9 +1,12 @@
-// Package multirotor is the rigid-body physics of a multirotor: a 6-DoF
-// body with quaternion attitude, rotors whose thrust and drag torque grow
-// with the square of their speed, first-order motors with separate spin-up
-// and spin-down time constants, rotor drag, angular damping, gravity,
-// ground contact, wind with seeded turbulence, and a battery fed by the
-// rotors' power.
+// Package multirotor is the physics of a multirotor: a 6-DoF rigid body
+// with quaternion attitude, rotors whose thrust and drag torque grow with
+// the square of their speed, first-order motors with separate spin-up and
+// spin-down time constants, rotor drag, angular damping, gravity, ground
+// contact, wind with seeded turbulence, a battery fed by the rotors' power,
+// and the instruments a flight controller reads (IMU, AHRS, magnetometer,
+// barometer, GPS, power module, landing-gear switch; sensors.go). It knows
+// no controller: Physics takes normalised motor commands and fills
+// vehicle.Sensors (package autopilot/px4like flies it).
 //
 // Frames: world x east, y north, z up (ENU); body x forward, y left, z up
 // (FLU). Rotor positions are body-frame (x, y); Dir is +1 for a rotor
@@ -30,10 +33,14 @@ import (
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
+	"skyloop/vehicle"
 )
 
+// Kind is the scenario name of this vehicle kind.
+const Kind = "multirotor"
+
 // MaxRotors is the largest rotor count supported (octo).
-const MaxRotors = 8
+const MaxRotors = vehicle.MaxMotors
 
 // Gravity is standard gravity, m/s^2.
 const Gravity = 9.80665
@@ -257,7 +264,7 @@ type Model struct {
 	dt               float64
 	rotorPowerFactor float64 // P_rotor = factor * T^1.5
 	invI             geom.Vec3
-	turbA, turbB     float64 // Gauss-Markov factors (per unit 1/tau)
+	radius           float64 // centre to the farthest rotor tip, m
 }
 
 // NewModel prepares p for stepping; p must be valid.
@@ -265,34 +272,46 @@ func NewModel(p *Params) *Model {
 	dt := p.PhysicsPeriod.Seconds()
 	const rho = 1.225 // sea-level air density, kg/m^3
 	area := math.Pi * p.PropRadius * p.PropRadius
+	r := 0.0
+	for _, ro := range p.Rotors {
+		r = math.Max(r, math.Hypot(ro.X, ro.Y))
+	}
 	return &Model{
 		P: p, n: len(p.Rotors), dt: dt,
 		aUp: 1 - math.Exp(-dt/p.TauUp), aDown: 1 - math.Exp(-dt/p.TauDown),
 		rotorPowerFactor: 1 / math.Sqrt(2*rho*area) / p.FigureOfMerit / p.DriveEff,
 		invI:             geom.V(1/p.Inertia.X, 1/p.Inertia.Y, 1/p.Inertia.Z),
+		radius:           r + p.PropRadius,
 	}
 }
 
-// Init returns a vehicle at rest on the ground (or in the air) at pos,
-// heading yaw, with a full battery.
+// Init returns a vehicle at pos, heading yaw, with a full battery: at rest
+// on the ground when pos.Z <= 0, else in trim (level, rotors at the speed
+// that holds its weight).
 func (m *Model) Init(pos geom.Vec3, yaw float64) State {
 	s := State{Pos: pos, Att: geom.FromEuler(0, 0, yaw), Landed: pos.Z <= 0}
 	s.Voltage = float64(m.P.Battery.Cells) * m.P.Battery.CellFull
 	if s.Landed {
 		s.Pos.Z = 0
 		s.SpecificForce = geom.V(0, 0, Gravity)
+	} else {
+		w := m.P.MaxRotorSpeed * math.Sqrt(m.P.HoverThrust())
+		for i := 0; i < m.n; i++ {
+			s.Rotor[i] = w
+		}
 	}
 	return s
 }
 
-// Step integrates one physics period: cmd holds the commanded rotor speeds
-// (rad/s); rng drives the turbulence (it may be nil when TurbSigma is 0).
-func (m *Model) Step(s *State, cmd *[MaxRotors]float64, rng *rand.Rand) {
+// Step integrates one physics period: u holds the normalised motor
+// commands (0..1 of the maximum rotor speed); rng drives the turbulence (it
+// may be nil when TurbSigma is 0).
+func (m *Model) Step(s *State, u *[MaxRotors]float64, rng *rand.Rand) {
 	p, dt := m.P, m.dt
 	// Motors: first-order lag, exact for a command held over the step.
 	var thrust, tx, ty, tz, sumW, power float64
 	for i := 0; i < m.n; i++ {
-		c := math.Max(0, math.Min(p.MaxRotorSpeed, cmd[i]))
+		c := unit(u[i]) * p.MaxRotorSpeed
 		w := s.Rotor[i]
 		if c > w {
 			w += (c - w) * m.aUp
@@ -365,6 +384,19 @@ func (m *Model) Step(s *State, cmd *[MaxRotors]float64, rng *rand.Rand) {
 	s.Att = s.Att.Integrate(s.Omega, dt)
 
 	m.battery(s, power, dt)
+}
+
+// unit limits a motor command to [0, 1]. It returns exactly what
+// math.Max(0, math.Min(1, u)) returns for every u (NaN and signed zeros
+// included) without their calls, which the compiler cannot inline.
+func unit(u float64) float64 {
+	if u > 1 {
+		return 1
+	}
+	if u <= 0 {
+		return 0
+	}
+	return u
 }
 
 // battery draws the power of the rotors and avionics from the pack: the

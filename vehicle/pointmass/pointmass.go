@@ -1,7 +1,16 @@
 // Package pointmass is the cheapest vehicle kind: a 3D kinematic point with
-// velocity and acceleration limits, flown by a position controller that
-// brakes in time to stop at its target. It is meant for very large swarms
-// where the network, not the airframe, is under study.
+// velocity and acceleration limits (Physics, this file), flown by a
+// position controller that brakes in time to stop at its target
+// (Controller, controller.go). It is meant for very large swarms where the
+// network, not the airframe, is under study.
+//
+// The point's natural input is a velocity setpoint with a heading (or turn
+// rate) setpoint, which it tracks within its acceleration and yaw-rate
+// limits; it has no instruments, and its controller flies on the exact pose
+// (vehicle.Sensors.Truth). Both live in this package, as separate types
+// joined only by vehicle.Sensors and vehicle.Actuators, because they share
+// one parameter block (the limits bound both the physics and the
+// controller's setpoints) and are too small to be worth two packages.
 package pointmass
 
 import (
@@ -94,240 +103,115 @@ type State struct {
 	Distance float64
 }
 
-// Vehicle is a point-mass vehicle with its autopilot.
-type Vehicle struct {
-	p    *Params
-	S    State
-	mode vehicle.Mode
-	home geom.Vec3
-
-	pending    vehicle.Command
-	hasPending bool
-
-	target    geom.Vec3 // goto / hold / takeoff target
-	targetYaw float64
-	speedLim  float64
-	velSP     geom.Vec3 // output of the position loop, input of the physics
-	rtlStage  int
-	arrived   bool
-	wantYaw   float64 // heading the physics turns towards, set by Control
-	velCmd    geom.Vec3
-	driveV    float64
-	driveW    float64
+// Physics is one point mass. It implements vehicle.Physics.
+type Physics struct {
+	p *Params
+	// S is the dynamic state.
+	S State
 }
 
-// limit clips a velocity to the horizontal and vertical speed limits.
-func (v *Vehicle) limit(sp geom.Vec3) geom.Vec3 {
-	p := v.p
-	if h := math.Sqrt(sp.X*sp.X + sp.Y*sp.Y); h > p.MaxSpeed {
-		sp.X, sp.Y = sp.X*p.MaxSpeed/h, sp.Y*p.MaxSpeed/h
+// NewPhysics returns a point mass at pos heading yaw, at rest; a point
+// spawned below the ground starts on it.
+func NewPhysics(p *Params, pos geom.Vec3, yaw float64) *Physics {
+	ph := &Physics{p: p, S: State{Pos: pos, Yaw: yaw}}
+	if pos.Z <= 0 {
+		ph.S.Pos.Z = 0
 	}
-	sp.Z = math.Max(-p.MaxDescent, math.Min(p.MaxClimb, sp.Z))
-	return sp
+	return ph
+}
+
+// Kind returns "pointmass".
+func (ph *Physics) Kind() string { return Kind }
+
+// Period returns the physics period.
+func (ph *Physics) Period() sim.Duration { return ph.p.PhysicsPeriod }
+
+// Radius returns the bounding radius.
+func (ph *Physics) Radius() float64 { return ph.p.Radius }
+
+// Pos returns the position.
+func (ph *Physics) Pos() geom.Vec3 { return ph.S.Pos }
+
+// Motion returns the position, velocity and heading.
+func (ph *Physics) Motion() vehicle.Motion {
+	return vehicle.Motion{Pos: ph.S.Pos, Vel: ph.S.Vel, Yaw: ph.S.Yaw}
+}
+
+// landed reports whether the point rests on the ground.
+func (ph *Physics) landed() bool { return ph.S.Pos.Z <= 1e-3 && ph.S.Vel.Z <= 1e-3 }
+
+// Telemetry returns the true state.
+func (ph *Physics) Telemetry() vehicle.Telemetry {
+	return vehicle.Telemetry{Pos: ph.S.Pos, Vel: ph.S.Vel, Yaw: ph.S.Yaw, YawRate: ph.S.YawRate,
+		Landed: ph.landed(), Energy: ph.S.Energy, Distance: ph.S.Distance}
+}
+
+// Sense gives the exact pose and ground contact; the point has no
+// instruments.
+func (ph *Physics) Sense(t sim.Time, s *vehicle.Sensors) {
+	s.Truth = vehicle.Pose{Pos: ph.S.Pos, Vel: ph.S.Vel, Yaw: ph.S.Yaw, YawRate: ph.S.YawRate}
+	s.Contact = ph.landed()
+}
+
+// Step integrates one physics period with semi-implicit Euler: the
+// velocity moves towards the setpoint a.Vel at no more than MaxAccel, then
+// the position follows the new velocity; the heading turns towards a.Yaw
+// (or at a.TurnRate) at no more than YawRateMax.
+func (ph *Physics) Step(t sim.Time, a *vehicle.Actuators, ev *vehicle.Events) {
+	p := ph.p
+	s := &ph.S
+	dt := p.PhysicsPeriod.Seconds()
+	dv := a.Vel.Sub(s.Vel).ClampNorm(p.MaxAccel * dt)
+	s.Vel = s.Vel.Add(dv)
+	step := s.Vel.Scale(dt)
+	s.Pos = s.Pos.Add(step)
+	if s.Pos.Z < 0 {
+		s.Pos.Z = 0
+		if s.Vel.Z < 0 {
+			s.Vel.Z = 0
+		}
+	}
+	dist := step.Norm()
+	s.Distance += dist
+	maxTurn := p.YawRateMax * math.Pi / 180 * dt
+	var turn float64
+	if a.TurnByRate {
+		turn = clamp(a.TurnRate*dt, maxTurn)
+	} else {
+		turn = clamp(geom.WrapAngle(a.Yaw-s.Yaw), maxTurn)
+	}
+	s.Yaw = geom.WrapAngle(s.Yaw + turn)
+	s.YawRate = turn / dt
+	s.Energy += p.EnergyPerM*dist + p.EnergyPerDeg*math.Abs(turn)*180/math.Pi
+}
+
+// clamp limits x to [-lim, lim] for lim >= 0. It returns exactly what
+// math.Max(-lim, math.Min(lim, x)) returns for every x (NaN and signed
+// zeros included; TestClampMatchesMinMax checks it) without their two
+// calls, which the compiler cannot inline.
+func clamp(x, lim float64) float64 {
+	if x > lim {
+		return lim
+	}
+	if x < -lim {
+		return -lim
+	}
+	return x
+}
+
+// Vehicle is a point mass flown by its controller.
+type Vehicle struct {
+	*vehicle.Composed
+	// Phys is the physics, with the state in Phys.S.
+	Phys *Physics
+	// Ctrl is the controller.
+	Ctrl *Controller
 }
 
 // New returns a vehicle at pos with the shared parameters p. A vehicle
 // spawned on the ground (z <= 0) starts landed and idle; one spawned in the
 // air starts holding its position.
 func New(p *Params, pos geom.Vec3, yaw float64) *Vehicle {
-	v := &Vehicle{p: p, S: State{Pos: pos, Yaw: yaw}, home: pos, target: pos, targetYaw: yaw, wantYaw: yaw}
-	if pos.Z > 0 {
-		v.mode = vehicle.ModeHold
-	} else {
-		v.S.Pos.Z = 0
-		v.mode = vehicle.ModeIdle
-	}
-	return v
+	ph, c := NewPhysics(p, pos, yaw), NewController(p, pos, yaw)
+	return &Vehicle{Composed: vehicle.Compose(ph, c), Phys: ph, Ctrl: c}
 }
-
-// Kind returns "pointmass".
-func (v *Vehicle) Kind() string { return Kind }
-
-// Timing returns the physics and control periods.
-func (v *Vehicle) Timing() vehicle.Timing {
-	return vehicle.Timing{Physics: v.p.PhysicsPeriod, Control: v.p.ControlPeriod}
-}
-
-// Radius returns the bounding radius.
-func (v *Vehicle) Radius() float64 { return v.p.Radius }
-
-// Estimate returns the true state: this kind has no estimator.
-func (v *Vehicle) Estimate() vehicle.Telemetry { return v.Telemetry() }
-
-// Command queues c for the next control step.
-func (v *Vehicle) Command(c vehicle.Command) { v.pending, v.hasPending = c, true }
-
-// Telemetry reports the true state.
-func (v *Vehicle) Telemetry() vehicle.Telemetry {
-	return vehicle.Telemetry{
-		Pos: v.S.Pos, Vel: v.S.Vel, Yaw: v.S.Yaw, YawRate: v.S.YawRate,
-		Mode: v.mode, Armed: v.mode != vehicle.ModeDisarmed, Landed: v.landed(),
-		Energy: v.S.Energy, Distance: v.S.Distance,
-		Target: v.target, HasTarget: v.mode == vehicle.ModeGoto || v.mode == vehicle.ModeTakeoff || v.mode == vehicle.ModeHold,
-	}
-}
-
-func (v *Vehicle) landed() bool { return v.S.Pos.Z <= 1e-3 && v.S.Vel.Z <= 1e-3 }
-
-func (v *Vehicle) setMode(t sim.Time, m vehicle.Mode, ev *vehicle.Events) {
-	if m == v.mode {
-		return
-	}
-	ev.Add(t, "mode", v.mode.String()+"->"+m.String())
-	v.mode = m
-}
-
-func (v *Vehicle) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
-	v.arrived = false
-	v.speedLim = 0
-	switch c.Kind {
-	case vehicle.CmdArm:
-		if v.mode == vehicle.ModeDisarmed {
-			v.setMode(t, vehicle.ModeIdle, ev)
-		}
-	case vehicle.CmdDisarm:
-		if v.landed() {
-			v.setMode(t, vehicle.ModeDisarmed, ev)
-		} else {
-			ev.Add(t, "rejected", "disarm in the air")
-		}
-	case vehicle.CmdTakeoff:
-		v.target = geom.Vec3{X: v.S.Pos.X, Y: v.S.Pos.Y, Z: c.Alt}
-		v.targetYaw = v.S.Yaw
-		v.setMode(t, vehicle.ModeTakeoff, ev)
-	case vehicle.CmdHold:
-		v.target, v.targetYaw = v.S.Pos, v.S.Yaw
-		v.setMode(t, vehicle.ModeHold, ev)
-	case vehicle.CmdGoto:
-		v.target, v.speedLim = c.Pos, c.Speed
-		if v.target.Z < 0 {
-			v.target.Z = 0
-		}
-		v.targetYaw = c.Yaw
-		v.setMode(t, vehicle.ModeGoto, ev)
-	case vehicle.CmdVelocity:
-		v.velCmd = c.Vel
-		v.setMode(t, vehicle.ModeVelocity, ev)
-	case vehicle.CmdDrive:
-		v.driveV, v.driveW = c.V, c.Omega
-		v.setMode(t, vehicle.ModeDrive, ev)
-	case vehicle.CmdLand:
-		v.setMode(t, vehicle.ModeLand, ev)
-	case vehicle.CmdRTL:
-		v.rtlStage = 0
-		v.target = geom.Vec3{X: v.home.X, Y: v.home.Y, Z: math.Max(v.S.Pos.Z, 1)}
-		v.setMode(t, vehicle.ModeRTL, ev)
-	}
-}
-
-// Control runs the position loop: it turns the current mode and target into
-// a velocity setpoint for the physics.
-func (v *Vehicle) Control(t sim.Time, ev *vehicle.Events) {
-	if v.hasPending {
-		v.hasPending = false
-		v.apply(t, v.pending, ev)
-	}
-	p := v.p
-	defer v.setHeading()
-	switch v.mode {
-	case vehicle.ModeDisarmed, vehicle.ModeIdle:
-		v.velSP = geom.Vec3{}
-	case vehicle.ModeVelocity:
-		v.velSP = v.limit(v.velCmd)
-	case vehicle.ModeDrive:
-		// Forward speed along the heading; the heading turns at the commanded
-		// rate in Step.
-		c, s := math.Cos(v.S.Yaw), math.Sin(v.S.Yaw)
-		v.velSP = v.limit(geom.Vec3{X: v.driveV * c, Y: v.driveV * s})
-	case vehicle.ModeLand:
-		v.velSP = geom.Vec3{Z: -p.MaxDescent}
-		if v.landed() {
-			ev.Add(t, "touchdown", "")
-			v.setMode(t, vehicle.ModeDisarmed, ev)
-			v.velSP = geom.Vec3{}
-		}
-	default: // takeoff, hold, goto, rtl: position control towards target
-		v.velSP = v.track(v.target)
-		dist := v.target.Sub(v.S.Pos).Norm()
-		if dist < p.AcceptRadius && v.S.Vel.Norm() < 0.5 && !v.arrived {
-			v.arrived = true
-			switch v.mode {
-			case vehicle.ModeTakeoff:
-				v.setMode(t, vehicle.ModeHold, ev)
-			case vehicle.ModeGoto:
-				ev.Add(t, "arrived", fmtVec(v.target))
-			case vehicle.ModeRTL:
-				v.setMode(t, vehicle.ModeLand, ev)
-			}
-		}
-	}
-}
-
-// setHeading points the vehicle along its horizontal velocity setpoint
-// when moving, else at the goto yaw, else keeps the current heading.
-func (v *Vehicle) setHeading() {
-	v.wantYaw = v.S.Yaw
-	if v.mode == vehicle.ModeDrive {
-		return // Step turns at the commanded rate
-	}
-	if h2 := v.velSP.X*v.velSP.X + v.velSP.Y*v.velSP.Y; h2 > 0.04 {
-		v.wantYaw = math.Atan2(v.velSP.Y, v.velSP.X)
-	} else if v.mode == vehicle.ModeGoto && !math.IsNaN(v.targetYaw) {
-		v.wantYaw = v.targetYaw
-	}
-}
-
-// track returns the velocity setpoint that brings the vehicle to target:
-// proportional far away, limited by the braking distance so it decelerates
-// smoothly, and clipped to the speed limits.
-func (v *Vehicle) track(target geom.Vec3) geom.Vec3 {
-	p := v.p
-	e := target.Sub(v.S.Pos)
-	d := e.Norm()
-	if d < 1e-9 {
-		return geom.Vec3{}
-	}
-	vmax := p.MaxSpeed
-	if v.speedLim > 0 && v.speedLim < vmax {
-		vmax = v.speedLim
-	}
-	s := math.Min(p.PosGain*d, math.Sqrt(1.6*p.MaxAccel*d))
-	sp := e.Scale(s / d)
-	if h := math.Sqrt(sp.X*sp.X + sp.Y*sp.Y); h > vmax {
-		sp.X, sp.Y = sp.X*vmax/h, sp.Y*vmax/h
-	}
-	sp.Z = math.Max(-p.MaxDescent, math.Min(p.MaxClimb, sp.Z))
-	return sp
-}
-
-// Step integrates one physics period with semi-implicit Euler: the
-// velocity moves towards the setpoint at no more than MaxAccel, then the
-// position follows the new velocity.
-func (v *Vehicle) Step(t sim.Time, ev *vehicle.Events) {
-	p := v.p
-	dt := p.PhysicsPeriod.Seconds()
-	dv := v.velSP.Sub(v.S.Vel).ClampNorm(p.MaxAccel * dt)
-	v.S.Vel = v.S.Vel.Add(dv)
-	step := v.S.Vel.Scale(dt)
-	v.S.Pos = v.S.Pos.Add(step)
-	if v.S.Pos.Z < 0 {
-		v.S.Pos.Z = 0
-		if v.S.Vel.Z < 0 {
-			v.S.Vel.Z = 0
-		}
-	}
-	dist := step.Norm()
-	v.S.Distance += dist
-	maxTurn := p.YawRateMax * math.Pi / 180 * dt
-	var turn float64
-	if v.mode == vehicle.ModeDrive {
-		turn = math.Max(-maxTurn, math.Min(maxTurn, v.driveW*dt))
-	} else {
-		turn = math.Max(-maxTurn, math.Min(maxTurn, geom.WrapAngle(v.wantYaw-v.S.Yaw)))
-	}
-	v.S.Yaw = geom.WrapAngle(v.S.Yaw + turn)
-	v.S.YawRate = turn / dt
-	v.S.Energy += p.EnergyPerM*dist + p.EnergyPerDeg*math.Abs(turn)*180/math.Pi
-}
-
-func fmtVec(p geom.Vec3) string { return fmt.Sprintf("%.2f %.2f %.2f", p.X, p.Y, p.Z) }

@@ -116,7 +116,14 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	v.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: geom.V(100, 50, 20)})
 	v.Control(0, &ev)
 	ev.List = make([]vehicle.Event, 0, 8)
-	if n := testing.AllocsPerRun(1000, func() { v.Control(0, &ev); v.Step(0, &ev); ev.List = ev.List[:0] }); n != 0 {
+	var tel vehicle.Telemetry
+	if n := testing.AllocsPerRun(1000, func() {
+		v.Control(0, &ev)
+		v.Step(0, &ev)
+		ev.List = ev.List[:0]
+		tel = v.Telemetry()
+		tel = v.Estimate()
+	}); n != 0 || tel.Mode != vehicle.ModeGoto {
 		t.Fatalf("%v allocations per step", n)
 	}
 }

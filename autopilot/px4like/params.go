@@ -1,15 +1,18 @@
-// Package autopilot is a PX4-like flight stack for the multirotor model:
-// simulated sensors (IMU, GPS, barometer), a complementary-filter position
-// estimator, the PX4 control cascade (position P -> velocity PID ->
-// acceleration to thrust vector and attitude -> quaternion attitude P ->
-// body-rate PID -> mixer with saturation handling), flight modes, the
-// link-loss failsafe, and the land detector.
+// Package px4like is a PX4-like flight controller for the multirotor
+// physics of package vehicle/multirotor: a complementary-filter position
+// estimator fed by the IMU, AHRS, GPS and barometer readings, the PX4
+// control cascade (position P -> velocity PID -> acceleration to thrust
+// vector and attitude -> quaternion attitude P -> body-rate PID -> mixer
+// with saturation handling, out as normalised motor commands), flight
+// modes, the link-loss failsafe, and the land detector. It sees the vehicle
+// only through vehicle.Sensors and vehicle.Actuators, as the real PX4 does
+// through its simulator interface.
 //
 // Gains and limits default to PX4's multicopter defaults (the parameter
 // names are given with each field); the rate controller's normalised torque
 // is mapped to newtons-metres with the airframe's own torque authority, so
 // the same gains fly the Iris and the Crazyflie presets.
-package autopilot
+package px4like
 
 import (
 	"fmt"
@@ -19,7 +22,9 @@ import (
 	"skyloop/sim"
 )
 
-// Params configure the autopilot.
+// Params configure the controller. The instruments' rates and noise,
+// which scenarios set in the same `autopilot:` block, are
+// multirotor.SensorParams.
 type Params struct {
 	// Position and velocity control (mc_pos_control).
 	XYP         float64 `yaml:"xy_p" json:"xy_p"`                   // MPC_XY_P
@@ -75,16 +80,6 @@ type Params struct {
 	// take off within this time; 0 never does (COM_DISARM_PRFLT).
 	DisarmPreflight sim.Duration `yaml:"disarm_preflight" json:"disarm_preflight"`
 
-	// Sensors and estimator.
-	GPSPeriod   sim.Duration `yaml:"gps_period" json:"gps_period"`
-	GPSNoise    float64      `yaml:"gps_noise" json:"gps_noise"`         // horizontal position sigma, m
-	GPSNoiseZ   float64      `yaml:"gps_noise_z" json:"gps_noise_z"`     // vertical position sigma, m
-	GPSVelNoise float64      `yaml:"gps_vel_noise" json:"gps_vel_noise"` // velocity sigma, m/s
-	BaroPeriod  sim.Duration `yaml:"baro_period" json:"baro_period"`
-	BaroNoise   float64      `yaml:"baro_noise" json:"baro_noise"` // altitude sigma, m
-	AccelNoise  float64      `yaml:"accel_noise" json:"accel_noise"`
-	GyroNoise   float64      `yaml:"gyro_noise" json:"gyro_noise"`
-	AttNoise    float64      `yaml:"att_noise" json:"att_noise"` // attitude estimate sigma, rad
 	// Complementary-filter gains (per GPS update).
 	EstPosGain float64 `yaml:"est_pos_gain" json:"est_pos_gain"`
 	EstVelGain float64 `yaml:"est_vel_gain" json:"est_vel_gain"`
@@ -116,9 +111,6 @@ func DefaultParams() Params {
 		IdleSpeed:       0.15,
 		FailsafeTimeout: sim.Second, FailsafeDelay: 5 * sim.Second, FailsafeAction: "land",
 		DisarmDelay: 2 * sim.Second, DisarmPreflight: 10 * sim.Second,
-		GPSPeriod: 100 * sim.Millisecond, GPSNoise: 0.05, GPSNoiseZ: 0.1, GPSVelNoise: 0.05,
-		BaroPeriod: 20 * sim.Millisecond, BaroNoise: 0.05,
-		AccelNoise: 0.05, GyroNoise: 0.002, AttNoise: 0.002,
 		EstPosGain: 0.3, EstVelGain: 0.5,
 		ControlPeriod: sim.Millisecond, AttEvery: 4, PosEvery: 20,
 	}
@@ -147,9 +139,7 @@ func (p *Params) Validate() fields.Errors {
 	}
 	for name, v := range map[string]float64{"xy_vel_i": p.XYVelI, "xy_vel_d": p.XYVelD, "z_vel_i": p.ZVelI, "z_vel_d": p.ZVelD,
 		"rollrate_i": p.RollRateI, "rollrate_d": p.RollRateD, "pitchrate_i": p.PitchRateI, "pitchrate_d": p.PitchRateD,
-		"yawrate_i": p.YawRateI, "yawrate_d": p.YawRateD, "rate_int_lim": p.RateIntLim, "rtl_alt": p.RTLAlt,
-		"gps_noise": p.GPSNoise, "gps_noise_z": p.GPSNoiseZ, "gps_vel_noise": p.GPSVelNoise, "baro_noise": p.BaroNoise,
-		"accel_noise": p.AccelNoise, "gyro_noise": p.GyroNoise, "att_noise": p.AttNoise} {
+		"yawrate_i": p.YawRateI, "yawrate_d": p.YawRateD, "rate_int_lim": p.RateIntLim, "rtl_alt": p.RTLAlt} {
 		nonneg(name, v)
 	}
 	if !(p.TiltMax > 0 && p.TiltMax < 90) {
@@ -173,26 +163,11 @@ func (p *Params) Validate() fields.Errors {
 	if p.FailsafeAction != "land" && p.FailsafeAction != "rtl" {
 		bad["failsafe_action"] = fmt.Sprintf("must be land or rtl, got %q", p.FailsafeAction)
 	}
-	for name, d := range map[string]sim.Duration{"gps_period": p.GPSPeriod, "baro_period": p.BaroPeriod, "control_period": p.ControlPeriod} {
-		if d <= 0 {
-			bad[name] = fmt.Sprintf("must be positive, got %v", d)
-		}
+	if p.ControlPeriod <= 0 {
+		bad["control_period"] = fmt.Sprintf("must be positive, got %v", p.ControlPeriod)
 	}
 	if p.AttEvery < 1 || p.PosEvery < 1 {
 		bad["att_every"] = "att_every and pos_every must be >= 1"
 	}
 	return bad
-}
-
-// Energy coefficients of SPEC.md D's empirical planning model for a small
-// quadrotor: energy per metre travelled and per degree turned.
-const (
-	PlanningJPerM   = 0.1164
-	PlanningJPerDeg = 0.0173
-)
-
-// PlanningEnergy returns the planning model's energy (J) for a path of
-// dist metres with turnDeg degrees of heading change.
-func PlanningEnergy(dist, turnDeg float64) float64 {
-	return PlanningJPerM*dist + PlanningJPerDeg*turnDeg
 }

@@ -1,0 +1,172 @@
+package multirotor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"skyloop/geom"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+func iris(t testing.TB) *Model {
+	t.Helper()
+	p, _ := Preset("iris")
+	p.Wind, p.TurbSigma = geom.V(3, 0, 0), 1
+	if bad := p.Validate(); len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	return NewModel(&p)
+}
+
+// hover returns the motor commands that hold the weight.
+func hover(m *Model) *vehicle.Actuators {
+	var a vehicle.Actuators
+	a.NumMotors = len(m.P.Rotors)
+	for i := 0; i < a.NumMotors; i++ {
+		a.Motors[i] = math.Sqrt(m.P.HoverThrust())
+	}
+	return &a
+}
+
+// TestStreamsAreSeparate: the turbulence and the sensor noise draw from
+// their own streams, so changing a sensor's noise leaves the flight under
+// the same commands exactly as it was, and the other way round.
+func TestStreamsAreSeparate(t *testing.T) {
+	m := iris(t)
+	quiet, loud := DefaultSensorParams(), DefaultSensorParams()
+	loud.GPSNoise, loud.GyroNoise, loud.BaroNoise = 2, 0.1, 1
+	fly := func(sp *SensorParams, turbSeed uint64) (*Physics, []vehicle.Sensors) {
+		ph := NewPhysics(m, sp, geom.V(0, 0, 10), 0, sim.Stream(turbSeed, "turbulence", 3), sim.Stream(1, "sensors", 3))
+		a := hover(m)
+		var s vehicle.Sensors
+		var out []vehicle.Sensors
+		var ev vehicle.Events
+		for t := sim.Time(0); t < sim.Time(2*sim.Second); t = t.Add(sim.Millisecond) {
+			ph.Sense(t, &s)
+			out = append(out, s)
+			ph.Step(t, a, &ev)
+		}
+		return ph, out
+	}
+	a, sa := fly(&quiet, 1)
+	b, sb := fly(&loud, 1)
+	if a.S != b.S {
+		t.Fatalf("louder sensors changed the flight:\n%+v\n%+v", a.S, b.S)
+	}
+	if sa[500].GPS.Pos == sb[500].GPS.Pos || sa[777].IMU.Gyro == sb[777].IMU.Gyro {
+		t.Fatal("the noise levels made no difference to the readings")
+	}
+	c, sc := fly(&quiet, 2)
+	if c.S.Gust == a.S.Gust {
+		t.Fatal("another turbulence seed gave the same gusts")
+	}
+	// Same sensor stream: the noise added to the truth is the same draw.
+	for _, i := range []int{0, 1, 999, 1999} {
+		na, nc := sa[i].IMU.Gyro.Sub(sa[i].Truth.Rates), sc[i].IMU.Gyro.Sub(sc[i].Truth.Rates)
+		if na.Dist(nc) > 1e-12 {
+			t.Fatalf("step %d: gyro noise %v and %v from the same sensor stream", i, na, nc)
+		}
+	}
+}
+
+// TestSensorsAtRest: a level vehicle resting on the ground facing east,
+// with noise off, reads gravity, the Earth's field, sea-level pressure and
+// its position, at the instruments' rates.
+func TestSensorsAtRest(t *testing.T) {
+	m := iris(t)
+	sp := SensorParams{GPSPeriod: 100 * sim.Millisecond, BaroPeriod: 20 * sim.Millisecond}
+	ph := NewPhysics(m, &sp, geom.V(3, 4, 0), 0, nil, nil)
+	var s vehicle.Sensors
+	var gps, baro []sim.Time
+	var ev vehicle.Events
+	var stop vehicle.Actuators
+	for t := sim.Time(0); t < sim.Time(sim.Second); t = t.Add(sim.Millisecond) {
+		ph.Sense(t, &s)
+		if s.GPS.New {
+			gps = append(gps, t)
+		}
+		if s.Baro.New {
+			baro = append(baro, t)
+		}
+		ph.Step(t, &stop, &ev)
+	}
+	if len(gps) != 10 || gps[1] != sim.Time(100*sim.Millisecond) || len(baro) != 50 || baro[1] != sim.Time(20*sim.Millisecond) {
+		t.Fatalf("GPS fixes at %v, barometer samples at %v", gps, baro)
+	}
+	if !s.Contact || !s.GPS.Fix || s.GPS.Pos != geom.V(3, 4, 0) || s.Truth.Pos != geom.V(3, 4, 0) {
+		t.Fatalf("position readings %+v", s)
+	}
+	if s.IMU.Accel != geom.V(0, 0, Gravity) || s.IMU.Gyro != (geom.Vec3{}) {
+		t.Fatalf("IMU at rest %+v", s.IMU)
+	}
+	// Facing east, north is on the left (body +y) and down is body -z.
+	if d := s.Mag.Field.Dist(geom.V(0, vehicle.EarthField.Y, vehicle.EarthField.Z)); d > 1e-12 {
+		t.Fatalf("magnetometer %v", s.Mag.Field)
+	}
+	if s.Baro.Pressure != 101325 || s.Baro.Alt != 0 || s.Baro.Temperature != 15 {
+		t.Fatalf("barometer %+v", s.Baro)
+	}
+	// A full 3S pack sags a little under the avionics' 5 W.
+	if !(s.Battery.Voltage > 12.5 && s.Battery.Voltage < 12.6) || s.Battery.Remaining >= 1 || math.Abs(s.Battery.Energy-5) > 0.01 {
+		t.Fatalf("battery %+v", s.Battery)
+	}
+}
+
+// TestPressureAltitude: the barometer's altitude follows the vehicle, its
+// pressure is the ISA pressure of that altitude.
+func TestPressureAltitude(t *testing.T) {
+	m := iris(t)
+	sp := DefaultSensorParams()
+	ph := NewPhysics(m, &sp, geom.V(0, 0, 120), 0, nil, rand.New(rand.NewPCG(1, 2)))
+	var s vehicle.Sensors
+	ph.Sense(0, &s)
+	if math.Abs(s.Baro.Alt-120) > 0.3 || s.Baro.Pressure != Pressure(s.Baro.Alt) || math.Abs(s.Baro.Pressure-99892) > 5 {
+		t.Fatalf("barometer at 120 m: %+v", s.Baro)
+	}
+}
+
+func TestUnitMatchesMinMax(t *testing.T) {
+	for _, u := range []float64{0, math.Copysign(0, -1), 1e-300, 0.5, 1, 1.5, -1, math.Inf(1), math.Inf(-1), math.NaN()} {
+		got, want := unit(u), math.Max(0, math.Min(1, u))
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("unit(%v) = %v, want %v", u, got, want)
+		}
+	}
+}
+
+func TestStepDoesNotAllocate(t *testing.T) {
+	m := iris(t)
+	sp := DefaultSensorParams()
+	ph := NewPhysics(m, &sp, geom.V(0, 0, 10), 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))
+	a := hover(m)
+	var s vehicle.Sensors
+	var ev vehicle.Events
+	now := sim.Time(0)
+	if n := testing.AllocsPerRun(1000, func() {
+		ph.Sense(now, &s)
+		ph.Step(now, a, &ev)
+		now = now.Add(sim.Millisecond)
+	}); n != 0 {
+		t.Fatalf("%v allocations per step", n)
+	}
+}
+
+// BenchmarkPhysicsStep is one physics step and one reading of every
+// instrument, in turbulent wind.
+func BenchmarkPhysicsStep(b *testing.B) {
+	m := iris(b)
+	sp := DefaultSensorParams()
+	ph := NewPhysics(m, &sp, geom.V(0, 0, 10), 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))
+	a := hover(m)
+	var s vehicle.Sensors
+	var ev vehicle.Events
+	now := sim.Time(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		ph.Sense(now, &s)
+		ph.Step(now, a, &ev)
+		now = now.Add(sim.Millisecond)
+	}
+}
