@@ -22,7 +22,7 @@ import (
 )
 
 // KindMAVLink labels MAVLink packets in traces and metrics.
-var KindMAVLink = netsim.RegisterKind("mavlink")
+const KindMAVLink = netsim.KindMAVLink
 
 // DefaultEpoch is the wall-clock time of simulated time zero in telemetry
 // logs and GPS time, fixed so that outputs are reproducible.

@@ -38,16 +38,19 @@ const MaxPayload = 65535 - HeaderBytes
 // Kind labels a packet's traffic class for traces and metrics.
 type Kind uint8
 
-// Built-in kinds. RegisterKind adds more.
+// The kinds. They are a fixed list, so that a kind's number never depends
+// on which packages a program links.
 const (
-	KindData  Kind = iota // unclassified application data
-	KindState             // vehicle state updates (beacons)
-	KindBG                // background load
-	KindCmd               // commands from a ground station or controller
-	KindTelem             // telemetry towards a ground station
+	KindData    Kind = iota // unclassified application data
+	KindState               // vehicle state updates (beacons)
+	KindBG                  // background load
+	KindCmd                 // commands from a ground station or controller
+	KindTelem               // telemetry towards a ground station
+	KindMAVLink             // MAVLink frames
+	KindTap                 // IP packets from a vehicle's TAP device (isolation: netns)
 )
 
-var kindNames = []string{"data", "state", "bg", "cmd", "telem"}
+var kindNames = [...]string{"data", "state", "bg", "cmd", "telem", "mavlink", "tap"}
 
 // String returns the kind's name as written in trace.csv.
 func (k Kind) String() string {
@@ -67,17 +70,7 @@ func KindByName(name string) (Kind, bool) {
 	return 0, false
 }
 
-// RegisterKind returns the kind named name, adding it if it is new. It is
-// meant for package initialisation, not for concurrent use.
-func RegisterKind(name string) Kind {
-	if k, ok := KindByName(name); ok {
-		return k
-	}
-	kindNames = append(kindNames, name)
-	return Kind(len(kindNames) - 1)
-}
-
-// NumKinds returns the number of registered kinds.
+// NumKinds returns the number of kinds.
 func NumKinds() int { return len(kindNames) }
 
 // Packet is one application datagram. The kernel fills it from a PacketPool at the

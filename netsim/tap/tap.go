@@ -38,7 +38,7 @@ import (
 )
 
 // Kind labels TAP traffic in traces and metrics.
-var Kind = netsim.RegisterKind("tap")
+const Kind = netsim.KindTap
 
 type frame struct {
 	b  []byte
