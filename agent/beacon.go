@@ -76,19 +76,18 @@ type Beacon struct {
 	nextCheck  sim.Time // planned event sending: the next check time
 }
 
-func init() {
-	Register(Spec{
-		Name: "beacon",
-		Doc: "Broadcasts the vehicle's state (kind state) periodically or when it moved `move_threshold` m / turned `turn_threshold` deg / after `heartbeat` (policy event), " +
-			"staggered by group index; receives others' updates into the node's beliefs, dropping duplicates and out-of-order updates and withholding beliefs older than `stale`.",
-		Vehicle: true,
-		Params: func() Params {
-			return &BeaconParams{Period: 100 * sim.Millisecond, Stagger: 10 * sim.Millisecond, Policy: Periodic,
-				Check: 10 * sim.Millisecond, MoveThresh: 0.1, TurnThresh: 10, Heartbeat: sim.Second,
-				Format: Format3D, Stale: sim.Second, Port: 5000}
-		},
-		New: func(p Params) Behavior { return &Beacon{p: p.(*BeaconParams)} },
-	})
+// beaconSpec is the beacon behaviour type (see Builtins).
+var beaconSpec = Spec{
+	Name: "beacon",
+	Doc: "Broadcasts the vehicle's state (kind state) periodically or when it moved `move_threshold` m / turned `turn_threshold` deg / after `heartbeat` (policy event), " +
+		"staggered by group index; receives others' updates into the node's beliefs, dropping duplicates and out-of-order updates and withholding beliefs older than `stale`.",
+	Vehicle: true,
+	Params: func() Params {
+		return &BeaconParams{Period: 100 * sim.Millisecond, Stagger: 10 * sim.Millisecond, Policy: Periodic,
+			Check: 10 * sim.Millisecond, MoveThresh: 0.1, TurnThresh: 10, Heartbeat: sim.Second,
+			Format: Format3D, Stale: sim.Second, Port: 5000}
+	},
+	New: func(p Params) Behavior { return &Beacon{p: p.(*BeaconParams)} },
 }
 
 // check reports what Start refuses: a replayed network cannot serve

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"skyloop/agent"
-	_ "skyloop/components"
 	"skyloop/engine"
 	"skyloop/fields"
 	"skyloop/geom"
@@ -60,9 +59,11 @@ func (g *greeter) Finish(ctx *agent.Context) map[string]any {
 }
 
 // Write a behaviour: a type with Start, Schedule and Step (and Receive to
-// get messages, Finish to report), registered under the name scenarios use.
+// get messages, Finish to report), added to the registry the run is built
+// with under the name scenarios use.
 func Example_behavior() {
-	agent.Register(agent.Spec{
+	reg := engine.Core()
+	reg.AddBehavior(agent.Spec{
 		Name: "greeter", Doc: "Broadcasts a greeting every period.", Vehicle: true,
 		Params: func() agent.Params { return &greeterParams{Period: sim.Second, Climb: 5} },
 		New:    func(p agent.Params) agent.Behavior { return &greeter{p: p.(*greeterParams)} },
@@ -78,12 +79,12 @@ vehicles:
       - {type: greeter, period: 2s}
 network: {backend: ideal}
 `
-	sc, err := scenario.Parse("greetings.yaml", []byte(text), engine.Check)
+	sc, err := scenario.Parse("greetings.yaml", []byte(text), reg.Check)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	r, _ := engine.Build(sc, engine.Options{})
+	r, _ := engine.Build(sc, engine.Options{Registry: reg})
 	res, err := runner.Execute(r, "", runner.Options{})
 	if err != nil {
 		fmt.Println(err)

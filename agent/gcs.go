@@ -81,18 +81,17 @@ type GCS struct {
 	idx     map[netsim.NodeID]int
 }
 
-func init() {
-	Register(Spec{
-		Name: "gcs",
-		Doc: "Ground station (fixed node): commands each vehicle of `group` through `legs` (one target layout per leg) over the network, resending every `resend` " +
-			"until the vehicle's telemetry acknowledges it (or again when it stops flying it), advancing a vehicle when its telemetry shows it within `accept` of the target " +
-			"(all together with `sync_legs`), then sends `final`; between commands it sends heartbeats every `heartbeat` for the autopilots' link-loss failsafe. Vehicles need the `remote` behaviour.",
-		Fixed: true,
-		Params: func() Params {
-			return &GCSParams{Accept: 1.0, Resend: sim.Second, Heartbeat: 250 * sim.Millisecond, Period: 100 * sim.Millisecond, Final: "hold", Port: 14550}
-		},
-		New: func(p Params) Behavior { return &GCS{p: p.(*GCSParams)} },
-	})
+// gcsSpec is the gcs behaviour type (see Builtins).
+var gcsSpec = Spec{
+	Name: "gcs",
+	Doc: "Ground station (fixed node): commands each vehicle of `group` through `legs` (one target layout per leg) over the network, resending every `resend` " +
+		"until the vehicle's telemetry acknowledges it (or again when it stops flying it), advancing a vehicle when its telemetry shows it within `accept` of the target " +
+		"(all together with `sync_legs`), then sends `final`; between commands it sends heartbeats every `heartbeat` for the autopilots' link-loss failsafe. Vehicles need the `remote` behaviour.",
+	Fixed: true,
+	Params: func() Params {
+		return &GCSParams{Accept: 1.0, Resend: sim.Second, Heartbeat: 250 * sim.Millisecond, Period: 100 * sim.Millisecond, Final: "hold", Port: 14550}
+	},
+	New: func(p Params) Behavior { return &GCS{p: p.(*GCSParams)} },
 }
 
 // vehicles returns the vehicles the ground station commands.

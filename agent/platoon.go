@@ -54,18 +54,17 @@ type Platoon struct {
 	stale  uint64 // follower steps without a fresh belief
 }
 
-func init() {
-	Register(Spec{
-		Name: "platoon",
-		Doc: "Leader-follower platoon (SPEC.md C): group index 0 loops through `waypoints` at `speed`; index i chases its belief of index i-1 " +
-			"holding `gap` m with v = v_pred + gap_gain*(dist - gap) and a heading P-controller; it stops when the belief is missing or stale. Needs a beacon on the same vehicles.",
-		Vehicle: true,
-		Params: func() Params {
-			return &PlatoonParams{Speed: 0.5, Gap: 1.0, GapGain: 1.2, HeadGain: 2.0, MaxSpeed: 1.0,
-				Accept: 0.2, Period: 10 * sim.Millisecond}
-		},
-		New: func(p Params) Behavior { return &Platoon{p: p.(*PlatoonParams)} },
-	})
+// platoonSpec is the platoon behaviour type (see Builtins).
+var platoonSpec = Spec{
+	Name: "platoon",
+	Doc: "Leader-follower platoon (SPEC.md C): group index 0 loops through `waypoints` at `speed`; index i chases its belief of index i-1 " +
+		"holding `gap` m with v = v_pred + gap_gain*(dist - gap) and a heading P-controller; it stops when the belief is missing or stale. Needs a beacon on the same vehicles.",
+	Vehicle: true,
+	Params: func() Params {
+		return &PlatoonParams{Speed: 0.5, Gap: 1.0, GapGain: 1.2, HeadGain: 2.0, MaxSpeed: 1.0,
+			Accept: 0.2, Period: 10 * sim.Millisecond}
+	},
+	New: func(p Params) Behavior { return &Platoon{p: p.(*PlatoonParams)} },
 }
 
 // Start finds the predecessor.
@@ -127,12 +126,6 @@ func FollowLaw(p *PlatoonParams, pos geom.Vec3, yaw float64, predPos geom.Vec3, 
 	v = math.Max(0, math.Min(p.MaxSpeed, v))
 	herr := geom.WrapAngle(math.Atan2(dy, dx) - yaw)
 	return v, p.HeadGain * herr
-}
-
-// DefaultPlatoonParams returns the platoon behaviour's defaults.
-func DefaultPlatoonParams() PlatoonParams {
-	s, _ := Lookup("platoon")
-	return *s.Params().(*PlatoonParams)
 }
 
 // Finish reports how many follower steps found no fresh belief of the

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"sort"
 
 	"skyloop/fields"
 	"skyloop/sim"
@@ -35,34 +34,9 @@ type Spec struct {
 	New func(p Params) Behavior
 }
 
-var registry = map[string]Spec{}
-
-// Register adds a behaviour type. It panics on a duplicate name, which is a
-// programming error.
-func Register(s Spec) {
-	if _, dup := registry[s.Name]; dup {
-		panic(fmt.Sprintf("agent: behaviour %q registered twice", s.Name))
-	}
-	registry[s.Name] = s
-}
-
-// Lookup returns the behaviour type with the given name (Internal ones
-// included).
-func Lookup(name string) (Spec, bool) {
-	s, ok := registry[name]
-	return s, ok
-}
-
-// Names returns the names scenarios can use, sorted.
-func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n, s := range registry {
-		if !s.Internal {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
+// Builtins returns the behaviour types of this package: waypoints, beacon, platoon, gcs, remote, traffic.
+func Builtins() []Spec {
+	return []Spec{waypointsSpec, beaconSpec, platoonSpec, gcsSpec, remoteSpec, trafficSpec}
 }
 
 // positive adds a message to bad when d is not a positive duration.

@@ -48,17 +48,16 @@ type Remote struct {
 	applied  int
 }
 
-func init() {
-	Register(Spec{
-		Name: "remote",
-		Doc: "Puts the vehicle under the command of ground station `gcs` over the network: applies the newest command received and sends telemetry (kind telem) every `telemetry`. " +
-			"Every message from the station is a heartbeat for the autopilot's link-loss failsafe. With `link_timeout` > 0 the behaviour itself holds position when nothing arrived for that long, and resumes the last command when the link returns.",
-		Vehicle: true,
-		Params: func() Params {
-			return &RemoteParams{GCS: "gcs", Telemetry: 200 * sim.Millisecond, Port: 14550}
-		},
-		New: func(p Params) Behavior { return &Remote{p: p.(*RemoteParams), leg: NoLeg} },
-	})
+// remoteSpec is the remote behaviour type (see Builtins).
+var remoteSpec = Spec{
+	Name: "remote",
+	Doc: "Puts the vehicle under the command of ground station `gcs` over the network: applies the newest command received and sends telemetry (kind telem) every `telemetry`. " +
+		"Every message from the station is a heartbeat for the autopilot's link-loss failsafe. With `link_timeout` > 0 the behaviour itself holds position when nothing arrived for that long, and resumes the last command when the link returns.",
+	Vehicle: true,
+	Params: func() Params {
+		return &RemoteParams{GCS: "gcs", Telemetry: 200 * sim.Millisecond, Port: 14550}
+	},
+	New: func(p Params) Behavior { return &Remote{p: p.(*RemoteParams), leg: NoLeg} },
 }
 
 // check reports what Start refuses: the ground station must exist.

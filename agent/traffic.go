@@ -53,15 +53,14 @@ type Traffic struct {
 	planned bool
 }
 
-func init() {
-	Register(Spec{
-		Name: "traffic",
-		Doc: "Constant-bit-rate source: `size`-byte packets (kind `kind`, default bg) at `rate` bit/s of payload to `dst` (default broadcast), at exact sub-tick times; " +
-			"starts at `start` + group index * `stagger`.",
-		Vehicle: true, Fixed: true,
-		Params: func() Params { return &TrafficParams{Size: 1000, Kind: "bg", Port: 9} },
-		New:    func(p Params) Behavior { return &Traffic{p: p.(*TrafficParams)} },
-	})
+// trafficSpec is the traffic behaviour type (see Builtins).
+var trafficSpec = Spec{
+	Name: "traffic",
+	Doc: "Constant-bit-rate source: `size`-byte packets (kind `kind`, default bg) at `rate` bit/s of payload to `dst` (default broadcast), at exact sub-tick times; " +
+		"starts at `start` + group index * `stagger`.",
+	Vehicle: true, Fixed: true,
+	Params: func() Params { return &TrafficParams{Size: 1000, Kind: "bg", Port: 9} },
+	New:    func(p Params) Behavior { return &Traffic{p: p.(*TrafficParams)} },
 }
 
 // check reports what Start refuses: the destination, when named, must exist.

@@ -70,16 +70,15 @@ type Waypoints struct {
 	done    bool
 }
 
-func init() {
-	Register(Spec{
-		Name:    "waypoints",
-		Doc:     "Flies or drives the vehicle through `points` (absolute, or offsets from the start if `relative`), holding `hold` at each, optionally looping; then `final` (hold, land, rtl). Uses the vehicle directly, not the network.",
-		Vehicle: true,
-		Params: func() Params {
-			return &WaypointsParams{Accept: 0.5, Period: 100 * sim.Millisecond, Final: "hold"}
-		},
-		New: func(p Params) Behavior { return &Waypoints{p: p.(*WaypointsParams)} },
-	})
+// waypointsSpec is the waypoints behaviour type (see Builtins).
+var waypointsSpec = Spec{
+	Name:    "waypoints",
+	Doc:     "Flies or drives the vehicle through `points` (absolute, or offsets from the start if `relative`), holding `hold` at each, optionally looping; then `final` (hold, land, rtl). Uses the vehicle directly, not the network.",
+	Vehicle: true,
+	Params: func() Params {
+		return &WaypointsParams{Accept: 0.5, Period: 100 * sim.Millisecond, Final: "hold"}
+	},
+	New: func(p Params) Behavior { return &Waypoints{p: p.(*WaypointsParams)} },
 }
 
 // Start resolves relative points and sends the first target.

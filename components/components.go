@@ -1,21 +1,36 @@
-// Package components links every component skyloop ships with into a
-// program: the network backends (ideal, impair, wifi, ns3, extern) and the
-// behaviours that live outside package agent (mavlink, extern, the TAP
-// bridge). Each registers itself when linked; import this package for its
-// side effects where runs are built from scenario files:
+// Package components assembles the registry of every component skyloop
+// ships with: the core's (engine.Core: vehicle kinds, the behaviours of
+// package agent, the ideal and impair backends) and the others: the wifi
+// model (its captures go through gopacket), the ns3 and extern backends, the
+// extern and MAVLink behaviours and the TAP bridge of isolation: netns.
+// Programs that build runs from scenario files pass it to the engine:
 //
-//	import _ "skyloop/components"
+//	reg := components.Registry()
+//	sc, err := scenario.Load(path, reg.Check)
+//	r, err := engine.Build(sc, engine.Options{Registry: reg})
 //
-// The engine itself knows none of them by name, so that its core stays
-// free of sockets, processes and devices.
+// The engine itself knows none of the edge components by name, so that its
+// core stays free of sockets, processes and devices.
 package components
 
 import (
-	_ "skyloop/extern"        // the extern behaviour and network backend
-	_ "skyloop/mavlink"       // the MAVLink behaviours
-	_ "skyloop/netsim/ideal"  // backend ideal
-	_ "skyloop/netsim/impair" // backend impair
-	_ "skyloop/netsim/ns3"    // backend ns3
-	_ "skyloop/netsim/tap"    // the TAP bridge of isolation: netns
-	_ "skyloop/netsim/wifi"   // backend wifi
+	"skyloop/engine"
+	"skyloop/extern"
+	"skyloop/mavlink"
+	"skyloop/netsim/ns3"
+	"skyloop/netsim/tap"
+	"skyloop/netsim/wifi"
 )
+
+// Registry returns a new registry of every component.
+func Registry() *engine.Registry {
+	g := engine.Core()
+	g.AddBackend(wifi.Spec)
+	g.AddBackend(ns3.Spec)
+	g.AddBackend(extern.NetworkSpec)
+	g.AddBehavior(extern.BehaviorSpec)
+	g.AddBehavior(mavlink.VehicleSpec)
+	g.AddBehavior(mavlink.GCSSpec)
+	g.AddBehavior(tap.BridgeSpec)
+	return g
+}

@@ -31,7 +31,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"skyloop/agent"
-	"skyloop/autopilot"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/metrics"
@@ -63,6 +62,9 @@ type Options struct {
 	// what they refuse (a group that does not exist, a step time off the
 	// tick) is reported too. The run it returns cannot be started.
 	CheckOnly bool
+	// Registry names the component types the scenario may use; nil means
+	// Core().
+	Registry *Registry
 	// Realtime, when > 0, paces the run to the wall clock: simulated time
 	// advances Realtime times as fast as real time (1 = real time), so
 	// that people and outside programs can take part.
@@ -77,16 +79,10 @@ type OptionError struct{ Err error }
 func (e *OptionError) Error() string { return e.Err.Error() }
 func (e *OptionError) Unwrap() error { return e.Err }
 
-// Check runs the component checks of Build on a parsed scenario without
-// constructing anything (Options.CheckOnly: no vehicle, no backend),
-// recording problems on it; pass it to scenario.Parse or scenario.Load so
-// that generic and component problems are reported together.
-func Check(sc *scenario.Scenario) {
-	if sc.Tick <= 0 {
-		return // the kernel cannot be built; the generic check said why
-	}
-	Build(sc, Options{CheckOnly: true})
-}
+// Check runs the component checks of Build with the core's registry
+// (Core().Check); programs that link the edge components use their
+// registry's Check.
+func Check(sc *scenario.Scenario) { Core().Check(sc) }
 
 type slot struct {
 	b     agent.Behavior
@@ -164,6 +160,7 @@ type Run struct {
 	realtime    float64          // real-time factor (0 = as fast as possible)
 	failed      error            // a behaviour's Fail: ends the run after the agent phase
 	started     bool             // Start was called: output files may be created
+	reg         *Registry        // the component types
 	finished    bool
 }
 
@@ -171,7 +168,10 @@ type Run struct {
 // and constructs the run. It writes nothing. Problems come back as a
 // scenario.Errors value naming file, line and field path.
 func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
-	r := &Run{sc: sc, opt: opt, seed: sc.Seed, tick: sc.Tick, log: opt.Logger}
+	r := &Run{sc: sc, opt: opt, seed: sc.Seed, tick: sc.Tick, log: opt.Logger, reg: opt.Registry}
+	if r.reg == nil {
+		r.reg = Core()
+	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -277,26 +277,26 @@ func (r *Run) buildVehicles() {
 	for gi := range sc.Vehicles {
 		g := &sc.Vehicles[gi]
 		path := fmt.Sprintf("vehicles[%d]", gi)
-		ks, ok := kinds[g.Kind]
+		ks, ok := r.reg.Kind(g.Kind)
 		if !ok {
 			if g.Kind != "" {
-				sc.Errorf(path+".kind", "unknown vehicle kind %q: want one of %s", g.Kind, names(kinds))
+				sc.Errorf(path+".kind", "unknown vehicle kind %q: want one of %s", g.Kind, strings.Join(r.reg.KindNames(), ", "))
 			}
 			continue
 		}
-		p := ks.params()
-		if ks.preset != nil {
-			name := ks.presets[0]
+		p := ks.Params()
+		if ks.Preset != nil {
+			name := ks.Presets[0]
 			sc.DecodeKey(g.Params, path+".params", "preset", &name)
 			valid := false
-			for _, n := range ks.presets {
+			for _, n := range ks.Presets {
 				valid = valid || n == name
 			}
 			if !valid {
-				sc.Errorf(path+".params.preset", "unknown %s preset %q: want one of %s", g.Kind, name, strings.Join(ks.presets, ", "))
+				sc.Errorf(path+".params.preset", "unknown %s preset %q: want one of %s", g.Kind, name, strings.Join(ks.Presets, ", "))
 				continue
 			}
-			p = ks.preset(name)
+			p = ks.Preset(name)
 		}
 		if !sc.Decode(g.Params, path+".params", p) {
 			continue
@@ -306,7 +306,7 @@ func (r *Run) buildVehicles() {
 		if len(bad) > 0 {
 			continue
 		}
-		tm := ks.timing(p)
+		tm := ks.Timing(p)
 		ce := r.ticks(path+".params.control_period", tm.Control)
 		pe := r.ticks(path+".params.physics_period", tm.Physics)
 		if tooMany || g.Count < 1 || len(g.Spawn.Check(g.Count)) > 0 {
@@ -319,7 +319,7 @@ func (r *Run) buildVehicles() {
 			// A check builds no vehicle: its parameters are checked
 			// above, and a hundred thousand multirotors would cost
 			// hundreds of MB for nothing.
-			newVehicle = ks.newGroup(p)
+			newVehicle = ks.NewGroup(p)
 		}
 		for i := 0; i < g.Count; i++ {
 			id := netsim.NodeID(len(r.nodes))
@@ -335,9 +335,9 @@ func (r *Run) buildVehicles() {
 			r.ctrlEv = append(r.ctrlEv, ce)
 			r.physEv = append(r.physEv, pe)
 			r.groupOf = append(r.groupOf, gi)
-			r.stepNs += ks.stepNs
+			r.stepNs += ks.StepNs
 		}
-		if g.Kind == autopilot.Kind {
+		if ks.Aerial {
 			r.aerial = true
 		}
 		groups = append(groups, map[string]any{"name": g.Name, "kind": g.Kind, "count": g.Count,
@@ -371,9 +371,9 @@ func (r *Run) buildNetwork() {
 			return
 		}
 	}
-	bs, ok := netsim.LookupBackend(name)
+	bs, ok := r.reg.Backend(name)
 	if !ok {
-		sc.Errorf("network.backend", "unknown network backend %q: want one of %s", name, strings.Join(netsim.BackendNames(), ", "))
+		sc.Errorf("network.backend", "unknown network backend %q: want one of %s", name, strings.Join(r.reg.BackendNames(), ", "))
 		return
 	}
 	posPeriod := 10 * sim.Millisecond
@@ -451,9 +451,9 @@ func (r *Run) buildBehaviors() {
 			if !ok {
 				continue
 			}
-			spec, ok := agent.Lookup(typ)
+			spec, ok := r.reg.Behavior(typ)
 			if !ok || spec.Internal {
-				sc.Errorf(path+".type", "unknown behaviour %q: want one of %s", typ, strings.Join(agent.Names(), ", "))
+				sc.Errorf(path+".type", "unknown behaviour %q: want one of %s", typ, strings.Join(r.reg.behaviorNames(), ", "))
 				continue
 			}
 			if fixed && !spec.Fixed {
@@ -512,7 +512,7 @@ func (r *Run) buildBehaviors() {
 		}
 		if i < nv && sc.Isolation == "netns" {
 			// The bridge between the vehicle's TAP and the network.
-			spec, ok := agent.Lookup(TAPBridge)
+			spec, ok := r.reg.Behavior(TAPBridge)
 			if !ok {
 				sc.Errorf("isolation", "this program cannot bridge namespaces: the %q behaviour is not linked (import skyloop/components)", TAPBridge)
 				return

@@ -1,14 +1,18 @@
-package engine
+package engine_test
 
 import (
 	"errors"
-	_ "skyloop/components"
 	"strings"
 	"testing"
 
+	"skyloop/components"
+	"skyloop/engine"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 )
+
+// registry has every component, edge ones included.
+var registry = components.Registry()
 
 // validGroup is a vehicle group line that is correct on its own, so that a
 // case can break one thing at a time.
@@ -597,7 +601,7 @@ func parseAndBuild(text string) error {
 	if err != nil {
 		return err
 	}
-	_, err = Build(sc, Options{})
+	_, err = engine.Build(sc, engine.Options{Registry: registry})
 	return err
 }
 
@@ -705,7 +709,7 @@ network: {backend: impair, latency: 5ms, loss: 0.1}
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			r, err := Build(sc, Options{})
+			r, err := engine.Build(sc, engine.Options{Registry: registry})
 			if err != nil {
 				t.Fatalf("Build: %v", err)
 			}
@@ -731,7 +735,7 @@ func TestBuiltinScenariosBuild(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse:\n%v", err)
 			}
-			if _, err := Build(sc, Options{}); err != nil {
+			if _, err := engine.Build(sc, engine.Options{Registry: registry}); err != nil {
 				t.Fatalf("Build:\n%v", err)
 			}
 		})
@@ -748,7 +752,7 @@ func TestYAMLConveniences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Build(sc, Options{})
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -766,7 +770,7 @@ func TestGenericAndComponentErrorsTogether(t *testing.T) {
 	text := "name: bad\nvehicles:\n  - name: a\n    kind: pointmass\n    count: 0\n    spawn: {layout: line, spacing: 1}\n" +
 		"  - name: b\n    kind: pointmass\n    count: 1\n    spawn: {layout: line, spacing: 1}\n    behaviors: [{type: beacon, policy: sometimes}]\n" +
 		"network:\n  backend: impair\n  loss: 1.5\n"
-	_, err := scenario.Parse("bad.yaml", []byte(text), Check)
+	_, err := scenario.Parse("bad.yaml", []byte(text), registry.Check)
 	want := "bad.yaml:5: vehicles[0].count: must be >= 1, got 0\n" +
 		"bad.yaml:11: vehicles[1].behaviors[0].policy: must be periodic or event, got \"sometimes\"\n" +
 		"bad.yaml:14: network.loss: must be a probability in [0, 1], got 1.5"

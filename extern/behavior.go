@@ -367,17 +367,16 @@ func (b *Behavior) Finish(ctx *agent.Context) map[string]any {
 // Preparer marks the behaviour for the engine's two-pass agent phase.
 var _ agent.Preparer = (*Behavior)(nil)
 
-func init() {
-	agent.Register(agent.Spec{
-		Name: "extern",
-		Doc: "Hands the node to an external process (mission logic in any language) that runs in lockstep over docs/protocol.md: " +
-			"`command` starts it (a shell template with {id}, {name}, {group}, {index}; empty = it connects on its own with the printed token); " +
-			"it is stepped at most every `period` and chooses when to wake; `timeout` bounds its wall-clock answer time; " +
-			"a crash, hang or protocol error aborts the run or, with on_failure: continue, leaves the agent dead.",
-		Fixed: true, Vehicle: true,
-		Params: func() agent.Params {
-			return &Params{Timeout: 10 * sim.Second, ConnectTimeout: 10 * sim.Second, OnFailure: "abort"}
-		},
-		New: func(p agent.Params) agent.Behavior { return &Behavior{p: p.(*Params)} },
-	})
+// BehaviorSpec is the extern behaviour type (type: extern).
+var BehaviorSpec = agent.Spec{
+	Name: "extern",
+	Doc: "Hands the node to an external process (mission logic in any language) that runs in lockstep over docs/protocol.md: " +
+		"`command` starts it (a shell template with {id}, {name}, {group}, {index}; empty = it connects on its own with the printed token); " +
+		"it is stepped at most every `period` and chooses when to wake; `timeout` bounds its wall-clock answer time; " +
+		"a crash, hang or protocol error aborts the run or, with on_failure: continue, leaves the agent dead.",
+	Fixed: true, Vehicle: true,
+	Params: func() agent.Params {
+		return &Params{Timeout: 10 * sim.Second, ConnectTimeout: 10 * sim.Second, OnFailure: "abort"}
+	},
+	New: func(p agent.Params) agent.Behavior { return &Behavior{p: p.(*Params)} },
 }

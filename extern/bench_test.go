@@ -32,14 +32,14 @@ outputs: {trace: false, deliveries: false, vehicles: false, plots: false}
 network:
   backend: ideal
 `, ticks, n, exe(b))
-	sc, err := scenario.Parse("bench.yaml", []byte(text), engine.Check)
+	sc, err := scenario.Parse("bench.yaml", []byte(text), registry.Check)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var total sim.Duration
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := engine.Build(sc, engine.Options{NoFiles: true})
+		r, err := engine.Build(sc, engine.Options{Registry: registry, NoFiles: true})
 		if err != nil {
 			b.Fatal(err)
 		}

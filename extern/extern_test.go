@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	_ "skyloop/components"
+	"skyloop/components"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +16,13 @@ import (
 	"skyloop/scenario"
 	"skyloop/sim"
 )
+
+// registry has every component and the test_mission behaviour.
+var registry = func() *engine.Registry {
+	g := components.Registry()
+	g.AddBehavior(testMissionSpec)
+	return g
+}()
 
 const swarm = `
 name: extern-test
@@ -38,11 +45,11 @@ network:
 
 func build(t *testing.T, text string) *engine.Run {
 	t.Helper()
-	sc, err := scenario.Parse("extern-test.yaml", []byte(text), engine.Check)
+	sc, err := scenario.Parse("extern-test.yaml", []byte(text), registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Build(sc, engine.Options{})
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +140,7 @@ func TestFailurePolicyContinue(t *testing.T) {
 }
 
 func TestUnknownPlaceholderRejected(t *testing.T) {
-	_, err := scenario.Parse("x.yaml", []byte(withBehavior(`{type: extern, command: "run {vehicle}"}`)), engine.Check)
+	_, err := scenario.Parse("x.yaml", []byte(withBehavior(`{type: extern, command: "run {vehicle}"}`)), registry.Check)
 	var se scenario.Errors
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "unknown placeholder") {
 		t.Fatalf("got %v", err)
@@ -171,7 +178,7 @@ func TestExternalNetworkSimulator(t *testing.T) {
 // over TCP with the token the server announces; here the "processes" are
 // goroutines of the test, running the shared mission logic.
 func TestSelfConnectingAgents(t *testing.T) {
-	sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, period: 100ms}")), engine.Check)
+	sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, period: 100ms}")), registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +206,7 @@ func TestSelfConnectingAgents(t *testing.T) {
 		}
 	}
 	ropt0 := runner.Options{ExternReady: ready}
-	r, err := engine.Build(sc, engine.Options{})
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +223,7 @@ func TestSelfConnectingAgents(t *testing.T) {
 		t.Fatalf("uav-3 stepped %v times, want 100", n)
 	}
 	// A wrong token is refused.
-	sc2, _ := scenario.Parse("y.yaml", []byte(withBehavior("{type: extern, connect_timeout: 2s}")), engine.Check)
+	sc2, _ := scenario.Parse("y.yaml", []byte(withBehavior("{type: extern, connect_timeout: 2s}")), registry.Check)
 	refused := make(chan error, 1)
 	ropt1 := runner.Options{ExternReady: func(socket, addr, token string) {
 		go func() {
@@ -224,7 +231,7 @@ func TestSelfConnectingAgents(t *testing.T) {
 			refused <- err
 		}()
 	}}
-	r2, _ := engine.Build(sc2, engine.Options{})
+	r2, _ := engine.Build(sc2, engine.Options{Registry: registry})
 	// The refusal names a waiting vehicle: the run ends at once with the
 	// reason (TestHelloRefusalReported has more cases).
 	if _, err := runner.Execute(r2, "", ropt1); err == nil || !strings.Contains(err.Error(), "uav-0") || !strings.Contains(err.Error(), "wrong token") {

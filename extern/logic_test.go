@@ -115,8 +115,7 @@ type noParams struct{}
 
 func (*noParams) Validate() fields.Errors { return map[string]string{} }
 
-func init() {
-	agent.Register(agent.Spec{Name: "test_mission", Doc: "test", Vehicle: true,
-		Params: func() agent.Params { return &noParams{} },
-		New:    func(agent.Params) agent.Behavior { return &builtin{} }})
-}
+// testMissionSpec is the built-in twin of the external test mission.
+var testMissionSpec = agent.Spec{Name: "test_mission", Doc: "test", Vehicle: true,
+	Params: func() agent.Params { return &noParams{} },
+	New:    func(agent.Params) agent.Behavior { return &builtin{} }}

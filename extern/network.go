@@ -310,12 +310,11 @@ func (b *NetBackend) Close() error {
 	return nil
 }
 
-func init() {
-	netsim.RegisterBackend(netsim.BackendSpec{
-		Name:   "extern",
-		Params: func() netsim.Params { p := DefaultNetParams(); return &p },
-		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
-			return NewNetBackend(p.(*NetParams), tr), nil
-		},
-	})
+// NetworkSpec is the external network simulator as scenarios name it (backend: extern).
+var NetworkSpec = netsim.BackendSpec{
+	Name:   "extern",
+	Params: func() netsim.Params { p := DefaultNetParams(); return &p },
+	New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+		return NewNetBackend(p.(*NetParams), tr), nil
+	},
 }

@@ -256,7 +256,7 @@ func TestLyingNetworkSimulator(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Parallel()
-			sc, err := scenario.Parse("net-lies.yaml", []byte(netLies), engine.Check)
+			sc, err := scenario.Parse("net-lies.yaml", []byte(netLies), registry.Check)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +264,7 @@ func TestLyingNetworkSimulator(t *testing.T) {
 			ropt0 := runner.Options{ExternReady: func(socket, addr, token string) {
 				go lyingNetwork(c.mode, addr, token, errs)
 			}}
-			r, err := engine.Build(sc, engine.Options{})
+			r, err := engine.Build(sc, engine.Options{Registry: registry})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -336,7 +336,7 @@ func TestHelloRefusalReported(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, connect_timeout: "+c.timeout+"}")), engine.Check)
+			sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, connect_timeout: "+c.timeout+"}")), registry.Check)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +350,7 @@ func TestHelloRefusalReported(t *testing.T) {
 					answer <- f
 				}()
 			}}
-			r, err := engine.Build(sc, engine.Options{})
+			r, err := engine.Build(sc, engine.Options{Registry: registry})
 			if err != nil {
 				t.Fatal(err)
 			}

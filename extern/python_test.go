@@ -68,12 +68,12 @@ network:
 // flock over the Wi-Fi model without collisions.
 func TestFlockingExample(t *testing.T) {
 	python(t)
-	sc, err := scenario.Load(filepath.Join("..", "examples", "flocking", "flocking.yaml"), engine.Check)
+	sc, err := scenario.Load(filepath.Join("..", "examples", "flocking", "flocking.yaml"), registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := 20 * sim.Second
-	r, err := engine.Build(sc, engine.Options{Duration: &d, NoFiles: true})
+	r, err := engine.Build(sc, engine.Options{Registry: registry, Duration: &d, NoFiles: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,3 +67,9 @@ func join(base, k string) string {
 	}
 	return base + "." + k
 }
+
+// Validator is a parameter struct that checks itself.
+type Validator interface {
+	// Validate returns the problems of the fields, nil or empty if none.
+	Validate() Errors
+}

@@ -376,31 +376,32 @@ func (h relayHost) Send(fr []byte) {
 
 func (h relayHost) Event(name, detail string) { h.b.ctx.Event(name, detail) }
 
-func init() {
-	agent.Register(agent.Spec{
-		Name: "mavlink",
-		Doc: "Makes the vehicle a MAVLink 2 system like a PX4 autopilot (system id = node id + 1): telemetry streams at PX4's default rates " +
-			"(`rates` overrides them by message name), commands, missions and parameters, over the simulated network on `port` " +
-			"(to the `gcs` nodes and to whoever talks to it) and over UDP on loopback when the run has --mavlink-udp. " +
-			"With `relay`, starting a loiter mission item makes the vehicle's companion computer upload the same mission, moved to the next vehicle's home, " +
-			"to the next vehicle of the group, arm it and start it. Frames are logged to mavlink-<node>.tlog.",
-		Vehicle: true,
-		Params: func() agent.Params {
-			return &VehicleParams{Port: 14550, Period: 10 * sim.Millisecond, Retry: sim.Second, Tlog: true, Epoch: DefaultEpoch}
-		},
-		New: func(p agent.Params) agent.Behavior { return &VehicleBehavior{p: p.(*VehicleParams)} },
-	})
-	agent.Register(agent.Spec{
-		Name: "mavlink_gcs",
-		Doc: "A scripted MAVLink ground station (system id `system_id`) on a fixed node: from `start`, for each vehicle of `group` " +
-			"(or the group indices in `vehicles`) it connects (heartbeats until it hears a position), writes `params`, uploads `mission` " +
-			"(items relative to each vehicle's home), arms and starts the mission, then waits until the vehicle has landed and disarmed. " +
-			"Every command and mission transfer is resent after `retry` until acknowledged, so it completes over lossy links.",
-		Fixed:   true,
-		Vehicle: true,
-		Params: func() agent.Params {
-			return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second}
-		},
-		New: func(p agent.Params) agent.Behavior { return &GCSBehavior{p: p.(*GCSParams)} },
-	})
+// VehicleSpec is the mavlink behaviour type (type: mavlink).
+var VehicleSpec = agent.Spec{
+	Name: "mavlink",
+	Doc: "Makes the vehicle a MAVLink 2 system like a PX4 autopilot (system id = node id + 1): telemetry streams at PX4's default rates " +
+		"(`rates` overrides them by message name), commands, missions and parameters, over the simulated network on `port` " +
+		"(to the `gcs` nodes and to whoever talks to it) and over UDP on loopback when the run has --mavlink-udp. " +
+		"With `relay`, starting a loiter mission item makes the vehicle's companion computer upload the same mission, moved to the next vehicle's home, " +
+		"to the next vehicle of the group, arm it and start it. Frames are logged to mavlink-<node>.tlog.",
+	Vehicle: true,
+	Params: func() agent.Params {
+		return &VehicleParams{Port: 14550, Period: 10 * sim.Millisecond, Retry: sim.Second, Tlog: true, Epoch: DefaultEpoch}
+	},
+	New: func(p agent.Params) agent.Behavior { return &VehicleBehavior{p: p.(*VehicleParams)} },
+}
+
+// GCSSpec is the scripted ground station type (type: mavlink_gcs).
+var GCSSpec = agent.Spec{
+	Name: "mavlink_gcs",
+	Doc: "A scripted MAVLink ground station (system id `system_id`) on a fixed node: from `start`, for each vehicle of `group` " +
+		"(or the group indices in `vehicles`) it connects (heartbeats until it hears a position), writes `params`, uploads `mission` " +
+		"(items relative to each vehicle's home), arms and starts the mission, then waits until the vehicle has landed and disarmed. " +
+		"Every command and mission transfer is resent after `retry` until acknowledged, so it completes over lossy links.",
+	Fixed:   true,
+	Vehicle: true,
+	Params: func() agent.Params {
+		return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second}
+	},
+	New: func(p agent.Params) agent.Behavior { return &GCSBehavior{p: p.(*GCSParams)} },
 }

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	_ "skyloop/components"
+	"skyloop/components"
 	"strings"
 	"testing"
 
@@ -21,13 +21,16 @@ import (
 	"skyloop/scenarios"
 )
 
+// registry has every component skyloop ships with.
+var registry = components.Registry()
+
 func runScenario(t *testing.T, name string, text []byte, dir string) *runner.Summary {
 	t.Helper()
-	sc, err := scenario.Parse(name+".yaml", text, engine.Check)
+	sc, err := scenario.Parse(name+".yaml", text, registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Build(sc, engine.Options{})
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,12 +66,12 @@ func startLive(t *testing.T) (cfg mavlink.UDPConfig, stop func()) {
 	t.Helper()
 	p := freePorts(t, 3)
 	cfg = mavlink.UDPConfig{Host: "127.0.0.1", BindBase: p[0], OffboardBase: p[1], GCSPort: p[2]}
-	sc, err := scenario.Parse("live.yaml", []byte(live), engine.Check)
+	sc, err := scenario.Parse("live.yaml", []byte(live), registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var halt atomic.Bool
-	r, err := engine.Build(sc, engine.Options{Realtime: 10, Stop: halt.Load})
+	r, err := engine.Build(sc, engine.Options{Registry: registry, Realtime: 10, Stop: halt.Load})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	_ "skyloop/components"
 	"skyloop/engine"
 	"skyloop/fields"
 	"skyloop/geom"
@@ -91,10 +90,12 @@ func (b *delayNet) Close() error {
 	return nil
 }
 
-// Write a network backend: implement netsim.Backend and register it under
-// the name scenarios give as `network: {backend: NAME}`.
+// Write a network backend: implement netsim.Backend and add it to the
+// registry the run is built with, under the name scenarios give as
+// `network: {backend: NAME}`.
 func Example_backend() {
-	netsim.RegisterBackend(netsim.BackendSpec{
+	reg := engine.Core()
+	reg.AddBackend(netsim.BackendSpec{
 		Name:   "delay",
 		Params: func() netsim.Params { return &delayParams{Delay: 3 * sim.Millisecond} },
 		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
@@ -112,12 +113,12 @@ vehicles:
       - {type: beacon, period: 100ms}
 network: {backend: delay, delay: 25ms}
 `
-	sc, err := scenario.Parse("delayed.yaml", []byte(text), engine.Check)
+	sc, err := scenario.Parse("delayed.yaml", []byte(text), reg.Check)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	r, _ := engine.Build(sc, engine.Options{})
+	r, _ := engine.Build(sc, engine.Options{Registry: reg})
 	res, err := runner.Execute(r, "", runner.Options{})
 	if err != nil {
 		fmt.Println(err)

@@ -1,9 +1,7 @@
 package netsim
 
 import (
-	"fmt"
 	"skyloop/fields"
-	"sort"
 )
 
 // Params is a backend's parameter struct, decoded from the scenario's
@@ -38,31 +36,4 @@ func (s BackendSpec) NotReplayable(p Params) string {
 		return "its packet fates depend on node positions or on another process"
 	}
 	return s.Replayable(p)
-}
-
-var backends = map[string]BackendSpec{}
-
-// RegisterBackend adds a backend type; packages that implement a backend
-// call it from init. It panics on a duplicate name, a programming error.
-func RegisterBackend(s BackendSpec) {
-	if _, dup := backends[s.Name]; dup {
-		panic(fmt.Sprintf("netsim: backend %q registered twice", s.Name))
-	}
-	backends[s.Name] = s
-}
-
-// LookupBackend returns the backend type with the given name.
-func LookupBackend(name string) (BackendSpec, bool) {
-	s, ok := backends[name]
-	return s, ok
-}
-
-// BackendNames returns the registered backend names, sorted.
-func BackendNames() []string {
-	names := make([]string, 0, len(backends))
-	for n := range backends {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	_ "skyloop/components"
+	"skyloop/components"
 	"strings"
 	"testing"
 
@@ -15,6 +15,9 @@ import (
 	"skyloop/runner"
 	"skyloop/scenario"
 )
+
+// registry has every component skyloop ships with.
+var registry = components.Registry()
 
 func needRoot(t *testing.T) {
 	t.Helper()
@@ -58,11 +61,11 @@ func runScenario(t *testing.T, name, text string) (*runner.Result, string) {
 		t.Fatal(err)
 	}
 	defer os.Remove(path)
-	sc, err := scenario.Load(path, engine.Check)
+	sc, err := scenario.Load(path, registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Build(sc, engine.Options{})
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func BenchmarkSwarm100(b *testing.B) {
 			var mallocs uint64
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				r := buildYAML(b, string(text), engine.Options{NoFiles: !files, Workers: 1})
+				r := buildYAML(b, string(text), engine.Options{Registry: registry, NoFiles: !files, Workers: 1})
 				dir := ""
 				if files {
 					dir = b.TempDir() + "/run"
@@ -63,7 +63,7 @@ func BenchmarkPlatoon(b *testing.B) {
 				t = strings.Replace(t, "rate: 0\n", "rate: 2.1e6\n", 1)
 			}
 			for b.Loop() {
-				if _, err := Execute(buildYAML(b, t, engine.Options{NoFiles: true, Workers: 1}), "", Options{}); err != nil {
+				if _, err := Execute(buildYAML(b, t, engine.Options{Registry: registry, NoFiles: true, Workers: 1}), "", Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

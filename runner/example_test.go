@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	_ "skyloop/components" // every backend and behaviour skyloop ships with
+	"skyloop/components"
 	"skyloop/engine"
 	"skyloop/runner"
 	"skyloop/scenario"
@@ -12,18 +12,21 @@ import (
 	"skyloop/sim"
 )
 
+// registry has every component skyloop ships with.
+var registry = components.Registry()
+
 // Load a scenario (here the built-in quickstart; scenario.Load reads a
 // file), build the run with options that override the file, and execute it
 // without writing a run directory.
 func ExampleExecute() {
 	text, _ := scenarios.Lookup("quickstart")
-	sc, err := scenario.Parse("quickstart.yaml", text, engine.Check)
+	sc, err := scenario.Parse("quickstart.yaml", text, registry.Check)
 	if err != nil {
 		fmt.Println(err) // file:line: field.path: message, one per problem
 		return
 	}
 	d := 20 * sim.Second
-	r, err := engine.Build(sc, engine.Options{Duration: &d})
+	r, err := engine.Build(sc, engine.Options{Registry: registry, Duration: &d})
 	if err != nil {
 		fmt.Println(err)
 		return

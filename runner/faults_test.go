@@ -18,7 +18,7 @@ import (
 func TestDiskFullDuringARun(t *testing.T) {
 	text, _ := scenarios.Lookup("quickstart")
 	dest := filepath.Join(t.TempDir(), "q")
-	_, err := Execute(buildYAML(t, string(text), engine.Options{}), dest, Options{FS: &hostile.Disk{Space: 200 << 10}})
+	_, err := Execute(buildYAML(t, string(text), engine.Options{Registry: registry}), dest, Options{FS: &hostile.Disk{Space: 200 << 10}})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), dest+".incomplete") {
 		t.Fatalf("run on a full disk: %v", err)
 	}

@@ -31,7 +31,7 @@ func TestPacketsPcapAnyBackend(t *testing.T) {
 				sc = strings.Replace(sc, "  backend: impair\n  latency: 10ms\n  loss: 0.05\n", "  backend: ideal\n", 1)
 			}
 			dir := filepath.Join(t.TempDir(), "run")
-			res, err := Execute(buildYAML(t, sc, engine.Options{}), dir, Options{})
+			res, err := Execute(buildYAML(t, sc, engine.Options{Registry: registry}), dir, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

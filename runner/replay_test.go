@@ -47,7 +47,7 @@ func TestReplayMatchesCoupled(t *testing.T) {
 			"rate: 0\n", "rate: 2.1e6\n")
 		seed := uint64(7)
 		dir := filepath.Join(t.TempDir(), mode)
-		runYAML(t, text, engine.Options{Seed: &seed}, dir)
+		runYAML(t, text, engine.Options{Registry: registry, Seed: &seed}, dir)
 		files[mode] = map[string][]byte{}
 		for _, f := range []string{"trace.csv", "deliveries.csv", "robots.csv"} {
 			b, err := os.ReadFile(filepath.Join(dir, f))
@@ -73,7 +73,7 @@ func TestReplayMatchesCoupled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.Build(sc, engine.Options{NoFiles: true})
+	_, err = engine.Build(sc, engine.Options{Registry: registry, NoFiles: true})
 	if err == nil || !strings.Contains(err.Error(), "event-triggered sending depends on the vehicle's state, so the network cannot run first") {
 		t.Fatalf("replay with the event policy: got %v", err)
 	}
@@ -93,7 +93,7 @@ func TestDeterminismEpochs(t *testing.T) {
 	var ref map[string][]byte
 	for i, workers := range []int{1, 2, 4} {
 		dir := filepath.Join(t.TempDir(), "run")
-		runYAML(t, text, engine.Options{Workers: workers}, dir)
+		runYAML(t, text, engine.Options{Registry: registry, Workers: workers}, dir)
 		files := readDir(t, dir)
 		delete(files, "meta.json")
 		if i == 0 {

@@ -8,7 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	_ "skyloop/components"
+	"skyloop/components"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +19,9 @@ import (
 	"skyloop/scenarios"
 	"skyloop/sim"
 )
+
+// registry has every component skyloop ships with.
+var registry = components.Registry()
 
 // swarmYAML is a mixed scenario that exercises every part of the loop:
 // enough vehicles for several workers, two kinds with different physics
@@ -123,7 +126,7 @@ func TestDeterminism(t *testing.T) {
 	var ref map[string][]byte
 	for i, workers := range []int{1, 2, 4} {
 		dir := filepath.Join(base, strconv.Itoa(i))
-		runYAML(t, swarmYAML, engine.Options{Workers: workers}, dir)
+		runYAML(t, swarmYAML, engine.Options{Registry: registry, Workers: workers}, dir)
 		files := readDir(t, dir)
 		for _, want := range []string{"config.json", "meta.json", "summary.json", "trace.csv", "deliveries.csv", "vehicles.csv", "events.csv"} {
 			if _, ok := files[want]; !ok {
@@ -155,7 +158,7 @@ func TestDeterminism(t *testing.T) {
 	// A different seed must change the network's decisions.
 	seed := uint64(43)
 	dir := filepath.Join(base, "seed43")
-	runYAML(t, swarmYAML, engine.Options{Workers: 1, Seed: &seed}, dir)
+	runYAML(t, swarmYAML, engine.Options{Registry: registry, Workers: 1, Seed: &seed}, dir)
 	if bytes.Equal(readDir(t, dir)["trace.csv"], ref["trace.csv"]) {
 		t.Error("seed 43 gave the same trace as seed 42")
 	}
@@ -210,7 +213,7 @@ func TestDeliveryRule(t *testing.T) {
 
 func checkDeliveryRule(t *testing.T, text string) {
 	dir := t.TempDir()
-	runYAML(t, text, engine.Options{}, dir)
+	runYAML(t, text, engine.Options{Registry: registry}, dir)
 	h, rows := readCSV(t, filepath.Join(dir, "deliveries.csv"))
 	rx, tick, send, lat := col(h, "t_rx_ns"), col(h, "t_tick_ns"), col(h, "t_send_ns"), col(h, "latency_ns")
 	if len(rows) < 1000 {
@@ -269,7 +272,7 @@ func TestNetworkIsInTheLoop(t *testing.T) {
 		if text == string(base) {
 			t.Fatal("quickstart's network section changed; update this test")
 		}
-		return runYAML(t, text, engine.Options{}, "").Summary
+		return runYAML(t, text, engine.Options{Registry: registry}, "").Summary
 	}
 	missionEnd := func(s *Summary) sim.Time {
 		g := s.Agents["gcs"]["gcs"].(map[string]any)
@@ -317,7 +320,7 @@ func TestNetworkIsInTheLoop(t *testing.T) {
 func TestInterruptKeepsPartialOutputs(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	calls := 0
-	r := buildYAML(t, swarmYAML, engine.Options{})
+	r := buildYAML(t, swarmYAML, engine.Options{Registry: registry})
 	r.SetOptions(engine.Options{Stop: func() bool { calls++; return calls > 1500 }}) // polled every tick: stop at 1.5 s
 	_, err := Execute(r, dir, Options{})
 	if !errors.Is(err, sim.ErrStopped) {
@@ -341,7 +344,7 @@ func TestRemoteLinkTimeoutOnHealthyLink(t *testing.T) {
 	if text == string(base) {
 		t.Fatal("quickstart changed; update this test")
 	}
-	s := runYAML(t, text, engine.Options{}, "").Summary
+	s := runYAML(t, text, engine.Options{Registry: registry}, "").Summary
 	g := s.Agents["gcs"]["gcs"].(map[string]any)
 	if g["vehicles_done"] != 10 {
 		t.Fatalf("%v of 10 vehicles completed", g["vehicles_done"])
@@ -354,7 +357,7 @@ func TestRemoteLinkTimeoutOnHealthyLink(t *testing.T) {
 func TestMunils50(t *testing.T) {
 	text, _ := scenarios.Lookup("munils-50")
 	dir := filepath.Join(t.TempDir(), "m50")
-	s := runYAML(t, string(text), engine.Options{}, dir).Summary
+	s := runYAML(t, string(text), engine.Options{Registry: registry}, dir).Summary
 	g := s.Agents["gcs"]["gcs"].(map[string]any)
 	if g["vehicles_done"] != 50 {
 		t.Fatalf("%v of 50 vehicles completed", g["vehicles_done"])
@@ -390,7 +393,7 @@ func TestFailsafeOverTheNetwork(t *testing.T) {
 		t.Fatal("munils-5 changed; update this test")
 	}
 	dir := t.TempDir()
-	s := runYAML(t, mod, engine.Options{}, dir).Summary
+	s := runYAML(t, mod, engine.Options{Registry: registry}, dir).Summary
 	_, rows := readCSV(t, filepath.Join(dir, "events.csv"))
 	holds, lands := map[string]int64{}, map[string]int64{}
 	for _, r := range rows {
@@ -423,7 +426,7 @@ func TestFailsafeOverTheNetwork(t *testing.T) {
 // TestMunils5 hovers five UAVs at 5 m, commanded over the network.
 func TestMunils5(t *testing.T) {
 	text, _ := scenarios.Lookup("munils-5")
-	s := runYAML(t, string(text), engine.Options{}, "").Summary
+	s := runYAML(t, string(text), engine.Options{Registry: registry}, "").Summary
 	for _, v := range s.Vehicles {
 		if math.Abs(v.Final.Z-5) > 0.2 || v.Mode != "goto" || *v.ArrivalErrorM > 0.2 {
 			t.Errorf("%s: %+v", v.Name, v)
@@ -464,7 +467,7 @@ func TestQuickstartOnNS3(t *testing.T) {
 	text := strings.Replace(ns3Quickstart(t), "  backend: ns3\n", "  backend: ns3\n  pcap: true\n", 1)
 	d := sim.Duration(15 * sim.Second)
 	dir := filepath.Join(t.TempDir(), "q")
-	s := runYAML(t, text, engine.Options{Duration: &d}, dir).Summary
+	s := runYAML(t, text, engine.Options{Registry: registry, Duration: &d}, dir).Summary
 	if s.Backend != "ns3" || s.Network.Total.Rx == 0 || s.Network.Total.Tx == 0 {
 		t.Fatalf("summary %+v", s.Network.Total)
 	}
@@ -504,7 +507,7 @@ func TestNS3CrashMarksRunIncomplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Build(sc, engine.Options{})
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +529,7 @@ func TestQuickstartOnNativeWifi(t *testing.T) {
 	base, _ := scenarios.Lookup("quickstart")
 	text := strings.Replace(string(base), "  backend: impair\n  latency: 10ms\n  loss: 0.05\n", "  backend: wifi\n  pcap: true\n", 1)
 	dir := filepath.Join(t.TempDir(), "w")
-	s := runYAML(t, text, engine.Options{}, dir).Summary
+	s := runYAML(t, text, engine.Options{Registry: registry}, dir).Summary
 	if s.Backend != "wifi" || s.Network.Total.Rx == 0 {
 		t.Fatalf("summary %+v", s.Network.Total)
 	}
@@ -543,7 +546,7 @@ func TestQuickstartOnNativeWifi(t *testing.T) {
 	}
 	// Deterministic: a second run writes the same trace and capture.
 	dir2 := filepath.Join(t.TempDir(), "w2")
-	runYAML(t, text, engine.Options{}, dir2)
+	runYAML(t, text, engine.Options{Registry: registry}, dir2)
 	for _, f := range []string{"trace.csv", "capture.pcap", "vehicles.csv"} {
 		a, _ := os.ReadFile(filepath.Join(dir, f))
 		b, _ := os.ReadFile(filepath.Join(dir2, f))

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	_ "skyloop/components"
+	"skyloop/components"
 	"strings"
 	"testing"
 
-	"skyloop/engine"
 	"skyloop/internal/hostile"
 	"skyloop/scenario"
 )
+
+// registry has every component skyloop ships with.
+var registry = components.Registry()
 
 // fill repeats unit after head up to n bytes in all, then appends tail.
 func fill(head, unit, tail string, n int) string {
@@ -171,7 +173,7 @@ func TestPathologicalScenarios(t *testing.T) {
 				t.Fatalf("input of %d bytes is over the size limit", len(c.text))
 			}
 			var err error
-			n := hostile.Allocated(func() { _, err = scenario.Parse("bad.yaml", []byte(c.text), engine.Check) })
+			n := hostile.Allocated(func() { _, err = scenario.Parse("bad.yaml", []byte(c.text), registry.Check) })
 			if n > hostile.MaxAlloc {
 				t.Errorf("%d bytes of input: loading allocated %d MB, want < %d MB", len(c.text), n>>20, hostile.MaxAlloc>>20)
 			}
@@ -201,7 +203,7 @@ func TestAnchorBudgetMessages(t *testing.T) {
 	}
 	// Anchors used a moderate number of times are fine.
 	ok := "name: t\nvehicles:\n  - &g {name: a, kind: pointmass, count: 2, spawn: &s {layout: line, spacing: 1}}\n  - {<<: *g, name: b, spawn: *s}\n"
-	if _, err := scenario.Parse("ok.yaml", []byte(ok), engine.Check); err != nil {
+	if _, err := scenario.Parse("ok.yaml", []byte(ok), registry.Check); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -209,7 +211,7 @@ func TestAnchorBudgetMessages(t *testing.T) {
 // TestManyProblemsListed checks that thousands of problems are listed as
 // the first MaxErrors in line order and a count of the rest.
 func TestManyProblemsListed(t *testing.T) {
-	_, err := scenario.Parse("bad.yaml", []byte(manyProblems(1000)), engine.Check)
+	_, err := scenario.Parse("bad.yaml", []byte(manyProblems(1000)), registry.Check)
 	var es scenario.Errors
 	if !errors.As(err, &es) {
 		t.Fatalf("got %v", err)
@@ -250,7 +252,7 @@ func TestReadIsCapped(t *testing.T) {
 	}
 	for _, p := range paths {
 		var err error
-		n := hostile.Allocated(func() { _, err = scenario.Load(p, engine.Check) })
+		n := hostile.Allocated(func() { _, err = scenario.Load(p, registry.Check) })
 		if n > 4*scenario.MaxFileSize {
 			t.Errorf("%s: reading allocated %d MB", p, n>>20)
 		}
@@ -272,7 +274,7 @@ func TestReadIsCapped(t *testing.T) {
 func TestLimitsAcceptRealFiles(t *testing.T) {
 	files, _ := filepath.Glob("../scenarios/*.yaml")
 	for _, f := range files {
-		if _, err := scenario.Load(f, engine.Check); err != nil {
+		if _, err := scenario.Load(f, registry.Check); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -287,7 +289,7 @@ func TestLimitsAcceptRealFiles(t *testing.T) {
 		fmt.Fprintf(&b, "        - [%d.5, %d.25, 10]\n", i, i)
 	}
 	var err error
-	n := hostile.Allocated(func() { _, err = scenario.Parse("big.yaml", []byte(b.String()), engine.Check) })
+	n := hostile.Allocated(func() { _, err = scenario.Parse("big.yaml", []byte(b.String()), registry.Check) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +383,7 @@ func TestJustUnderParseCost(t *testing.T) {
 			if len(text) > scenario.MaxFileSize {
 				t.Fatalf("generator made %d bytes", len(text))
 			}
-			n := hostile.Allocated(func() { scenario.Parse("x.yaml", []byte(text), engine.Check) })
+			n := hostile.Allocated(func() { scenario.Parse("x.yaml", []byte(text), registry.Check) })
 			if n > hostile.MaxAlloc {
 				t.Errorf("n=%d (%d bytes), the largest let through: loading allocated %d MB", lo, len(text), n>>20)
 			}

@@ -66,7 +66,7 @@ and 2 (and the default) with and without it.`,
 				if sigs.Stopped() {
 					return interrupted{fmt.Errorf("stopped by %s after %d of %d runs", signalName(), i, runs)}
 				}
-				r, err := engine.Build(sc, engine.Options{NoFiles: !files, Workers: workers})
+				r, err := engine.Build(sc, engine.Options{NoFiles: !files, Workers: workers, Registry: registry})
 				if err != nil {
 					return err
 				}

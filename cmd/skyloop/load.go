@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 
-	"skyloop/engine"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 )
@@ -17,13 +16,13 @@ func loadScenario(arg string) (*scenario.Scenario, error) {
 		if st.IsDir() {
 			return nil, badInput("%s is a directory, not a scenario file", arg)
 		}
-		sc, err := scenario.Load(arg, engine.Check)
+		sc, err := scenario.Load(arg, registry.Check)
 		return sc, asBadInput(err)
 	} else if !os.IsNotExist(err) {
 		return nil, badInput("reading scenario: %v", err)
 	}
 	if b, ok := scenarios.Lookup(arg); ok {
-		return scenario.Parse(strings.TrimSuffix(arg, ".yaml")+".yaml", b, engine.Check)
+		return scenario.Parse(strings.TrimSuffix(arg, ".yaml")+".yaml", b, registry.Check)
 	}
 	return nil, badInput("no scenario file %q and no built-in scenario of that name (built-in: %s)",
 		arg, strings.Join(scenarios.Names(), ", "))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "skyloop/components" // every backend and behaviour skyloop ships with
+	"skyloop/components"
 	"skyloop/scenario"
 )
 
@@ -31,6 +31,10 @@ func (e usageError) Unwrap() error { return e.err }
 func badInput(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
+
+// registry has every vehicle kind, behaviour and network backend skyloop
+// ships with; every command builds and checks runs with it.
+var registry = components.Registry()
 
 func main() {
 	os.Exit(run(os.Args[1:]))

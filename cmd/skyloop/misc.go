@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"skyloop/agent"
 	"skyloop/engine"
 	"skyloop/scenarios"
 	"skyloop/version"
@@ -38,7 +37,7 @@ filled in, as JSON (the same content as a run's config.json).`,
 				sc, err := loadScenario(a)
 				if err == nil {
 					var r *engine.Run
-					if r, err = engine.Build(sc, engine.Options{CheckOnly: true}); err == nil {
+					if r, err = engine.Build(sc, engine.Options{CheckOnly: true, Registry: registry}); err == nil {
 						if effective {
 							b, _ := json.MarshalIndent(r.Effective(), "", "  ")
 							fmt.Fprintln(cmd.OutOrStdout(), string(b))
@@ -117,8 +116,8 @@ func newBehaviorsCmd() *cobra.Command {
 		Short: "List the built-in behaviours and their default parameters",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, n := range agent.Names() {
-				s, _ := agent.Lookup(n)
+			for _, s := range registry.Behaviors() {
+				n := s.Name
 				b, _ := json.Marshal(s.Params())
 				where := []string{}
 				if s.Vehicle {

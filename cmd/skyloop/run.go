@@ -194,6 +194,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		level = slog.LevelDebug
 	}
 	opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	opt.Registry = registry
 
 	r, err := engine.Build(sc, opt)
 	if err != nil {

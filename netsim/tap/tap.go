@@ -173,15 +173,15 @@ type noParams struct{}
 
 func (*noParams) Validate() fields.Errors { return nil }
 
-func init() {
-	agent.Register(agent.Spec{
-		Name: "tap",
-		Doc: "The bridge between a vehicle's TAP device and the simulated network; the engine adds it to every vehicle " +
-			"of a run with isolation: netns (scenarios do not name it).",
-		Internal: true,
-		Params:   func() agent.Params { return &noParams{} },
-		New:      func(agent.Params) agent.Behavior { return NewBehavior() },
-	})
+// BridgeSpec is the TAP bridge the engine adds to every vehicle of a run
+// with isolation: netns (engine.TAPBridge).
+var BridgeSpec = agent.Spec{
+	Name: "tap",
+	Doc: "The bridge between a vehicle's TAP device and the simulated network; the engine adds it to every vehicle " +
+		"of a run with isolation: netns (scenarios do not name it).",
+	Internal: true,
+	Params:   func() agent.Params { return &noParams{} },
+	New:      func(agent.Params) agent.Behavior { return NewBehavior() },
 }
 
 // Start implements agent.Behavior.

@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	_ "skyloop/components"
+	"skyloop/components"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +19,9 @@ import (
 	"skyloop/scenario"
 )
 
+// registry has every component skyloop ships with.
+var registry = components.Registry()
+
 func needRoot(t *testing.T) {
 	t.Helper()
 	nstest.Need(t, orchestrate.CheckPrivileges, "ip", "ping", "traceroute")
@@ -27,11 +30,11 @@ func needRoot(t *testing.T) {
 // live runs a scenario in the background; wait returns its error.
 func live(t *testing.T, text string) (wait func() (*runner.Result, error)) {
 	t.Helper()
-	sc, err := scenario.Parse("live.yaml", []byte(text), engine.Check)
+	sc, err := scenario.Parse("live.yaml", []byte(text), registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Build(sc, engine.Options{})
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"skyloop/agent"
+	"skyloop/netsim"
+	"skyloop/netsim/ideal"
+	"skyloop/netsim/impair"
+	"skyloop/scenario"
+)
+
+// Registry is the set of component types runs are built from, by the names
+// scenarios use: vehicle kinds, behaviours and network backends. It is an
+// explicit value handed to Build (Options.Registry), not a global table
+// filled by whichever packages a program happens to link: Core has the
+// core's components, and skyloop/components adds the ones at the edges
+// (ns-3, external agents and simulators, MAVLink, the TAP bridge).
+type Registry struct {
+	kinds     map[string]KindSpec
+	behaviors map[string]agent.Spec
+	backends  map[string]netsim.BackendSpec
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{kinds: map[string]KindSpec{}, behaviors: map[string]agent.Spec{}, backends: map[string]netsim.BackendSpec{}}
+}
+
+// Core returns a registry of the core's components: the pointmass,
+// multirotor and groundbot kinds, the behaviours of package agent, and the
+// ideal and impair backends (wifi, which writes pcap captures through
+// gopacket, comes with skyloop/components). Build uses it when Options.Registry is
+// nil.
+func Core() *Registry {
+	g := NewRegistry()
+	for _, k := range coreKinds {
+		g.AddKind(k)
+	}
+	for _, b := range agent.Builtins() {
+		g.AddBehavior(b)
+	}
+	g.AddBackend(ideal.Spec)
+	g.AddBackend(impair.Spec)
+	return g
+}
+
+// AddKind adds a vehicle kind. It panics on a duplicate name, a
+// programming error.
+func (g *Registry) AddKind(k KindSpec) {
+	if _, dup := g.kinds[k.Name]; dup {
+		panic(fmt.Sprintf("engine: vehicle kind %q added twice", k.Name))
+	}
+	g.kinds[k.Name] = k
+}
+
+// AddBehavior adds a behaviour type. It panics on a duplicate name.
+func (g *Registry) AddBehavior(s agent.Spec) {
+	if _, dup := g.behaviors[s.Name]; dup {
+		panic(fmt.Sprintf("engine: behaviour %q added twice", s.Name))
+	}
+	g.behaviors[s.Name] = s
+}
+
+// AddBackend adds a network backend. It panics on a duplicate name.
+func (g *Registry) AddBackend(s netsim.BackendSpec) {
+	if _, dup := g.backends[s.Name]; dup {
+		panic(fmt.Sprintf("engine: network backend %q added twice", s.Name))
+	}
+	g.backends[s.Name] = s
+}
+
+// Behavior returns the behaviour type called name (internal ones such as
+// the TAP bridge included).
+func (g *Registry) Behavior(name string) (agent.Spec, bool) {
+	s, ok := g.behaviors[name]
+	return s, ok
+}
+
+// Behaviors returns the behaviour types scenarios can name, by name.
+func (g *Registry) Behaviors() []agent.Spec {
+	var out []agent.Spec
+	for _, n := range slices.Sorted(maps.Keys(g.behaviors)) {
+		if s := g.behaviors[n]; !s.Internal {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// behaviorNames lists the names scenarios can use, sorted.
+func (g *Registry) behaviorNames() []string {
+	var out []string
+	for _, s := range g.Behaviors() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Backend returns the network backend called name.
+func (g *Registry) Backend(name string) (netsim.BackendSpec, bool) {
+	s, ok := g.backends[name]
+	return s, ok
+}
+
+// BackendNames returns the backend names, sorted.
+func (g *Registry) BackendNames() []string { return slices.Sorted(maps.Keys(g.backends)) }
+
+// Kind returns the vehicle kind called name.
+func (g *Registry) Kind(name string) (KindSpec, bool) {
+	k, ok := g.kinds[name]
+	return k, ok
+}
+
+// KindNames returns the vehicle kind names, sorted.
+func (g *Registry) KindNames() []string { return slices.Sorted(maps.Keys(g.kinds)) }
+
+// Check runs the component checks of Build with this registry on a parsed
+// scenario, constructing nothing (Options.CheckOnly), and records the
+// problems on it: pass it to scenario.Parse or scenario.Load so that
+// generic and component problems are reported together.
+func (g *Registry) Check(sc *scenario.Scenario) {
+	if sc.Tick <= 0 {
+		return // the kernel cannot be built; the generic check said why
+	}
+	Build(sc, Options{CheckOnly: true, Registry: g})
+}
