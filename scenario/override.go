@@ -71,10 +71,13 @@ type Overridden struct {
 // paths (a list element that does not exist, a path into a value that is
 // not a mapping) are returned as Errors located at the sets.
 func Override(base *Document, sets []Set) (*Overridden, error) {
-	root := base.tree(base.Root, 0)
+	// Aliases make copies of their anchor's value: the text of a string is
+	// worked out once.
+	texts := map[ast.Node]string{}
+	root := base.tree(base.Root, 0, texts)
 	var es Errors
 	for _, s := range sets {
-		v := s.Doc.tree(s.Value, 0)
+		v := s.Doc.tree(s.Value, 0, texts)
 		if err := root.set(s.Path, v, s.Doc.origin(s.At)); err != nil {
 			o := s.Doc.origin(s.At)
 			es = append(es, &Error{File: o.file, Line: o.line, Path: s.Path, Msg: err.Error()})
@@ -86,8 +89,29 @@ func Override(base *Document, sets []Set) (*Overridden, error) {
 	o := &Overridden{base: base.File}
 	var b strings.Builder
 	root.print(&b, 0, &o.lines)
+	if b.Len() > MaxFileSize {
+		// Aliases copied into the scenario, or long paths, can make its
+		// text far larger than the files it came from: it is parsed like a
+		// file, and printing stops at the limit.
+		file := base.File
+		if len(sets) > 0 {
+			file = sets[0].Doc.File
+		}
+		return nil, Errors{{File: file, Msg: fmt.Sprintf("%s %s is larger than %d bytes (%d KiB): a scenario is a few KB",
+			tooLargeMsg, base.File, MaxFileSize, MaxFileSize>>10)}}
+	}
 	o.Text = []byte(b.String())
 	return o, nil
+}
+
+const tooLargeMsg = "with the changes applied,"
+
+// TooLarge reports whether err is Override's refusal of a scenario whose
+// text with the changes applied would exceed MaxFileSize (the refusal
+// costs printing that much).
+func TooLarge(err error) bool {
+	var es Errors
+	return errors.As(err, &es) && len(es) == 1 && es[0].Line == 0 && strings.HasPrefix(es[0].Msg, tooLargeMsg)
 }
 
 // Locate maps the problems of a scenario parsed from o.Text (Errors) back
@@ -115,8 +139,9 @@ func (d *Document) origin(n ast.Node) origin { return origin{file: d.File, line:
 // bounds it far lower in practice).
 const maxTreeDepth = 200
 
-// tree converts node n of d, resolving anchors, aliases and merge keys.
-func (d *Document) tree(n ast.Node, depth int) *tnode {
+// tree converts node n of d, resolving anchors, aliases and merge keys;
+// texts holds the YAML text of the strings converted so far.
+func (d *Document) tree(n ast.Node, depth int, texts map[ast.Node]string) *tnode {
 	n = d.dec.resolve(n)
 	at := d.origin(n)
 	if n == nil || depth > maxTreeDepth {
@@ -129,29 +154,40 @@ func (d *Document) tree(n ast.Node, depth int) *tnode {
 		for _, mv := range entries {
 			k := scalarText(mv.Key)
 			if i := t.index(k); i >= 0 {
-				t.vals[i] = d.tree(mv.Value, depth+1) // set twice: the decoder reports it on the file itself
+				t.vals[i] = d.tree(mv.Value, depth+1, texts) // set twice: the decoder reports it on the file itself
 				continue
 			}
 			t.keys = append(t.keys, k)
 			t.kat = append(t.kat, d.origin(mv.Key))
-			t.vals = append(t.vals, d.tree(mv.Value, depth+1))
+			t.vals = append(t.vals, d.tree(mv.Value, depth+1, texts))
 		}
 		return t
 	case *ast.SequenceNode:
 		t := &tnode{kind: 's', at: at}
 		for _, e := range x.Values {
-			t.items = append(t.items, d.tree(e, depth+1))
+			t.items = append(t.items, d.tree(e, depth+1, texts))
 		}
 		return t
 	case *ast.NullNode:
 		return &tnode{kind: 'v', text: "null", at: at}
 	case *ast.StringNode:
-		if tk := x.GetToken(); tk != nil && tk.Type == token.StringType && plainSafe(x.Value) {
-			return &tnode{kind: 'v', text: x.Value, at: at}
+		text, ok := texts[x]
+		if !ok {
+			if tk := x.GetToken(); tk != nil && tk.Type == token.StringType && plainSafe(x.Value) {
+				text = x.Value
+			} else {
+				text = strconv.Quote(x.Value)
+			}
+			texts[x] = text
 		}
-		return &tnode{kind: 'v', text: strconv.Quote(x.Value), at: at}
+		return &tnode{kind: 'v', text: text, at: at}
 	case *ast.LiteralNode:
-		return &tnode{kind: 'v', text: strconv.Quote(x.Value.Value), at: at}
+		text, ok := texts[x]
+		if !ok {
+			text = strconv.Quote(x.Value.Value)
+			texts[x] = text
+		}
+		return &tnode{kind: 'v', text: text, at: at}
 	}
 	if isScalar(n) {
 		return &tnode{kind: 'v', text: scalarText(n), at: at}
@@ -189,17 +225,21 @@ func (t *tnode) set(path string, v *tnode, at origin) error {
 	}
 	cur := t
 	rest := path
-	done := ""
-	for {
+	// done is the part of the path followed so far (a prefix of path:
+	// building it step by step would cost the square of a long path).
+	done := func() string { return strings.TrimSuffix(path[:len(path)-len(rest)], ".") }
+	for depth := 0; ; depth++ {
+		if depth > maxTreeDepth {
+			return fmt.Errorf("bad path: more than %d levels", maxTreeDepth)
+		}
 		if m := pathSelRE.FindStringSubmatch(rest); m != nil {
 			if cur.kind != 's' {
-				return fmt.Errorf("%s is not a list", orRoot(done))
+				return fmt.Errorf("%s is not a list", orRoot(done()))
 			}
 			i, err := cur.element(m[1])
 			if err != nil {
-				return fmt.Errorf("%s: %v", orRoot(done), err)
+				return fmt.Errorf("%s: %v", orRoot(done()), err)
 			}
-			done += m[0]
 			rest = rest[len(m[0]):]
 			if rest == "" {
 				cur.items[i] = v
@@ -215,9 +255,8 @@ func (t *tnode) set(path string, v *tnode, at origin) error {
 				*cur = tnode{kind: 'm', at: cur.at}
 			}
 			if cur.kind != 'm' {
-				return fmt.Errorf("%s is not a mapping of fields", orRoot(done))
+				return fmt.Errorf("%s is not a mapping of fields", orRoot(done()))
 			}
-			done = joinPath(done, k)
 			rest = rest[len(k):]
 			i := cur.index(k)
 			if rest == "" {
@@ -237,7 +276,7 @@ func (t *tnode) set(path string, v *tnode, at origin) error {
 		if strings.HasPrefix(rest, ".") {
 			rest = rest[1:]
 			if rest == "" || rest[0] == '[' || rest[0] == '.' {
-				return fmt.Errorf("bad path: a field name must follow %q", done+".")
+				return fmt.Errorf("bad path: a field name must follow %q", done()+".")
 			}
 		} else if !strings.HasPrefix(rest, "[") {
 			return fmt.Errorf("bad path at %q: want .field or [element]", rest)
@@ -301,8 +340,11 @@ func (t *tnode) field(key string) string {
 var plainKeyRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.\-]*$`)
 
 // print writes t in block style at the given indentation, recording the
-// origin of every line.
+// origin of every line. It stops soon after the text exceeds MaxFileSize.
 func (t *tnode) print(b *strings.Builder, indent int, lines *[]origin) {
+	if b.Len() > MaxFileSize {
+		return
+	}
 	pad := strings.Repeat(" ", indent)
 	line := func(s string, at origin) {
 		b.WriteString(s)
@@ -316,6 +358,9 @@ func (t *tnode) print(b *strings.Builder, indent int, lines *[]origin) {
 			return
 		}
 		for i, k := range t.keys {
+			if b.Len() > MaxFileSize {
+				return
+			}
 			if !plainKeyRE.MatchString(k) {
 				k = strconv.Quote(k)
 			}
@@ -342,6 +387,9 @@ func (t *tnode) print(b *strings.Builder, indent int, lines *[]origin) {
 			return
 		}
 		for _, it := range t.items {
+			if b.Len() > MaxFileSize {
+				return
+			}
 			if it.kind == 'v' {
 				line(pad+"- "+it.text, it.at)
 				continue

@@ -136,23 +136,49 @@ func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, 
 	}
 	f := file{Seeds: 5}
 	doc.Decode(doc.Root, "", &f)
+	// Problems with a top-level field are reported at its key (at the top
+	// when it is missing).
+	fields := map[string]scenario.Field{}
+	for _, fl := range doc.Fields(doc.Root, "") {
+		fields[fl.Key] = fl
+	}
+	at := func(key string) ast.Node {
+		if fl, ok := fields[key]; ok {
+			return fl.KeyAt
+		}
+		return doc.Root
+	}
+	// item returns the i-th element of a top-level list (or the list's key).
+	item := func(key string, i int) ast.Node {
+		n := fields[key].Value
+		if a, ok := n.(*ast.AnchorNode); ok {
+			n = a.Value
+		}
+		if sq, ok := n.(*ast.SequenceNode); ok && i < len(sq.Values) {
+			return sq.Values[i]
+		}
+		return at(key)
+	}
 	e := &Experiment{Name: f.Experiment, Description: f.Description, Seeds: f.Seeds, Source: data, File: name}
 	if e.Name == "" {
 		e.Name = strings.TrimSuffix(name, filepath.Ext(name))
 	}
 	if !nameOK.MatchString(e.Name) {
-		doc.Errorf(doc.Root, "experiment", "%q: use letters, digits, '.', '_', '-' (it names the output directory)", e.Name)
+		doc.Errorf(at("experiment"), "experiment", "%q: use letters, digits, '.', '_', '-' (it names the output directory)", e.Name)
 	}
 	if f.Seeds < 1 || f.Seeds > 1000 {
-		doc.Errorf(doc.Root, "seeds", "must be 1..1000, got %d", f.Seeds)
+		doc.Errorf(at("seeds"), "seeds", "must be 1..1000, got %d", f.Seeds)
 	}
 	base := sets(doc, f.Base, "base")
 	ref := sets(doc, f.Reference, "reference")
 	if f.Sweep != nil && len(f.Variants) > 0 {
-		doc.Errorf(doc.Root, "sweep", "give either sweep or variants, not both")
+		doc.Errorf(at("variants"), "variants", "give either sweep or variants, not both")
 	}
-	if n := len(f.Variants); n > MaxVariants || f.Sweep != nil && len(f.Sweep.Values) > MaxVariants {
-		doc.Errorf(doc.Root, "variants", "more than %d variants: split the experiment", MaxVariants)
+	if len(f.Variants) > MaxVariants {
+		doc.Errorf(at("variants"), "variants", "more than %d variants: split the experiment", MaxVariants)
+	}
+	if f.Sweep != nil && len(f.Sweep.Values) > MaxVariants {
+		doc.Errorf(at("sweep"), "sweep.values", "more than %d values: split the experiment", MaxVariants)
 	}
 	if f.Scenario == "" {
 		doc.Errorf(doc.Root, "scenario", "missing: the base scenario (a file next to this one, or a built-in name)")
@@ -166,7 +192,7 @@ func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, 
 		if errors.As(err, &es) {
 			return nil, err
 		}
-		doc.Errorf(doc.Root, "scenario", "%v", err)
+		doc.Errorf(at("scenario"), "scenario", "%v", err)
 		return nil, doc.Err()
 	}
 	e.Scenario, e.ScenarioDir = scFile, scDir
@@ -174,7 +200,8 @@ func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, 
 	if err != nil {
 		return nil, err
 	}
-	ck := checker{e: e, base: scDoc, problems: map[string]bool{}}
+	ck := checker{e: e, doc: doc, base: scDoc, problems: map[string]bool{}, cache: map[string]checked{}}
+	ck.floor = ck.overrideCost(base)
 	switch {
 	case f.Sweep != nil:
 		e.Param = f.Sweep.Param
@@ -183,10 +210,10 @@ func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, 
 			label = lastKey(e.Param)
 		}
 		if e.Param == "" {
-			doc.Errorf(doc.Root, "sweep.param", "missing: the path of the parameter to vary, such as network.latency")
+			doc.Errorf(at("sweep"), "sweep.param", "missing: the path of the parameter to vary, such as network.latency")
 		}
 		if len(f.Sweep.Values) == 0 {
-			doc.Errorf(doc.Root, "sweep.values", "needs at least one value")
+			doc.Errorf(at("sweep"), "sweep.values", "needs at least one value")
 		}
 		if e.Param == "" {
 			break
@@ -214,7 +241,7 @@ func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, 
 				continue
 			}
 			s := append(append([]scenario.Set(nil), base...), scenario.Set{Path: e.Param, Value: v, Doc: doc, At: v})
-			va, eff := ck.variant(vname, val, s, ref)
+			va, eff := ck.variant(vname, val, path, v, s, ref)
 			if va == nil {
 				continue
 			}
@@ -230,17 +257,17 @@ func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, 
 		for i, v := range f.Variants {
 			path := fmt.Sprintf("variants[%d]", i)
 			if !nameOK.MatchString(v.Name) || seen[v.Name] {
-				doc.Errorf(v.Set, path+".name", "%q: names must be unique and use letters, digits, '.', '_', '=', '-'", v.Name)
+				doc.Errorf(item("variants", i), path+".name", "%q: names must be unique and use letters, digits, '.', '_', '=', '-'", v.Name)
 				continue
 			}
 			seen[v.Name] = true
 			s := append(append([]scenario.Set(nil), base...), sets(doc, v.Set, path+".set")...)
-			if va, _ := ck.variant(v.Name, "", s, ref); va != nil {
+			if va, _ := ck.variant(v.Name, "", path, item("variants", i), s, ref); va != nil {
 				e.Variants = append(e.Variants, *va)
 			}
 		}
 	default:
-		if va, _ := ck.variant("base", "", base, ref); va != nil {
+		if va, _ := ck.variant("base", "", "base", at("base"), base, ref); va != nil {
 			e.Variants = append(e.Variants, *va)
 		}
 	}
@@ -281,12 +308,47 @@ func dirNameOK(s string) bool {
 	return s != "" && len(s) <= 200 && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00\n")
 }
 
+// Checking an experiment parses a scenario per variant and reference, so
+// that its cost grows with the variants times the scenario: the scenarios
+// it checks may hold at most maxCheckTokens YAML tokens and maxCheckBytes
+// bytes in all (a reference shared by variants counts once), which keeps
+// an experiment file within the costs that the limits on input files
+// promise (scenario/limits.go). Building a variant's scenario costs at
+// least the base scenario's size, also when it fails.
+const (
+	maxCheckTokens = scenario.MaxTokens
+	maxCheckBytes  = scenario.MaxFileSize / 2
+)
+
 // checker builds and checks variants, collecting their problems once each.
 type checker struct {
 	e        *Experiment
+	doc      *scenario.Document // the experiment file
 	base     *scenario.Document
 	errs     scenario.Errors
 	problems map[string]bool
+	// cache holds the check of every scenario text checked (variants often
+	// share their reference).
+	cache         map[string]checked
+	tokens, bytes int
+	floor         int  // the least that building a variant's scenario costs, in bytes
+	over          bool // the budget is spent: no more variants are checked
+}
+
+type checked struct {
+	eff string
+	err error // not located
+}
+
+// overrideCost returns the size of the base scenario with the base sets
+// applied (or without them, when they fail).
+func (c *checker) overrideCost(base []scenario.Set) int {
+	for _, s := range [][]scenario.Set{base, nil} {
+		if ov, err := scenario.Override(c.base, s); err == nil {
+			return len(ov.Text)
+		}
+	}
+	return scenario.MaxFileSize
 }
 
 func (c *checker) fail(err error) {
@@ -305,17 +367,18 @@ func (c *checker) fail(err error) {
 
 // variant applies the sets (and, for the reference, ref after them) and
 // checks the resulting scenarios completely. It returns the variant and
-// its effective configuration, or nil after recording the problems.
-func (c *checker) variant(name, value string, s, ref []scenario.Set) (*Variant, string) {
+// its effective configuration, or nil after recording the problems; path
+// and at locate the variant in the experiment file.
+func (c *checker) variant(name, value, path string, at ast.Node, s, ref []scenario.Set) (*Variant, string) {
 	v := &Variant{Name: name, Value: value}
-	eff, ov, err := c.check(s)
+	eff, ov, err := c.check(s, path, at)
 	if err != nil {
 		c.fail(err)
 		return nil, ""
 	}
 	v.run, v.Text = ov, ov.Text
 	if len(ref) > 0 {
-		_, rov, err := c.check(append(append([]scenario.Set(nil), s...), ref...))
+		_, rov, err := c.check(append(append([]scenario.Set(nil), s...), ref...), path, at)
 		if err != nil {
 			c.fail(err)
 			return nil, ""
@@ -325,28 +388,79 @@ func (c *checker) variant(name, value string, s, ref []scenario.Set) (*Variant, 
 	return v, eff
 }
 
+// errSpent stops the checks once the budget is spent (the problem is
+// recorded once).
+var errSpent = scenario.Errors{}
+
 // check builds the scenario with the sets applied and returns its
 // effective configuration as JSON.
-func (c *checker) check(s []scenario.Set) (string, *scenario.Overridden, error) {
-	ov, err := scenario.Override(c.base, s)
-	if err != nil {
-		return "", nil, err
+func (c *checker) check(s []scenario.Set, path string, at ast.Node) (string, *scenario.Overridden, error) {
+	if c.over {
+		return "", nil, errSpent
 	}
-	b, err := effective(ov, c.e, engine.Options{CheckOnly: true})
-	return string(b), ov, err
+	ov, err := scenario.Override(c.base, s)
+	cost := c.floor
+	if err == nil {
+		cost = max(cost, len(ov.Text))
+	} else if scenario.TooLarge(err) {
+		cost = scenario.MaxFileSize
+	}
+	c.bytes += cost
+	if err != nil {
+		return "", nil, c.spent(err, path, at)
+	}
+	r, ok := c.cache[string(ov.Text)]
+	if !ok {
+		c.tokens += scenario.Tokens(ov.Text)
+		if err := c.spent(nil, path, at); err != nil {
+			return "", nil, err
+		}
+		b, err := effectiveOf(ov.Text, c.e, engine.Options{CheckOnly: true})
+		r = checked{string(b), err}
+		c.cache[string(ov.Text)] = r
+	}
+	if r.err != nil {
+		return "", nil, ov.Locate(r.err)
+	}
+	return r.eff, ov, nil
+}
+
+// spent returns err, or the problem that the budget is spent.
+func (c *checker) spent(err error, path string, at ast.Node) error {
+	if c.tokens <= maxCheckTokens && c.bytes <= maxCheckBytes {
+		return err
+	}
+	c.over = true
+	if err != nil {
+		c.fail(err)
+	}
+	return scenario.Errors{{File: c.e.File, Line: c.doc.Line(at), Path: path,
+		Msg: fmt.Sprintf("checking the variants up to this one means parsing more than %d YAML tokens or %d KiB of scenarios: split the experiment",
+			maxCheckTokens, maxCheckBytes>>10)}}
 }
 
 // effective parses an overridden scenario and returns its effective
 // configuration as JSON; problems are located in the files they came from.
 func effective(ov *scenario.Overridden, e *Experiment, opt engine.Options) ([]byte, error) {
-	sc, err := parse(ov, e)
+	b, err := effectiveOf(ov.Text, e, opt)
+	if err != nil {
+		return nil, ov.Locate(err)
+	}
+	return b, nil
+}
+
+// effectiveOf is effective for a scenario's text, with problems located in
+// the text.
+func effectiveOf(text []byte, e *Experiment, opt engine.Options) ([]byte, error) {
+	sc, err := scenario.Parse(e.Scenario, text, engine.Check)
 	if err != nil {
 		return nil, err
 	}
+	sc.Dir = e.ScenarioDir
 	opt.CheckOnly = true
 	r, err := engine.Build(sc, opt)
 	if err != nil {
-		return nil, ov.Locate(err)
+		return nil, err
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -174,6 +174,10 @@ func finishedRuns(dir string, preps []prepared, seeds int) ([][]*runFigures, err
 	return runs, nil
 }
 
+// summaryHead are summary.csv's first columns; the configuration's
+// columns follow, then the metrics.
+var summaryHead = []string{"experiment", "variant", "value", "seed"}
+
 // writeSummary writes summary.csv from the finished runs, one row per
 // variant x seed in order, with every field of the run's configuration
 // (config.json, flattened to paths) and every metric: rebuilt each time, so
@@ -208,6 +212,11 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 			}
 			r := row{head: []string{e.Name, p.v.Name, p.v.Value, strconv.Itoa(s)}, cfg: map[string]string{}}
 			for k, n := range names {
+				if slices.Contains(summaryHead, n) {
+					// The configuration's seed is the run's, in the seed
+					// column already: one column of a name.
+					continue
+				}
 				if !known[n] {
 					known[n] = true
 					cols = append(cols, n)
@@ -225,7 +234,7 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 	}
 	w := csv.NewWriter(f)
 	if len(rows) > 0 {
-		w.Write(append(append([]string{"experiment", "variant", "value", "seed"}, cols...), metricNames...))
+		w.Write(append(append(append([]string(nil), summaryHead...), cols...), metricNames...))
 	}
 	for _, r := range rows {
 		line := append([]string(nil), r.head...)
