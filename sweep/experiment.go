@@ -88,6 +88,8 @@ type Experiment struct {
 	ScenarioDir string
 	Source      []byte // the experiment file
 	File        string
+	// reg names the component types the scenario may use.
+	reg *engine.Registry
 }
 
 // ReadScenario finds the base scenario an experiment names: it returns the
@@ -99,8 +101,9 @@ var nameOK = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.=-]*$`)
 
 // LoadExperiment reads and checks an experiment file; its scenario is a
 // file relative to it or, failing that, found by builtin (which may be
-// nil). Problems come back as scenario.Errors with file, line and path.
-func LoadExperiment(path string, builtin ReadScenario) (*Experiment, error) {
+// nil), and is built with the component types of reg (nil: engine.Core()).
+// Problems come back as scenario.Errors with file, line and path.
+func LoadExperiment(path string, builtin ReadScenario, reg *engine.Registry) (*Experiment, error) {
 	data, err := scenario.ReadFile(path)
 	if err != nil {
 		if _, bad := err.(scenario.Errors); bad {
@@ -124,12 +127,16 @@ func LoadExperiment(path string, builtin ReadScenario) (*Experiment, error) {
 		}
 		return "", nil, "", fmt.Errorf("no scenario file %s", p)
 	}
-	return ParseExperiment(filepath.Base(path), data, read)
+	return ParseExperiment(filepath.Base(path), data, read, reg)
 }
 
 // ParseExperiment checks experiment text named name (for messages); read
-// finds its scenario.
-func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, error) {
+// finds its scenario, built with the component types of reg (nil:
+// engine.Core()).
+func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Registry) (*Experiment, error) {
+	if reg == nil {
+		reg = engine.Core()
+	}
 	doc, err := scenario.ParseDocument(name, data)
 	if err != nil {
 		return nil, err
@@ -159,7 +166,7 @@ func ParseExperiment(name string, data []byte, read ReadScenario) (*Experiment, 
 		}
 		return at(key)
 	}
-	e := &Experiment{Name: f.Experiment, Description: f.Description, Seeds: f.Seeds, Source: data, File: name}
+	e := &Experiment{Name: f.Experiment, Description: f.Description, Seeds: f.Seeds, Source: data, File: name, reg: reg}
 	if e.Name == "" {
 		e.Name = strings.TrimSuffix(name, filepath.Ext(name))
 	}
@@ -415,7 +422,7 @@ func (c *checker) check(s []scenario.Set, path string, at ast.Node) (string, *sc
 		if err := c.spent(nil, path, at); err != nil {
 			return "", nil, err
 		}
-		b, err := effectiveOf(ov.Text, c.e, engine.Options{CheckOnly: true})
+		b, err := effectiveOf(ov.Text, c.e, engine.Options{CheckOnly: true, Registry: c.e.reg})
 		r = checked{string(b), err}
 		c.cache[string(ov.Text)] = r
 	}
@@ -452,7 +459,7 @@ func effective(ov *scenario.Overridden, e *Experiment, opt engine.Options) ([]by
 // effectiveOf is effective for a scenario's text, with problems located in
 // the text.
 func effectiveOf(text []byte, e *Experiment, opt engine.Options) ([]byte, error) {
-	sc, err := scenario.Parse(e.Scenario, text, engine.Check)
+	sc, err := scenario.Parse(e.Scenario, text, e.reg.Check)
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +479,7 @@ func effectiveOf(text []byte, e *Experiment, opt engine.Options) ([]byte, error)
 
 // parse reads an overridden scenario.
 func parse(ov *scenario.Overridden, e *Experiment) (*scenario.Scenario, error) {
-	sc, err := scenario.Parse(e.Scenario, ov.Text, engine.Check)
+	sc, err := scenario.Parse(e.Scenario, ov.Text, e.reg.Check)
 	if err != nil {
 		return nil, ov.Locate(err)
 	}

@@ -76,12 +76,12 @@ func TestBuiltinExperimentsParse(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: not found", name)
 		}
-		fromFile, err := LoadExperiment(filepath.Join("..", "scenarios", name+".yaml"), nil)
+		fromFile, err := LoadExperiment(filepath.Join("..", "scenarios", name+".yaml"), nil, nil)
 		if err != nil {
 			t.Errorf("%s: loading the file: %v", name, err)
 			continue
 		}
-		e, err := ParseExperiment(filepath.Base(name)+".yaml", b, builtin)
+		e, err := ParseExperiment(filepath.Base(name)+".yaml", b, builtin, nil)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -156,7 +156,7 @@ func TestExperimentErrors(t *testing.T) {
 		{head + "base: [1, 2]\n", "x.yaml:3: base: want a mapping"},
 	}
 	for _, c := range cases {
-		e, err := ParseExperiment("x.yaml", []byte(c.text), builtin)
+		e, err := ParseExperiment("x.yaml", []byte(c.text), builtin, nil)
 		var es scenario.Errors
 		if e != nil || !errors.As(err, &es) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q:\ngot  %v\nwant %q", c.text, err, c.want)
@@ -167,7 +167,7 @@ func TestExperimentErrors(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("name: s\nduration: 10s\nvehicles:\n  - {name: q, kind: groundbot, count: 1, spawn: {layout: line}}\nmeasures:\n  - {type: platoon, group: qq}\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "e.yaml"), []byte("scenario: s.yaml\nbase:\n  vehicles[q].count: 2\n"), 0o644)
-	_, err := LoadExperiment(filepath.Join(dir, "e.yaml"), nil)
+	_, err := LoadExperiment(filepath.Join(dir, "e.yaml"), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "s.yaml:6: measures[0].group") || strings.Contains(err.Error(), "e.yaml") {
 		t.Errorf("a problem in the base scenario: %v", err)
 	}
@@ -191,7 +191,7 @@ func TestDuplicateSweepValues(t *testing.T) {
 			"x.yaml:6: sweep.values[2]: 0x3 is the same vehicles[robot].count as sweep.values[0] (3)"},
 	}
 	for _, c := range cases {
-		_, err := ParseExperiment("x.yaml", []byte(c.text), builtin)
+		_, err := ParseExperiment("x.yaml", []byte(c.text), builtin, nil)
 		var es scenario.Errors
 		if !errors.As(err, &es) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q:\ngot  %v\nwant %q", c.text, err, c.want)
@@ -379,7 +379,7 @@ func TestPathologicalExperiments(t *testing.T) {
 			}
 			var err error
 			var e *Experiment
-			n := hostile.Allocated(func() { e, err = ParseExperiment("bad.yaml", []byte(c.text), builtin) })
+			n := hostile.Allocated(func() { e, err = ParseExperiment("bad.yaml", []byte(c.text), builtin, nil) })
 			if n > hostile.MaxAlloc {
 				t.Errorf("%d bytes of input: loading allocated %d MB, want < %d MB", len(c.text), n>>20, hostile.MaxAlloc>>20)
 			}
@@ -422,7 +422,7 @@ func TestCheckBudget(t *testing.T) {
 	if len(e.Variants) != 90 {
 		t.Fatalf("%d variants", len(e.Variants))
 	}
-	_, err := ParseExperiment("x.yaml", []byte(head+"sweep: {param: network.latency, values: ["+values(MaxVariants)+"]}\n"), builtin)
+	_, err := ParseExperiment("x.yaml", []byte(head+"sweep: {param: network.latency, values: ["+values(MaxVariants)+"]}\n"), builtin, nil)
 	var es scenario.Errors
 	if !errors.As(err, &es) || len(es) != 1 || es[0].Line != 3 || !strings.HasPrefix(es[0].Path, "sweep.values[") || !strings.Contains(es[0].Msg, "split the experiment") {
 		t.Fatalf("got %v", err)
@@ -443,7 +443,7 @@ func TestLoadExperimentReadIsCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	n := hostile.Allocated(func() { _, err = LoadExperiment(big, builtin) })
+	n := hostile.Allocated(func() { _, err = LoadExperiment(big, builtin, nil) })
 	if n > 8*scenario.MaxFileSize { // the file is 256 MiB; the race detector adds some
 		t.Errorf("reading allocated %d MB", n>>20)
 	}
@@ -455,7 +455,7 @@ func TestLoadExperimentReadIsCapped(t *testing.T) {
 	if err := os.WriteFile(exp, []byte("scenario: big.yaml\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n = hostile.Allocated(func() { _, err = LoadExperiment(exp, builtin) })
+	n = hostile.Allocated(func() { _, err = LoadExperiment(exp, builtin, nil) })
 	if n > 8*scenario.MaxFileSize { // the file is 256 MiB; the race detector adds some
 		t.Errorf("reading allocated %d MB", n>>20)
 	}
@@ -463,7 +463,7 @@ func TestLoadExperimentReadIsCapped(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	// An experiment file that is not there.
-	if _, err := LoadExperiment(filepath.Join(dir, "none.yaml"), builtin); err == nil || !errors.Is(err, os.ErrNotExist) {
+	if _, err := LoadExperiment(filepath.Join(dir, "none.yaml"), builtin, nil); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
@@ -494,7 +494,7 @@ func FuzzParseExperiment(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := ParseExperiment("fuzz.yaml", data, builtin)
+		e, err := ParseExperiment("fuzz.yaml", data, builtin, nil)
 		if err != nil {
 			if e != nil {
 				t.Fatalf("an experiment and an error: %v", err)

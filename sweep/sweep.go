@@ -84,7 +84,7 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 	if opt.Seeds > 0 {
 		seeds = opt.Seeds
 	}
-	eopt := engine.Options{Workers: 1, NoFiles: opt.NoFiles}
+	eopt := engine.Options{Workers: 1, NoFiles: opt.NoFiles, Registry: e.reg}
 	if opt.Duration > 0 {
 		d := opt.Duration
 		eopt.Duration = &d
@@ -98,7 +98,7 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 		}
 		preps[i] = prepared{v: v, eff: eff}
 		if v.ref != nil {
-			reff, err := effective(v.ref, e, engine.Options{Duration: eopt.Duration, NoFiles: true})
+			reff, err := effective(v.ref, e, engine.Options{Duration: eopt.Duration, NoFiles: true, Registry: e.reg})
 			if err != nil {
 				return nil, variantError(v.Name+" (reference)", err)
 			}

@@ -37,7 +37,7 @@ func builtin(name string) (string, []byte, string, error) {
 
 func mustParse(t testing.TB, name, text string) *Experiment {
 	t.Helper()
-	e, err := ParseExperiment(name, []byte(text), builtin)
+	e, err := ParseExperiment(name, []byte(text), builtin, nil)
 	if err != nil {
 		t.Fatalf("%s:\n%v", name, err)
 	}

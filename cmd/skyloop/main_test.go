@@ -189,3 +189,23 @@ func TestReportClock(t *testing.T) {
 		t.Errorf("without clock.csv: exit %d: %s", code, stderr)
 	}
 }
+
+// TestSweepAnyScenario: skyloop sweep expands any scenario, here the
+// quickstart on the native Wi-Fi model (a component of the full registry,
+// not of the core), and every run is an ordinary run directory.
+func TestSweepAnyScenario(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "qs.yaml")
+	os.WriteFile(exp, []byte("experiment: qs\nscenario: quickstart\nseeds: 1\nbase: {network: {backend: wifi}}\nsweep: {param: duration, values: [2s, 3s]}\n"), 0o644)
+	out := t.TempDir()
+	code, stdout, stderr := capture(t, "sweep", exp, "--out", out, "-q")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d: %s %s", code, stdout, stderr)
+	}
+	for _, v := range []string{"duration=2s", "duration=3s"} {
+		b, err := os.ReadFile(filepath.Join(out, "qs", v, "seed1", "summary.json"))
+		if err != nil || !strings.Contains(string(b), `"backend": "wifi"`) {
+			t.Errorf("%s: %v %.200s", v, err, b)
+		}
+	}
+}

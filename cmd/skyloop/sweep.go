@@ -138,11 +138,11 @@ func loadExperiments(arg string) ([]*sweep.Experiment, error) {
 		if st.IsDir() {
 			return nil, badInput("%s is a directory, not an experiment file", arg)
 		}
-		e, err := sweep.LoadExperiment(arg, builtinScenario(""))
+		e, err := sweep.LoadExperiment(arg, builtinScenario(""), registry)
 		return []*sweep.Experiment{e}, asBadInput(err)
 	}
 	if b, ok := scenarios.Lookup(arg); ok {
-		e, err := sweep.ParseExperiment(filepath.Base(arg)+".yaml", b, builtinScenario(path.Dir(arg)))
+		e, err := sweep.ParseExperiment(filepath.Base(arg)+".yaml", b, builtinScenario(path.Dir(arg)), registry)
 		return []*sweep.Experiment{e}, asBadInput(err)
 	}
 	return nil, badInput("no experiment file %q and no built-in experiment of that name (built-in: %s, or netbots for all)",
