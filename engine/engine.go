@@ -28,8 +28,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
-
 	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
@@ -365,7 +363,7 @@ func (r *Run) buildNetwork() {
 	sc := r.sc
 	name := "ideal"
 	n := sc.Network
-	if n != nil {
+	if !n.IsZero() {
 		var ok bool
 		if name, ok = sc.TypeOf(n, "network", "backend"); !ok {
 			return
@@ -443,7 +441,7 @@ func (r *Run) buildBehaviors() {
 	sc := r.sc
 	// Decode each behaviour once per group or fixed node; every vehicle of a
 	// group shares the parameters.
-	decode := func(list []ast.Node, base string, fixed bool) []built {
+	decode := func(list []scenario.Raw, base string, fixed bool) []built {
 		var out []built
 		for i, n := range list {
 			path := fmt.Sprintf("%s.behaviors[%d]", base, i)

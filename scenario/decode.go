@@ -21,7 +21,7 @@ type yamlUnmarshaler interface {
 }
 
 var (
-	astNodeType     = reflect.TypeOf((*ast.Node)(nil)).Elem()
+	rawType         = reflect.TypeOf(Raw{})
 	textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
 	cbUnmarshaler   = reflect.TypeOf((*yamlUnmarshaler)(nil)).Elem()
 )
@@ -313,9 +313,9 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...strin
 			d.seen[path] = n
 		}
 	}
-	if v.Type() == astNodeType {
+	if v.Type() == rawType {
 		if !isNull(d.resolve(n)) { // an empty value keeps the default
-			v.Set(reflect.ValueOf(n))
+			v.Set(reflect.ValueOf(Raw{n}))
 		}
 		return
 	}

@@ -33,11 +33,11 @@ import (
 // Path.
 type Set struct {
 	Path  string
-	Value ast.Node
+	Value Raw
 	Doc   *Document
 	// At locates the override itself (the path's key or the sweep's
 	// param), for problems with the path.
-	At ast.Node
+	At Raw
 }
 
 // origin is where a part of an overridden scenario came from.
@@ -74,12 +74,12 @@ func Override(base *Document, sets []Set) (*Overridden, error) {
 	// Aliases make copies of their anchor's value: the text of a string is
 	// worked out once.
 	texts := map[ast.Node]string{}
-	root := base.tree(base.Root, 0, texts)
+	root := base.tree(base.Root.n, 0, texts)
 	var es Errors
 	for _, s := range sets {
-		v := s.Doc.tree(s.Value, 0, texts)
-		if err := root.set(s.Path, v, s.Doc.origin(s.At)); err != nil {
-			o := s.Doc.origin(s.At)
+		v := s.Doc.tree(s.Value.n, 0, texts)
+		if err := root.set(s.Path, v, s.Doc.origin(s.At.n)); err != nil {
+			o := s.Doc.origin(s.At.n)
 			es = append(es, &Error{File: o.file, Line: o.line, Path: s.Path, Msg: err.Error()})
 		}
 	}

@@ -5,8 +5,8 @@
 // and all problems are reported at once.
 //
 // The package knows the generic schema. Kind, behaviour and backend
-// parameters are kept as YAML nodes and decoded by the engine with Decode,
-// which gives them the same strict checking and error positions.
+// parameters are kept undecoded (Raw) and decoded by the engine with
+// Decode, which gives them the same strict checking and error positions.
 package scenario
 
 import (
@@ -36,11 +36,11 @@ type Scenario struct {
 	World       World        `yaml:"world" json:"world"`
 	Vehicles    []Group      `yaml:"vehicles" json:"vehicles"`
 	Nodes       []FixedNode  `yaml:"nodes" json:"nodes,omitempty"`
-	Network     ast.Node     `yaml:"network" json:"-"`
+	Network     Raw          `yaml:"network" json:"-"`
 	// Measures watch the vehicles' true states for study figures (the
 	// platoon gap error of SPEC.md C); the engine decodes them.
-	Measures []ast.Node `yaml:"measures" json:"-"`
-	Outputs  Outputs    `yaml:"outputs" json:"outputs"`
+	Measures []Raw   `yaml:"measures" json:"-"`
+	Outputs  Outputs `yaml:"outputs" json:"outputs"`
 	// Realtime, when > 0, paces the run to the wall clock at this factor
 	// (the command line's --realtime overrides it).
 	Realtime float64 `yaml:"realtime" json:"realtime"`
@@ -107,15 +107,15 @@ type Group struct {
 	Count     int         `yaml:"count" json:"count"`
 	Spawn     geom.Layout `yaml:"spawn" json:"spawn"`
 	Yaw       float64     `yaml:"yaw" json:"yaw"` // initial heading, degrees counter-clockwise from east
-	Params    ast.Node    `yaml:"params" json:"-"`
-	Behaviors []ast.Node  `yaml:"behaviors" json:"-"`
+	Params    Raw         `yaml:"params" json:"-"`
+	Behaviors []Raw       `yaml:"behaviors" json:"-"`
 }
 
 // FixedNode is a network node without a vehicle, such as a ground station.
 type FixedNode struct {
-	Name      string     `yaml:"name" json:"name"`
-	Position  geom.Vec3  `yaml:"position" json:"position"`
-	Behaviors []ast.Node `yaml:"behaviors" json:"-"`
+	Name      string    `yaml:"name" json:"name"`
+	Position  geom.Vec3 `yaml:"position" json:"position"`
+	Behaviors []Raw     `yaml:"behaviors" json:"-"`
 }
 
 // Outputs selects what a run writes. Metrics in summary.json are always
@@ -180,7 +180,7 @@ func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, e
 type Document struct {
 	File string
 	// Root is the top-level mapping.
-	Root ast.Node
+	Root Raw
 	dec  *decoder
 }
 
@@ -235,49 +235,49 @@ func ParseDocument(name string, data []byte) (*Document, error) {
 	default:
 		return nil, Errors{{File: name, Line: line(root), Msg: fmt.Sprintf("want a mapping of fields at the top level, got %s", kindName(root))}}
 	}
-	return &Document{File: name, Root: root, dec: d}, nil
+	return &Document{File: name, Root: Raw{root}, dec: d}, nil
 }
 
-// Decode decodes node n (absent: nothing changes) into dst, a pointer,
+// Decode decodes r (absent: nothing changes) into dst, a pointer,
 // strictly; keys in skip are ignored. It returns false if it found problems.
-func (d *Document) Decode(n ast.Node, path string, dst any, skip ...string) bool {
+func (d *Document) Decode(r Raw, path string, dst any, skip ...string) bool {
 	before := d.dec.nerrs
-	d.dec.decode(n, path, reflect.ValueOf(dst).Elem(), skip...)
+	d.dec.decode(r.n, path, reflect.ValueOf(dst).Elem(), skip...)
 	return d.dec.nerrs == before
 }
 
-// DecodeField decodes n into the field of struct pointer dst whose YAML
+// DecodeField decodes r into the field of struct pointer dst whose YAML
 // name is field, reporting an unknown field name at path.
-func (d *Document) DecodeField(n ast.Node, path string, dst any, field string) bool {
+func (d *Document) DecodeField(r Raw, path string, dst any, field string) bool {
 	v := reflect.ValueOf(dst).Elem()
 	for _, f := range yamlFields(v.Type()) {
 		if f.name == field {
-			return d.Decode(n, path, v.FieldByIndex(f.index).Addr().Interface())
+			return d.Decode(r, path, v.FieldByIndex(f.index).Addr().Interface())
 		}
 	}
 	names := []string{}
 	for _, f := range yamlFields(v.Type()) {
 		names = append(names, f.name)
 	}
-	d.dec.errorf(n, path, "unknown parameter %q (known: %s)", field, strings.Join(names, ", "))
+	d.dec.errorf(r.n, path, "unknown parameter %q (known: %s)", field, strings.Join(names, ", "))
 	return false
 }
 
 // Field is one key and value of a mapping.
 type Field struct {
 	Key   string
-	KeyAt ast.Node // the key as written, for locating problems
-	Value ast.Node
+	KeyAt Raw // the key as written, for locating problems
+	Value Raw
 }
 
-// Fields returns the entries of mapping n in order, merge keys (<<)
-// expanded; a problem is recorded at path when n is not a mapping. An
-// absent node has no fields.
-func (d *Document) Fields(n ast.Node, path string) []Field {
-	if n == nil {
+// Fields returns the entries of mapping m in order, merge keys (<<)
+// expanded; a problem is recorded at path when m is not a mapping. An
+// absent m has no fields.
+func (d *Document) Fields(m Raw, path string) []Field {
+	if m.n == nil {
 		return nil
 	}
-	r := d.dec.resolve(n)
+	r := d.dec.resolve(m.n)
 	if isNull(r) {
 		return nil
 	}
@@ -288,15 +288,16 @@ func (d *Document) Fields(n ast.Node, path string) []Field {
 	}
 	fs := make([]Field, 0, len(entries))
 	for _, mv := range entries {
-		fs = append(fs, Field{Key: scalarText(mv.Key), KeyAt: mv.Key, Value: mv.Value})
+		fs = append(fs, Field{Key: scalarText(mv.Key), KeyAt: Raw{mv.Key}, Value: Raw{mv.Value}})
 	}
 	return fs
 }
 
-// Text returns the YAML text of a scalar node as written (for a sequence
-// or mapping, its flow form), for naming things after values.
-func (d *Document) Text(n ast.Node) string {
-	n = d.dec.resolve(n)
+// Text returns the YAML text of a scalar as written (for a sequence or
+// mapping, its flow form; "" when r is absent), for naming things after
+// values.
+func (d *Document) Text(r Raw) string {
+	n := d.dec.resolve(r.n)
 	if n == nil {
 		return ""
 	}
@@ -306,12 +307,27 @@ func (d *Document) Text(n ast.Node) string {
 	return strings.TrimSpace(n.String())
 }
 
-// Line returns the line of node n (0 if unknown).
-func (d *Document) Line(n ast.Node) int { return line(n) }
+// Item returns the i-th element of r when r is a list written in place
+// (an anchor on it is looked through, an alias is not followed), for
+// locating problems with that element; ok is false otherwise.
+func (d *Document) Item(r Raw, i int) (item Raw, ok bool) {
+	n := r.n
+	if a, anchor := n.(*ast.AnchorNode); anchor {
+		n = a.Value
+	}
+	if sq, seq := n.(*ast.SequenceNode); seq && i >= 0 && i < len(sq.Values) {
+		return Raw{sq.Values[i]}, true
+	}
+	return Raw{}, false
+}
 
-// Errorf records a problem at a node.
-func (d *Document) Errorf(n ast.Node, path, format string, args ...any) {
-	d.dec.errorf(n, path, format, args...)
+// Line returns the line where r was written (0 if unknown or absent).
+func (d *Document) Line(r Raw) int { return line(r.n) }
+
+// Errorf records a problem at the line where r was written (the line is 0
+// when r is absent).
+func (d *Document) Errorf(r Raw, path, format string, args ...any) {
+	d.dec.errorf(r.n, path, format, args...)
 }
 
 // Err returns every problem recorded, sorted by line, or nil.
@@ -407,26 +423,27 @@ func (sc *Scenario) lineOf(path string) int {
 	}
 }
 
-// Decode decodes a component's parameter node (kept as a raw YAML node in
-// the scenario) into dst, a pointer to a struct holding the defaults, with
-// the same strict checks as the rest of the file. Keys listed in skip
-// (such as `type`) are ignored. Problems are recorded on the scenario and
-// reported by Err; Decode returns false if there were any.
-func (sc *Scenario) Decode(n ast.Node, path string, dst any, skip ...string) bool {
+// Decode decodes a component's parameters (kept undecoded in the scenario
+// as r; absent: dst is unchanged) into dst, a pointer to a struct holding
+// the defaults, with the same strict checks as the rest of the file. Keys
+// listed in skip (such as `type`) are ignored. Problems are recorded on
+// the scenario and reported by Err; Decode returns false if there were
+// any.
+func (sc *Scenario) Decode(r Raw, path string, dst any, skip ...string) bool {
 	before := sc.dec.nerrs
-	sc.dec.decode(n, path, reflect.ValueOf(dst).Elem(), skip...)
+	sc.dec.decode(r.n, path, reflect.ValueOf(dst).Elem(), skip...)
 	return sc.dec.nerrs == before
 }
 
 // TypeOf returns the value of the discriminating key (such as `type` or
 // `backend`) of a component mapping, recording a problem when it is missing
 // or not a string.
-func (sc *Scenario) TypeOf(n ast.Node, path, key string) (string, bool) {
-	if n == nil {
+func (sc *Scenario) TypeOf(raw Raw, path, key string) (string, bool) {
+	if raw.n == nil {
 		sc.Errorf(path, "missing")
 		return "", false
 	}
-	r := sc.dec.resolve(n)
+	r := sc.dec.resolve(raw.n)
 	if a, ok := r.(*ast.AliasNode); ok {
 		sc.dec.errorf(a, path, "unknown anchor %q", strings.TrimSpace(a.Value.GetToken().Value))
 		return "", false
@@ -451,13 +468,13 @@ func (sc *Scenario) TypeOf(n ast.Node, path, key string) (string, bool) {
 	return "", false
 }
 
-// DecodeKey decodes the value of one key of a mapping node into dst (a
-// pointer), leaving dst unchanged when the key is absent.
-func (sc *Scenario) DecodeKey(n ast.Node, path, key string, dst any) bool {
-	if n == nil {
+// DecodeKey decodes the value of one key of mapping r into dst (a
+// pointer), leaving dst unchanged when r or the key is absent.
+func (sc *Scenario) DecodeKey(r Raw, path, key string, dst any) bool {
+	if r.n == nil {
 		return true
 	}
-	entries, ok := sc.dec.mapEntries(sc.dec.resolve(n), path)
+	entries, ok := sc.dec.mapEntries(sc.dec.resolve(r.n), path)
 	if !ok {
 		return true // reported by the caller's Decode
 	}

@@ -34,8 +34,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
-
 	"skyloop/engine"
 	"skyloop/scenario"
 )
@@ -45,21 +43,21 @@ const MaxVariants = 1000
 
 // file is an experiment file as written.
 type file struct {
-	Experiment  string   `yaml:"experiment"`
-	Description string   `yaml:"description"`
-	Scenario    string   `yaml:"scenario"`
-	Seeds       int      `yaml:"seeds"`
-	Base        ast.Node `yaml:"base"`
+	Experiment  string       `yaml:"experiment"`
+	Description string       `yaml:"description"`
+	Scenario    string       `yaml:"scenario"`
+	Seeds       int          `yaml:"seeds"`
+	Base        scenario.Raw `yaml:"base"`
 	Sweep       *struct {
-		Param  string     `yaml:"param"`
-		Name   string     `yaml:"name"`
-		Values []ast.Node `yaml:"values"`
+		Param  string         `yaml:"param"`
+		Name   string         `yaml:"name"`
+		Values []scenario.Raw `yaml:"values"`
 	} `yaml:"sweep"`
 	Variants []struct {
-		Name string   `yaml:"name"`
-		Set  ast.Node `yaml:"set"`
+		Name string       `yaml:"name"`
+		Set  scenario.Raw `yaml:"set"`
 	} `yaml:"variants"`
-	Reference ast.Node `yaml:"reference"`
+	Reference scenario.Raw `yaml:"reference"`
 }
 
 // Variant is one configuration of an experiment.
@@ -149,20 +147,16 @@ func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Re
 	for _, fl := range doc.Fields(doc.Root, "") {
 		fields[fl.Key] = fl
 	}
-	at := func(key string) ast.Node {
+	at := func(key string) scenario.Raw {
 		if fl, ok := fields[key]; ok {
 			return fl.KeyAt
 		}
 		return doc.Root
 	}
 	// item returns the i-th element of a top-level list (or the list's key).
-	item := func(key string, i int) ast.Node {
-		n := fields[key].Value
-		if a, ok := n.(*ast.AnchorNode); ok {
-			n = a.Value
-		}
-		if sq, ok := n.(*ast.SequenceNode); ok && i < len(sq.Values) {
-			return sq.Values[i]
+	item := func(key string, i int) scenario.Raw {
+		if it, ok := doc.Item(fields[key].Value, i); ok {
+			return it
 		}
 		return at(key)
 	}
@@ -293,9 +287,9 @@ func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Re
 }
 
 // sets reads a mapping of path: value.
-func sets(doc *scenario.Document, n ast.Node, path string) []scenario.Set {
+func sets(doc *scenario.Document, m scenario.Raw, path string) []scenario.Set {
 	var out []scenario.Set
-	for _, f := range doc.Fields(n, path) {
+	for _, f := range doc.Fields(m, path) {
 		out = append(out, scenario.Set{Path: f.Key, Value: f.Value, Doc: doc, At: f.KeyAt})
 	}
 	return out
@@ -376,7 +370,7 @@ func (c *checker) fail(err error) {
 // checks the resulting scenarios completely. It returns the variant and
 // its effective configuration, or nil after recording the problems; path
 // and at locate the variant in the experiment file.
-func (c *checker) variant(name, value, path string, at ast.Node, s, ref []scenario.Set) (*Variant, string) {
+func (c *checker) variant(name, value, path string, at scenario.Raw, s, ref []scenario.Set) (*Variant, string) {
 	v := &Variant{Name: name, Value: value}
 	eff, ov, err := c.check(s, path, at)
 	if err != nil {
@@ -401,7 +395,7 @@ var errSpent = scenario.Errors{}
 
 // check builds the scenario with the sets applied and returns its
 // effective configuration as JSON.
-func (c *checker) check(s []scenario.Set, path string, at ast.Node) (string, *scenario.Overridden, error) {
+func (c *checker) check(s []scenario.Set, path string, at scenario.Raw) (string, *scenario.Overridden, error) {
 	if c.over {
 		return "", nil, errSpent
 	}
@@ -433,7 +427,7 @@ func (c *checker) check(s []scenario.Set, path string, at ast.Node) (string, *sc
 }
 
 // spent returns err, or the problem that the budget is spent.
-func (c *checker) spent(err error, path string, at ast.Node) error {
+func (c *checker) spent(err error, path string, at scenario.Raw) error {
 	if c.tokens <= maxCheckTokens && c.bytes <= maxCheckBytes {
 		return err
 	}
