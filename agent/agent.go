@@ -269,14 +269,23 @@ func (c *Context) Telemetry() vehicle.Telemetry {
 	return c.veh.Estimate()
 }
 
-// Capability returns the own vehicle as a T when it offers that
+// Capability returns the own vehicle (or its controller) as a T when it offers that
 // capability (an interface such as the MAVLink endpoint's parameter
 // access), and false on fixed nodes or vehicles without it. Behaviours get
 // the narrow interface they ask for, never the whole vehicle: mission
 // logic uses Telemetry and Command.
 func Capability[T any](c *Context) (T, bool) {
-	t, ok := c.veh.(T)
-	return t, ok
+	if t, ok := c.veh.(T); ok {
+		return t, true
+	}
+	// A vehicle made of physics and a controller offers what its
+	// controller offers (real firmware's MAVLink port, say).
+	if cv, ok := c.veh.(interface{ Controller() vehicle.Controller }); ok {
+		t, ok := cv.Controller().(T)
+		return t, ok
+	}
+	var zero T
+	return zero, false
 }
 
 // forwardSpeeder is implemented by vehicles that know their signed speed

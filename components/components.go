@@ -2,7 +2,8 @@
 // ships with: the core's (engine.Core: vehicle kinds, the behaviours of
 // package agent, the ideal and impair backends) and the others: the wifi
 // model (its captures go through gopacket), the ns3 and extern backends, the
-// extern and MAVLink behaviours and the TAP bridge of isolation: netns.
+// extern and MAVLink behaviours, the TAP bridge of isolation: netns, and
+// real PX4 firmware as a multirotor controller (px4-sitl).
 // Programs that build runs from scenario files pass it to the engine:
 //
 //	reg := components.Registry()
@@ -20,6 +21,7 @@ import (
 	"skyloop/netsim/ns3"
 	"skyloop/netsim/tap"
 	"skyloop/netsim/wifi"
+	"skyloop/px4sitl"
 )
 
 // Registry returns a new registry of every component.
@@ -32,5 +34,6 @@ func Registry() *engine.Registry {
 	g.AddBehavior(mavlink.VehicleSpec)
 	g.AddBehavior(mavlink.GCSSpec)
 	g.AddBehavior(tap.BridgeSpec)
+	g.AddController(px4sitl.Spec)
 	return g
 }

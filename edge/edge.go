@@ -92,6 +92,10 @@ type Env struct {
 	// (logs of launched programs); it returns nil and no error when the
 	// run writes no files.
 	Output func(name string) (io.Writer, error)
+	// WorkDir creates a directory in the run directory (procs/px4-0, say)
+	// and returns its path, for launched programs that keep their own
+	// files; nil when the run writes no files.
+	WorkDir func(name string) (string, error)
 	// Ready, when set, is told where external programs connect (the
 	// extern server's Unix socket, TCP address and token).
 	Ready func(socket, addr, token string)

@@ -8,6 +8,7 @@ import (
 	"skyloop/autopilot"
 	"skyloop/fields"
 	"skyloop/geom"
+	"skyloop/sim"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
 	"skyloop/vehicle/multirotor"
@@ -39,6 +40,42 @@ type KindSpec struct {
 	// stream(purpose) gives the vehicle's random stream for one purpose
 	// ("turbulence", "sensors"), keyed by (seed, purpose, vehicle id).
 	NewGroup func(p fields.Validator) func(pos geom.Vec3, yaw float64, stream func(purpose string) *rand.Rand) vehicle.Vehicle
+	// Controller is the name of the kind's own controller, for kinds that
+	// can be flown by others instead (Registry.AddController); NewPhysics
+	// then returns the constructor of a group's physics models alone.
+	Controller string
+	NewPhysics func(p fields.Validator) func(pos geom.Vec3, yaw float64, stream func(purpose string) *rand.Rand) vehicle.Physics
+}
+
+// ControllerSpec is a controller that flies a vehicle kind instead of the
+// kind's own, chosen with `params: {controller: NAME}`: real PX4 firmware
+// for the multirotor, say. It sees the vehicle only through the
+// sensor/actuator boundary; when it reaches outside the process it also
+// implements edge.Component (and usually vehicle.Remote).
+type ControllerSpec struct {
+	// Kind is the vehicle kind it flies.
+	Kind string
+	// Name is the value of `controller:`.
+	Name string
+	// Key is the key of the group's params that holds the controller's
+	// own parameters (e.g. "px4"); it may be absent from a scenario.
+	Key string
+	// Doc is a one-paragraph description for `skyloop components`.
+	Doc string
+	// Params returns a pointer to a new parameter struct with defaults.
+	Params func() fields.Validator
+	// Defaults, when set, adjusts the kind's defaults (the preset) for
+	// this controller before the scenario's values are decoded over them.
+	Defaults func(kind fields.Validator)
+	// Check, when set, reports what the controller cannot fly among the
+	// kind's parameters (keys relative to the group's params).
+	Check func(kind, ctrl fields.Validator) fields.Errors
+	// Period returns the control period, a whole multiple of the tick.
+	Period func(ctrl fields.Validator) sim.Duration
+	// NewGroup returns the constructor of a group's controllers; id is the
+	// vehicle's node id (which numbers firmware instances), name its node
+	// name.
+	NewGroup func(kind, ctrl fields.Validator) func(id int, name string, pos geom.Vec3, yaw float64) vehicle.Controller
 }
 
 // coreKinds are the vehicle kinds of the core.
@@ -75,6 +112,14 @@ var coreKinds = []KindSpec{
 			sh := autopilot.NewShared(p.(*autopilot.Config))
 			return func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Vehicle {
 				return autopilot.New(sh, pos, yaw, stream("turbulence"), stream("sensors"))
+			}
+		},
+		Controller: "px4like",
+		NewPhysics: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Physics {
+			c := p.(*autopilot.Config)
+			m := multirotor.NewModel(&c.Params)
+			return func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Physics {
+				return multirotor.NewPhysics(m, &c.Autopilot.SensorParams, pos, yaw, stream("turbulence"), stream("sensors"))
 			}
 		},
 	},

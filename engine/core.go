@@ -52,13 +52,19 @@ func (b backendEdge) Close() error             { return nil }
 
 // Components returns the parts of the run that reach outside the
 // simulation, in the order they must be opened: the network backend, then
-// every behaviour in node order.
+// for every node in order its vehicle's controller (real firmware) and its
+// behaviours.
 func (r *Run) Components() []edge.Component {
 	var out []edge.Component
 	if c, ok := r.backend.(edge.Component); ok {
 		out = append(out, backendEdge{c})
 	}
 	for i := range r.nodes {
+		if cv, ok := r.nodes[i].veh.(interface{ Controller() vehicle.Controller }); ok {
+			if c, ok := cv.Controller().(edge.Component); ok {
+				out = append(out, c) // firmware before the behaviours that talk to it
+			}
+		}
 		for _, s := range r.nodes[i].slots {
 			if c, ok := s.b.(edge.Component); ok {
 				out = append(out, c)

@@ -154,6 +154,7 @@ type Run struct {
 	files       map[string]bool  // behaviour output files created
 	motion      []vehicle.Motion // world checks' buffer
 	aerial      bool             // the run has multirotors (profile.png)
+	remotes     []int            // vehicles flown by controllers in other processes
 	preparers   bool             // some behaviour steps in two passes (external agents)
 	realtime    float64          // real-time factor (0 = as fast as possible)
 	failed      error            // a behaviour's Fail: ends the run after the agent phase
@@ -296,15 +297,27 @@ func (r *Run) buildVehicles() {
 			}
 			p = ks.Preset(name)
 		}
-		if !sc.Decode(g.Params, path+".params", p) {
+		cs, cp, skip, ok := r.controller(ks, g.Params, path+".params")
+		if cs != nil && cs.Defaults != nil {
+			cs.Defaults(p)
+		}
+		if !sc.Decode(g.Params, path+".params", p, skip...) || !ok {
 			continue
 		}
 		bad := p.Validate()
+		if cs != nil && cs.Check != nil {
+			for k, v := range cs.Check(p, cp) {
+				bad[k] = v
+			}
+		}
 		bad.Report(path+".params", sc.Errorf)
 		if len(bad) > 0 {
 			continue
 		}
 		tm := ks.Timing(p)
+		if cs != nil {
+			tm.Control = cs.Period(cp)
+		}
 		ce := r.ticks(path+".params.control_period", tm.Control)
 		pe := r.ticks(path+".params.physics_period", tm.Physics)
 		if tooMany || g.Count < 1 || len(g.Spawn.Check(g.Count)) > 0 {
@@ -313,11 +326,27 @@ func (r *Run) buildVehicles() {
 		pts := g.Spawn.Points(g.Count)
 		yaw := g.Yaw * math.Pi / 180
 		var newVehicle func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle
+		if cs != nil {
+			for i, pt := range pts {
+				if pt.Z > 0 {
+					sc.Errorf(path+".spawn", "vehicle %d starts %.3g m above the ground: the %s controller boots on the ground (spawn z = 0)", i, pt.Z, cs.Name)
+					break
+				}
+			}
+		}
 		if !r.opt.CheckOnly {
 			// A check builds no vehicle: its parameters are checked
 			// above, and a hundred thousand multirotors would cost
 			// hundreds of MB for nothing.
-			newVehicle = ks.NewGroup(p)
+			if cs != nil {
+				phys, ctrl, first := ks.NewPhysics(p), cs.NewGroup(p, cp), len(r.nodes)
+				newVehicle = func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Vehicle {
+					id := len(r.nodes) // the node being built
+					return vehicle.Compose(phys(pos, yaw, stream), ctrl(id, fmt.Sprintf("%s-%d", g.Name, id-first), pos, yaw))
+				}
+			} else {
+				newVehicle = ks.NewGroup(p)
+			}
 		}
 		for i := 0; i < g.Count; i++ {
 			id := netsim.NodeID(len(r.nodes))
@@ -328,6 +357,9 @@ func (r *Run) buildVehicles() {
 				v = newVehicle(pts[i], yaw, func(purpose string) *rand.Rand { return sim.Stream(r.seed, purpose, int(id)) })
 			}
 			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.Name, i), Group: g.Name, Index: i}
+			if rc, ok := v.(vehicle.RemoteControlled); ok && rc.Remote() {
+				r.remotes = append(r.remotes, int(id))
+			}
 			r.nodes = append(r.nodes, nodeState{ref: ref, veh: v})
 			r.veh = append(r.veh, v)
 			r.ctrlEv = append(r.ctrlEv, ce)
@@ -338,11 +370,67 @@ func (r *Run) buildVehicles() {
 		if ks.Aerial {
 			r.aerial = true
 		}
-		groups = append(groups, map[string]any{"name": g.Name, "kind": g.Kind, "count": g.Count,
-			"spawn": g.Spawn, "yaw": g.Yaw, "params": p})
+		eff := map[string]any{"name": g.Name, "kind": g.Kind, "count": g.Count, "spawn": g.Spawn, "yaw": g.Yaw, "params": p}
+		if cs != nil {
+			// Written only for another controller, so that the
+			// configuration of other runs stays as it was.
+			eff["controller"] = map[string]any{"name": cs.Name, "params": cp}
+		}
+		groups = append(groups, eff)
 	}
 	r.vev = make([]vehicle.Events, len(r.veh))
 	r.effective["vehicles"] = groups
+}
+
+// controller reads the `controller:` choice of a vehicle group's params:
+// nil for the kind's own controller, else the chosen one with its
+// parameters (from params.<Key>). skip lists the keys the kind's own
+// parameters must not decode; ok is false when the choice is bad (and
+// reported).
+func (r *Run) controller(ks KindSpec, params scenario.Raw, path string) (cs *ControllerSpec, cp fields.Validator, skip []string, ok bool) {
+	if ks.Controller == "" {
+		return nil, nil, nil, true // the kind has no choice; `controller:` is an unknown field
+	}
+	sc := r.sc
+	others := r.reg.Controllers(ks.Name)
+	skip = []string{"controller"}
+	for _, c := range others {
+		if c.Key != "" {
+			skip = append(skip, c.Key)
+		}
+	}
+	name := ks.Controller
+	sc.DecodeKey(params, path, "controller", &name)
+	names := []string{ks.Controller}
+	for _, c := range others {
+		names = append(names, c.Name)
+		if c.Name == name {
+			cs = &c
+		}
+	}
+	if cs == nil && name != ks.Controller {
+		sc.Errorf(path+".controller", "unknown %s controller %q: want one of %s", ks.Name, name, strings.Join(names, ", "))
+		return nil, nil, skip, false
+	}
+	ok = true
+	for _, c := range others {
+		if c.Key != "" && (cs == nil || c.Key != cs.Key) && sc.HasKey(params, c.Key) {
+			sc.Errorf(path+"."+c.Key, "only read with controller: %s (the group is flown by %s)", c.Name, name)
+			ok = false
+		}
+	}
+	if cs == nil {
+		return nil, nil, skip, ok
+	}
+	cp = cs.Params()
+	if cs.Key != "" && sc.HasKey(params, cs.Key) {
+		if !sc.DecodeKey(params, path, cs.Key, cp) {
+			return nil, nil, skip, false
+		}
+	}
+	bad := cp.Validate()
+	bad.Report(path+"."+cs.Key, sc.Errorf)
+	return cs, cp, skip, len(bad) == 0
 }
 
 func (r *Run) buildFixed() {

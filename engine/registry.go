@@ -19,14 +19,46 @@ import (
 // core's components, and skyloop/components adds the ones at the edges
 // (ns-3, external agents and simulators, MAVLink, the TAP bridge).
 type Registry struct {
-	kinds     map[string]KindSpec
-	behaviors map[string]agent.Spec
-	backends  map[string]netsim.BackendSpec
+	kinds       map[string]KindSpec
+	behaviors   map[string]agent.Spec
+	backends    map[string]netsim.BackendSpec
+	controllers map[string]map[string]ControllerSpec // by kind, then name
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{kinds: map[string]KindSpec{}, behaviors: map[string]agent.Spec{}, backends: map[string]netsim.BackendSpec{}}
+	return &Registry{kinds: map[string]KindSpec{}, behaviors: map[string]agent.Spec{}, backends: map[string]netsim.BackendSpec{},
+		controllers: map[string]map[string]ControllerSpec{}}
+}
+
+// AddController adds a controller that flies a vehicle kind instead of the
+// kind's own (params: {controller: NAME}). It panics on a duplicate name
+// for the kind, a programming error.
+func (g *Registry) AddController(c ControllerSpec) {
+	m := g.controllers[c.Kind]
+	if m == nil {
+		m = map[string]ControllerSpec{}
+		g.controllers[c.Kind] = m
+	}
+	if _, dup := m[c.Name]; dup {
+		panic(fmt.Sprintf("engine: controller %q of kind %q added twice", c.Name, c.Kind))
+	}
+	m[c.Name] = c
+}
+
+// Controller returns the controller called name that flies kind.
+func (g *Registry) Controller(kind, name string) (ControllerSpec, bool) {
+	c, ok := g.controllers[kind][name]
+	return c, ok
+}
+
+// Controllers returns the added controllers of kind, by name.
+func (g *Registry) Controllers(kind string) []ControllerSpec {
+	var out []ControllerSpec
+	for _, n := range slices.Sorted(maps.Keys(g.controllers[kind])) {
+		out = append(out, g.controllers[kind][n])
+	}
+	return out
 }
 
 // Core returns a registry of the core's components: the pointmass,

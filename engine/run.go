@@ -231,7 +231,19 @@ func (r *Run) vehicleRange(lo, hi int) {
 
 func (r *Run) vehiclePhase(t sim.Time) error {
 	r.curT, r.curTick = t, int64(t)/int64(r.tick)
+	// Controllers in other processes get their sensors first, all of
+	// them, so that they compute at once while the control steps wait.
+	for _, i := range r.remotes {
+		if r.curTick%r.ctrlEv[i] == 0 {
+			r.veh[i].(vehicle.RemoteControlled).Send(t)
+		}
+	}
 	r.pool.Run(len(r.veh), r.vehicleFn)
+	for _, i := range r.remotes {
+		if err := r.veh[i].(vehicle.RemoteControlled).Err(); err != nil {
+			return fmt.Errorf("vehicle %s: %w", r.nodes[i].ref.Name, err)
+		}
+	}
 	// Merge vehicle events in vehicle order, whatever the worker count.
 	for i := range r.vev {
 		ev := &r.vev[i]

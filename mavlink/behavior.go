@@ -112,6 +112,26 @@ type VehicleBehavior struct {
 	relayTo  netsim.NodeID
 	relayed  bool
 	linkErrs int
+
+	// Real firmware (relay mode): the vehicle's controller is a flight
+	// stack in another process, which speaks MAVLink itself; the
+	// behaviour carries its ground-station link through the network.
+	fw      Firmware
+	fwLink  *UDPLink
+	fwHeard bool // the firmware has sent to the relay's socket
+	fwIn    int  // datagrams from the firmware
+	fwOut   int  // datagrams to the firmware
+}
+
+// Firmware is what a vehicle flown by real flight firmware offers the
+// mavlink behaviour (px4sitl.Controller does): the UDP port on loopback
+// of the firmware's ground-station link. With it the behaviour runs no
+// endpoint of its own and relays instead: frames that reach the vehicle's
+// node on the MAVLink port go to the firmware, and the firmware's
+// datagrams go from the vehicle's node to the ground stations, through
+// the simulated network.
+type Firmware interface {
+	MAVLinkPort() int
 }
 
 // The MAVLink ports over host_veth (isolation: netns): the vehicle's
@@ -128,6 +148,18 @@ const (
 // a flight controller wired to the companion computer.
 func (b *VehicleBehavior) Open(env *edge.Env) error {
 	ns := env.Namespace(int(b.ctx.ID()))
+	if b.fw != nil {
+		if ns != nil {
+			return fmt.Errorf("vehicle %d: real firmware inside network namespaces is not supported yet (isolation: netns)", b.ctx.ID())
+		}
+		lo := netip.MustParseAddr("127.0.0.1")
+		l, err := ListenUDP(netip.AddrPortFrom(lo, 0), []netip.AddrPort{netip.AddrPortFrom(lo, uint16(b.fw.MAVLinkPort()))})
+		if err != nil {
+			return fmt.Errorf("vehicle %d: relay to the firmware's MAVLink port: %w", b.ctx.ID(), err)
+		}
+		b.fwLink = l
+		return nil
+	}
 	if ns == nil {
 		return nil
 	}
@@ -142,6 +174,11 @@ func (b *VehicleBehavior) Open(env *edge.Env) error {
 
 // Close implements edge.Component: it closes the host_veth link.
 func (b *VehicleBehavior) Close() error {
+	if b.fwLink != nil {
+		err := b.fwLink.Close()
+		b.fwLink = nil
+		return err
+	}
 	if b.hostLink == nil {
 		return nil
 	}
@@ -198,6 +235,10 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 	b.ctx = ctx
 	id := ctx.ID()
 	b.peers, _ = b.gcsNodes(ctx)
+	if fw, ok := agent.Capability[Firmware](ctx); ok {
+		b.fw = fw
+		return nil
+	}
 	ep, _ := time.Parse(time.RFC3339, b.p.Epoch)
 	b.epochUs = ep.UnixMicro()
 	rates := map[uint32]float64{}
@@ -250,6 +291,10 @@ func (b *VehicleBehavior) open() {
 func (b *VehicleBehavior) Step(ctx *agent.Context) {
 	b.open()
 	now := ctx.Now()
+	if b.fw != nil {
+		b.relayStep(now)
+		return
+	}
 	for i, l := range b.links {
 		err := l.Drain(func(from int32, data []byte) {
 			b.tlog.write(now, data)
@@ -274,7 +319,50 @@ func (b *VehicleBehavior) Receive(ctx *agent.Context, m *agent.Message) {
 	b.open()
 	now := ctx.Now()
 	b.tlog.write(now, m.Payload)
+	if b.fw != nil {
+		b.addPeer(m.Src)
+		if b.fwLink != nil {
+			b.fwLink.Broadcast(m.Payload)
+			b.fwOut++
+		}
+		return
+	}
 	b.dec.Decode(m.Payload, func(f frame.Frame) { b.dispatch(now, Peer{Link: 0, Addr: int32(m.Src)}, f) })
+}
+
+func (b *VehicleBehavior) addPeer(n netsim.NodeID) {
+	for _, p := range b.peers {
+		if p == n {
+			return
+		}
+	}
+	b.peers = append(b.peers, n)
+}
+
+// relayStep sends the firmware's datagrams to the ground stations. Until
+// the firmware has sent to the relay, it also sends it an empty datagram
+// each step: PX4 takes the first sender on loopback as its partner and
+// talks to it from then on (an empty datagram carries no message, so the
+// firmware does not see a ground station before one speaks).
+func (b *VehicleBehavior) relayStep(now sim.Time) {
+	if b.fwLink == nil {
+		return
+	}
+	if !b.fwHeard {
+		b.fwLink.Broadcast(nil)
+	}
+	err := b.fwLink.Drain(func(_ int32, data []byte) {
+		b.fwHeard = true
+		b.fwIn++
+		b.tlog.write(now, data)
+		for _, p := range b.peers {
+			b.sendNode(p, data)
+		}
+	})
+	if err != nil && b.linkErrs == 0 {
+		b.linkErrs++
+		b.ctx.Log().Warn("MAVLink relay to the firmware failed", "err", err)
+	}
 }
 
 func (b *VehicleBehavior) dispatch(now sim.Time, from Peer, f frame.Frame) {
@@ -313,6 +401,9 @@ func (b *VehicleBehavior) startRelay(now sim.Time) {
 
 // Finish implements agent.Finisher.
 func (b *VehicleBehavior) Finish(ctx *agent.Context) map[string]any {
+	if b.fw != nil {
+		return map[string]any{"relay_to_firmware": true, "system_id": ctx.ID() + 1, "datagrams_from_firmware": b.fwIn, "datagrams_to_firmware": b.fwOut}
+	}
 	out := map[string]any{"system_id": b.ep.SysID(), "frames_in": b.ep.FramesIn, "frames_out": b.ep.FramesOut,
 		"commands": b.ep.Commands, "bad_frames": b.dec.Bad, "unknown_frames": b.dec.Unknown, "skipped_frames": b.dec.Skipped}
 	ms := map[string]float64{}

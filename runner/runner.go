@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"syscall"
 	"time"
 
@@ -137,6 +138,13 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		Origin: sc.World.Origin, Dir: procDir(r), Log: r.Logger(), Realtime: realtime, Ready: opt.ExternReady}
 	if dir != nil {
 		env.Output = func(name string) (io.Writer, error) { return dir.Unbuffered(name) }
+		env.WorkDir = func(name string) (string, error) {
+			p := dir.Path(name)
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return "", fmt.Errorf("creating %s: %w", name, err)
+			}
+			return p, nil
+		}
 	}
 	if opt.Attach != nil {
 		var attachErr error

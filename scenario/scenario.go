@@ -468,6 +468,28 @@ func (sc *Scenario) TypeOf(raw Raw, path, key string) (string, bool) {
 	return "", false
 }
 
+// HasKey reports whether mapping r has key (false when r is absent or not
+// a mapping).
+func (sc *Scenario) HasKey(r Raw, key string) bool {
+	if r.n == nil {
+		return false
+	}
+	n := sc.dec.resolve(r.n)
+	if isNull(n) {
+		return false
+	}
+	entries, ok := sc.dec.mapEntries(n, "")
+	if !ok {
+		return false
+	}
+	for _, mv := range entries {
+		if scalarText(mv.Key) == key {
+			return true
+		}
+	}
+	return false
+}
+
 // DecodeKey decodes the value of one key of mapping r into dst (a
 // pointer), leaving dst unchanged when r or the key is absent.
 func (sc *Scenario) DecodeKey(r Raw, path, key string, dst any) bool {

@@ -75,14 +75,44 @@ type Motion struct {
 // per step; Telemetry values go through the interfaces by value, so that
 // they stay on the caller's stack.
 type Composed struct {
-	phys Physics
-	ctrl Controller
-	s    Sensors
-	a    Actuators
+	phys   Physics
+	ctrl   Controller
+	remote Remote // ctrl, when it runs in another process
+	sent   bool   // the sensors of the coming control step were read and sent
+	s      Sensors
+	a      Actuators
 }
 
 // Compose joins p and c into a vehicle.
-func Compose(p Physics, c Controller) *Composed { return &Composed{phys: p, ctrl: c} }
+func Compose(p Physics, c Controller) *Composed {
+	v := &Composed{phys: p, ctrl: c}
+	v.remote, _ = c.(Remote)
+	return v
+}
+
+// Remote reports whether the controller runs in another process (see
+// Remote).
+func (v *Composed) Remote() bool { return v.remote != nil }
+
+// Send reads the sensors at t and hands them to a remote controller: the
+// first half of the control step at t, which Control completes. It does
+// nothing for a controller in this process.
+func (v *Composed) Send(t sim.Time) {
+	if v.remote == nil {
+		return
+	}
+	v.phys.Sense(t, &v.s)
+	v.remote.Send(t, &v.s)
+	v.sent = true
+}
+
+// Err returns a remote controller's failure, or nil.
+func (v *Composed) Err() error {
+	if v.remote == nil {
+		return nil
+	}
+	return v.remote.Err()
+}
 
 // Physics returns the vehicle's physics model.
 func (v *Composed) Physics() Physics { return v.phys }
@@ -109,7 +139,14 @@ func (v *Composed) Command(c Command) { v.ctrl.Command(c) }
 
 // Control reads the sensors at t and runs one control step.
 func (v *Composed) Control(t sim.Time, ev *Events) {
-	v.phys.Sense(t, &v.s)
+	if v.sent {
+		v.sent = false // Send read the sensors at t
+	} else {
+		v.phys.Sense(t, &v.s)
+		if v.remote != nil {
+			v.remote.Send(t, &v.s)
+		}
+	}
 	v.ctrl.Control(t, &v.s, &v.a, ev)
 }
 

@@ -35,9 +35,12 @@ func AttitudeNED(q geom.Quat) geom.Quat {
 }
 
 // EarthField is the magnetic field the magnetometers of every vehicle
-// read, in gauss, world frame (ENU): the field at PX4 SITL's default home
-// (Zurich, WMM: 0.21 G north, 0.43 G down, declination neglected).
-var EarthField = geom.V(0, 0.21, -0.43)
+// read, in gauss, world frame (ENU): the field of the World Magnetic Model
+// tables PX4 uses, at PX4 SITL's default home (Zurich, 47.397742 N,
+// 8.545594 E: 0.21743 G north, 0.01294 G east, 0.43041 G down; declination
+// 3.41 degrees, inclination 63.16 degrees), so that real PX4's heading
+// estimate agrees with the truth there.
+var EarthField = geom.V(0.01294, 0.21743, -0.43041)
 
 // Sensors is what a vehicle's instruments read at one control step. The
 // physics model fills it (Physics.Sense), drawing noise from the vehicle's

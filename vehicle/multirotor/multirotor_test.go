@@ -101,8 +101,9 @@ func TestSensorsAtRest(t *testing.T) {
 	if s.IMU.Accel != geom.V(0, 0, Gravity) || s.IMU.Gyro != (geom.Vec3{}) {
 		t.Fatalf("IMU at rest %+v", s.IMU)
 	}
-	// Facing east, north is on the left (body +y) and down is body -z.
-	if d := s.Mag.Field.Dist(geom.V(0, vehicle.EarthField.Y, vehicle.EarthField.Z)); d > 1e-12 {
+	// Facing east, level, the body axes are the world's: east forward,
+	// north on the left (body +y), down is body -z.
+	if d := s.Mag.Field.Dist(vehicle.EarthField); d > 1e-12 {
 		t.Fatalf("magnetometer %v", s.Mag.Field)
 	}
 	if s.Baro.Pressure != 101325 || s.Baro.Alt != 0 || s.Baro.Temperature != 15 {

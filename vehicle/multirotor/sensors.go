@@ -25,6 +25,10 @@ type SensorParams struct {
 	AccelNoise  float64      `yaml:"accel_noise" json:"accel_noise"`     // specific force sigma per axis, m/s^2
 	GyroNoise   float64      `yaml:"gyro_noise" json:"gyro_noise"`       // body rate sigma per axis, rad/s
 	AttNoise    float64      `yaml:"att_noise" json:"att_noise"`         // AHRS attitude sigma per axis, rad
+	// MagNoise is the magnetometer's sigma per axis, gauss. It is 0 by
+	// default (the PX4-like controller reads no magnetometer) and 0.002 G
+	// for real PX4, which flags exactly constant readings as stale.
+	MagNoise float64 `yaml:"mag_noise" json:"mag_noise,omitempty"`
 }
 
 // DefaultSensorParams returns the instruments of a small autopilot board:
@@ -45,7 +49,7 @@ func (p *SensorParams) Validate() fields.Errors {
 		name string
 		v    float64
 	}{{"gps_noise", p.GPSNoise}, {"gps_noise_z", p.GPSNoiseZ}, {"gps_vel_noise", p.GPSVelNoise}, {"baro_noise", p.BaroNoise},
-		{"accel_noise", p.AccelNoise}, {"gyro_noise", p.GyroNoise}, {"att_noise", p.AttNoise}} {
+		{"accel_noise", p.AccelNoise}, {"gyro_noise", p.GyroNoise}, {"att_noise", p.AttNoise}, {"mag_noise", p.MagNoise}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			bad[f.name] = fmt.Sprintf("must be >= 0, got %v", f.v)
 		}
@@ -143,6 +147,9 @@ func (p *Physics) Sense(t sim.Time, out *vehicle.Sensors) {
 	a := sp.AccelNoise
 	out.IMU.Accel = s.SpecificForce.Add(geom.V(p.gauss(a), p.gauss(a), p.gauss(a)))
 	out.Mag.Field = s.Att.RotateInv(vehicle.EarthField)
+	if m := sp.MagNoise; m > 0 {
+		out.Mag.Field = out.Mag.Field.Add(geom.V(p.gauss(m), p.gauss(m), p.gauss(m)))
+	}
 	out.Contact = s.Landed
 	out.Truth = vehicle.Pose{Pos: s.Pos, Vel: s.Vel, Att: s.Att, Rates: s.Omega}
 	out.Battery = vehicle.Battery{Voltage: s.Voltage, Current: s.Current, Remaining: s.Remaining(p.m.P), Energy: s.Energy}

@@ -1,0 +1,408 @@
+package px4sitl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/bluenviron/gomavlib/v3/pkg/frame"
+
+	"skyloop/edge"
+	"skyloop/engine"
+	"skyloop/geom"
+	"skyloop/mavlink"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// JoinTimeout bounds (wall clock) how long PX4 may run after connecting
+// before it answers its first HIL_SENSOR.
+const JoinTimeout = 60 * time.Second
+
+// maxJunk bounds the bytes skipped between frames before PX4 is taken to
+// be talking nonsense.
+const maxJunk = 1 << 16
+
+// Controller flies one multirotor with a PX4 SITL instance. It implements
+// vehicle.Remote (the engine hands it every vehicle's sensors first, then
+// waits for the answers) and edge.Component (Open listens and launches
+// PX4; Close stops it). Commands from behaviours do not reach it: PX4 takes
+// its commands over MAVLink (the mavlink behaviour relays them).
+type Controller struct {
+	p        *Params
+	inst     int // PX4 instance: the vehicle's node id
+	name     string
+	motors   int
+	idleFrac float64
+	link     *Link
+	origin   geom.Geodetic
+
+	log      *slog.Logger
+	ln       net.Listener
+	accepted chan net.Conn
+	conn     net.Conn
+	proc     *process
+	tmpDir   string // a working directory to remove (runs without files)
+	rbuf     []byte
+	pending  []byte
+	junk     int
+	dec      *mavlink.Decoder
+	tr       *transcript
+
+	joined    bool      // PX4 answers every HIL_SENSOR
+	connected time.Time // when PX4 connected
+	pace      time.Time // before joining: when the next step may go on without an answer
+	err       error
+	cmdWarned bool
+	armed     bool
+
+	// Steps counts control steps, Waits the wall time spent waiting for
+	// PX4's answers.
+	Steps int
+	Waits time.Duration
+}
+
+// New returns the controller of vehicle id (PX4 instance id) named name,
+// for an airframe with motors rotors whose rotor speed at PX4's zero output
+// is idleFrac of the maximum.
+func New(p *Params, id int, name string, motors int, idleFrac float64) *Controller {
+	return &Controller{p: p, inst: id, name: name, motors: motors, idleFrac: idleFrac,
+		rbuf: make([]byte, 8192), dec: mavlink.NewDecoder()}
+}
+
+// Instance returns the PX4 instance number.
+func (c *Controller) Instance() int { return c.inst }
+
+// Port returns the TCP port PX4 connects to.
+func (c *Controller) Port() int { return c.p.Port + c.inst }
+
+// Link returns the protocol state.
+func (c *Controller) Link() *Link { return c.link }
+
+// who names the firmware in messages.
+func (c *Controller) who() string {
+	return fmt.Sprintf("PX4 instance %d (%s, TCP %d)", c.inst, c.name, c.Port())
+}
+
+// Open implements edge.Component: it listens on the vehicle's simulator
+// port and launches PX4 (unless px4.launch is false).
+func (c *Controller) Open(env *edge.Env) error {
+	c.log = env.Log
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.origin = env.Origin
+	c.link = NewLink(env.Origin)
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Port())))
+	if err != nil {
+		err = fmt.Errorf("%s: listening for PX4: %w", c.name, err)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			err = &engine.OptionError{Err: fmt.Errorf("%w (another simulator or skyloop run uses it; set px4.port)", err)}
+		}
+		return err
+	}
+	c.ln = ln
+	c.accepted = make(chan net.Conn, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			close(c.accepted)
+			return
+		}
+		c.accepted <- conn
+	}()
+	if c.p.Transcript {
+		w, err := env.File(fmt.Sprintf("procs/px4-%d.transcript.gz", c.inst))
+		if err != nil {
+			return err
+		}
+		c.tr = newTranscript(w)
+	}
+	if !c.p.Launch {
+		c.log.Info("waiting for PX4", "vehicle", c.name, "port", c.Port())
+		return nil
+	}
+	dir := fmt.Sprintf("procs/px4-%d", c.inst)
+	var wd string
+	if env.WorkDir != nil {
+		wd, err = env.WorkDir(dir)
+	} else {
+		wd, err = os.MkdirTemp("", "skyloop-px4-*")
+		c.tmpDir = wd
+	}
+	if err != nil {
+		return fmt.Errorf("%s: PX4's working directory: %w", c.name, err)
+	}
+	stdout, err := env.File(dir + ".out")
+	if err != nil {
+		return err
+	}
+	stderr, err := env.File(dir + ".err")
+	if err != nil {
+		return err
+	}
+	c.proc, err = launch(c.p, c.inst, wd, stdout, stderr)
+	if err != nil {
+		return fmt.Errorf("%s: starting PX4: %w", c.name, err)
+	}
+	c.log.Info("PX4 started", "vehicle", c.name, "instance", c.inst, "pid", c.proc.pid(), "dir", wd)
+	return nil
+}
+
+// Close implements edge.Component: it stops PX4 (which does not exit when
+// its simulator goes away) and closes the connection.
+func (c *Controller) Close() error {
+	var errs []error
+	if c.ln != nil {
+		c.ln.Close()
+	}
+	if c.conn != nil {
+		c.conn.Close()
+	}
+	if c.proc != nil {
+		errs = append(errs, c.proc.stop())
+	}
+	if c.tr != nil {
+		errs = append(errs, c.tr.close())
+	}
+	if c.tmpDir != "" {
+		os.RemoveAll(c.tmpDir)
+	}
+	return errors.Join(errs...)
+}
+
+// Period returns the HIL_SENSOR period.
+func (c *Controller) Period() sim.Duration { return c.p.Period }
+
+// Command implements vehicle.Controller. PX4 takes its commands over
+// MAVLink, not from skyloop's behaviours: the first command a behaviour
+// gives ends the run with an error that says so.
+func (c *Controller) Command(cmd vehicle.Command) {
+	if cmd.Kind == vehicle.CmdNone || cmd.Kind == vehicle.CmdHeartbeat || c.err != nil {
+		return
+	}
+	c.err = fmt.Errorf("a behaviour commanded %s, but real PX4 takes commands over MAVLink only: "+
+		"fly it with mavlink_gcs, an external ground station or an agent speaking MAVLink", cmd.Kind)
+}
+
+// Err returns why the controller stopped, or nil.
+func (c *Controller) Err() error { return c.err }
+
+func (c *Controller) fail(err error) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%s: %w", c.who(), err)
+		if c.proc != nil {
+			c.err = fmt.Errorf("%w%s", c.err, c.proc.tail())
+		}
+	}
+}
+
+// connect waits for PX4 to connect (or exit, or time out).
+func (c *Controller) connect() bool {
+	if c.conn != nil {
+		return true
+	}
+	if c.link == nil {
+		c.fail(errors.New("internal error: controller not opened"))
+		return false
+	}
+	timer := time.NewTimer(time.Duration(c.p.ConnectTimeout))
+	defer timer.Stop()
+	var exited <-chan struct{}
+	if c.proc != nil {
+		exited = c.proc.done
+	}
+	select {
+	case conn, ok := <-c.accepted:
+		if !ok {
+			c.fail(errors.New("the simulator port closed before PX4 connected"))
+			return false
+		}
+		c.conn = conn
+		if tc, ok := conn.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		c.connected = time.Now()
+		c.log.Info("PX4 connected", "vehicle", c.name, "port", c.Port())
+		return true
+	case <-exited:
+		c.fail(fmt.Errorf("PX4 exited before connecting (%s)", c.proc.status()))
+	case <-timer.C:
+		c.fail(fmt.Errorf("PX4 did not connect within %v", time.Duration(c.p.ConnectTimeout)))
+	}
+	return false
+}
+
+// Send implements vehicle.Remote: it writes the step's HIL frames.
+func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
+	if c.err != nil || !c.connect() {
+		return
+	}
+	out, err := c.link.Sensors(t, s)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.tr.record(dirToPX4, c.link.LastSent(), out)
+	c.conn.SetWriteDeadline(time.Now().Add(time.Duration(c.p.StepTimeout)))
+	if _, err := c.conn.Write(out); err != nil {
+		c.fail(fmt.Errorf("sending sensors: %w", err))
+		return
+	}
+	if !c.joined {
+		c.pace = time.Now().Add(time.Duration(c.p.Period))
+	}
+}
+
+// Control implements vehicle.Controller: it waits for PX4's
+// HIL_ACTUATOR_CONTROLS answering the step's HIL_SENSOR and sets the
+// motors from it (held until the next answer). Until PX4 first answers
+// (it takes some tens of steps to start its modules), steps go on at
+// real-time pace with the motors stopped.
+func (c *Controller) Control(t sim.Time, s *vehicle.Sensors, a *vehicle.Actuators, ev *vehicle.Events) {
+	c.Steps++
+	if c.err == nil && c.conn != nil {
+		c.await(Usec(t))
+	}
+	if c.link != nil {
+		c.link.Act.Motors(&a.Motors, c.motors, c.idleFrac)
+		if c.link.Act.Armed != c.armed {
+			c.armed = c.link.Act.Armed
+			if c.armed {
+				ev.Add(t, "armed", "PX4")
+			} else {
+				ev.Add(t, "disarmed", "PX4")
+			}
+		}
+	}
+	a.NumMotors = c.motors
+}
+
+// await reads PX4's frames until the answer to the HIL_SENSOR at want.
+func (c *Controller) await(want uint64) {
+	start := time.Now()
+	defer func() { c.Waits += time.Since(start) }()
+	for !(c.link.Answered && c.link.Act.TimeUsec == want) {
+		deadline := start.Add(time.Duration(c.p.StepTimeout))
+		if !c.joined {
+			deadline = c.pace
+		}
+		c.conn.SetReadDeadline(deadline)
+		n, err := c.conn.Read(c.rbuf)
+		if n > 0 {
+			c.tr.record(dirFromPX4, c.link.LastSent(), c.rbuf[:n])
+			if !c.consume(c.rbuf[:n]) {
+				return
+			}
+			continue
+		}
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			if !c.joined {
+				if time.Since(c.connected) > JoinTimeout {
+					c.fail(fmt.Errorf("PX4 connected but answered no HIL_SENSOR within %v", JoinTimeout))
+				}
+				return // not in lockstep yet: go on at real-time pace
+			}
+			c.fail(fmt.Errorf("no HIL_ACTUATOR_CONTROLS within %v (wall clock) of the HIL_SENSOR at %d us", time.Duration(c.p.StepTimeout), want))
+			return
+		case errors.Is(err, io.EOF):
+			st := "its process is not ours"
+			if c.proc != nil {
+				st = c.proc.status()
+			}
+			c.fail(fmt.Errorf("PX4 closed the simulator connection (%s)", st))
+			return
+		case err != nil:
+			c.fail(fmt.Errorf("reading from PX4: %w", err))
+			return
+		}
+	}
+	c.joined = true
+}
+
+// consume splits the stream into MAVLink frames and hands them to the
+// link; it returns false after a protocol error.
+func (c *Controller) consume(b []byte) bool {
+	c.pending = append(c.pending, b...)
+	p := c.pending
+	for len(p) > 0 {
+		if p[0] != frame.V2MagicByte && p[0] != frame.V1MagicByte {
+			p = p[1:]
+			c.junk++
+			continue
+		}
+		n := frameLen(p)
+		if n == 0 || n > len(p) {
+			break // incomplete
+		}
+		ok := true
+		c.dec.Decode(p[:n], func(f frame.Frame) {
+			if !ok {
+				return
+			}
+			if _, err := c.link.Handle(f); err != nil {
+				c.fail(err)
+				ok = false
+			}
+		})
+		if !ok {
+			return false
+		}
+		p = p[n:]
+	}
+	if c.junk > maxJunk {
+		c.fail(fmt.Errorf("%w: %d bytes that are not MAVLink frames", ErrProtocol, c.junk))
+		return false
+	}
+	c.pending = append(c.pending[:0], p...)
+	return true
+}
+
+// frameLen returns the length of the frame starting at b, or 0 when its
+// header is not complete yet.
+func frameLen(b []byte) int {
+	switch {
+	case b[0] == frame.V2MagicByte && len(b) >= 3:
+		n := 12 + int(b[1])
+		if b[2]&frame.V2FlagSigned != 0 {
+			n += 13
+		}
+		return n
+	case b[0] == frame.V1MagicByte && len(b) >= 2:
+		return 8 + int(b[1])
+	}
+	return 0
+}
+
+// Status implements vehicle.Controller: armed when PX4's outputs say so
+// (mode, target and estimate are PX4's own and reach skyloop over MAVLink
+// only).
+func (c *Controller) Status(tel vehicle.Telemetry) vehicle.Telemetry {
+	tel.Mode = vehicle.ModeDisarmed
+	if c.link != nil && c.link.Act.Armed {
+		tel.Armed, tel.Mode = true, vehicle.ModeIdle
+		sum := 0.0
+		for i := 0; i < c.motors; i++ {
+			sum += float64(c.link.Act.Controls[i])
+		}
+		tel.Throttle = sum / float64(c.motors)
+	}
+	return tel
+}
+
+// Estimate implements vehicle.Controller: the physics' readings (PX4's
+// estimate reaches skyloop over MAVLink only).
+func (c *Controller) Estimate(tel vehicle.Telemetry) vehicle.Telemetry { return tel }
+
+// MAVLinkPort returns the UDP port of PX4's ground-station link (18570+i,
+// PX4's convention), where the mavlink behaviour relays ground stations'
+// frames.
+func (c *Controller) MAVLinkPort() int { return 18570 + c.inst }
