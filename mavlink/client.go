@@ -139,6 +139,9 @@ func ClientWants(id uint32) bool {
 	return false
 }
 
+// missionStartTries is how often a denied MISSION_START is tried.
+const missionStartTries = 5
+
 // Target returns the vehicle's system id.
 func (c *Client) Target() uint8 { return c.target }
 
@@ -209,6 +212,8 @@ func (c *Client) begin(op *Op) {
 				c.upload = append(c.upload, it)
 			}
 		} else {
+			g := c.origin.ToGeodetic(home)
+			lastX, lastY := deg7(g.Lat), deg7(g.Lon)
 			for _, it := range op.Items {
 				p := home.Add(geom.V(it.Offset.X, it.Offset.Y, 0))
 				g := c.origin.ToGeodetic(p)
@@ -218,8 +223,12 @@ func (c *Client) begin(op *Op) {
 					mi.Param1 = float32(it.Hold.Seconds())
 				}
 				if it.Here {
-					mi.X, mi.Y, mi.Z = 0, 0, float32(math.NaN())
+					// Where the previous item left the vehicle. Not 0, 0:
+					// PX4 reads that as latitude and longitude 0 and flies
+					// there (MISSION_ITEM_INT has no NaN for "here").
+					mi.X, mi.Y, mi.Z = lastX, lastY, float32(math.NaN())
 				}
+				lastX, lastY = mi.X, mi.Y
 				if it.Cmd == common.MAV_CMD_NAV_RETURN_TO_LAUNCH {
 					mi.Frame, mi.X, mi.Y, mi.Z = common.MAV_FRAME_MISSION, 0, 0, 0
 				}
@@ -340,6 +349,13 @@ func (c *Client) Handle(now sim.Time, f frame.Frame) {
 			c.finish(true, "")
 		case common.MAV_RESULT_TEMPORARILY_REJECTED, common.MAV_RESULT_IN_PROGRESS:
 			// try again at the next retry
+		case common.MAV_RESULT_DENIED:
+			if op.Cmd == common.MAV_CMD_MISSION_START && c.attempts < missionStartTries {
+				// PX4 checks a new mission's feasibility after the
+				// upload and denies a start until it has: try again.
+				return
+			}
+			c.finish(false, m.Result.String())
 		default:
 			c.finish(false, m.Result.String())
 		}

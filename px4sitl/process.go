@@ -38,7 +38,7 @@ func launch(p *Params, inst int, wd string, stdout, stderr io.Writer) (*process,
 	cmd.Dir = wd
 	env := []string{"PX4_SIM_MODEL=" + model, "PX4_SYS_AUTOSTART=" + strconv.Itoa(p.Airframe)}
 	if !p.Logger {
-		env = append(env, "PX4_PARAM_SDLOG_MODE=-1")
+		env = append(env, "PX4_PARAM_SDLOG_BACKEND=0")
 	}
 	names := make([]string, 0, len(p.Params))
 	for n := range p.Params {

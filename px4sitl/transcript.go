@@ -3,6 +3,7 @@ package px4sitl
 import (
 	"bufio"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,22 +15,33 @@ const transcriptMagic = "SKYPX4T1"
 
 // Directions of transcript records.
 const (
-	dirToPX4   = 0 // skyloop's frames
+	dirToPX4   = 0 // skyloop's frames, kept as a digest
 	dirFromPX4 = 1 // PX4's bytes as read from the socket
 )
 
-// Record is one transcript entry: bytes that crossed the simulator
-// connection, tagged with the time_usec of the last HIL_SENSOR sent before
-// (0 before the first).
+// Record is one transcript entry: what crossed the simulator connection,
+// tagged with the time_usec of the last HIL_SENSOR sent before (0 before
+// the first). PX4's bytes are kept whole; skyloop's frames only as a
+// digest (their length and the first 4 bytes of their SHA-256), which
+// keeps a transcript small while still telling whether a replay sends
+// exactly what the recording did.
 type Record struct {
 	FromPX4 bool
 	After   uint64
-	Data    []byte
+	// Data holds PX4's bytes, or the digest of skyloop's (Digest).
+	Data []byte
+}
+
+// Digest returns the transcript digest of skyloop's frames b.
+func Digest(b []byte) []byte {
+	sum := sha256.Sum256(b)
+	d := binary.LittleEndian.AppendUint32(nil, uint32(len(b)))
+	return append(d, sum[:4]...)
 }
 
 // transcript writes records, gzip-compressed: the magic, then per record a
-// direction byte, After (uint64), the length (uint32) and the bytes, little
-// endian.
+// direction byte, After (uint64), the length (uint32) and the bytes (the
+// digest for skyloop's frames), little endian.
 type transcript struct {
 	gz  *gzip.Writer
 	bw  *bufio.Writer
@@ -47,6 +59,9 @@ func newTranscript(w io.Writer) *transcript {
 func (t *transcript) record(dir byte, after uint64, b []byte) {
 	if t == nil || t.err != nil {
 		return
+	}
+	if dir == dirToPX4 {
+		b = Digest(b)
 	}
 	t.hdr[0] = dir
 	binary.LittleEndian.PutUint64(t.hdr[1:], after)
