@@ -76,6 +76,20 @@ type tlogWriter struct {
 	w       io.Writer
 	epochUs int64
 	buf     []byte
+	dec     *Decoder // splits received datagrams into frames
+}
+
+// writeFrames writes every valid frame of a received datagram, each with
+// its own timestamp, and skips what is not a frame: readers of the format
+// (QGroundControl, pymavlink) expect exactly one frame per record.
+func (t *tlogWriter) writeFrames(now sim.Time, data []byte) {
+	if t == nil || t.w == nil {
+		return
+	}
+	if t.dec == nil {
+		t.dec = NewDecoder()
+	}
+	t.dec.DecodeRaw(data, func(raw []byte, _ frame.Frame) { t.write(now, raw) })
 }
 
 func (t *tlogWriter) write(now sim.Time, data []byte) {
@@ -297,7 +311,7 @@ func (b *VehicleBehavior) Step(ctx *agent.Context) {
 	}
 	for i, l := range b.links {
 		err := l.Drain(func(from int32, data []byte) {
-			b.tlog.write(now, data)
+			b.tlog.writeFrames(now, data)
 			b.dec.Decode(data, func(f frame.Frame) { b.dispatch(now, Peer{Link: int32(i + 1), Addr: from}, f) })
 		})
 		if err != nil && b.linkErrs == 0 {
@@ -318,7 +332,7 @@ func (b *VehicleBehavior) Receive(ctx *agent.Context, m *agent.Message) {
 	}
 	b.open()
 	now := ctx.Now()
-	b.tlog.write(now, m.Payload)
+	b.tlog.writeFrames(now, m.Payload)
 	if b.fw != nil {
 		b.addPeer(m.Src)
 		if b.fwLink != nil {
@@ -354,7 +368,7 @@ func (b *VehicleBehavior) relayStep(now sim.Time) {
 	err := b.fwLink.Drain(func(_ int32, data []byte) {
 		b.fwHeard = true
 		b.fwIn++
-		b.tlog.write(now, data)
+		b.tlog.writeFrames(now, data)
 		for _, p := range b.peers {
 			b.sendNode(p, data)
 		}

@@ -113,6 +113,24 @@ func (d *Decoder) skip(b []byte) int {
 	return 0
 }
 
+// FrameLen returns the length of the MAVLink frame whose header starts b
+// (v2 with its signature, or v1), or 0 when b does not start with a frame
+// header or the header is incomplete. It checks nothing else: splitting a
+// byte stream (a TCP connection) into frames is its use.
+func FrameLen(b []byte) int {
+	switch {
+	case len(b) >= 3 && b[0] == frame.V2MagicByte:
+		n := 12 + int(b[1])
+		if b[2]&frame.V2FlagSigned != 0 {
+			n += 13
+		}
+		return n
+	case len(b) >= 2 && b[0] == frame.V1MagicByte:
+		return 8 + int(b[1])
+	}
+	return 0
+}
+
 // NewDecoder returns a decoder.
 func NewDecoder() *Decoder {
 	d := &Decoder{}
@@ -129,6 +147,12 @@ func NewDecoder() *Decoder {
 // the parser resynchronises on the next magic byte after the failed one,
 // as MAVLink's reference parser does, so junk never hides later frames.
 func (d *Decoder) Decode(data []byte, fn func(f frame.Frame)) {
+	d.DecodeRaw(data, func(_ []byte, f frame.Frame) { fn(f) })
+}
+
+// DecodeRaw is Decode that also hands fn each frame's bytes (valid until
+// fn returns).
+func (d *Decoder) DecodeRaw(data []byte, fn func(raw []byte, f frame.Frame)) {
 	pos := 0
 	for pos < len(data) {
 		i := pos
@@ -160,6 +184,6 @@ func (d *Decoder) Decode(data []byte, fn func(f frame.Frame)) {
 			d.Unknown++
 			continue
 		}
-		fn(f)
+		fn(data[i:pos], f)
 	}
 }

@@ -339,7 +339,7 @@ func (c *Controller) consume(b []byte) bool {
 			c.junk++
 			continue
 		}
-		n := frameLen(p)
+		n := mavlink.FrameLen(p)
 		if n == 0 || n > len(p) {
 			break // incomplete
 		}
@@ -364,22 +364,6 @@ func (c *Controller) consume(b []byte) bool {
 	}
 	c.pending = append(c.pending[:0], p...)
 	return true
-}
-
-// frameLen returns the length of the frame starting at b, or 0 when its
-// header is not complete yet.
-func frameLen(b []byte) int {
-	switch {
-	case b[0] == frame.V2MagicByte && len(b) >= 3:
-		n := 12 + int(b[1])
-		if b[2]&frame.V2FlagSigned != 0 {
-			n += 13
-		}
-		return n
-	case b[0] == frame.V1MagicByte && len(b) >= 2:
-		return 8 + int(b[1])
-	}
-	return 0
 }
 
 // Status implements vehicle.Controller: armed when PX4's outputs say so

@@ -1,0 +1,324 @@
+package px4sitl_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
+	"github.com/bluenviron/gomavlib/v3/pkg/frame"
+
+	"skyloop/engine"
+	"skyloop/geom"
+	"skyloop/mavlink"
+	"skyloop/px4sitl"
+	"skyloop/runner"
+	"skyloop/scenario"
+)
+
+// The real-firmware tests run PX4 SITL (SKYLOOP_PX4_DIR: its
+// build/px4_sitl_default directory) and skip without it. They run one at a
+// time: PX4 instances are numbered from 0 in every run, and an instance
+// number (its ports, its lock file) can be used by one PX4 at a time.
+
+func needPX4(t *testing.T) {
+	t.Helper()
+	if os.Getenv(px4sitl.EnvDir) == "" {
+		t.Skipf("%s is not set: the real-firmware tests need a PX4 SITL build (scripts/build-px4-sitl.sh, docs/px4.md); CI replays transcripts instead", px4sitl.EnvDir)
+	}
+}
+
+// missionScenario flies count PX4 Iris, 5 m apart, through takeoff to 5 m,
+// three waypoints of a 12 m square and a landing at home, commanded by the
+// built-in ground station over network (a network section).
+func missionScenario(count int, seed int, network string) string {
+	return fmt.Sprintf(`
+name: px4-test
+seed: %d
+duration: 60s
+tick: 1ms
+vehicles:
+  - name: iris
+    kind: multirotor
+    count: %d
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    params:
+      preset: iris
+      controller: px4-sitl
+      px4: {params: {NAV_ACC_RAD: 2}}
+    behaviors:
+      - {type: mavlink, gcs: [gcs]}
+nodes:
+  - name: gcs
+    position: [-10, 10, 1]
+    behaviors:
+      - type: mavlink_gcs
+        group: iris
+        start: 1s
+        mission:
+          - {cmd: takeoff, alt: 5}
+          - {cmd: waypoint, offset: [12, 0, 5], time: 1s}
+          - {cmd: waypoint, offset: [12, 12, 5], time: 1s}
+          - {cmd: waypoint, offset: [0, 12, 5], time: 1s}
+          - {cmd: land, offset: [0, 0, 0]}
+network:
+%s
+outputs:
+  sample_period: 100ms
+`, seed, count, network)
+}
+
+func runText(t *testing.T, text string) (*runner.Result, string) {
+	t.Helper()
+	sc, err := scenario.Parse("px4-test.yaml", []byte(text), registry.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := runner.Execute(r, dir, runner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, dir
+}
+
+// track is one vehicle's sampled positions.
+type track []geom.Vec3
+
+func readTracks(t *testing.T, dir string) map[int]track {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "vehicles.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]track{}
+	for _, row := range rows[1:] {
+		id, _ := strconv.Atoi(row[1])
+		x, _ := strconv.ParseFloat(row[2], 64)
+		y, _ := strconv.ParseFloat(row[3], 64)
+		z, _ := strconv.ParseFloat(row[4], 64)
+		out[id] = append(out[id], geom.V(x, y, z))
+	}
+	return out
+}
+
+// closest returns the track's closest approach to p.
+func (tr track) closest(p geom.Vec3) float64 {
+	d := math.Inf(1)
+	for _, q := range tr {
+		d = min(d, q.Dist(p))
+	}
+	return d
+}
+
+// checkMission checks that every vehicle flew the square and landed at
+// home, disarmed, and that the ground station saw it through.
+func checkMission(t *testing.T, res *runner.Result, dir string, count int) {
+	t.Helper()
+	tracks := readTracks(t, dir)
+	for i := 0; i < count; i++ {
+		home := geom.V(5*float64(i), 0, 0)
+		tr := tracks[i]
+		for _, wp := range []geom.Vec3{{X: 0, Y: 0, Z: 5}, {X: 12, Y: 0, Z: 5}, {X: 12, Y: 12, Z: 5}, {X: 0, Y: 12, Z: 5}} {
+			if d := tr.closest(home.Add(wp)); d > 2.5 {
+				t.Errorf("vehicle %d passed %.2f m from waypoint %v (home + %v)", i, d, home.Add(wp), wp)
+			}
+		}
+		v := res.Summary.Vehicles[i]
+		if v.Final.Dist(home) > 1.5 || v.Mode != "disarmed" {
+			t.Errorf("vehicle %d ended at %v in mode %s, want landed near home %v, disarmed", i, v.Final, v.Mode, home)
+		}
+	}
+	gcs, _ := res.Summary.Agents["gcs"]["mavlink_gcs"].(map[string]any)
+	if gcs == nil {
+		t.Fatalf("no ground station report in %v", res.Summary.Agents)
+	}
+	scripts := 0
+	for k, v := range gcs {
+		if m, ok := v.(map[string]any); ok {
+			scripts++
+			if m["complete"] != true {
+				t.Errorf("ground station script for %s incomplete: %v", k, m)
+			}
+		}
+	}
+	if scripts != count {
+		t.Errorf("the ground station reports %d scripts, want %d", scripts, count)
+	}
+}
+
+// TestPX4MissionOverWiFi: one real PX4 arms, takes off to 5 m, flies three
+// waypoints and lands on skyloop's physics, commanded by the built-in
+// ground station across the native 802.11a model.
+func TestPX4MissionOverWiFi(t *testing.T) {
+	needPX4(t)
+	res, dir := runText(t, missionScenario(1, 1, "  backend: wifi"))
+	checkMission(t, res, dir, 1)
+}
+
+// TestPX4MissionLossy: the same with 30% of the packets lost each way; the
+// ground station's retries get the mission through.
+func TestPX4MissionLossy(t *testing.T) {
+	needPX4(t)
+	res, dir := runText(t, missionScenario(1, 1, "  backend: impair\n  loss: 0.3\n  latency: 5ms"))
+	checkMission(t, res, dir, 1)
+	if pdr := res.Summary.Network.Total.PDR; pdr > 0.75 || pdr < 0.65 {
+		t.Errorf("PDR %.3f, want about 0.7", pdr)
+	}
+}
+
+// TestPX4Three: three PX4 instances at once, each flying the square from
+// its own home.
+func TestPX4Three(t *testing.T) {
+	needPX4(t)
+	res, dir := runText(t, missionScenario(3, 1, "  backend: wifi"))
+	checkMission(t, res, dir, 3)
+}
+
+// TestPX4Determinism runs the same scenario twice. Until the first
+// MAVLink frame reaches PX4 the runs are identical: PX4's clock is the
+// simulation's and its inputs are the same. After that they are not: PX4
+// reads and answers MAVLink in threads that lockstep does not hold (only
+// the simulator interface and the logger are lockstep components), and
+// its startup script brings up the MAVLink links at a wall-clock moment,
+// so commands take effect some milliseconds of simulated time apart from
+// one run to the next (docs/px4.md).
+func TestPX4Determinism(t *testing.T) {
+	needPX4(t)
+	var files [2][]byte
+	var armed [2]float64
+	for i := range files {
+		_, dir := runText(t, missionScenario(1, 3, "  backend: ideal"))
+		b, err := os.ReadFile(filepath.Join(dir, "vehicles.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i] = b
+		armed[i] = firstArmed(t, b)
+	}
+	upTo := min(armed[0], armed[1])
+	a, b := linesBefore(files[0], upTo), linesBefore(files[1], upTo)
+	if !bytes.Equal(a, b) || len(a) == 0 {
+		t.Fatalf("the runs differ before the first arming (t = %.1f s): %d and %d bytes", upTo, len(a), len(b))
+	}
+	t.Logf("identical until arming (%.1f s and %.1f s); whole files identical: %v", armed[0], armed[1], bytes.Equal(files[0], files[1]))
+}
+
+func firstArmed(t *testing.T, csvText []byte) float64 {
+	for _, line := range strings.Split(string(csvText), "\n")[1:] {
+		f := strings.Split(line, ",")
+		if len(f) > 12 && f[12] == "1" {
+			ns, _ := strconv.ParseFloat(f[0], 64)
+			return ns / 1e9
+		}
+	}
+	t.Fatal("never armed")
+	return 0
+}
+
+func linesBefore(csvText []byte, sec float64) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(csvText, []byte("\n")) {
+		f := bytes.SplitN(line, []byte(","), 2)
+		if ns, err := strconv.ParseFloat(string(f[0]), 64); err == nil && ns/1e9 >= sec {
+			break
+		}
+		out = append(out, line...)
+	}
+	return out
+}
+
+// TestPX4EstimatesTruth holds the vehicle still on the ground, level,
+// facing north, and checks what PX4 estimates (ATTITUDE,
+// LOCAL_POSITION_NED, GLOBAL_POSITION_INT, as relayed to the telemetry log)
+// against the truth: the frames and units of every reading skyloop sends
+// agree with PX4's.
+func TestPX4EstimatesTruth(t *testing.T) {
+	needPX4(t)
+	_, dir := runText(t, `
+name: px4-still
+seed: 5
+duration: 45s
+tick: 1ms
+vehicles:
+  - name: iris
+    kind: multirotor
+    count: 1
+    yaw: 90
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    params: {preset: iris, controller: px4-sitl}
+    behaviors:
+      - type: mavlink
+network:
+  backend: ideal
+`)
+	var att *common.MessageAttitude
+	var local *common.MessageLocalPositionNed
+	var global *common.MessageGlobalPositionInt
+	readTlog(t, filepath.Join(dir, "mavlink-iris-0.tlog"), func(us int64, f frame.Frame) {
+		// The last readings count: the estimate has settled by then. (PX4
+		// starts its MAVLink links late in its startup script, which runs
+		// in wall-clock time: some seconds of simulated time in.)
+		switch m := f.GetMessage().(type) {
+		case *common.MessageAttitude:
+			att = m
+		case *common.MessageLocalPositionNed:
+			local = m
+		case *common.MessageGlobalPositionInt:
+			global = m
+		}
+	})
+	if att == nil || local == nil || global == nil {
+		t.Fatalf("PX4 sent no estimate (ATTITUDE %v, LOCAL_POSITION_NED %v, GLOBAL_POSITION_INT %v)", att != nil, local != nil, global != nil)
+	}
+	deg := func(r float32) float64 { return float64(r) * 180 / math.Pi }
+	if math.Abs(deg(att.Roll)) > 1 || math.Abs(deg(att.Pitch)) > 1 || math.Abs(deg(att.Yaw)) > 3 {
+		t.Errorf("PX4's attitude roll %.2f pitch %.2f yaw %.2f deg, want level and facing north (0 0 0)", deg(att.Roll), deg(att.Pitch), deg(att.Yaw))
+	}
+	if math.Hypot(float64(local.X), float64(local.Y)) > 0.5 || math.Abs(float64(local.Z)) > 0.5 {
+		t.Errorf("PX4's local position %.2f %.2f %.2f m (NED), want the origin", local.X, local.Y, local.Z)
+	}
+	if math.Abs(float64(global.Lat)-473977420) > 50 || math.Abs(float64(global.Lon)-85455940) > 70 || math.Abs(float64(global.Alt)-488000) > 1000 {
+		t.Errorf("PX4's global position %d %d %d mm, want 47.397742 8.545594 488 m", global.Lat, global.Lon, global.Alt)
+	}
+	if h := float64(global.Hdg) / 100; math.Min(h, 360-h) > 3 {
+		t.Errorf("PX4's heading %.2f deg, want 0 (north)", h)
+	}
+}
+
+// readTlog calls fn with every frame of a telemetry log and its time in
+// microseconds of simulated time.
+func readTlog(t *testing.T, path string, fn func(us int64, f frame.Frame)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := mavlink.NewDecoder()
+	epoch := int64(1767225600000000) // mavlink.DefaultEpoch in µs
+	for len(b) >= 8 {
+		us := int64(binary.BigEndian.Uint64(b)) - epoch
+		n := mavlink.FrameLen(b[8:])
+		if n == 0 || 8+n > len(b) {
+			t.Fatalf("telemetry log %s: record at %d us is not one whole frame", path, us)
+		}
+		dec.Decode(b[8:8+n], func(f frame.Frame) { fn(us, f) })
+		b = b[8+n:]
+	}
+}
