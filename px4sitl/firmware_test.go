@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
@@ -320,5 +321,49 @@ func readTlog(t *testing.T, path string, fn func(us int64, f frame.Frame)) {
 		}
 		dec.Decode(b[8:8+n], func(f frame.Frame) { fn(us, f) })
 		b = b[8+n:]
+	}
+}
+
+// BenchmarkPX4OnSkyloop runs n PX4 instances on skyloop's physics for 60
+// simulated seconds (no behaviours, ideal network), to compare with
+// BenchmarkPX4Alone. Run with SKYLOOP_PX4_DIR set and -benchtime 1x.
+func BenchmarkPX4OnSkyloop(b *testing.B) {
+	if os.Getenv(px4sitl.EnvDir) == "" {
+		b.Skipf("%s is not set: this benchmark runs PX4 SITL", px4sitl.EnvDir)
+	}
+	for _, n := range []int{1, 10, 20} {
+		b.Run(fmt.Sprintf("vehicles=%d", n), func(b *testing.B) {
+			text := fmt.Sprintf(`
+name: px4-bench
+seed: 1
+duration: 60s
+tick: 1ms
+vehicles:
+  - name: iris
+    kind: multirotor
+    count: %d
+    spawn: {layout: grid, origin: [0, 0, 0], spacing: 5}
+    params: {preset: iris, controller: px4-sitl}
+network:
+  backend: ideal
+`, n)
+			sc, err := scenario.Parse("px4-bench.yaml", []byte(text), registry.Check)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range b.N {
+				r, err := engine.Build(sc, engine.Options{Registry: registry})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if _, err := runner.Execute(r, "", runner.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				wall := time.Since(start)
+				b.ReportMetric(60/wall.Seconds(), "x_realtime")
+				b.ReportMetric(wall.Seconds(), "wall_s")
+			}
+		})
 	}
 }

@@ -132,3 +132,25 @@ func newBehaviorsCmd() *cobra.Command {
 		},
 	}
 }
+
+func newControllersCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "controllers",
+		Short: "List the controllers a vehicle kind can be flown by instead of its own (params: {controller: NAME})",
+		Long: "List the controllers a vehicle kind can be flown by instead of its own, chosen with\n" +
+			"params: {controller: NAME}, with their parameters' defaults (under params.<key>).\n" +
+			"The multirotor's own controller is px4like, skyloop's PX4-like stand-in.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, k := range registry.KindNames() {
+				ks, _ := registry.Kind(k)
+				for _, c := range registry.Controllers(k) {
+					b, _ := json.Marshal(c.Params())
+					fmt.Fprintf(cmd.OutOrStdout(), "%s (kind %s; its own: %s; parameters under params.%s)\n  %s\n  defaults: %s\n\n",
+						c.Name, k, ks.Controller, c.Key, c.Doc, b)
+				}
+			}
+			return nil
+		},
+	}
+}

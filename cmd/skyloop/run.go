@@ -89,6 +89,8 @@ and write the results to a run directory:
   clock.csv        real-time runs: each module's clock offset from the simulation, every 10 ms
   procs/<i>-<name>.out|err|pid
                    isolation: netns: the processes run in vehicle i's namespace
+  procs/px4-<i>.out|err, procs/px4-<i>/
+                   real PX4 (controller: px4-sitl): its console and its working directory
 
 With --realtime the run is paced to the wall clock, so that people and programs
 can take part; with --mavlink-udp every vehicle running the mavlink behaviour is
