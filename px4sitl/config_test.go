@@ -128,3 +128,15 @@ vehicles:
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestScenarioFilesAreValid checks the PX4 scenarios of the repository
+// against a directory shaped like PX4's build, so that they do not rot
+// where PX4 is not built.
+func TestScenarioFilesAreValid(t *testing.T) {
+	t.Setenv(px4sitl.EnvDir, fakeFirmware(t))
+	for _, f := range []string{"../examples/px4/mission.yaml", "testdata/takeoff-land.yaml"} {
+		if _, err := scenario.Load(f, registry.Check); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
