@@ -249,12 +249,12 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 	b.ctx = ctx
 	id := ctx.ID()
 	b.peers, _ = b.gcsNodes(ctx)
+	ep, _ := time.Parse(time.RFC3339, b.p.Epoch)
+	b.epochUs = ep.UnixMicro()
 	if fw, ok := agent.Capability[Firmware](ctx); ok {
 		b.fw = fw
 		return nil
 	}
-	ep, _ := time.Parse(time.RFC3339, b.p.Epoch)
-	b.epochUs = ep.UnixMicro()
 	rates := map[uint32]float64{}
 	for name, hz := range b.p.Rates {
 		rates[StreamNames[name]] = hz

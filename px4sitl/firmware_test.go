@@ -40,10 +40,15 @@ func needPX4(t *testing.T) {
 // three waypoints of a 12 m square and a landing at home, commanded by the
 // built-in ground station over network (a network section).
 func missionScenario(count int, seed int, network string) string {
+	return missionScenarioFor(count, seed, 60, network)
+}
+
+// missionScenarioFor is missionScenario lasting secs simulated seconds.
+func missionScenarioFor(count, seed, secs int, network string) string {
 	return fmt.Sprintf(`
 name: px4-test
 seed: %d
-duration: 60s
+duration: %ds
 tick: 1ms
 vehicles:
   - name: iris
@@ -73,7 +78,7 @@ network:
 %s
 outputs:
   sample_period: 100ms
-`, seed, count, network)
+`, seed, secs, count, network)
 }
 
 func runText(t *testing.T, text string) (*runner.Result, string) {
@@ -174,10 +179,11 @@ func TestPX4MissionOverWiFi(t *testing.T) {
 }
 
 // TestPX4MissionLossy: the same with 30% of the packets lost each way; the
-// ground station's retries get the mission through.
+// ground station's retries get the mission through (later: arming and the
+// start take some tries, hence the longer run).
 func TestPX4MissionLossy(t *testing.T) {
 	needPX4(t)
-	res, dir := runText(t, missionScenario(1, 1, "  backend: impair\n  loss: 0.3\n  latency: 5ms"))
+	res, dir := runText(t, missionScenarioFor(1, 1, 90, "  backend: impair\n  loss: 0.3\n  latency: 5ms"))
 	checkMission(t, res, dir, 1)
 	if pdr := res.Summary.Network.Total.PDR; pdr > 0.75 || pdr < 0.65 {
 		t.Errorf("PDR %.3f, want about 0.7", pdr)

@@ -33,7 +33,7 @@ var registry = components.Registry()
 const replayScenario = `
 name: px4-replay
 seed: 7
-duration: 33s
+duration: 36s
 tick: 1ms
 vehicles:
   - name: iris
@@ -282,8 +282,10 @@ func checkFlight(t *testing.T, res *runner.Result, dir string) {
 		maxZ, maxX = max(maxZ, z), max(maxX, x)
 		armed = armed || row[12] == "1"
 	}
-	if !armed || math.Abs(maxZ-3) > 0.6 || math.Abs(maxX-5) > 1.5 {
-		t.Errorf("flight: armed %v, highest %.2f m (want about 3), farthest east %.2f m (want about 5)", armed, maxZ, maxX)
+	// PX4 accepts the waypoint within NAV_ACC_RAD (2 m) and its approach
+	// to the landing point climbs and sinks by a metre.
+	if !armed || maxZ < 2.7 || maxZ > 4.5 || maxX < 3 || maxX > 6 {
+		t.Errorf("flight: armed %v, highest %.2f m (want 2.7 to 4.5), farthest east %.2f m (want 3 to 6)", armed, maxZ, maxX)
 	}
 	v := res.Summary.Vehicles[0]
 	if v.Final.Z > 0.05 || math.Hypot(v.Final.X, v.Final.Y) > 1 || v.Mode != "disarmed" {
@@ -304,7 +306,7 @@ func TestTranscriptIsReadable(t *testing.T) {
 			steps++
 		}
 	}
-	if steps != 33*250 {
-		t.Fatalf("%d steps, want %d (33 s at 250 Hz)", steps, 33*250)
+	if steps != 36*250 {
+		t.Fatalf("%d steps, want %d (36 s at 250 Hz)", steps, 36*250)
 	}
 }
