@@ -33,6 +33,7 @@ func Registry() *engine.Registry {
 	g.AddBehavior(extern.BehaviorSpec)
 	g.AddBehavior(mavlink.VehicleSpec)
 	g.AddBehavior(mavlink.GCSSpec)
+	g.AddBehavior(mavlink.GatewaySpec)
 	g.AddBehavior(tap.BridgeSpec)
 	g.AddController(px4sitl.Spec)
 	return g

@@ -134,7 +134,7 @@ vehicles:
 // where PX4 is not built.
 func TestScenarioFilesAreValid(t *testing.T) {
 	t.Setenv(px4sitl.EnvDir, fakeFirmware(t))
-	for _, f := range []string{"../examples/px4/mission.yaml", "testdata/takeoff-land.yaml"} {
+	for _, f := range []string{"../examples/px4/mission.yaml", "../examples/px4/qgc.yaml", "testdata/takeoff-land.yaml"} {
 		if _, err := scenario.Load(f, registry.Check); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +25,7 @@ import (
 	"skyloop/px4sitl"
 	"skyloop/runner"
 	"skyloop/scenario"
+	"skyloop/sim"
 )
 
 // The real-firmware tests run PX4 SITL (SKYLOOP_PX4_DIR: its
@@ -371,5 +375,111 @@ network:
 				b.ReportMetric(wall.Seconds(), "wall_s")
 			}
 		})
+	}
+}
+
+// TestPX4ThroughGateway plays an external ground station on UDP (as
+// QGroundControl listens on 14550) in front of two real PX4s: through the
+// mavlink_udp gateway and the simulated network it hears both, arms and
+// launches the second only, and sees it climb.
+func TestPX4ThroughGateway(t *testing.T) {
+	needPX4(t)
+	gcs, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gcs.Close()
+	text := fmt.Sprintf(`
+name: px4-gateway
+seed: 1
+duration: 300s
+tick: 1ms
+vehicles:
+  - name: iris
+    kind: multirotor
+    count: 2
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    params: {preset: iris, controller: px4-sitl}
+    behaviors:
+      - {type: mavlink, gcs: [qgc]}
+nodes:
+  - name: qgc
+    position: [0, -20, 1]
+    behaviors:
+      - {type: mavlink_udp, remote: "127.0.0.1:%d"}
+network:
+  backend: wifi
+`, gcs.LocalAddr().(*net.UDPAddr).Port)
+	sc, err := scenario.Parse("gateway.yaml", []byte(text), registry.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var halt atomic.Bool
+	r, err := engine.Build(sc, engine.Options{Registry: registry, Realtime: 2, Stop: halt.Load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := runner.Execute(r, "", runner.Options{})
+		done <- err
+	}()
+	enc := mavlink.NewEncoder(255, 190)
+	dec := mavlink.NewDecoder()
+	buf := make([]byte, 65536)
+	heard := map[uint8]bool{}
+	var gw *net.UDPAddr
+	var lastArm time.Time
+	armed, tookOff, climbed := false, false, false
+	var alt1 int32
+	send := func(m *common.MessageCommandLong) {
+		b, err := enc.Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gcs.WriteToUDP(b, gw)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for !climbed && time.Now().Before(deadline) {
+		gcs.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if n, from, err := gcs.ReadFromUDP(buf); err == nil {
+			gw = from
+			dec.Decode(buf[:n], func(f frame.Frame) {
+				switch m := f.GetMessage().(type) {
+				case *common.MessageHeartbeat:
+					heard[f.GetSystemID()] = true
+					if f.GetSystemID() == 2 && m.BaseMode&common.MAV_MODE_FLAG_SAFETY_ARMED != 0 {
+						armed = true
+					}
+				case *common.MessageGlobalPositionInt:
+					if f.GetSystemID() == 1 {
+						alt1 = max(alt1, m.RelativeAlt)
+					}
+					if f.GetSystemID() == 2 && m.RelativeAlt > 3000 {
+						climbed = true
+					}
+				}
+			})
+		}
+		switch {
+		case gw == nil || !heard[1] || !heard[2]:
+		case !armed && time.Since(lastArm) > time.Second: // until PX4 is ready to arm
+			lastArm = time.Now()
+			send(&common.MessageCommandLong{TargetSystem: 2, TargetComponent: 1, Command: common.MAV_CMD_COMPONENT_ARM_DISARM, Param1: 1})
+		case armed && !tookOff:
+			tookOff = true
+			send(&common.MessageCommandLong{TargetSystem: 2, TargetComponent: 1, Command: common.MAV_CMD_NAV_TAKEOFF,
+				Param1: float32(math.NaN()), Param4: float32(math.NaN()), Param5: float32(math.NaN()), Param6: float32(math.NaN()), Param7: 488 + 5})
+		}
+	}
+	halt.Store(true)
+	if err := <-done; err != nil && !errors.Is(err, sim.ErrStopped) {
+		t.Fatal(err)
+	}
+	if !climbed {
+		t.Fatalf("PX4 2 did not climb through the gateway (heard %v, armed %v, takeoff sent %v)", heard, armed, tookOff)
+	}
+	if alt1 > 500 {
+		t.Errorf("PX4 1 climbed to %d mm though only PX4 2 was commanded", alt1)
 	}
 }
