@@ -145,7 +145,7 @@ type Vehicle struct {
 
 // NewVehicle returns the endpoint of a vehicle.
 func NewVehicle(cfg VehicleConfig, ap Autopilot, tun Tunable, host Host) *Vehicle {
-	v := &Vehicle{cfg: cfg, ap: ap, tun: tun, host: host, enc: NewEncoder(cfg.SysID, 1), ep: defaultEndpointParams(),
+	v := &Vehicle{cfg: cfg, ap: ap, tun: tun, host: host, enc: NewEncoder(cfg.SysID, compAutopilot), ep: defaultEndpointParams(),
 		Milestones: map[string]sim.Time{}}
 	v.mission.cur = -1
 	for id, hz := range DefaultRates {
@@ -362,10 +362,9 @@ func (v *Vehicle) Handle(now sim.Time, from Peer, f frame.Frame) {
 	v.now = now
 	v.tel = v.ap.Estimate()
 	v.FramesIn++
-	me := v.cfg.SysID
 	to := &from
 	sender, senderComp := f.GetSystemID(), f.GetComponentID()
-	mine := func(sys uint8) bool { return sys == me || sys == 0 }
+	mine := v.forAutopilot
 	switch m := f.GetMessage().(type) {
 	case *common.MessageHeartbeat:
 		if m.Type == common.MAV_TYPE_GCS {
@@ -376,41 +375,42 @@ func (v *Vehicle) Handle(now sim.Time, from Peer, f frame.Frame) {
 			}
 		}
 	case *common.MessageCommandLong:
-		if !mine(m.TargetSystem) {
+		if !v.commandForMe(m.Command, m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		p := [7]float64{float64(m.Param1), float64(m.Param2), float64(m.Param3), float64(m.Param4),
 			float64(m.Param5), float64(m.Param6), float64(m.Param7)}
 		v.ack(to, sender, senderComp, m.Command, v.doCommand(to, m.Command, p, false, common.MAV_FRAME_GLOBAL))
 	case *common.MessageCommandInt:
-		if !mine(m.TargetSystem) {
+		if !v.commandForMe(m.Command, m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		p := [7]float64{float64(m.Param1), float64(m.Param2), float64(m.Param3), float64(m.Param4),
 			float64(m.X) / 1e7, float64(m.Y) / 1e7, float64(m.Z)}
 		v.ack(to, sender, senderComp, m.Command, v.doCommand(to, m.Command, p, true, m.Frame))
 	case *common.MessageSetMode:
-		if !mine(m.TargetSystem) {
+		// SET_MODE has no target component.
+		if !mine(m.TargetSystem, compAutopilot) {
 			return
 		}
 		res := v.setMode(to, ModeFromCustom(m.CustomMode))
 		v.ack(to, sender, senderComp, common.MAV_CMD_DO_SET_MODE, res)
 	case *common.MessageSetPositionTargetLocalNed:
-		if mine(m.TargetSystem) {
+		if mine(m.TargetSystem, m.TargetComponent) {
 			v.localSetpoint(m)
 		}
 	case *common.MessageSetPositionTargetGlobalInt:
-		if mine(m.TargetSystem) {
+		if mine(m.TargetSystem, m.TargetComponent) {
 			v.globalSetpoint(m)
 		}
 	case *common.MessageParamRequestList:
-		if mine(m.TargetSystem) {
+		if mine(m.TargetSystem, m.TargetComponent) {
 			for i := range paramTable {
 				v.paramValue(to, i)
 			}
 		}
 	case *common.MessageParamRequestRead:
-		if !mine(m.TargetSystem) {
+		if !mine(m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		i := int(m.ParamIndex)
@@ -421,12 +421,36 @@ func (v *Vehicle) Handle(now sim.Time, from Peer, f frame.Frame) {
 			v.paramValue(to, i)
 		}
 	case *common.MessageParamSet:
-		if mine(m.TargetSystem) {
+		if mine(m.TargetSystem, m.TargetComponent) {
 			v.paramSet(to, m)
 		}
 	default:
 		v.handleMission(to, sender, senderComp, f.GetMessage())
 	}
+}
+
+// compAutopilot is the endpoint's component id, MAV_COMP_ID_AUTOPILOT1.
+const compAutopilot = 1
+
+// forAutopilot reports whether a message for system sys and component comp
+// is the autopilot's: PX4's autopilot takes messages for its own system or
+// for system 0 (broadcast), and for its component or component 0
+// (MAV_COMP_ID_ALL); it ignores those for other components (a camera, a
+// gimbal).
+func (v *Vehicle) forAutopilot(sys, comp uint8) bool {
+	return (sys == v.cfg.SysID || sys == 0) && (comp == compAutopilot || comp == 0)
+}
+
+// commandForMe reports whether the autopilot handles a COMMAND_LONG or
+// COMMAND_INT; others are ignored without an acknowledgement, as PX4 does.
+// As in PX4, the old requests for capabilities and protocol version are
+// answered whatever their target component.
+func (v *Vehicle) commandForMe(cmd common.MAV_CMD, sys, comp uint8) bool {
+	switch cmd {
+	case common.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES, common.MAV_CMD_REQUEST_PROTOCOL_VERSION:
+		return sys == v.cfg.SysID || sys == 0
+	}
+	return v.forAutopilot(sys, comp)
 }
 
 func (v *Vehicle) ack(to *Peer, sys, comp uint8, cmd common.MAV_CMD, res common.MAV_RESULT) {
