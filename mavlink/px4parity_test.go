@@ -1,6 +1,7 @@
 package mavlink
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -152,6 +153,64 @@ func TestMissionParamAndSetpointMessagesForOtherComponentsIgnored(t *testing.T) 
 			if got, want := c.answered(v, h), comp != 100; got != want {
 				t.Errorf("%s for component %d: handled %v, want %v", c.name, comp, got, want)
 			}
+		}
+	}
+}
+
+// TestTakeoffBelowHomeUsesDefaultAltitude: PX4 takes off to
+// MIS_TAKEOFF_ALT above home, saying so, when NAV_TAKEOFF asks for less
+// than home+0.5 m or gives no altitude (NaN); it does not deny it.
+func TestTakeoffBelowHomeUsesDefaultAltitude(t *testing.T) {
+	onGround := vehicle.Telemetry{Armed: true, Landed: true, Mode: vehicle.ModeIdle}
+	nan := float32(math.NaN())
+	cases := []struct {
+		name    string
+		msg     message.Message
+		misAlt  float32 // MIS_TAKEOFF_ALT written first; 0 = default
+		alt     float64 // takeoff altitude given to the autopilot
+		wantTxt string  // "" = no text
+	}{
+		{"0.3 m above home (AMSL)", &common.MessageCommandLong{TargetSystem: 1, Command: common.MAV_CMD_NAV_TAKEOFF, Param7: 488.3},
+			0, 2.5, "Using default takeoff altitude: 2.5 m"},
+		{"below home (AMSL)", &common.MessageCommandLong{TargetSystem: 1, Command: common.MAV_CMD_NAV_TAKEOFF, Param7: 400},
+			0, 2.5, "Using default takeoff altitude: 2.5 m"},
+		{"NaN", &common.MessageCommandLong{TargetSystem: 1, Command: common.MAV_CMD_NAV_TAKEOFF, Param7: nan},
+			0, 2.5, "Using default takeoff altitude: 2.5 m"},
+		{"NaN, MIS_TAKEOFF_ALT 4", &common.MessageCommandLong{TargetSystem: 1, Command: common.MAV_CMD_NAV_TAKEOFF, Param7: nan},
+			4, 4, "Using default takeoff altitude: 4.0 m"},
+		{"0.2 m relative (COMMAND_INT)", &common.MessageCommandInt{TargetSystem: 1, Command: common.MAV_CMD_NAV_TAKEOFF,
+			Frame: common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT, Z: 0.2}, 0, 2.5, "Using default takeoff altitude: 2.5 m"},
+		{"5 m above home (AMSL)", &common.MessageCommandLong{TargetSystem: 1, Command: common.MAV_CMD_NAV_TAKEOFF, Param7: 493},
+			0, 5, ""},
+	}
+	for _, c := range cases {
+		v, ap, h := newMsgVehicle(onGround)
+		now := sim.Time(sim.Second)
+		if c.misAlt != 0 {
+			v.Handle(now, Peer{}, gcsFrame(&common.MessageParamSet{TargetSystem: 1, TargetComponent: 1, ParamId: "MIS_TAKEOFF_ALT",
+				ParamValue: c.misAlt, ParamType: common.MAV_PARAM_TYPE_REAL32}))
+			h.msgs = nil
+		}
+		v.Handle(now, Peer{}, gcsFrame(c.msg))
+		var ack *common.MessageCommandAck
+		for _, m := range h.msgs {
+			if a, ok := m.(*common.MessageCommandAck); ok {
+				ack = a
+			}
+		}
+		if ack == nil || ack.Result != common.MAV_RESULT_ACCEPTED {
+			t.Errorf("%s: ack %+v, want ACCEPTED", c.name, ack)
+			continue
+		}
+		if len(ap.cmds) != 1 || ap.cmds[0].Kind != vehicle.CmdTakeoff || math.Abs(ap.cmds[0].Alt-c.alt) > 1e-3 {
+			t.Errorf("%s: autopilot got %+v, want a takeoff to %.1f m", c.name, ap.cmds, c.alt)
+		}
+		txt := statusTexts(h.msgs)
+		switch {
+		case c.wantTxt == "" && len(txt) > 0:
+			t.Errorf("%s: unexpected STATUSTEXT %q", c.name, txt[0].Text)
+		case c.wantTxt != "" && (len(txt) != 1 || txt[0].Text != c.wantTxt || txt[0].Severity != common.MAV_SEVERITY_INFO):
+			t.Errorf("%s: STATUSTEXTs %+v, want INFO %q", c.name, txt, c.wantTxt)
 		}
 	}
 }

@@ -507,16 +507,15 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 			v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Takeoff denied: disarmed")
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
-		alt := v.ep.TakeoffAlt
-		if !math.IsNaN(p[6]) {
-			alt = p[6] - v.homeAMSL()
-			if isInt && (fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT || fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT) {
-				alt = p[6]
-			}
+		alt := p[6] - v.homeAMSL()
+		if isInt && (fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT || fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT) {
+			alt = p[6]
 		}
-		if alt < 0.5 {
-			v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Takeoff denied: %.1f m AMSL below home+0.5", p[6])
-			return common.MAV_RESULT_DENIED
+		if math.IsNaN(alt) || alt < 0.5 {
+			// No altitude, or one below home+0.5 m: PX4 takes off to
+			// MIS_TAKEOFF_ALT above home instead, and says so.
+			alt = v.ep.TakeoffAlt
+			v.statusText(to, common.MAV_SEVERITY_INFO, "Using default takeoff altitude: %.1f m", alt)
 		}
 		c := vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: alt}
 		if !v.plausible(to, c) {
