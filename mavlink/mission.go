@@ -296,7 +296,7 @@ func (v *Vehicle) startMission(to *Peer, first int) common.MAV_RESULT {
 		v.host.Event("mission_start", fmt.Sprintf("item %d of %d", m.cur, len(m.items)))
 	}
 	m.active, m.done, m.phase, m.landing = true, false, 0, false
-	v.offboard = false
+	v.offboard, v.keep = false, FlightMode{}
 	v.sendMissionCurrent(nil)
 	return common.MAV_RESULT_ACCEPTED
 }

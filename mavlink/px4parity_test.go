@@ -214,3 +214,73 @@ func TestTakeoffBelowHomeUsesDefaultAltitude(t *testing.T) {
 		}
 	}
 }
+
+// TestManualModesReportedAndHold: SET_MODE or DO_SET_MODE to POSCTL or
+// ALTCTL is reported in the heartbeat as the mode set (main 3 or 2, sub 0),
+// and with no manual control input the vehicle holds where it is, as PX4
+// does. Another mode ends it.
+func TestManualModesReportedAndHold(t *testing.T) {
+	f := newFlyer(t, 0)
+	f.cl.Add(Op{Kind: OpConnect, Name: "connect"})
+	f.run(1500*sim.Millisecond, nil)
+	hbMode := func() (FlightMode, common.MAV_MODE_FLAG) {
+		hb := f.last(0).GetMessage().(*common.MessageHeartbeat)
+		return ModeFromCustom(hb.CustomMode), hb.BaseMode
+	}
+	lastAck := func() common.MAV_RESULT {
+		if a := f.last(77); a != nil {
+			return a.GetMessage().(*common.MessageCommandAck).Result
+		}
+		return math.MaxUint8
+	}
+	// On the ground, disarmed: the mode is simply reported.
+	f.gcsSend(&common.MessageSetMode{TargetSystem: 1, BaseMode: 1, CustomMode: ModePosctl.Custom()})
+	f.run(1500*sim.Millisecond, nil)
+	if m, _ := hbMode(); m != ModePosctl || lastAck() != common.MAV_RESULT_ACCEPTED {
+		t.Fatalf("on the ground after SET_MODE POSCTL: mode %v, ack %v", m, lastAck())
+	}
+	f.cl.Add(Op{Kind: OpCommand, Name: "arm", Cmd: common.MAV_CMD_COMPONENT_ARM_DISARM, Params: [7]float32{1}},
+		Op{Kind: OpCommand, Name: "takeoff", Cmd: common.MAV_CMD_NAV_TAKEOFF, Params: [7]float32{6: 493}})
+	f.run(10*sim.Second, nil)
+	if m, _ := hbMode(); m != ModeHold {
+		t.Fatalf("after the takeoff mode %v, want AUTO.LOITER", m)
+	}
+	for _, c := range []struct {
+		name string
+		msg  message.Message
+		want FlightMode
+		flag common.MAV_MODE_FLAG
+	}{
+		{"SET_MODE POSCTL", &common.MessageSetMode{TargetSystem: 1, BaseMode: 1, CustomMode: ModePosctl.Custom()},
+			ModePosctl, common.MAV_MODE_FLAG_MANUAL_INPUT_ENABLED},
+		{"DO_SET_MODE ALTCTL", &common.MessageCommandLong{TargetSystem: 1, TargetComponent: 1, Command: common.MAV_CMD_DO_SET_MODE,
+			Param1: 1, Param2: MainAltctl}, ModeAltctl, common.MAV_MODE_FLAG_MANUAL_INPUT_ENABLED},
+		{"DO_SET_MODE POSCTL", &common.MessageCommandLong{TargetSystem: 1, TargetComponent: 1, Command: common.MAV_CMD_DO_SET_MODE,
+			Param1: 1, Param2: MainPosctl}, ModePosctl, common.MAV_MODE_FLAG_MANUAL_INPUT_ENABLED},
+		{"DO_SET_MODE AUTO.LOITER", &common.MessageCommandLong{TargetSystem: 1, TargetComponent: 1, Command: common.MAV_CMD_DO_SET_MODE,
+			Param1: 1, Param2: MainAuto, Param3: SubLoiter}, ModeHold, common.MAV_MODE_FLAG_AUTO_ENABLED},
+	} {
+		start := f.mr.Telemetry().Pos
+		f.gcsSend(c.msg)
+		f.run(50*sim.Millisecond, nil)
+		if r := lastAck(); r != common.MAV_RESULT_ACCEPTED {
+			t.Fatalf("%s: %v", c.name, r)
+		}
+		f.run(4*sim.Second, nil)
+		m, base := hbMode()
+		if m != c.want || base&c.flag == 0 || base&common.MAV_MODE_FLAG_SAFETY_ARMED == 0 {
+			t.Errorf("%s: heartbeat mode %v base %v, want %v with %v", c.name, m, base, c.want, c.flag)
+		}
+		if p := f.mr.Telemetry().Pos; p.Dist(start) > 0.3 || !near(p.Z, 5, 0.3) {
+			t.Errorf("%s: moved from %v to %v; want it to hold", c.name, start, p)
+		}
+	}
+	// From POSCTL, a landing is AUTO.LAND.
+	f.gcsSend(&common.MessageSetMode{TargetSystem: 1, BaseMode: 1, CustomMode: ModePosctl.Custom()})
+	f.run(1500*sim.Millisecond, nil)
+	f.gcsSend(&common.MessageCommandLong{TargetSystem: 1, TargetComponent: 1, Command: common.MAV_CMD_NAV_LAND})
+	f.run(1500*sim.Millisecond, nil)
+	if m, _ := hbMode(); m != ModeLand {
+		t.Errorf("NAV_LAND from POSCTL: mode %v, want AUTO.LAND", m)
+	}
+}

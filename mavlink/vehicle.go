@@ -112,6 +112,11 @@ type Vehicle struct {
 
 	// Mode requested by the operator; the reported mode derives from it
 	// and the autopilot's own mode.
+	//
+	// keep is reported instead of AUTO.LOITER while the autopilot holds,
+	// idles or is disarmed: POSCTL or ALTCTL set by the operator (zero:
+	// none).
+	keep        FlightMode
 	offboard    bool
 	offboardPos bool // offboard position (not velocity) setpoints
 	lastSP      sim.Time
@@ -232,6 +237,10 @@ func (v *Vehicle) Mode() FlightMode {
 		return ModeRTL
 	case vehicle.ModeVelocity:
 		return ModeOffboard
+	case vehicle.ModeHold, vehicle.ModeIdle, vehicle.ModeDisarmed:
+		if v.keep != (FlightMode{}) {
+			return v.keep
+		}
 	}
 	return ModeHold
 }
@@ -327,6 +336,11 @@ func (v *Vehicle) milestones() {
 		case vehicle.ModeLand:
 			v.milestone("LAND")
 		}
+		switch t.Mode {
+		case vehicle.ModeHold, vehicle.ModeIdle, vehicle.ModeDisarmed:
+		default:
+			v.keep = FlightMode{} // the autopilot moved on (a mission item, its own failsafe)
+		}
 		if v.offboard && t.Mode != vehicle.ModeVelocity && t.Mode != vehicle.ModeGoto && v.prevMode == vehicle.ModeVelocity {
 			v.offboard = false // the autopilot's failsafe left offboard
 		}
@@ -345,7 +359,7 @@ func (v *Vehicle) failsafes() {
 		v.dlLost = true
 		act := map[int32]vehicle.CommandKind{1: vehicle.CmdHold, 2: vehicle.CmdRTL, 3: vehicle.CmdLand}[v.ep.DLLAct]
 		v.host.Event("failsafe", "data link lost: "+act.String())
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(vehicle.Command{Kind: act})
 	}
 	if v.offboard && v.offboardPos && v.tun != nil {
@@ -521,21 +535,21 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 		if !v.plausible(to, c) {
 			return common.MAV_RESULT_DENIED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(c)
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_NAV_LAND:
 		if !t.Armed {
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(vehicle.Command{Kind: vehicle.CmdLand})
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_NAV_RETURN_TO_LAUNCH:
 		if !t.Armed {
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(vehicle.Command{Kind: vehicle.CmdRTL})
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_DO_SET_MODE:
@@ -564,7 +578,7 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 		if !v.plausible(to, c) {
 			return common.MAV_RESULT_DENIED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(c)
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_DO_CHANGE_SPEED:
@@ -615,15 +629,26 @@ func (v *Vehicle) streamable(id uint32) bool {
 	return ok || id == idHomePosition
 }
 
+// takeOver ends what the operator had selected (a mission, offboard
+// control, a kept mode) when a new mode or command takes over.
+func (v *Vehicle) takeOver() {
+	v.mission.active, v.offboard, v.keep = false, false, FlightMode{}
+}
+
 // setMode switches to a PX4 mode.
 func (v *Vehicle) setMode(to *Peer, m FlightMode) common.MAV_RESULT {
 	t := &v.tel
 	switch {
 	case m == ModeHold || m == ModePosctl || m.Main == MainAltctl:
-		// Without a remote control, the manual position modes hold.
-		v.mission.active, v.offboard = false, false
+		// Without a remote control (no manual control input), the manual
+		// position and altitude modes hold, as PX4's do; they are reported
+		// as set.
+		v.takeOver()
 		if t.Armed && !t.Landed {
 			v.command(vehicle.Command{Kind: vehicle.CmdHold})
+		}
+		if m != ModeHold {
+			v.keep = FlightMode{Main: m.Main}
 		}
 	case m == ModeMission:
 		return v.startMission(to, -1)
@@ -631,7 +656,7 @@ func (v *Vehicle) setMode(to *Peer, m FlightMode) common.MAV_RESULT {
 		if !t.Armed {
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		k := vehicle.CmdRTL
 		if m == ModeLand {
 			k = vehicle.CmdLand
@@ -645,14 +670,15 @@ func (v *Vehicle) setMode(to *Peer, m FlightMode) common.MAV_RESULT {
 		if !v.plausible(to, c) {
 			return common.MAV_RESULT_DENIED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(c)
 	case m == ModeOffboard:
 		if !v.hasSP || v.now.Sub(v.lastSP) > sim.Second {
 			v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Switching to Offboard denied: no setpoints")
 			return common.MAV_RESULT_DENIED
 		}
-		v.mission.active, v.offboard = false, true
+		v.takeOver()
+		v.offboard = true
 		v.applySetpoint()
 	default:
 		v.statusText(to, common.MAV_SEVERITY_WARNING, "Mode %v not available in simulation", m)
