@@ -284,3 +284,107 @@ func TestManualModesReportedAndHold(t *testing.T) {
 		t.Errorf("NAV_LAND from POSCTL: mode %v, want AUTO.LAND", m)
 	}
 }
+
+// landing is what a landingRun saw.
+type landing struct {
+	modes    map[FlightMode]int // heartbeat modes heard from the start of the return or landing on
+	groundAt sim.Time           // the endpoint first reported ON_GROUND
+	disarmAt sim.Time
+	texts    []*common.MessageStatustext
+}
+
+// landingRun flies to 5 m, 10 m north of home, then sends the landing ops
+// (or, with mission set, flies a takeoff-and-land mission) and runs until 5 s
+// after the vehicle disarmed.
+func landingRun(t *testing.T, params map[string]float32, land []Op, mission bool) landing {
+	t.Helper()
+	f := newFlyer(t, 0)
+	f.cl.Add(Op{Kind: OpConnect, Name: "connect"})
+	for name, val := range params {
+		f.cl.Add(Op{Kind: OpSetParam, Name: name, Param: name, Value: val})
+	}
+	if mission {
+		f.cl.Add(missionOps([]Item{{Cmd: common.MAV_CMD_NAV_TAKEOFF, Offset: geom.V(0, 0, 5)},
+			{Cmd: common.MAV_CMD_NAV_WAYPOINT, Offset: geom.V(0, 10, 5)}, {Cmd: common.MAV_CMD_NAV_LAND, Here: true}})[1:]...)
+	} else {
+		g := testOrigin.ToGeodetic(geom.V(0, 10, 5))
+		f.cl.Add(Op{Kind: OpCommand, Name: "arm", Cmd: common.MAV_CMD_COMPONENT_ARM_DISARM, Params: [7]float32{1}},
+			Op{Kind: OpCommand, Name: "takeoff", Cmd: common.MAV_CMD_NAV_TAKEOFF, Params: [7]float32{6: 493}})
+		f.run(10*sim.Second, nil)
+		f.cl.Add(Op{Kind: OpCommand, Name: "reposition", Cmd: common.MAV_CMD_DO_REPOSITION,
+			Params: [7]float32{-1, 0, 0, 0, float32(g.Lat), float32(g.Lon), float32(g.Alt)}})
+		f.run(12*sim.Second, nil)
+		if p := f.mr.Telemetry().Pos; p.Dist(geom.V(0, 10, 5)) > 0.5 {
+			t.Fatalf("reposition left the vehicle at %v", p)
+		}
+		f.cl.Add(land...)
+	}
+	// Heartbeats count from the start of the return or landing.
+	from := -1
+	var l landing
+	flew := false
+	f.run(120*sim.Second, func() bool {
+		if !flew && !f.ep.tel.Landed {
+			flew = true
+		}
+		if m := f.ep.tel.Mode; from < 0 && (m == vehicle.ModeRTL || m == vehicle.ModeLand) {
+			from = len(f.heard)
+		}
+		if flew && l.groundAt == 0 && f.ep.landedState() == common.MAV_LANDED_STATE_ON_GROUND {
+			l.groundAt = f.now
+		}
+		_, disarmed := f.ep.Milestones["DISARM"]
+		return disarmed
+	})
+	f.run(5*sim.Second, nil)
+	l.disarmAt = f.ep.Milestones["DISARM"]
+	if l.groundAt == 0 || l.disarmAt == 0 || from < 0 {
+		t.Fatalf("no landing (on the ground at %v) or no disarm (%v); results %+v", l.groundAt, l.disarmAt, f.cl.Results)
+	}
+	l.modes = map[FlightMode]int{}
+	var msgs []message.Message
+	for _, fr := range f.heard[from:] {
+		msgs = append(msgs, fr.GetMessage())
+		if hb, ok := fr.GetMessage().(*common.MessageHeartbeat); ok {
+			l.modes[ModeFromCustom(hb.CustomMode)]++
+		}
+	}
+	l.texts = statusTexts(msgs)
+	return l
+}
+
+// checkLanding checks that every heartbeat from the landing command on
+// reported want (through the touchdown and after the disarm), that the
+// vehicle disarmed delay after it reported ON_GROUND, and said so.
+func checkLanding(t *testing.T, name string, l landing, want FlightMode, delay sim.Duration) {
+	t.Helper()
+	if len(l.modes) != 1 || l.modes[want] == 0 {
+		t.Errorf("%s: heartbeat modes %v, want only %v", name, l.modes, want)
+	}
+	if d := l.disarmAt.Sub(l.groundAt); d < delay-50*sim.Millisecond || d > delay+100*sim.Millisecond {
+		t.Errorf("%s: disarmed %v after reporting ON_GROUND, want %v (COM_DISARM_LAND)", name, d, delay)
+	}
+	n := 0
+	for _, s := range l.texts {
+		if s.Text == "Disarmed by landing" && s.Severity == common.MAV_SEVERITY_INFO {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%s: %d INFO \"Disarmed by landing\" texts in %+v, want 1", name, n, l.texts)
+	}
+}
+
+// TestLandingKeepsModeAndDisarms: PX4 reports AUTO.RTL for the whole
+// return including its final descent, stays in AUTO.RTL, AUTO.LAND or
+// AUTO.MISSION after touching down, and disarms COM_DISARM_LAND (2 s) after
+// the landing is detected with "Disarmed by landing".
+func TestLandingKeepsModeAndDisarms(t *testing.T) {
+	rtl := landingRun(t, nil, []Op{{Kind: OpCommand, Name: "rtl", Cmd: common.MAV_CMD_NAV_RETURN_TO_LAUNCH}}, false)
+	checkLanding(t, "RTL", rtl, ModeRTL, 2*sim.Second)
+	land := landingRun(t, map[string]float32{"COM_DISARM_LAND": 4},
+		[]Op{{Kind: OpCommand, Name: "land", Cmd: common.MAV_CMD_NAV_LAND}}, false)
+	checkLanding(t, "LAND, COM_DISARM_LAND 4", land, ModeLand, 4*sim.Second)
+	mis := landingRun(t, nil, nil, true)
+	checkLanding(t, "mission", mis, ModeMission, 2*sim.Second)
+}

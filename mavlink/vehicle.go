@@ -114,9 +114,13 @@ type Vehicle struct {
 	// and the autopilot's own mode.
 	//
 	// keep is reported instead of AUTO.LOITER while the autopilot holds,
-	// idles or is disarmed: POSCTL or ALTCTL set by the operator (zero:
-	// none).
-	keep        FlightMode
+	// idles or is disarmed: POSCTL or ALTCTL set by the operator, or the
+	// mode the vehicle landed in (PX4 stays in AUTO.LAND, AUTO.RTL or
+	// AUTO.MISSION after touching down). Zero: none.
+	keep FlightMode
+	// rtlLand is set while the autopilot's landing is the descent at the
+	// end of a return to launch, which PX4 reports as AUTO.RTL.
+	rtlLand     bool
 	offboard    bool
 	offboardPos bool // offboard position (not velocity) setpoints
 	lastSP      sim.Time
@@ -131,6 +135,13 @@ type Vehicle struct {
 	prevArmed bool
 	prevMode  vehicle.Mode
 	loiterEv  bool
+
+	// Disarming after landing (PX4's COM_DISARM_LAND).
+	flown       bool     // off the ground since arming
+	onGround    bool     // reporting ON_GROUND after flying...
+	groundSince sim.Time // ...since this time
+	disarmAsked sim.Time // when the endpoint last asked to disarm; 0 = not yet
+	disarmReq   bool     // the operator asked to disarm
 
 	// Data-link loss failsafe.
 	gcsSeen  bool
@@ -232,6 +243,9 @@ func (v *Vehicle) Mode() FlightMode {
 	case vehicle.ModeTakeoff:
 		return ModeTakeoff
 	case vehicle.ModeLand:
+		if v.rtlLand {
+			return ModeRTL
+		}
 		return ModeLand
 	case vehicle.ModeRTL:
 		return ModeRTL
@@ -299,6 +313,7 @@ func (v *Vehicle) Step(now sim.Time) {
 	v.now = now
 	v.tel = v.ap.Estimate()
 	v.milestones()
+	v.landDisarm()
 	v.failsafes()
 	v.runMission()
 	v.upload.retry(v, now)
@@ -328,6 +343,7 @@ func (v *Vehicle) milestones() {
 	t := &v.tel
 	if t.Armed && !v.prevArmed {
 		v.milestone("ARM")
+		v.disarmReq = false
 	}
 	if t.Mode != v.prevMode {
 		switch t.Mode {
@@ -337,19 +353,73 @@ func (v *Vehicle) milestones() {
 			v.milestone("LAND")
 		}
 		switch t.Mode {
-		case vehicle.ModeHold, vehicle.ModeIdle, vehicle.ModeDisarmed:
+		case vehicle.ModeIdle, vehicle.ModeDisarmed:
+			if v.prevMode == vehicle.ModeLand {
+				// Touchdown: PX4 stays in the mode it landed in.
+				v.keep = ModeLand
+				switch {
+				case v.mission.active:
+					v.keep = ModeMission
+				case v.rtlLand:
+					v.keep = ModeRTL
+				}
+			}
+		case vehicle.ModeHold:
+			// Holding: POSCTL and ALTCTL stay.
 		default:
 			v.keep = FlightMode{} // the autopilot moved on (a mission item, its own failsafe)
 		}
+		// The autopilot ends a return to launch with a landing.
+		v.rtlLand = t.Mode == vehicle.ModeLand && v.prevMode == vehicle.ModeRTL
 		if v.offboard && t.Mode != vehicle.ModeVelocity && t.Mode != vehicle.ModeGoto && v.prevMode == vehicle.ModeVelocity {
 			v.offboard = false // the autopilot's failsafe left offboard
 		}
 	}
 	if !t.Armed && v.prevArmed {
 		v.milestone("DISARM")
+		if v.flown && t.Landed && !v.disarmReq {
+			// The endpoint's landing disarm below, or the autopilot's own.
+			v.statusText(nil, common.MAV_SEVERITY_INFO, "Disarmed by landing")
+		}
+		v.disarmReq = false
 		v.offboard = false
 	}
 	v.prevArmed, v.prevMode = t.Armed, t.Mode
+}
+
+// defaultDisarmDelay is PX4's COM_DISARM_LAND, for autopilots without
+// parameters.
+const defaultDisarmDelay = 2 * sim.Second
+
+// landDisarm disarms the vehicle COM_DISARM_LAND after it landed, as PX4's
+// commander does ("Disarmed by landing"): the landing counts from when the
+// endpoint reports ON_GROUND, having flown since arming. A delay of 0
+// turns it off.
+func (v *Vehicle) landDisarm() {
+	t := &v.tel
+	if !t.Armed {
+		v.flown, v.onGround, v.disarmAsked = false, false, 0
+		return
+	}
+	if !t.Landed {
+		v.flown = true
+	}
+	if !v.flown || v.landedState() != common.MAV_LANDED_STATE_ON_GROUND {
+		v.onGround, v.disarmAsked = false, 0
+		return
+	}
+	if !v.onGround {
+		v.onGround, v.groundSince = true, v.now
+	}
+	delay := defaultDisarmDelay
+	if v.tun != nil {
+		delay = v.tun.Params().DisarmDelay
+	}
+	// Ask again every second if the autopilot did not disarm (a bounce).
+	if delay > 0 && v.now.Sub(v.groundSince) >= delay && (v.disarmAsked == 0 || v.now.Sub(v.disarmAsked) >= sim.Second) {
+		v.disarmAsked = v.now
+		v.command(vehicle.Command{Kind: vehicle.CmdDisarm})
+	}
 }
 
 // failsafes runs PX4's data-link loss action and the offboard position
@@ -514,6 +584,7 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 			return common.MAV_RESULT_DENIED
 		}
 		v.mission.active, v.offboard = false, false
+		v.disarmReq = true
 		v.command(vehicle.Command{Kind: vehicle.CmdDisarm})
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_NAV_TAKEOFF:
@@ -632,7 +703,7 @@ func (v *Vehicle) streamable(id uint32) bool {
 // takeOver ends what the operator had selected (a mission, offboard
 // control, a kept mode) when a new mode or command takes over.
 func (v *Vehicle) takeOver() {
-	v.mission.active, v.offboard, v.keep = false, false, FlightMode{}
+	v.mission.active, v.offboard, v.keep, v.rtlLand = false, false, FlightMode{}, false
 }
 
 // setMode switches to a PX4 mode.
