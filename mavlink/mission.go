@@ -138,15 +138,18 @@ func toFloat(it *common.MessageMissionItemInt) *common.MessageMissionItem {
 
 // handleMission runs the mission protocol.
 func (v *Vehicle) handleMission(to *Peer, sys, comp uint8, msg message.Message) {
-	me := v.cfg.SysID
-	mine := func(s uint8) bool { return s == me || s == 0 }
+	// PX4's mission manager also takes messages for the mission planner
+	// component.
+	mine := func(s, c uint8) bool {
+		return v.forAutopilot(s, c) || v.forAutopilot(s, 0) && c == uint8(common.MAV_COMP_ID_MISSIONPLANNER)
+	}
 	u := &v.upload
 	ack := func(typ common.MAV_MISSION_RESULT, mt common.MAV_MISSION_TYPE) {
 		v.send(to, &common.MessageMissionAck{TargetSystem: sys, TargetComponent: comp, Type: typ, MissionType: mt})
 	}
 	switch m := msg.(type) {
 	case *common.MessageMissionCount:
-		if !mine(m.TargetSystem) {
+		if !mine(m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		if m.MissionType != common.MAV_MISSION_TYPE_MISSION {
@@ -167,15 +170,15 @@ func (v *Vehicle) handleMission(to *Peer, sys, comp uint8, msg message.Message) 
 			donePeer: u.donePeer, doneCount: u.doneCount, doneAt: u.doneAt}
 		u.request(v)
 	case *common.MessageMissionItemInt:
-		if mine(m.TargetSystem) && m.MissionType == common.MAV_MISSION_TYPE_MISSION {
+		if mine(m.TargetSystem, m.TargetComponent) && m.MissionType == common.MAV_MISSION_TYPE_MISSION {
 			v.uploadItem(to, sys, comp, *m)
 		}
 	case *common.MessageMissionItem:
-		if mine(m.TargetSystem) && m.MissionType == common.MAV_MISSION_TYPE_MISSION {
+		if mine(m.TargetSystem, m.TargetComponent) && m.MissionType == common.MAV_MISSION_TYPE_MISSION {
 			v.uploadItem(to, sys, comp, fromFloat(m))
 		}
 	case *common.MessageMissionRequestList:
-		if !mine(m.TargetSystem) {
+		if !mine(m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		n := 0
@@ -184,21 +187,21 @@ func (v *Vehicle) handleMission(to *Peer, sys, comp uint8, msg message.Message) 
 		}
 		v.send(to, &common.MessageMissionCount{TargetSystem: sys, TargetComponent: comp, Count: uint16(n), MissionType: m.MissionType})
 	case *common.MessageMissionRequestInt:
-		if mine(m.TargetSystem) && m.MissionType == common.MAV_MISSION_TYPE_MISSION && int(m.Seq) < len(v.mission.items) {
+		if mine(m.TargetSystem, m.TargetComponent) && m.MissionType == common.MAV_MISSION_TYPE_MISSION && int(m.Seq) < len(v.mission.items) {
 			it := v.mission.items[m.Seq]
 			it.TargetSystem, it.TargetComponent = sys, comp
 			it.Current = b2u(int(m.Seq) == v.mission.cur)
 			v.send(to, &it)
 		}
 	case *common.MessageMissionRequest:
-		if mine(m.TargetSystem) && m.MissionType == common.MAV_MISSION_TYPE_MISSION && int(m.Seq) < len(v.mission.items) {
+		if mine(m.TargetSystem, m.TargetComponent) && m.MissionType == common.MAV_MISSION_TYPE_MISSION && int(m.Seq) < len(v.mission.items) {
 			it := toFloat(&v.mission.items[m.Seq])
 			it.TargetSystem, it.TargetComponent = sys, comp
 			it.Current = b2u(int(m.Seq) == v.mission.cur)
 			v.send(to, it)
 		}
 	case *common.MessageMissionClearAll:
-		if !mine(m.TargetSystem) {
+		if !mine(m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		if m.MissionType == common.MAV_MISSION_TYPE_MISSION || m.MissionType == common.MAV_MISSION_TYPE_ALL {
@@ -206,7 +209,7 @@ func (v *Vehicle) handleMission(to *Peer, sys, comp uint8, msg message.Message) 
 		}
 		ack(common.MAV_MISSION_ACCEPTED, m.MissionType)
 	case *common.MessageMissionSetCurrent:
-		if !mine(m.TargetSystem) || int(m.Seq) >= len(v.mission.items) {
+		if !mine(m.TargetSystem, m.TargetComponent) || int(m.Seq) >= len(v.mission.items) {
 			return
 		}
 		v.mission.cur, v.mission.phase, v.mission.done = int(m.Seq), 0, false
@@ -293,7 +296,7 @@ func (v *Vehicle) startMission(to *Peer, first int) common.MAV_RESULT {
 		v.host.Event("mission_start", fmt.Sprintf("item %d of %d", m.cur, len(m.items)))
 	}
 	m.active, m.done, m.phase, m.landing = true, false, 0, false
-	v.offboard = false
+	v.offboard, v.keep = false, FlightMode{}
 	v.sendMissionCurrent(nil)
 	return common.MAV_RESULT_ACCEPTED
 }

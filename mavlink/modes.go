@@ -41,6 +41,7 @@ var (
 	ModeLand     = FlightMode{MainAuto, SubLand}
 	ModeOffboard = FlightMode{MainOffboard, 0}
 	ModePosctl   = FlightMode{MainPosctl, 0}
+	ModeAltctl   = FlightMode{MainAltctl, 0}
 )
 
 // Custom returns the heartbeat's custom_mode value.
@@ -81,6 +82,8 @@ func (m FlightMode) baseMode(armed bool) common.MAV_MODE_FLAG {
 		f |= common.MAV_MODE_FLAG_GUIDED_ENABLED
 	case MainPosctl:
 		f |= common.MAV_MODE_FLAG_MANUAL_INPUT_ENABLED | common.MAV_MODE_FLAG_GUIDED_ENABLED
+	case MainAltctl:
+		f |= common.MAV_MODE_FLAG_MANUAL_INPUT_ENABLED
 	}
 	if armed {
 		f |= common.MAV_MODE_FLAG_SAFETY_ARMED

@@ -112,6 +112,15 @@ type Vehicle struct {
 
 	// Mode requested by the operator; the reported mode derives from it
 	// and the autopilot's own mode.
+	//
+	// keep is reported instead of AUTO.LOITER while the autopilot holds,
+	// idles or is disarmed: POSCTL or ALTCTL set by the operator, or the
+	// mode the vehicle landed in (PX4 stays in AUTO.LAND, AUTO.RTL or
+	// AUTO.MISSION after touching down). Zero: none.
+	keep FlightMode
+	// rtlLand is set while the autopilot's landing is the descent at the
+	// end of a return to launch, which PX4 reports as AUTO.RTL.
+	rtlLand     bool
 	offboard    bool
 	offboardPos bool // offboard position (not velocity) setpoints
 	lastSP      sim.Time
@@ -126,6 +135,13 @@ type Vehicle struct {
 	prevArmed bool
 	prevMode  vehicle.Mode
 	loiterEv  bool
+
+	// Disarming after landing (PX4's COM_DISARM_LAND).
+	flown       bool     // off the ground since arming
+	onGround    bool     // reporting ON_GROUND after flying...
+	groundSince sim.Time // ...since this time
+	disarmAsked sim.Time // when the endpoint last asked to disarm; 0 = not yet
+	disarmReq   bool     // the operator asked to disarm
 
 	// Data-link loss failsafe.
 	gcsSeen  bool
@@ -145,7 +161,7 @@ type Vehicle struct {
 
 // NewVehicle returns the endpoint of a vehicle.
 func NewVehicle(cfg VehicleConfig, ap Autopilot, tun Tunable, host Host) *Vehicle {
-	v := &Vehicle{cfg: cfg, ap: ap, tun: tun, host: host, enc: NewEncoder(cfg.SysID, 1), ep: defaultEndpointParams(),
+	v := &Vehicle{cfg: cfg, ap: ap, tun: tun, host: host, enc: NewEncoder(cfg.SysID, compAutopilot), ep: defaultEndpointParams(),
 		Milestones: map[string]sim.Time{}}
 	v.mission.cur = -1
 	for id, hz := range DefaultRates {
@@ -227,11 +243,18 @@ func (v *Vehicle) Mode() FlightMode {
 	case vehicle.ModeTakeoff:
 		return ModeTakeoff
 	case vehicle.ModeLand:
+		if v.rtlLand {
+			return ModeRTL
+		}
 		return ModeLand
 	case vehicle.ModeRTL:
 		return ModeRTL
 	case vehicle.ModeVelocity:
 		return ModeOffboard
+	case vehicle.ModeHold, vehicle.ModeIdle, vehicle.ModeDisarmed:
+		if v.keep != (FlightMode{}) {
+			return v.keep
+		}
 	}
 	return ModeHold
 }
@@ -290,6 +313,7 @@ func (v *Vehicle) Step(now sim.Time) {
 	v.now = now
 	v.tel = v.ap.Estimate()
 	v.milestones()
+	v.landDisarm()
 	v.failsafes()
 	v.runMission()
 	v.upload.retry(v, now)
@@ -319,6 +343,7 @@ func (v *Vehicle) milestones() {
 	t := &v.tel
 	if t.Armed && !v.prevArmed {
 		v.milestone("ARM")
+		v.disarmReq = false
 	}
 	if t.Mode != v.prevMode {
 		switch t.Mode {
@@ -327,15 +352,74 @@ func (v *Vehicle) milestones() {
 		case vehicle.ModeLand:
 			v.milestone("LAND")
 		}
+		switch t.Mode {
+		case vehicle.ModeIdle, vehicle.ModeDisarmed:
+			if v.prevMode == vehicle.ModeLand {
+				// Touchdown: PX4 stays in the mode it landed in.
+				v.keep = ModeLand
+				switch {
+				case v.mission.active:
+					v.keep = ModeMission
+				case v.rtlLand:
+					v.keep = ModeRTL
+				}
+			}
+		case vehicle.ModeHold:
+			// Holding: POSCTL and ALTCTL stay.
+		default:
+			v.keep = FlightMode{} // the autopilot moved on (a mission item, its own failsafe)
+		}
+		// The autopilot ends a return to launch with a landing.
+		v.rtlLand = t.Mode == vehicle.ModeLand && v.prevMode == vehicle.ModeRTL
 		if v.offboard && t.Mode != vehicle.ModeVelocity && t.Mode != vehicle.ModeGoto && v.prevMode == vehicle.ModeVelocity {
 			v.offboard = false // the autopilot's failsafe left offboard
 		}
 	}
 	if !t.Armed && v.prevArmed {
 		v.milestone("DISARM")
+		if v.flown && t.Landed && !v.disarmReq {
+			// The endpoint's landing disarm below, or the autopilot's own.
+			v.statusText(nil, common.MAV_SEVERITY_INFO, "Disarmed by landing")
+		}
+		v.disarmReq = false
 		v.offboard = false
 	}
 	v.prevArmed, v.prevMode = t.Armed, t.Mode
+}
+
+// defaultDisarmDelay is PX4's COM_DISARM_LAND, for autopilots without
+// parameters.
+const defaultDisarmDelay = 2 * sim.Second
+
+// landDisarm disarms the vehicle COM_DISARM_LAND after it landed, as PX4's
+// commander does ("Disarmed by landing"): the landing counts from when the
+// endpoint reports ON_GROUND, having flown since arming. A delay of 0
+// turns it off.
+func (v *Vehicle) landDisarm() {
+	t := &v.tel
+	if !t.Armed {
+		v.flown, v.onGround, v.disarmAsked = false, false, 0
+		return
+	}
+	if !t.Landed {
+		v.flown = true
+	}
+	if !v.flown || v.landedState() != common.MAV_LANDED_STATE_ON_GROUND {
+		v.onGround, v.disarmAsked = false, 0
+		return
+	}
+	if !v.onGround {
+		v.onGround, v.groundSince = true, v.now
+	}
+	delay := defaultDisarmDelay
+	if v.tun != nil {
+		delay = v.tun.Params().DisarmDelay
+	}
+	// Ask again every second if the autopilot did not disarm (a bounce).
+	if delay > 0 && v.now.Sub(v.groundSince) >= delay && (v.disarmAsked == 0 || v.now.Sub(v.disarmAsked) >= sim.Second) {
+		v.disarmAsked = v.now
+		v.command(vehicle.Command{Kind: vehicle.CmdDisarm})
+	}
 }
 
 // failsafes runs PX4's data-link loss action and the offboard position
@@ -345,7 +429,7 @@ func (v *Vehicle) failsafes() {
 		v.dlLost = true
 		act := map[int32]vehicle.CommandKind{1: vehicle.CmdHold, 2: vehicle.CmdRTL, 3: vehicle.CmdLand}[v.ep.DLLAct]
 		v.host.Event("failsafe", "data link lost: "+act.String())
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(vehicle.Command{Kind: act})
 	}
 	if v.offboard && v.offboardPos && v.tun != nil {
@@ -362,10 +446,9 @@ func (v *Vehicle) Handle(now sim.Time, from Peer, f frame.Frame) {
 	v.now = now
 	v.tel = v.ap.Estimate()
 	v.FramesIn++
-	me := v.cfg.SysID
 	to := &from
 	sender, senderComp := f.GetSystemID(), f.GetComponentID()
-	mine := func(sys uint8) bool { return sys == me || sys == 0 }
+	mine := v.forAutopilot
 	switch m := f.GetMessage().(type) {
 	case *common.MessageHeartbeat:
 		if m.Type == common.MAV_TYPE_GCS {
@@ -376,41 +459,42 @@ func (v *Vehicle) Handle(now sim.Time, from Peer, f frame.Frame) {
 			}
 		}
 	case *common.MessageCommandLong:
-		if !mine(m.TargetSystem) {
+		if !v.commandForMe(m.Command, m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		p := [7]float64{float64(m.Param1), float64(m.Param2), float64(m.Param3), float64(m.Param4),
 			float64(m.Param5), float64(m.Param6), float64(m.Param7)}
 		v.ack(to, sender, senderComp, m.Command, v.doCommand(to, m.Command, p, false, common.MAV_FRAME_GLOBAL))
 	case *common.MessageCommandInt:
-		if !mine(m.TargetSystem) {
+		if !v.commandForMe(m.Command, m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		p := [7]float64{float64(m.Param1), float64(m.Param2), float64(m.Param3), float64(m.Param4),
 			float64(m.X) / 1e7, float64(m.Y) / 1e7, float64(m.Z)}
 		v.ack(to, sender, senderComp, m.Command, v.doCommand(to, m.Command, p, true, m.Frame))
 	case *common.MessageSetMode:
-		if !mine(m.TargetSystem) {
+		// SET_MODE has no target component.
+		if !mine(m.TargetSystem, compAutopilot) {
 			return
 		}
 		res := v.setMode(to, ModeFromCustom(m.CustomMode))
 		v.ack(to, sender, senderComp, common.MAV_CMD_DO_SET_MODE, res)
 	case *common.MessageSetPositionTargetLocalNed:
-		if mine(m.TargetSystem) {
+		if mine(m.TargetSystem, m.TargetComponent) {
 			v.localSetpoint(m)
 		}
 	case *common.MessageSetPositionTargetGlobalInt:
-		if mine(m.TargetSystem) {
+		if mine(m.TargetSystem, m.TargetComponent) {
 			v.globalSetpoint(m)
 		}
 	case *common.MessageParamRequestList:
-		if mine(m.TargetSystem) {
+		if mine(m.TargetSystem, m.TargetComponent) {
 			for i := range paramTable {
 				v.paramValue(to, i)
 			}
 		}
 	case *common.MessageParamRequestRead:
-		if !mine(m.TargetSystem) {
+		if !mine(m.TargetSystem, m.TargetComponent) {
 			return
 		}
 		i := int(m.ParamIndex)
@@ -421,12 +505,36 @@ func (v *Vehicle) Handle(now sim.Time, from Peer, f frame.Frame) {
 			v.paramValue(to, i)
 		}
 	case *common.MessageParamSet:
-		if mine(m.TargetSystem) {
+		if mine(m.TargetSystem, m.TargetComponent) {
 			v.paramSet(to, m)
 		}
 	default:
 		v.handleMission(to, sender, senderComp, f.GetMessage())
 	}
+}
+
+// compAutopilot is the endpoint's component id, MAV_COMP_ID_AUTOPILOT1.
+const compAutopilot = 1
+
+// forAutopilot reports whether a message for system sys and component comp
+// is the autopilot's: PX4's autopilot takes messages for its own system or
+// for system 0 (broadcast), and for its component or component 0
+// (MAV_COMP_ID_ALL); it ignores those for other components (a camera, a
+// gimbal).
+func (v *Vehicle) forAutopilot(sys, comp uint8) bool {
+	return (sys == v.cfg.SysID || sys == 0) && (comp == compAutopilot || comp == 0)
+}
+
+// commandForMe reports whether the autopilot handles a COMMAND_LONG or
+// COMMAND_INT; others are ignored without an acknowledgement, as PX4 does.
+// As in PX4, the old requests for capabilities and protocol version are
+// answered whatever their target component.
+func (v *Vehicle) commandForMe(cmd common.MAV_CMD, sys, comp uint8) bool {
+	switch cmd {
+	case common.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES, common.MAV_CMD_REQUEST_PROTOCOL_VERSION:
+		return sys == v.cfg.SysID || sys == 0
+	}
+	return v.forAutopilot(sys, comp)
 }
 
 func (v *Vehicle) ack(to *Peer, sys, comp uint8, cmd common.MAV_CMD, res common.MAV_RESULT) {
@@ -476,6 +584,7 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 			return common.MAV_RESULT_DENIED
 		}
 		v.mission.active, v.offboard = false, false
+		v.disarmReq = true
 		v.command(vehicle.Command{Kind: vehicle.CmdDisarm})
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_NAV_TAKEOFF:
@@ -483,36 +592,35 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 			v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Takeoff denied: disarmed")
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
-		alt := v.ep.TakeoffAlt
-		if !math.IsNaN(p[6]) {
-			alt = p[6] - v.homeAMSL()
-			if isInt && (fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT || fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT) {
-				alt = p[6]
-			}
+		alt := p[6] - v.homeAMSL()
+		if isInt && (fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT || fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT) {
+			alt = p[6]
 		}
-		if alt < 0.5 {
-			v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Takeoff denied: %.1f m AMSL below home+0.5", p[6])
-			return common.MAV_RESULT_DENIED
+		if math.IsNaN(alt) || alt < 0.5 {
+			// No altitude, or one below home+0.5 m: PX4 takes off to
+			// MIS_TAKEOFF_ALT above home instead, and says so.
+			alt = v.ep.TakeoffAlt
+			v.statusText(to, common.MAV_SEVERITY_INFO, "Using default takeoff altitude: %.1f m", alt)
 		}
 		c := vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: alt}
 		if !v.plausible(to, c) {
 			return common.MAV_RESULT_DENIED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(c)
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_NAV_LAND:
 		if !t.Armed {
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(vehicle.Command{Kind: vehicle.CmdLand})
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_NAV_RETURN_TO_LAUNCH:
 		if !t.Armed {
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(vehicle.Command{Kind: vehicle.CmdRTL})
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_DO_SET_MODE:
@@ -541,7 +649,7 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 		if !v.plausible(to, c) {
 			return common.MAV_RESULT_DENIED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(c)
 		return common.MAV_RESULT_ACCEPTED
 	case common.MAV_CMD_DO_CHANGE_SPEED:
@@ -592,15 +700,26 @@ func (v *Vehicle) streamable(id uint32) bool {
 	return ok || id == idHomePosition
 }
 
+// takeOver ends what the operator had selected (a mission, offboard
+// control, a kept mode) when a new mode or command takes over.
+func (v *Vehicle) takeOver() {
+	v.mission.active, v.offboard, v.keep, v.rtlLand = false, false, FlightMode{}, false
+}
+
 // setMode switches to a PX4 mode.
 func (v *Vehicle) setMode(to *Peer, m FlightMode) common.MAV_RESULT {
 	t := &v.tel
 	switch {
 	case m == ModeHold || m == ModePosctl || m.Main == MainAltctl:
-		// Without a remote control, the manual position modes hold.
-		v.mission.active, v.offboard = false, false
+		// Without a remote control (no manual control input), the manual
+		// position and altitude modes hold, as PX4's do; they are reported
+		// as set.
+		v.takeOver()
 		if t.Armed && !t.Landed {
 			v.command(vehicle.Command{Kind: vehicle.CmdHold})
+		}
+		if m != ModeHold {
+			v.keep = FlightMode{Main: m.Main}
 		}
 	case m == ModeMission:
 		return v.startMission(to, -1)
@@ -608,7 +727,7 @@ func (v *Vehicle) setMode(to *Peer, m FlightMode) common.MAV_RESULT {
 		if !t.Armed {
 			return common.MAV_RESULT_TEMPORARILY_REJECTED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		k := vehicle.CmdRTL
 		if m == ModeLand {
 			k = vehicle.CmdLand
@@ -622,14 +741,15 @@ func (v *Vehicle) setMode(to *Peer, m FlightMode) common.MAV_RESULT {
 		if !v.plausible(to, c) {
 			return common.MAV_RESULT_DENIED
 		}
-		v.mission.active, v.offboard = false, false
+		v.takeOver()
 		v.command(c)
 	case m == ModeOffboard:
 		if !v.hasSP || v.now.Sub(v.lastSP) > sim.Second {
 			v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Switching to Offboard denied: no setpoints")
 			return common.MAV_RESULT_DENIED
 		}
-		v.mission.active, v.offboard = false, true
+		v.takeOver()
+		v.offboard = true
 		v.applySetpoint()
 	default:
 		v.statusText(to, common.MAV_SEVERITY_WARNING, "Mode %v not available in simulation", m)
