@@ -377,6 +377,9 @@ func (v *Vehicle) milestones() {
 	}
 	if !t.Armed && v.prevArmed {
 		v.milestone("DISARM")
+		// Disarmed, PX4 reports AUTO.LOITER again, whatever mode it
+		// landed in.
+		v.keep = FlightMode{}
 		if v.flown && t.Landed && !v.disarmReq {
 			// The endpoint's landing disarm below, or the autopilot's own.
 			v.statusText(nil, common.MAV_SEVERITY_INFO, "Disarmed by landing")
@@ -386,6 +389,10 @@ func (v *Vehicle) milestones() {
 	}
 	v.prevArmed, v.prevMode = t.Armed, t.Mode
 }
+
+// minTakeoffAlt is the lowest takeoff altitude above home the endpoint
+// commands (the vehicle's command needs a positive one).
+const minTakeoffAlt = 0.05
 
 // defaultDisarmDelay is PX4's COM_DISARM_LAND, for autopilots without
 // parameters.
@@ -596,11 +603,17 @@ func (v *Vehicle) doCommand(to *Peer, cmd common.MAV_CMD, p [7]float64, isInt bo
 		if isInt && (fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT || fr == common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT) {
 			alt = p[6]
 		}
-		if math.IsNaN(alt) || alt < 0.5 {
-			// No altitude, or one below home+0.5 m: PX4 takes off to
-			// MIS_TAKEOFF_ALT above home instead, and says so.
+		switch {
+		case math.IsNaN(alt):
+			// No altitude: PX4 takes off to MIS_TAKEOFF_ALT above home,
+			// and says so.
 			alt = v.ep.TakeoffAlt
 			v.statusText(to, common.MAV_SEVERITY_INFO, "Using default takeoff altitude: %.1f m", alt)
+		case alt < minTakeoffAlt:
+			// PX4 accepts an altitude next to or below home and barely
+			// lifts off (measured against real PX4: 3 cm for 0.2 m,
+			// nothing for 8 m below home; px4sitl.TestFlowsSideBySide).
+			alt = minTakeoffAlt
 		}
 		c := vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: alt}
 		if !v.plausible(to, c) {
@@ -710,16 +723,17 @@ func (v *Vehicle) takeOver() {
 func (v *Vehicle) setMode(to *Peer, m FlightMode) common.MAV_RESULT {
 	t := &v.tel
 	switch {
-	case m == ModeHold || m == ModePosctl || m.Main == MainAltctl:
-		// Without a remote control (no manual control input), the manual
-		// position and altitude modes hold, as PX4's do; they are reported
-		// as set.
+	case m == ModePosctl || m.Main == MainAltctl || m.Main == MainManual || m.Main == MainStabilized || m.Main == MainAcro:
+		// The manual modes need a manual control input (a remote control
+		// or a joystick), which the simulated vehicle has not: PX4 then
+		// refuses them, temporarily, and stays in its mode (measured
+		// against real PX4 SITL without one; px4sitl.TestFlowsSideBySide).
+		v.statusText(to, common.MAV_SEVERITY_CRITICAL, "Switching to %v is currently not possible: no manual control input", m)
+		return common.MAV_RESULT_TEMPORARILY_REJECTED
+	case m == ModeHold:
 		v.takeOver()
 		if t.Armed && !t.Landed {
 			v.command(vehicle.Command{Kind: vehicle.CmdHold})
-		}
-		if m != ModeHold {
-			v.keep = FlightMode{Main: m.Main}
 		}
 	case m == ModeMission:
 		return v.startMission(to, -1)

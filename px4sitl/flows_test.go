@@ -147,6 +147,10 @@ type flowResult struct {
 	disarmedAfterLanding                              bool
 	modeAfterLanding                                  string
 	modes                                             []string
+	// lowTakeoff: NAV_TAKEOFF to 0.2 m above home, then 8 m below it:
+	// the ACKs and the altitudes reached.
+	lowAck, belowAck [2]int
+	lowAlt, belowAlt float64
 }
 
 // runFlows runs the flows against one vehicle flown by controller.
@@ -232,6 +236,28 @@ network:
 	res.rtlModes = append(res.rtlModes, c.modes[n:]...)
 	res.disarmedAfterLanding = !c.armed
 	res.modeAfterLanding = c.mode.String()
+	// Take-offs to low altitudes: 0.2 m above home, then below home.
+	for i, alt := range []float32{488 + 0.2, 480} {
+		arm := -1
+		c.until(20*time.Second, func() bool {
+			arm = c.command(1, common.MAV_CMD_COMPONENT_ARM_DISARM, 1)
+			return arm == int(common.MAV_RESULT_ACCEPTED)
+		})
+		ack := c.command(1, common.MAV_CMD_NAV_TAKEOFF, nan, 0, 0, nan, nan, nan, alt)
+		best := 0.0
+		end := time.Now().Add(8 * time.Second)
+		for time.Now().Before(end) {
+			c.poll(100 * time.Millisecond)
+			best = max(best, c.relAlt)
+		}
+		if i == 0 {
+			res.lowAck, res.lowAlt = [2]int{arm, ack}, best
+		} else {
+			res.belowAck, res.belowAlt = [2]int{arm, ack}, best
+		}
+		c.command(1, common.MAV_CMD_NAV_LAND, 0, 0, 0, nan, nan, nan, nan)
+		c.until(40*time.Second, func() bool { return !c.armed })
+	}
 	res.modes = c.modes
 	return res
 }
@@ -251,6 +277,8 @@ func TestFlowsSideBySide(t *testing.T) {
 			"LAND to component 100: ACK %d, altitude after %.2f m; RTL ACK %d, modes %v; disarmed after landing %v, mode %s",
 			r.name, r.res.armAck, r.res.takeoffAck, r.res.defaultAltText, r.res.takeoffAlt, r.res.posctlAck, r.res.posctlMode,
 			r.res.camLandAck, r.res.altAfterCamLand, r.res.rtlAck, r.res.rtlModes, r.res.disarmedAfterLanding, r.res.modeAfterLanding)
+		t.Logf("%s: takeoff to home+0.2 m: arm/takeoff ACK %v, highest %.2f m; to home-8 m: ACK %v, highest %.2f m",
+			r.name, r.res.lowAck, r.res.lowAlt, r.res.belowAck, r.res.belowAlt)
 	}
 	if px4.takeoffAck != stand.takeoffAck || math.Abs(px4.takeoffAlt-stand.takeoffAlt) > 0.5 {
 		t.Errorf("NAV_TAKEOFF without an altitude: PX4 ACK %d to %.2f m, stand-in ACK %d to %.2f m", px4.takeoffAck, px4.takeoffAlt, stand.takeoffAck, stand.takeoffAlt)
