@@ -17,6 +17,7 @@ import (
 	"skyloop/engine"
 	"skyloop/geom"
 	"skyloop/mavlink"
+	"skyloop/orchestrate"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -47,7 +48,7 @@ type Controller struct {
 	ln       net.Listener
 	accepted chan net.Conn
 	conn     net.Conn
-	proc     *process
+	proc     *orchestrate.Child
 	tmpDir   string // a working directory to remove (runs without files)
 	rbuf     []byte
 	pending  []byte
@@ -151,7 +152,7 @@ func (c *Controller) Open(env *edge.Env) error {
 	if err != nil {
 		return fmt.Errorf("%s: starting PX4: %w", c.name, err)
 	}
-	c.log.Info("PX4 started", "vehicle", c.name, "instance", c.inst, "pid", c.proc.pid(), "dir", wd)
+	c.log.Info("PX4 started", "vehicle", c.name, "instance", c.inst, "pid", c.proc.PID(), "dir", wd)
 	return nil
 }
 
@@ -166,7 +167,7 @@ func (c *Controller) Close() error {
 		c.conn.Close()
 	}
 	if c.proc != nil {
-		errs = append(errs, c.proc.stop())
+		errs = append(errs, c.proc.Stop(stopGrace))
 	}
 	if c.tr != nil {
 		errs = append(errs, c.tr.close())
@@ -198,7 +199,7 @@ func (c *Controller) fail(err error) {
 	if c.err == nil {
 		c.err = fmt.Errorf("%s: %w", c.who(), err)
 		if c.proc != nil {
-			c.err = fmt.Errorf("%w%s", c.err, c.proc.tail())
+			c.err = fmt.Errorf("%w%s", c.err, c.proc.Tail())
 		}
 	}
 }
@@ -216,7 +217,7 @@ func (c *Controller) connect() bool {
 	defer timer.Stop()
 	var exited <-chan struct{}
 	if c.proc != nil {
-		exited = c.proc.done
+		exited = c.proc.Done()
 	}
 	select {
 	case conn, ok := <-c.accepted:
@@ -232,7 +233,7 @@ func (c *Controller) connect() bool {
 		c.log.Info("PX4 connected", "vehicle", c.name, "port", c.Port())
 		return true
 	case <-exited:
-		c.fail(fmt.Errorf("PX4 exited before connecting (%s)", c.proc.status()))
+		c.fail(fmt.Errorf("PX4 exited before connecting (%s)", c.proc.Status()))
 	case <-timer.C:
 		c.fail(fmt.Errorf("PX4 did not connect within %v", time.Duration(c.p.ConnectTimeout)))
 	}
@@ -316,7 +317,7 @@ func (c *Controller) await(want uint64) {
 		case errors.Is(err, io.EOF):
 			st := "its process is not ours"
 			if c.proc != nil {
-				st = c.proc.status()
+				st = c.proc.Status()
 			}
 			c.fail(fmt.Errorf("PX4 closed the simulator connection (%s)", st))
 			return
