@@ -19,6 +19,7 @@ import (
 	"skyloop/mavlink"
 	"skyloop/orchestrate"
 	"skyloop/sim"
+	"skyloop/transcript"
 	"skyloop/vehicle"
 )
 
@@ -54,7 +55,7 @@ type Controller struct {
 	pending  []byte
 	junk     int
 	dec      *mavlink.Decoder
-	tr       *transcript
+	tr       *transcript.Writer
 
 	joined    bool      // PX4 answers every HIL_SENSOR
 	connected time.Time // when PX4 connected
@@ -123,7 +124,7 @@ func (c *Controller) Open(env *edge.Env) error {
 		if err != nil {
 			return err
 		}
-		c.tr = newTranscript(w)
+		c.tr = transcript.NewWriter(w)
 	}
 	if !c.p.Launch {
 		c.log.Info("waiting for PX4", "vehicle", c.name, "port", c.Port())
@@ -170,7 +171,7 @@ func (c *Controller) Close() error {
 		errs = append(errs, c.proc.Stop(stopGrace))
 	}
 	if c.tr != nil {
-		errs = append(errs, c.tr.close())
+		errs = append(errs, c.tr.Close())
 	}
 	if c.tmpDir != "" {
 		os.RemoveAll(c.tmpDir)
@@ -250,7 +251,7 @@ func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
 		c.fail(err)
 		return
 	}
-	c.tr.record(dirToPX4, c.link.LastSent(), out)
+	c.tr.Record(transcript.ToFirmware, c.link.LastSent(), out)
 	c.conn.SetWriteDeadline(time.Now().Add(time.Duration(c.p.StepTimeout)))
 	if _, err := c.conn.Write(out); err != nil {
 		c.fail(fmt.Errorf("sending sensors: %w", err))
@@ -297,7 +298,7 @@ func (c *Controller) await(want uint64) {
 		c.conn.SetReadDeadline(deadline)
 		n, err := c.conn.Read(c.rbuf)
 		if n > 0 {
-			c.tr.record(dirFromPX4, c.link.LastSent(), c.rbuf[:n])
+			c.tr.Record(transcript.FromFirmware, c.link.LastSent(), c.rbuf[:n])
 			if !c.consume(c.rbuf[:n]) {
 				return
 			}

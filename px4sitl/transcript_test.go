@@ -23,6 +23,7 @@ import (
 	"skyloop/px4sitl"
 	"skyloop/runner"
 	"skyloop/scenario"
+	"skyloop/transcript"
 )
 
 var registry = components.Registry()
@@ -60,14 +61,14 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func loadTranscript(t *testing.T) []px4sitl.Record {
+func loadTranscript(t *testing.T) []transcript.Record {
 	t.Helper()
 	f, err := os.Open("testdata/takeoff-land.transcript.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := px4sitl.ReadTranscript(f)
+	recs, err := transcript.Read(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ type step struct {
 // At step hold it waits before answering and checks that skyloop sends
 // nothing meanwhile (lockstep).
 type fakePX4 struct {
-	recs  []px4sitl.Record
+	recs  []transcript.Record
 	hold  int
 	steps []step
 	held  bool // the lockstep check ran
@@ -109,7 +110,7 @@ func (f *fakePX4) run(port int) error {
 	dec := mavlink.NewDecoder()
 	n := 0
 	for i, r := range f.recs {
-		if r.FromPX4 {
+		if r.FromFirmware {
 			if n == f.hold && !f.held {
 				f.held = true
 				conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
@@ -141,7 +142,7 @@ func (f *fakePX4) run(port int) error {
 			}
 		})
 		f.steps = append(f.steps, s)
-		if d := px4sitl.Digest(got); !bytes.Equal(d, r.Data) {
+		if d := transcript.Digest(got); !bytes.Equal(d, r.Data) {
 			return fmt.Errorf("step %d (HIL_SENSOR at %d us, recorded after %d us): skyloop's frames differ from the recording "+
 				"(%d bytes; sensor %+v): the physics, the sensors or the bridge changed; re-record the transcript (testdata/README.md)",
 				n, s.sensor.TimeUsec, r.After, want, s.sensor)
@@ -297,12 +298,12 @@ func checkFlight(t *testing.T, res *runner.Result, dir string) {
 // digest per step, PX4's bytes after the steps they followed.
 func TestTranscriptIsReadable(t *testing.T) {
 	recs := loadTranscript(t)
-	if len(recs) < 8000 || recs[0].FromPX4 || recs[0].After != px4sitl.TimeOffsetUs {
+	if len(recs) < 8000 || recs[0].FromFirmware || recs[0].After != px4sitl.TimeOffsetUs {
 		t.Fatalf("%d records, first %+v: want the first step's digest first", len(recs), recs[0])
 	}
 	var steps int
 	for _, r := range recs {
-		if !r.FromPX4 {
+		if !r.FromFirmware {
 			steps++
 		}
 	}

@@ -1,0 +1,157 @@
+package ardupilot
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+
+	"skyloop/fields"
+	"skyloop/sim"
+)
+
+// EnvDir is the environment variable that locates the ArduPilot source
+// tree (with ArduCopter SITL built in it) when a scenario does not
+// (ardupilot.dir).
+const EnvDir = "SKYLOOP_ARDUPILOT_DIR"
+
+// BasePort is the physics port of instance 0; instance i sends to
+// BasePort+10i.
+const BasePort = 9002
+
+// howToBuild ends every message about missing firmware.
+const howToBuild = "build ArduCopter SITL with scripts/build-ardupilot-sitl.sh SRC_DIR (see docs/ardupilot.md) " +
+	"and set " + EnvDir + " (or ardupilot.dir) to that ArduPilot tree"
+
+// Params are the `ardupilot:` block of a multirotor group flown by
+// `controller: ardupilot-sitl`.
+type Params struct {
+	// Dir is the ArduPilot source tree, with build/sitl/bin/arducopter
+	// and Tools/autotest/default_params/copter.parm; empty: the
+	// SKYLOOP_ARDUPILOT_DIR environment variable.
+	Dir string `yaml:"dir" json:"dir"`
+	// Bin is the ArduCopter SITL executable; empty: Dir/build/sitl/bin/arducopter.
+	Bin string `yaml:"bin" json:"bin"`
+	// Defaults are parameter files loaded at boot, later ones winning;
+	// empty: Dir/Tools/autotest/default_params/copter.parm. skyloop adds
+	// its own last (the frame, the scenario's params).
+	Defaults []string `yaml:"defaults" json:"defaults"`
+	// Frame is the airframe: quad (quad-X, ArduCopter's motor order
+	// front-right, rear-left, front-left, rear-right).
+	Frame string `yaml:"frame" json:"frame"`
+	// Launch starts ArduCopter for every vehicle (default). Without it
+	// skyloop only listens, for instances started by hand
+	// (`arducopter --model JSON -I N`).
+	Launch bool `yaml:"launch" json:"launch"`
+	// Port is the physics port of instance 0; vehicle i listens on
+	// Port+10i (ArduPilot's convention for -I i).
+	Port int `yaml:"port" json:"port"`
+	// Params are ArduPilot parameters set at boot (written to the
+	// instance's defaults file).
+	Params map[string]float64 `yaml:"params" json:"params"`
+	// Speedup is ArduCopter's --speedup: how much faster than the wall
+	// clock it may run. In lockstep the answers pace it; a large value
+	// lets it go as fast as skyloop answers.
+	Speedup float64 `yaml:"speedup" json:"speedup"`
+	// ConnectTimeout is how long (wall clock) ArduCopter may take to send
+	// its first servo packet.
+	ConnectTimeout sim.Duration `yaml:"connect_timeout" json:"connect_timeout"`
+	// StepTimeout is how long (wall clock) it may take to answer a state.
+	StepTimeout sim.Duration `yaml:"step_timeout" json:"step_timeout"`
+	// Period is the time step of ArduPilot's physics: one servo packet and
+	// one answer per period.
+	Period sim.Duration `yaml:"period" json:"period"`
+	// Transcript records the exchange in procs/ardupilot-<i>.transcript.gz.
+	Transcript bool `yaml:"transcript" json:"transcript"`
+}
+
+// DefaultParams returns the defaults: ArduCopter found through
+// SKYLOOP_ARDUPILOT_DIR, quad-X, 500 Hz physics steps.
+func DefaultParams() Params {
+	return Params{Frame: "quad", Launch: true, Port: BasePort, Speedup: 1000,
+		ConnectTimeout: 60 * sim.Second, StepTimeout: 10 * sim.Second, Period: 2 * sim.Millisecond}
+}
+
+var paramName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,15}$`)
+
+// Validate checks the parameters and, when ArduCopter is launched, that
+// the firmware and the defaults files are where they say; it fills Dir,
+// Bin and Defaults when they are empty.
+func (p *Params) Validate() fields.Errors {
+	bad := fields.Errors{}
+	if p.Frame != "quad" {
+		bad["frame"] = fmt.Sprintf("must be quad (quad-X; the only frame skyloop maps yet), got %q", p.Frame)
+	}
+	if p.Port < 1 || p.Port > 65000 {
+		bad["port"] = fmt.Sprintf("must be a UDP port in [1, 65000], got %d", p.Port)
+	}
+	if !(p.Speedup >= 1) || math.IsInf(p.Speedup, 0) {
+		bad["speedup"] = fmt.Sprintf("must be >= 1, got %v", p.Speedup)
+	}
+	if p.ConnectTimeout <= 0 {
+		bad["connect_timeout"] = fmt.Sprintf("must be positive, got %v", p.ConnectTimeout)
+	}
+	if p.StepTimeout <= 0 {
+		bad["step_timeout"] = fmt.Sprintf("must be positive, got %v", p.StepTimeout)
+	}
+	if p.Period < 500*sim.Microsecond || p.Period > 20*sim.Millisecond {
+		bad["period"] = fmt.Sprintf("must be in [0.5ms, 20ms] (ArduCopter's loop runs at 400 Hz), got %v", p.Period)
+	}
+	names := make([]string, 0, len(p.Params))
+	for n := range p.Params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !paramName.MatchString(n) {
+			bad["params."+n] = "not an ArduPilot parameter name (upper case, at most 16 characters)"
+		} else if v := p.Params[n]; math.IsNaN(v) || math.IsInf(v, 0) {
+			bad["params."+n] = fmt.Sprintf("must be finite, got %v", v)
+		}
+	}
+	if p.Launch {
+		p.locate(bad)
+	}
+	return bad
+}
+
+// locate fills Dir, Bin and Defaults and checks they exist.
+func (p *Params) locate(bad fields.Errors) {
+	if p.Dir == "" && (p.Bin == "" || len(p.Defaults) == 0) {
+		p.Dir = os.Getenv(EnvDir)
+		if p.Dir == "" {
+			bad["dir"] = "ArduCopter SITL not found: " + howToBuild
+			return
+		}
+	}
+	if p.Dir != "" {
+		if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() {
+			src := "ardupilot.dir"
+			if os.Getenv(EnvDir) == p.Dir {
+				src = EnvDir
+			}
+			bad["dir"] = fmt.Sprintf("%s is not a directory (from %s): %s", p.Dir, src, howToBuild)
+			return
+		}
+	}
+	key := "dir"
+	if p.Bin == "" {
+		p.Bin = filepath.Join(p.Dir, "build", "sitl", "bin", "arducopter")
+	} else {
+		key = "bin"
+	}
+	if st, err := os.Stat(p.Bin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		bad[key] = fmt.Sprintf("no ArduCopter SITL executable at %s: %s", p.Bin, howToBuild)
+		return
+	}
+	if len(p.Defaults) == 0 {
+		p.Defaults = []string{filepath.Join(p.Dir, "Tools", "autotest", "default_params", "copter.parm")}
+	}
+	for i, f := range p.Defaults {
+		if _, err := os.Stat(f); err != nil {
+			bad[fmt.Sprintf("defaults[%d]", i)] = fmt.Sprintf("no parameter file %s", f)
+		}
+	}
+}
