@@ -3,7 +3,8 @@
 // package agent, the ideal and impair backends) and the others: the wifi
 // model (its captures go through gopacket), the ns3 and extern backends, the
 // extern and MAVLink behaviours, the TAP bridge of isolation: netns, and
-// real PX4 firmware as a multirotor controller (px4-sitl).
+// real PX4 and ArduPilot firmware as multirotor controllers (px4-sitl,
+// ardupilot-sitl).
 // Programs that build runs from scenario files pass it to the engine:
 //
 //	reg := components.Registry()
@@ -15,6 +16,7 @@
 package components
 
 import (
+	"skyloop/ardupilot"
 	"skyloop/engine"
 	"skyloop/extern"
 	"skyloop/mavlink"
@@ -36,5 +38,6 @@ func Registry() *engine.Registry {
 	g.AddBehavior(mavlink.GatewaySpec)
 	g.AddBehavior(tap.BridgeSpec)
 	g.AddController(px4sitl.Spec)
+	g.AddController(ardupilot.Spec)
 	return g
 }

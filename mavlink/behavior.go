@@ -130,22 +130,10 @@ type VehicleBehavior struct {
 	// Real firmware (relay mode): the vehicle's controller is a flight
 	// stack in another process, which speaks MAVLink itself; the
 	// behaviour carries its ground-station link through the network.
-	fw      Firmware
-	fwLink  *UDPLink
-	fwHeard bool // the firmware has sent to the relay's socket
-	fwIn    int  // datagrams from the firmware
-	fwOut   int  // datagrams to the firmware
-}
-
-// Firmware is what a vehicle flown by real flight firmware offers the
-// mavlink behaviour (px4sitl.Controller does): the UDP port on loopback
-// of the firmware's ground-station link. With it the behaviour runs no
-// endpoint of its own and relays instead: frames that reach the vehicle's
-// node on the MAVLink port go to the firmware, and the firmware's
-// datagrams go from the vehicle's node to the ground stations, through
-// the simulated network.
-type Firmware interface {
-	MAVLinkPort() int
+	fw     any // Firmware or FirmwareTCP
+	fwLink fwConn
+	fwIn   int // datagrams from the firmware
+	fwOut  int // datagrams to the firmware
 }
 
 // The MAVLink ports over host_veth (isolation: netns): the vehicle's
@@ -166,10 +154,9 @@ func (b *VehicleBehavior) Open(env *edge.Env) error {
 		if ns != nil {
 			return fmt.Errorf("vehicle %d: real firmware inside network namespaces is not supported yet (isolation: netns)", b.ctx.ID())
 		}
-		lo := netip.MustParseAddr("127.0.0.1")
-		l, err := ListenUDP(netip.AddrPortFrom(lo, 0), []netip.AddrPort{netip.AddrPortFrom(lo, uint16(b.fw.MAVLinkPort()))})
+		l, err := openFirmware(b.fw)
 		if err != nil {
-			return fmt.Errorf("vehicle %d: relay to the firmware's MAVLink port: %w", b.ctx.ID(), err)
+			return fmt.Errorf("vehicle %d: %w", b.ctx.ID(), err)
 		}
 		b.fwLink = l
 		return nil
@@ -251,6 +238,10 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 	b.peers, _ = b.gcsNodes(ctx)
 	ep, _ := time.Parse(time.RFC3339, b.p.Epoch)
 	b.epochUs = ep.UnixMicro()
+	if fw, ok := agent.Capability[FirmwareTCP](ctx); ok {
+		b.fw = fw
+		return nil
+	}
 	if fw, ok := agent.Capability[Firmware](ctx); ok {
 		b.fw = fw
 		return nil
@@ -336,7 +327,7 @@ func (b *VehicleBehavior) Receive(ctx *agent.Context, m *agent.Message) {
 	if b.fw != nil {
 		b.addPeer(m.Src)
 		if b.fwLink != nil {
-			b.fwLink.Broadcast(m.Payload)
+			b.fwLink.Write(m.Payload)
 			b.fwOut++
 		}
 		return
@@ -353,24 +344,36 @@ func (b *VehicleBehavior) addPeer(n netsim.NodeID) {
 	b.peers = append(b.peers, n)
 }
 
-// relayStep sends the firmware's datagrams to the ground stations. Until
-// the firmware has sent to the relay, it also sends it an empty datagram
-// each step: PX4 takes the first sender on loopback as its partner and
-// talks to it from then on (an empty datagram carries no message, so the
-// firmware does not see a ground station before one speaks).
+// relayMTU bounds the packets the relay sends: an Ethernet frame's IP
+// payload less the IP and UDP headers.
+const relayMTU = 1472
+
+// relayStep sends what the firmware sent to the ground stations.
 func (b *VehicleBehavior) relayStep(now sim.Time) {
 	if b.fwLink == nil {
 		return
 	}
-	if !b.fwHeard {
-		b.fwLink.Broadcast(nil)
-	}
-	err := b.fwLink.Drain(func(_ int32, data []byte) {
-		b.fwHeard = true
+	err := b.fwLink.Drain(func(data []byte) {
 		b.fwIn++
 		b.tlog.writeFrames(now, data)
-		for _, p := range b.peers {
-			b.sendNode(p, data)
+		// Packets of whole frames, at most relayMTU bytes each (a frame
+		// longer than that goes alone).
+		for len(data) > 0 {
+			n := 0
+			for n < len(data) {
+				l := FrameLen(data[n:])
+				if l == 0 || n+l > len(data) {
+					l = len(data) - n // not a frame: the rest as it is
+				}
+				if n > 0 && n+l > relayMTU {
+					break
+				}
+				n += l
+			}
+			for _, p := range b.peers {
+				b.sendNode(p, data[:n])
+			}
+			data = data[n:]
 		}
 	})
 	if err != nil && b.linkErrs == 0 {

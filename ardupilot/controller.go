@@ -1,0 +1,338 @@
+package ardupilot
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"skyloop/edge"
+	"skyloop/engine"
+	"skyloop/geom"
+	"skyloop/orchestrate"
+	"skyloop/sim"
+	"skyloop/transcript"
+	"skyloop/vehicle"
+)
+
+// stopGrace is how long ArduCopter gets to shut down after SIGTERM.
+const stopGrace = 3 * time.Second
+
+// maxResends bounds how often in a row ArduPilot may ask again for the
+// same answer.
+const maxResends = 100
+
+// MAVLinkBase is the TCP port of instance 0's primary MAVLink link
+// (SERIAL0); instance i listens on MAVLinkBase+10i.
+const MAVLinkBase = 5760
+
+// Controller flies one multirotor with an ArduCopter SITL instance. It
+// implements vehicle.Remote: Send answers ArduPilot's pending servo packet
+// with the state at t, Control waits for the next packet and sets the
+// motors from it (held over the period). Commands from behaviours do not
+// reach it: ArduPilot takes its commands over MAVLink.
+type Controller struct {
+	p      *Params
+	inst   int
+	name   string
+	motors int
+	pos    geom.Vec3 // where the vehicle starts: ArduPilot's home
+	yaw    float64
+
+	log     *slog.Logger
+	conn    *net.UDPConn
+	peer    netip.AddrPort // where ArduPilot's packets come from
+	proc    *orchestrate.Child
+	tmpDir  string
+	tr      *transcript.Writer
+	rbuf    []byte
+	out     []byte // the last answer
+	servos  Servos
+	pending bool   // a packet waits for its answer
+	last    uint32 // frame count of the last packet taken
+	taken   bool   // a packet was taken
+	steps   uint64 // answers sent
+	spin    bool
+	resent  int // times in a row ArduPilot asked again for the last answer
+	err     error
+
+	// Restarts counts ArduPilot restarts seen (frame count going back).
+	Restarts int
+}
+
+// New returns the controller of vehicle id (ArduPilot instance id) named
+// name, starting at pos heading yaw (rad, counter-clockwise from east),
+// for an airframe with motors rotors.
+func New(p *Params, id int, name string, motors int, pos geom.Vec3, yaw float64) *Controller {
+	return &Controller{p: p, inst: id, name: name, motors: motors, pos: pos, yaw: yaw, rbuf: make([]byte, 512)}
+}
+
+// Port returns the UDP port ArduPilot sends its servo packets to.
+func (c *Controller) Port() int { return c.p.Port + 10*c.inst }
+
+func (c *Controller) who() string {
+	return fmt.Sprintf("ArduCopter instance %d (%s, UDP %d)", c.inst, c.name, c.Port())
+}
+
+// Open implements edge.Component: it binds the physics port and launches
+// ArduCopter (unless ardupilot.launch is false).
+func (c *Controller) Open(env *edge.Env) error {
+	c.log = env.Log
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: c.Port()})
+	if err != nil {
+		err = fmt.Errorf("%s: listening for ArduCopter: %w", c.name, err)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			err = &engine.OptionError{Err: fmt.Errorf("%w (another simulator or skyloop run uses it; set ardupilot.port)", err)}
+		}
+		return err
+	}
+	c.conn = conn
+	if c.p.Transcript {
+		w, err := env.File(fmt.Sprintf("procs/ardupilot-%d.transcript.gz", c.inst))
+		if err != nil {
+			return err
+		}
+		c.tr = transcript.NewWriter(w)
+	}
+	if !c.p.Launch {
+		c.log.Info("waiting for ArduCopter", "vehicle", c.name, "port", c.Port())
+		return nil
+	}
+	dir := fmt.Sprintf("procs/ardupilot-%d", c.inst)
+	var wd string
+	if env.WorkDir != nil {
+		wd, err = env.WorkDir(dir)
+	} else {
+		wd, err = os.MkdirTemp("", "skyloop-ardupilot-*")
+		c.tmpDir = wd
+	}
+	if err != nil {
+		return fmt.Errorf("%s: ArduCopter's working directory: %w", c.name, err)
+	}
+	stdout, err := env.File(dir + ".out")
+	if err != nil {
+		return err
+	}
+	stderr, err := env.File(dir + ".err")
+	if err != nil {
+		return err
+	}
+	ours := filepath.Join(wd, "skyloop.parm")
+	if err := os.WriteFile(ours, c.defaultsFile(), 0o644); err != nil {
+		return fmt.Errorf("%s: writing ArduCopter's parameters: %w", c.name, err)
+	}
+	home := env.Origin.ToGeodetic(c.pos)
+	heading := math.Mod(90-c.yaw*180/math.Pi+720, 360) // ArduPilot: degrees clockwise from north
+	cmd := exec.Command(c.p.Bin, "--model", "JSON:127.0.0.1", "--speedup", strconv.FormatFloat(c.p.Speedup, 'g', -1, 64),
+		"--defaults", strings.Join(append(append([]string(nil), c.p.Defaults...), ours), ","),
+		"-I", strconv.Itoa(c.inst), "--sysid", strconv.Itoa(c.inst+1), "--serial0", "tcp:0",
+		"--home", fmt.Sprintf("%.7f,%.7f,%.2f,%.1f", home.Lat, home.Lon, home.Alt, heading))
+	cmd.Dir = wd
+	c.proc, err = orchestrate.StartChild("ArduCopter", cmd, stdout, stderr, nil)
+	if err != nil {
+		return fmt.Errorf("%s: starting ArduCopter: %w", c.name, err)
+	}
+	c.log.Info("ArduCopter started", "vehicle", c.name, "instance", c.inst, "pid", c.proc.PID(), "dir", wd)
+	return nil
+}
+
+// defaultsFile is the parameter file skyloop adds after the scenario's:
+// the quad-X frame, then the scenario's parameters.
+func (c *Controller) defaultsFile() []byte {
+	var b strings.Builder
+	b.WriteString("# written by skyloop for " + c.name + "\nFRAME_CLASS 1\nFRAME_TYPE 1\n")
+	names := make([]string, 0, len(c.p.Params))
+	for n := range c.p.Params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s %s\n", n, strconv.FormatFloat(c.p.Params[n], 'g', -1, 64))
+	}
+	return []byte(b.String())
+}
+
+// Close implements edge.Component: it stops ArduCopter and closes the
+// socket.
+func (c *Controller) Close() error {
+	var errs []error
+	if c.proc != nil {
+		errs = append(errs, c.proc.Stop(stopGrace))
+	}
+	if c.conn != nil {
+		c.conn.Close()
+	}
+	errs = append(errs, c.tr.Close())
+	if c.tmpDir != "" {
+		os.RemoveAll(c.tmpDir)
+	}
+	return errors.Join(errs...)
+}
+
+// Period returns the physics step ArduPilot sees.
+func (c *Controller) Period() sim.Duration { return c.p.Period }
+
+// Command implements vehicle.Controller: ArduPilot takes its commands over
+// MAVLink; the first command a behaviour gives ends the run with an error
+// that says so.
+func (c *Controller) Command(cmd vehicle.Command) {
+	if cmd.Kind == vehicle.CmdNone || cmd.Kind == vehicle.CmdHeartbeat || c.err != nil {
+		return
+	}
+	c.err = fmt.Errorf("a behaviour commanded %s, but real ArduPilot takes commands over MAVLink only: "+
+		"fly it with mavlink_gcs, an external ground station or an agent speaking MAVLink", cmd.Kind)
+}
+
+// Err returns why the controller stopped, or nil.
+func (c *Controller) Err() error { return c.err }
+
+func (c *Controller) fail(err error) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%s: %w", c.who(), err)
+		if c.proc != nil {
+			c.err = fmt.Errorf("%w%s", c.err, c.proc.Tail())
+		}
+	}
+}
+
+// Send implements vehicle.Remote: it answers the pending servo packet
+// with the state at t.
+func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
+	if c.err != nil || !c.pending {
+		return
+	}
+	c.out = State(c.out[:0], t, s, c.pos)
+	c.steps++
+	c.tr.Record(transcript.ToFirmware, c.steps, c.out)
+	if _, err := c.conn.WriteToUDPAddrPort(c.out, c.peer); err != nil {
+		c.fail(fmt.Errorf("answering: %w", err))
+		return
+	}
+	c.pending = false
+}
+
+// Control implements vehicle.Controller: it waits for ArduPilot's next
+// servo packet and sets the motors from it.
+func (c *Controller) Control(t sim.Time, s *vehicle.Sensors, a *vehicle.Actuators, ev *vehicle.Events) {
+	if c.err == nil && c.conn != nil {
+		c.await()
+	}
+	c.servos.Motors(&a.Motors, c.motors)
+	a.NumMotors = c.motors
+	// ArduPilot spins the motors when armed (MOT_SPIN_ARM) and stops them
+	// disarmed: what the outputs show is all skyloop knows of its state.
+	spin := false
+	for i := 0; i < c.motors; i++ {
+		spin = spin || a.Motors[i] > 0.05
+	}
+	if spin != c.spin {
+		c.spin = spin
+		if spin {
+			ev.Add(t, "motors_on", "ArduPilot")
+		} else {
+			ev.Add(t, "motors_off", "ArduPilot")
+		}
+	}
+}
+
+// await reads until a new servo packet arrives: the first one (ArduPilot
+// starts sending once booted), or the one that follows the last answer.
+// A packet repeating the last frame count means ArduPilot missed the
+// answer: it is answered again. A frame count going back from a new
+// address is ArduPilot restarted: its packets are taken from then on.
+func (c *Controller) await() {
+	timeout := time.Duration(c.p.StepTimeout)
+	if !c.taken {
+		timeout = time.Duration(c.p.ConnectTimeout)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		c.conn.SetReadDeadline(deadline)
+		n, from, err := c.conn.ReadFromUDPAddrPort(c.rbuf)
+		if err != nil {
+			var ne net.Error
+			switch {
+			case errors.As(err, &ne) && ne.Timeout():
+				if c.proc != nil {
+					select {
+					case <-c.proc.Done():
+						c.fail(fmt.Errorf("ArduCopter exited (%s)", c.proc.Status()))
+						return
+					default:
+					}
+				}
+				if !c.taken {
+					c.fail(fmt.Errorf("no servo packet within %v of the start", timeout))
+				} else {
+					c.fail(fmt.Errorf("no servo packet within %v (wall clock) of answer %d", timeout, c.steps))
+				}
+			default:
+				c.fail(fmt.Errorf("reading servo packets: %w", err))
+			}
+			return
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		c.tr.Record(transcript.FromFirmware, c.steps, c.rbuf[:n])
+		var sv Servos
+		if err := ParseServos(c.rbuf[:n], &sv); err != nil {
+			c.fail(err)
+			return
+		}
+		switch {
+		case !c.taken:
+		case from != c.peer || sv.FrameCount < c.last:
+			// A restarted ArduPilot (a new socket, its count from 0).
+			c.Restarts++
+			c.log.Warn("ArduCopter restarted", "vehicle", c.name, "from", from, "frame", sv.FrameCount)
+		case sv.FrameCount == c.last && c.steps > 0:
+			// It resent the packet: our answer went missing, or it
+			// rejected it (then it resends at once, again and again).
+			if c.resent++; c.resent > maxResends {
+				c.fail(fmt.Errorf("%w: it asked %d times for answer %d (it rejects our state lines; see its output)", ErrProtocol, c.resent, c.steps))
+				return
+			}
+			c.conn.WriteToUDPAddrPort(c.out, c.peer)
+			continue
+		}
+		c.resent = 0
+		c.servos, c.peer, c.last, c.taken, c.pending = sv, from, sv.FrameCount, true, true
+		return
+	}
+}
+
+// Status implements vehicle.Controller: armed while ArduPilot spins the
+// motors (its flight mode and estimate reach skyloop over MAVLink only).
+func (c *Controller) Status(tel vehicle.Telemetry) vehicle.Telemetry {
+	tel.Mode = vehicle.ModeDisarmed
+	if c.spin {
+		tel.Armed, tel.Mode = true, vehicle.ModeIdle
+		sum := 0.0
+		for i := 0; i < c.motors; i++ {
+			if p := c.servos.PWM[i]; p > 1000 {
+				sum += (float64(p) - 1000) / 1000
+			}
+		}
+		tel.Throttle = sum / float64(c.motors)
+	}
+	return tel
+}
+
+// Estimate implements vehicle.Controller: the physics' readings.
+func (c *Controller) Estimate(tel vehicle.Telemetry) vehicle.Telemetry { return tel }
+
+// MAVLinkTCP returns the TCP port of ArduCopter's primary MAVLink link
+// (SERIAL0), which the mavlink behaviour relays through the network.
+func (c *Controller) MAVLinkTCP() int { return MAVLinkBase + 10*c.inst }
