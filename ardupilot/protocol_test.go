@@ -82,7 +82,26 @@ func fakeArduPilot(port int, steps int, pwm uint16) error {
 		if _, err := conn.WriteToUDP(servos(count, pwm), to); err != nil {
 			return err
 		}
+		if k == 0 { // the bridge may not listen yet: resend, as ArduPilot does (every 1.1 s)
+			for i := 0; i < 100; i++ {
+				conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+				if n, err := conn.Read(buf); err == nil {
+					last, count = 0, 1
+					var a answer
+					if err := json.Unmarshal(buf[:n], &a); err != nil {
+						return err
+					}
+					last = a.Timestamp
+					break
+				}
+				conn.WriteToUDP(servos(count, pwm), to)
+			}
+			continue
+		}
 		a, raw, err := read(conn)
+		for err == nil && k < 5 && a.Timestamp <= last {
+			a, raw, err = read(conn) // repeats of the first answer, for our resends of the first packet
+		}
 		if err != nil {
 			return fmt.Errorf("step %d: %w", k, err)
 		}
