@@ -142,6 +142,10 @@ func ClientWants(id uint32) bool {
 // missionStartTries is how often a denied MISSION_START is tried.
 const missionStartTries = 5
 
+// armTries is how often a refused arming is tried (once per retry period:
+// two minutes at the default 1 s).
+const armTries = 120
+
 // Target returns the vehicle's system id.
 func (c *Client) Target() uint8 { return c.target }
 
@@ -349,10 +353,16 @@ func (c *Client) Handle(now sim.Time, f frame.Frame) {
 			c.finish(true, "")
 		case common.MAV_RESULT_TEMPORARILY_REJECTED, common.MAV_RESULT_IN_PROGRESS:
 			// try again at the next retry
-		case common.MAV_RESULT_DENIED:
+		case common.MAV_RESULT_DENIED, common.MAV_RESULT_FAILED:
 			if op.Cmd == common.MAV_CMD_MISSION_START && c.attempts < missionStartTries {
 				// PX4 checks a new mission's feasibility after the
 				// upload and denies a start until it has: try again.
+				return
+			}
+			if op.Cmd == common.MAV_CMD_COMPONENT_ARM_DISARM && op.Params[0] == 1 && c.attempts < armTries {
+				// Real firmware refuses to arm until its pre-arm checks
+				// pass (ArduCopter: about 40 s after boot, for its
+				// position estimate): try again, as a pilot would.
 				return
 			}
 			c.finish(false, m.Result.String())
