@@ -36,6 +36,11 @@ const (
 	// OpWaitLanded waits until the vehicle, having flown, is on the ground
 	// and disarmed.
 	OpWaitLanded
+	// OpMode switches to custom mode Value (SET_MODE, resent until the
+	// heartbeat shows it; ArduPilot does not acknowledge SET_MODE).
+	OpMode
+	// OpWaitAlt waits until the vehicle is Value metres above its home.
+	OpWaitAlt
 )
 
 // Op is one step of a client's script.
@@ -54,6 +59,10 @@ type Op struct {
 	// OpSetParam.
 	Param string
 	Value float32
+	// Only, when set, runs the operation only for that autopilot (from
+	// the vehicle's HEARTBEAT): ArduPilot and PX4 start missions
+	// differently.
+	Only common.MAV_AUTOPILOT
 }
 
 // Item is a mission item relative to the vehicle's home.
@@ -95,6 +104,8 @@ type Client struct {
 	Armed        bool
 	Mode         FlightMode
 	Landed       common.MAV_LANDED_STATE
+	Autopilot    common.MAV_AUTOPILOT // from the HEARTBEAT
+	CustomMode   uint32
 	Pos          geom.Vec3 // local coordinates
 	HasPos       bool
 	Home         geom.Vec3 // position when the connection was made
@@ -185,6 +196,13 @@ func (c *Client) Step(now sim.Time) {
 		return
 	}
 	op := &c.ops[c.cur]
+	for op.Only != 0 && op.Only != c.Autopilot {
+		c.cur++ // for another autopilot: skipped
+		if c.Done() {
+			return
+		}
+		op = &c.ops[c.cur]
+	}
 	if !c.started {
 		c.started, c.opStart, c.attempts, c.confirm = true, now, 0, 0
 		c.begin(op)
@@ -252,8 +270,10 @@ func (c *Client) begin(op *Op) {
 func (c *Client) resend(op *Op) {
 	c.lastSend = c.now
 	switch op.Kind {
-	case OpConnect, OpWaitLanded:
+	case OpConnect, OpWaitLanded, OpWaitAlt:
 		return // heartbeats do the work
+	case OpMode:
+		c.send(&common.MessageSetMode{TargetSystem: c.target, BaseMode: common.MAV_MODE(common.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED), CustomMode: uint32(op.Value)})
 	case OpCommand:
 		p := op.Params
 		c.send(&common.MessageCommandLong{TargetSystem: c.target, TargetComponent: 1, Command: op.Cmd, Confirmation: c.confirm,
@@ -283,6 +303,15 @@ func (c *Client) check(op *Op) {
 	case OpWaitLanded:
 		if c.flew && !c.Armed && c.Landed == common.MAV_LANDED_STATE_ON_GROUND {
 			c.finish(true, "")
+		}
+	case OpMode:
+		if c.CustomMode == uint32(op.Value) {
+			c.finish(true, "")
+		}
+	case OpWaitAlt:
+		if c.HasPos && c.Pos.Z-c.Home.Z >= float64(op.Value) {
+			c.flew = true
+			c.finish(true, fmt.Sprintf("%.2f m", c.Pos.Z-c.Home.Z))
 		}
 	}
 }
@@ -323,6 +352,7 @@ func (c *Client) Handle(now sim.Time, f frame.Frame) {
 		}
 		c.Armed = m.BaseMode&common.MAV_MODE_FLAG_SAFETY_ARMED != 0
 		c.Mode = ModeFromCustom(m.CustomMode)
+		c.Autopilot, c.CustomMode = m.Autopilot, m.CustomMode
 	case *common.MessageGlobalPositionInt:
 		c.Pos = c.origin.ToLocal(geom.Geodetic{Lat: float64(m.Lat) / 1e7, Lon: float64(m.Lon) / 1e7, Alt: float64(m.Alt) / 1000})
 		c.HasPos = true

@@ -108,6 +108,42 @@ func (p *GCSParams) Validate() fields.Errors {
 	return bad
 }
 
+// ArduCopter's custom modes (ArduCopter/mode.h).
+const (
+	apGuided = 4
+	apAuto   = 3
+)
+
+// startMission returns the operations that arm the vehicle and start its
+// mission. PX4: arm, MISSION_START. ArduPilot, whose AUTO mode does not
+// take off from the ground without a pilot's throttle (AUTO_OPTIONS): the
+// usual GUIDED takeoff, as DroneKit scripts do: GUIDED, arm, NAV_TAKEOFF to
+// the mission's first takeoff altitude (ArduPilot reads param7 relative to
+// home), wait until 90% of it, then AUTO (the takeoff item then completes
+// at once).
+func startMission(items []Item) []Op {
+	alt := float32(0)
+	for _, it := range items {
+		if it.Cmd == common.MAV_CMD_NAV_TAKEOFF {
+			alt = float32(it.Offset.Z)
+			break
+		}
+	}
+	arm := Op{Kind: OpCommand, Name: "arm", Cmd: common.MAV_CMD_COMPONENT_ARM_DISARM, Params: [7]float32{1}}
+	ops := []Op{}
+	if alt > 0 {
+		ops = append(ops, Op{Kind: OpMode, Name: "guided", Value: apGuided, Only: common.MAV_AUTOPILOT_ARDUPILOTMEGA})
+	}
+	ops = append(ops, arm)
+	if alt > 0 {
+		ops = append(ops,
+			Op{Kind: OpCommand, Name: "takeoff", Cmd: common.MAV_CMD_NAV_TAKEOFF, Params: [7]float32{6: alt}, Only: common.MAV_AUTOPILOT_ARDUPILOTMEGA},
+			Op{Kind: OpWaitAlt, Name: "climbed", Value: 0.9 * alt, Only: common.MAV_AUTOPILOT_ARDUPILOTMEGA},
+			Op{Kind: OpMode, Name: "auto", Value: apAuto, Only: common.MAV_AUTOPILOT_ARDUPILOTMEGA})
+	}
+	return append(ops, Op{Kind: OpCommand, Name: "mission_start", Cmd: common.MAV_CMD_MISSION_START, Only: common.MAV_AUTOPILOT_PX4})
+}
+
 // GCSBehavior is a scripted ground station.
 type GCSBehavior struct {
 	p       *GCSParams
@@ -181,9 +217,8 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 		for _, n := range names {
 			c.Add(Op{Kind: OpSetParam, Name: "param " + n, Param: n, Value: float32(g.p.Params[n])})
 		}
-		c.Add(Op{Kind: OpUpload, Name: "upload", Items: items},
-			Op{Kind: OpCommand, Name: "arm", Cmd: common.MAV_CMD_COMPONENT_ARM_DISARM, Params: [7]float32{1}},
-			Op{Kind: OpCommand, Name: "mission_start", Cmd: common.MAV_CMD_MISSION_START})
+		c.Add(Op{Kind: OpUpload, Name: "upload", Items: items})
+		c.Add(startMission(items)...)
 		last := g.p.Mission[len(g.p.Mission)-1].Cmd
 		if last == "land" || last == "rtl" {
 			c.Add(Op{Kind: OpWaitLanded, Name: "landed"})
@@ -223,8 +258,11 @@ func (g *GCSBehavior) Finish(ctx *agent.Context) map[string]any {
 	out := map[string]any{"bad_frames": g.dec.Bad, "skipped_frames": g.dec.Skipped}
 	for i, c := range g.clients {
 		r := results(c)
-		if res, ok := c.Result("mission_start"); ok && res.OK {
-			r["commands_done_s"] = res.End.Sub(sim.Time(g.p.Start)).Seconds()
+		// The mission runs from MISSION_START (PX4) or AUTO (ArduPilot).
+		for _, name := range []string{"mission_start", "auto"} {
+			if res, ok := c.Result(name); ok && res.OK {
+				r["commands_done_s"] = res.End.Sub(sim.Time(g.p.Start)).Seconds()
+			}
 		}
 		if res, ok := c.Result("landed"); ok && res.OK {
 			r["mission_done_s"] = res.End.Sub(sim.Time(g.p.Start)).Seconds()
