@@ -132,8 +132,13 @@ type VehicleBehavior struct {
 	// behaviour carries its ground-station link through the network.
 	fw     any // Firmware or FirmwareTCP
 	fwLink fwConn
-	fwIn   int // datagrams from the firmware
-	fwOut  int // datagrams to the firmware
+	// With relay, on real firmware: the mission the ground station
+	// uploaded (seen passing through), and the home it is relative to.
+	fwMission []common.MessageMissionItemInt
+	fwHome    geom.Vec3
+	fwBuf     []byte
+	fwIn      int // datagrams from the firmware
+	fwOut     int // datagrams to the firmware
 }
 
 // The MAVLink ports over host_veth (isolation: netns): the vehicle's
@@ -240,10 +245,20 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 	b.epochUs = ep.UnixMicro()
 	if fw, ok := agent.Capability[FirmwareTCP](ctx); ok {
 		b.fw = fw
-		return nil
-	}
-	if fw, ok := agent.Capability[Firmware](ctx); ok {
+	} else if fw, ok := agent.Capability[Firmware](ctx); ok {
 		b.fw = fw
+	}
+	if b.fw != nil {
+		b.dec = NewDecoder()
+		b.fwHome = ctx.Telemetry().Pos
+		if b.p.Relay {
+			group := ctx.Group(ctx.Ref().Group)
+			if idx := ctx.Ref().Index; idx+1 < len(group) {
+				b.relayTo = group[idx+1]
+				b.relay = NewClient(uint8(id+1), uint8(common.MAV_COMP_ID_ONBOARD_COMPUTER), uint8(b.relayTo+1), ctx.Origin(),
+					b.p.Retry, common.MAV_TYPE_ONBOARD_CONTROLLER, relayHost{b})
+			}
+		}
 		return nil
 	}
 	rates := map[uint32]float64{}
@@ -325,6 +340,21 @@ func (b *VehicleBehavior) Receive(ctx *agent.Context, m *agent.Message) {
 	now := ctx.Now()
 	b.tlog.writeFrames(now, m.Payload)
 	if b.fw != nil {
+		b.toFirmware(now, m)
+		return
+	}
+	b.dec.Decode(m.Payload, func(f frame.Frame) { b.dispatch(now, Peer{Link: 0, Addr: int32(m.Src)}, f) })
+}
+
+// maxMissionItems bounds the mission the relay keeps for handing on.
+const maxMissionItems = 1000
+
+// toFirmware passes what reached the node to the firmware. With relay,
+// the next vehicle's answers to this vehicle's companion go to the relay
+// client instead, and the mission uploaded to the firmware is kept for
+// handing on.
+func (b *VehicleBehavior) toFirmware(now sim.Time, m *agent.Message) {
+	if b.relay == nil {
 		b.addPeer(m.Src)
 		if b.fwLink != nil {
 			b.fwLink.Write(m.Payload)
@@ -332,7 +362,65 @@ func (b *VehicleBehavior) Receive(ctx *agent.Context, m *agent.Message) {
 		}
 		return
 	}
-	b.dec.Decode(m.Payload, func(f frame.Frame) { b.dispatch(now, Peer{Link: 0, Addr: int32(m.Src)}, f) })
+	b.fwBuf = b.fwBuf[:0]
+	b.dec.DecodeRaw(m.Payload, func(raw []byte, f frame.Frame) {
+		if f.GetSystemID() == b.relay.Target() {
+			b.relay.Handle(now, f)
+			return
+		}
+		switch it := f.GetMessage().(type) {
+		case *common.MessageMissionCount:
+			if it.MissionType == common.MAV_MISSION_TYPE_MISSION && int(it.Count) <= maxMissionItems {
+				b.fwMission = make([]common.MessageMissionItemInt, it.Count)
+			}
+		case *common.MessageMissionItemInt:
+			if it.MissionType == common.MAV_MISSION_TYPE_MISSION && int(it.Seq) < len(b.fwMission) {
+				b.fwMission[it.Seq] = *it
+			}
+		}
+		b.fwBuf = append(b.fwBuf, raw...)
+	})
+	if len(b.fwBuf) == 0 {
+		return
+	}
+	b.addPeer(m.Src)
+	if b.fwLink != nil {
+		b.fwLink.Write(b.fwBuf)
+		b.fwOut++
+	}
+}
+
+// watchFirmware starts the hand-on when the firmware reports that it
+// flies the mission's loiter item.
+func (b *VehicleBehavior) watchFirmware(now sim.Time, data []byte) {
+	b.dec.Decode(data, func(f frame.Frame) {
+		cur, ok := f.GetMessage().(*common.MessageMissionCurrent)
+		if !ok || int(cur.Seq) >= len(b.fwMission) || b.relayed {
+			return
+		}
+		if b.fwMission[cur.Seq].Command == common.MAV_CMD_NAV_LOITER_TIME {
+			b.startFirmwareRelay(now)
+		}
+	})
+}
+
+// startFirmwareRelay hands the mission on to the next vehicle, as
+// startRelay does for the stand-in: the kept mission moved to the next
+// vehicle's home, started as its autopilot needs (startOps).
+func (b *VehicleBehavior) startFirmwareRelay(now sim.Time) {
+	b.relayed = true
+	alt := float32(0)
+	for _, it := range b.fwMission {
+		if it.Command == common.MAV_CMD_NAV_TAKEOFF {
+			alt = it.Z
+			break
+		}
+	}
+	home := b.fwHome
+	b.relay.Add(Op{Kind: OpConnect, Name: "connect"},
+		Op{Kind: OpUpload, Name: "upload", Raw: b.fwMission, Shift: func(c *Client) geom.Vec3 { return c.Home.Sub(home) }})
+	b.relay.Add(startOps(alt)...)
+	b.ctx.Event("relay", fmt.Sprintf("handing the mission to system %d", b.relay.Target()))
 }
 
 func (b *VehicleBehavior) addPeer(n netsim.NodeID) {
@@ -353,9 +441,15 @@ func (b *VehicleBehavior) relayStep(now sim.Time) {
 	if b.fwLink == nil {
 		return
 	}
+	if b.relay != nil {
+		b.relay.Step(now)
+	}
 	err := b.fwLink.Drain(func(data []byte) {
 		b.fwIn++
 		b.tlog.writeFrames(now, data)
+		if b.relay != nil {
+			b.watchFirmware(now, data)
+		}
 		// Packets of whole frames, at most relayMTU bytes each (a frame
 		// longer than that goes alone).
 		for len(data) > 0 {
@@ -419,7 +513,11 @@ func (b *VehicleBehavior) startRelay(now sim.Time) {
 // Finish implements agent.Finisher.
 func (b *VehicleBehavior) Finish(ctx *agent.Context) map[string]any {
 	if b.fw != nil {
-		return map[string]any{"relay_to_firmware": true, "system_id": ctx.ID() + 1, "datagrams_from_firmware": b.fwIn, "datagrams_to_firmware": b.fwOut}
+		out := map[string]any{"relay_to_firmware": true, "system_id": ctx.ID() + 1, "datagrams_from_firmware": b.fwIn, "datagrams_to_firmware": b.fwOut}
+		if b.relay != nil && b.relayed {
+			out["relay"] = results(b.relay)
+		}
+		return out
 	}
 	out := map[string]any{"system_id": b.ep.SysID(), "frames_in": b.ep.FramesIn, "frames_out": b.ep.FramesOut,
 		"commands": b.ep.Commands, "bad_frames": b.dec.Bad, "unknown_frames": b.dec.Unknown, "skipped_frames": b.dec.Skipped}

@@ -106,6 +106,7 @@ type Client struct {
 	Landed       common.MAV_LANDED_STATE
 	Autopilot    common.MAV_AUTOPILOT // from the HEARTBEAT
 	CustomMode   uint32
+	heardHB      bool
 	Pos          geom.Vec3 // local coordinates
 	HasPos       bool
 	Home         geom.Vec3 // position when the connection was made
@@ -196,6 +197,9 @@ func (c *Client) Step(now sim.Time) {
 		return
 	}
 	op := &c.ops[c.cur]
+	if op.Only != 0 && !c.heardHB {
+		return // which autopilot it is comes with its first HEARTBEAT
+	}
 	for op.Only != 0 && op.Only != c.Autopilot {
 		c.cur++ // for another autopilot: skipped
 		if c.Done() {
@@ -352,7 +356,7 @@ func (c *Client) Handle(now sim.Time, f frame.Frame) {
 		}
 		c.Armed = m.BaseMode&common.MAV_MODE_FLAG_SAFETY_ARMED != 0
 		c.Mode = ModeFromCustom(m.CustomMode)
-		c.Autopilot, c.CustomMode = m.Autopilot, m.CustomMode
+		c.Autopilot, c.CustomMode, c.heardHB = m.Autopilot, m.CustomMode, true
 	case *common.MessageGlobalPositionInt:
 		c.Pos = c.origin.ToLocal(geom.Geodetic{Lat: float64(m.Lat) / 1e7, Lon: float64(m.Lon) / 1e7, Alt: float64(m.Alt) / 1000})
 		c.HasPos = true

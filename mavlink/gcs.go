@@ -129,6 +129,12 @@ func startMission(items []Item) []Op {
 			break
 		}
 	}
+	return startOps(alt)
+}
+
+// startOps are startMission's operations for a mission whose first
+// takeoff climbs alt metres above home (0: none).
+func startOps(alt float32) []Op {
 	arm := Op{Kind: OpCommand, Name: "arm", Cmd: common.MAV_CMD_COMPONENT_ARM_DISARM, Params: [7]float32{1}}
 	ops := []Op{}
 	if alt > 0 {
