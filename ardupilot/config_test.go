@@ -9,6 +9,7 @@ import (
 	"skyloop/ardupilot"
 	"skyloop/engine"
 	"skyloop/scenario"
+	"skyloop/scenarios"
 )
 
 func parse(t *testing.T, params string) error {
@@ -73,5 +74,23 @@ func TestConfigErrors(t *testing.T) {
 	t.Setenv(ardupilot.EnvDir, tree)
 	if err := parse(t, `{preset: iris, controller: ardupilot-sitl}`); err != nil {
 		t.Errorf("ArduPilot from %s: %v", ardupilot.EnvDir, err)
+	}
+}
+
+// TestScenarioFilesAreValid checks the repository's ArduPilot scenarios
+// against a directory shaped like an ArduPilot tree, so that they do not
+// rot where ArduPilot is not built.
+func TestScenarioFilesAreValid(t *testing.T) {
+	t.Setenv(ardupilot.EnvDir, fakeTree(t))
+	text, ok := scenarios.Lookup("ubanc-chain-ardupilot")
+	if !ok {
+		t.Fatal("no built-in ubanc-chain-ardupilot")
+	}
+	sc, err := scenario.Parse("ubanc-chain-ardupilot.yaml", text, registry.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Build(sc, engine.Options{Registry: registry, CheckOnly: true}); err != nil {
+		t.Fatal(err)
 	}
 }
