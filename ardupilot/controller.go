@@ -28,6 +28,11 @@ import (
 // stopGrace is how long ArduCopter gets to shut down after SIGTERM.
 const stopGrace = 3 * time.Second
 
+// digestEvery: a transcript keeps the digest of every digestEvery-th
+// answer (ArduPilot's steps are many and small; a divergence persists, so
+// sampling finds it).
+const digestEvery = 10
+
 // maxResends bounds how often in a row ArduPilot may ask again for the
 // same answer.
 const maxResends = 100
@@ -216,7 +221,9 @@ func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
 	}
 	c.out = State(c.out[:0], t, s, c.pos)
 	c.steps++
-	c.tr.Record(transcript.ToFirmware, c.steps, c.out)
+	if c.steps%digestEvery == 0 {
+		c.tr.Record(transcript.ToFirmware, c.steps, c.out)
+	}
 	if _, err := c.conn.WriteToUDPAddrPort(c.out, c.peer); err != nil {
 		c.fail(fmt.Errorf("answering: %w", err))
 		return

@@ -68,10 +68,12 @@ type Params struct {
 }
 
 // DefaultParams returns the defaults: ArduCopter found through
-// SKYLOOP_ARDUPILOT_DIR, quad-X, 500 Hz physics steps.
+// SKYLOOP_ARDUPILOT_DIR, quad-X, 1 kHz physics steps (ArduPilot measures
+// its 400 Hz loop on them: with 2 ms steps it runs at 333 Hz and refuses to
+// arm, "Main loop slow").
 func DefaultParams() Params {
 	return Params{Frame: "quad", Launch: true, Port: BasePort, Speedup: 1000,
-		ConnectTimeout: 60 * sim.Second, StepTimeout: 10 * sim.Second, Period: 2 * sim.Millisecond}
+		ConnectTimeout: 60 * sim.Second, StepTimeout: 10 * sim.Second, Period: sim.Millisecond}
 }
 
 var paramName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,15}$`)

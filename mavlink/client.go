@@ -239,7 +239,7 @@ func (c *Client) begin(op *Op) {
 			}
 		} else {
 			g := c.origin.ToGeodetic(home)
-			lastX, lastY := deg7(g.Lat), deg7(g.Lon)
+			lastX, lastY, lastZ := deg7(g.Lat), deg7(g.Lon), float32(0)
 			for _, it := range op.Items {
 				p := home.Add(geom.V(it.Offset.X, it.Offset.Y, 0))
 				g := c.origin.ToGeodetic(p)
@@ -251,10 +251,16 @@ func (c *Client) begin(op *Op) {
 				if it.Here {
 					// Where the previous item left the vehicle. Not 0, 0:
 					// PX4 reads that as latitude and longitude 0 and flies
-					// there (MISSION_ITEM_INT has no NaN for "here").
-					mi.X, mi.Y, mi.Z = lastX, lastY, float32(math.NaN())
+					// there (MISSION_ITEM_INT has no NaN for "here"); and
+					// not a NaN altitude, which ArduPilot refuses
+					// (MAV_MISSION_INVALID_PARAM7). A landing's altitude
+					// is the ground's.
+					mi.X, mi.Y, mi.Z = lastX, lastY, lastZ
+					if it.Cmd == common.MAV_CMD_NAV_LAND {
+						mi.Z = 0
+					}
 				}
-				lastX, lastY = mi.X, mi.Y
+				lastX, lastY, lastZ = mi.X, mi.Y, mi.Z
 				if it.Cmd == common.MAV_CMD_NAV_RETURN_TO_LAUNCH {
 					mi.Frame, mi.X, mi.Y, mi.Z = common.MAV_FRAME_MISSION, 0, 0, 0
 				}
@@ -274,7 +280,18 @@ func (c *Client) begin(op *Op) {
 func (c *Client) resend(op *Op) {
 	c.lastSend = c.now
 	switch op.Kind {
-	case OpConnect, OpWaitLanded, OpWaitAlt:
+	case OpConnect:
+		if c.heardHB && c.Autopilot == common.MAV_AUTOPILOT_ARDUPILOTMEGA {
+			// ArduPilot streams only what a ground station asks for.
+			c.send(&common.MessageRequestDataStream{TargetSystem: c.target, TargetComponent: 1,
+				ReqStreamId: uint8(common.MAV_DATA_STREAM_ALL), ReqMessageRate: 4, StartStop: 1})
+			for _, id := range []uint32{idGlobalPosInt, idExtSysState, idMissionCur} {
+				c.send(&common.MessageCommandLong{TargetSystem: c.target, TargetComponent: 1, Command: common.MAV_CMD_SET_MESSAGE_INTERVAL,
+					Param1: float32(id), Param2: 200000})
+			}
+		}
+		return // heartbeats do the rest
+	case OpWaitLanded, OpWaitAlt:
 		return // heartbeats do the work
 	case OpMode:
 		c.send(&common.MessageSetMode{TargetSystem: c.target, BaseMode: common.MAV_MODE(common.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED), CustomMode: uint32(op.Value)})
@@ -358,6 +375,9 @@ func (c *Client) Handle(now sim.Time, f frame.Frame) {
 		c.Mode = ModeFromCustom(m.CustomMode)
 		c.Autopilot, c.CustomMode, c.heardHB = m.Autopilot, m.CustomMode, true
 	case *common.MessageGlobalPositionInt:
+		if m.Lat == 0 && m.Lon == 0 {
+			return // no position yet (ArduPilot sends zeros until its EKF has one)
+		}
 		c.Pos = c.origin.ToLocal(geom.Geodetic{Lat: float64(m.Lat) / 1e7, Lon: float64(m.Lon) / 1e7, Alt: float64(m.Alt) / 1000})
 		c.HasPos = true
 	case *common.MessageExtendedSysState:
