@@ -377,6 +377,10 @@ func (b *VehicleBehavior) toFirmware(now sim.Time, m *agent.Message) {
 			if it.MissionType == common.MAV_MISSION_TYPE_MISSION && int(it.Seq) < len(b.fwMission) {
 				b.fwMission[it.Seq] = *it
 			}
+		case *common.MessageMissionItem: // the legacy form, which ArduPilot asks for
+			if it.MissionType == common.MAV_MISSION_TYPE_MISSION && int(it.Seq) < len(b.fwMission) {
+				b.fwMission[it.Seq] = fromFloat(it)
+			}
 		}
 		b.fwBuf = append(b.fwBuf, raw...)
 	})

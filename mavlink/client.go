@@ -248,6 +248,11 @@ func (c *Client) begin(op *Op) {
 				if it.Cmd == common.MAV_CMD_NAV_LOITER_TIME || it.Cmd == common.MAV_CMD_NAV_WAYPOINT {
 					mi.Param1 = float32(it.Hold.Seconds())
 				}
+				if it.Cmd == common.MAV_CMD_NAV_LOITER_TIME {
+					// Param4 is not a yaw here (the exit for fixed wings):
+					// ArduPilot refuses NaN (MAV_MISSION_INVALID_PARAM4).
+					mi.Param4 = 0
+				}
 				if it.Here {
 					// Where the previous item left the vehicle. Not 0, 0:
 					// PX4 reads that as latitude and longitude 0 and flies
