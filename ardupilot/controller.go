@@ -31,7 +31,7 @@ const stopGrace = 3 * time.Second
 // digestEvery: a transcript keeps the digest of every digestEvery-th
 // answer (ArduPilot's steps are many and small; a divergence persists, so
 // sampling finds it).
-const digestEvery = 10
+const digestEvery = 50
 
 // maxResends bounds how often in a row ArduPilot may ask again for the
 // same answer.

@@ -105,8 +105,8 @@ func fakeArduPilot(port int, steps int, pwm uint16) error {
 		if err != nil {
 			return fmt.Errorf("step %d: %w", k, err)
 		}
-		if want := last + 0.002; k > 0 && math.Abs(a.Timestamp-want) > 1e-9 {
-			return fmt.Errorf("step %d: timestamp %v, want %v (2 ms steps, on through a restart)", k, a.Timestamp, want)
+		if want := last + 0.001; k > 0 && math.Abs(a.Timestamp-want) > 1e-9 {
+			return fmt.Errorf("step %d: timestamp %v, want %v (1 ms steps, on through a restart)", k, a.Timestamp, want)
 		}
 		last = a.Timestamp
 		if k == 10 { // a resent packet gets the same answer again
@@ -147,13 +147,13 @@ network:
 }
 
 // TestProtocolAgainstAFake: the bridge answers each servo packet once with
-// the state 2 ms on, waits for the next packet, answers a resent packet
+// the state 1 ms on, waits for the next packet, answers a resent packet
 // again, follows a restarted ArduPilot, and its motors drive the physics
 // (full PWM: the vehicle climbs).
 func TestProtocolAgainstAFake(t *testing.T) {
 	port := freeUDPPort(t)
-	const steps = 999 // 2 s: 1000 steps, the first packet answered at the second
-	sc, err := scenario.Parse("ap.yaml", []byte(protocolScenario(port, 2)), registry.Check)
+	const steps = 999 // 1 s: 1000 steps, the first packet answered at the second
+	sc, err := scenario.Parse("ap.yaml", []byte(protocolScenario(port, 1)), registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestProtocolAgainstAFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	if z := res.Summary.Vehicles[0].Final.Z; z < 1 {
-		t.Errorf("at full throttle for 2 s the vehicle is at %.2f m, want it climbing", z)
+		t.Errorf("at full throttle for 1 s the vehicle is at %.2f m, want it climbing", z)
 	}
 }
 
