@@ -4,17 +4,23 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"skyloop/ardupilot"
 	"skyloop/engine"
 	"skyloop/geom"
+	"skyloop/mavlink"
 	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/scenarios"
+
+	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
+	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 )
 
 // The real-firmware tests run ArduCopter SITL (SKYLOOP_ARDUPILOT_DIR: the
@@ -162,4 +168,170 @@ func TestArduPilotChain(t *testing.T) {
 	}
 	gcsComplete(t, res, "gcs", 1)
 	t.Logf("%s", fmt.Sprint(res.Summary.Agents))
+}
+
+// TestMixedSwarm: a PX4, an ArduCopter and a stand-in in one run, each
+// flown through the same ground-station script (takeoff 5 m, 5 m east,
+// land) across the Wi-Fi model. Needs SKYLOOP_PX4_DIR too.
+func TestMixedSwarm(t *testing.T) {
+	needArduPilot(t)
+	if os.Getenv("SKYLOOP_PX4_DIR") == "" {
+		t.Skip("SKYLOOP_PX4_DIR is not set: the mixed swarm needs PX4 SITL too")
+	}
+	mission := `
+        mission:
+          - {cmd: takeoff, alt: 5}
+          - {cmd: waypoint, offset: [5, 0, 5], time: 1s}
+          - {cmd: land, offset: [5, 0, 0]}`
+	res, dir := runText(t, "mixed.yaml", `
+name: mixed
+seed: 1
+duration: 110s
+tick: 1ms
+vehicles:
+  - name: px4
+    kind: multirotor
+    count: 1
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 10}
+    params: {preset: iris, controller: px4-sitl, px4: {params: {NAV_ACC_RAD: 2}}}
+    behaviors: [{type: mavlink, gcs: [gcs]}]
+  - name: ardu
+    kind: multirotor
+    count: 1
+    spawn: {layout: line, origin: [0, 10, 0], spacing: 10}
+    params: {preset: iris, controller: ardupilot-sitl}
+    behaviors: [{type: mavlink, gcs: [gcs]}]
+  - name: standin
+    kind: multirotor
+    count: 1
+    spawn: {layout: line, origin: [0, 20, 0], spacing: 10}
+    params: {preset: iris}
+    behaviors: [{type: mavlink, gcs: [gcs]}]
+nodes:
+  - name: gcs
+    position: [-10, 10, 1]
+    behaviors:
+      - type: mavlink_gcs
+        group: px4`+mission+`
+      - type: mavlink_gcs
+        group: ardu`+mission+`
+      - type: mavlink_gcs
+        group: standin`+mission+`
+network:
+  backend: wifi
+`)
+	pos, _ := tracks(t, dir)
+	for i := 0; i < 3; i++ {
+		v := res.Summary.Vehicles[i]
+		if h := highest(pos[i]); math.Abs(h-5) > 1 {
+			t.Errorf("%s: highest %.2f m, want about 5", v.Name, h)
+		}
+		if want := v.Start.Add(geom.V(5, 0, 0)); v.Final.Dist(want) > 1.5 || v.Mode != "disarmed" {
+			t.Errorf("%s: ended at %v in mode %s, want landed near %v, disarmed", v.Name, v.Final, v.Mode, want)
+		}
+	}
+}
+
+// TestArduPilotEstimatesTruth holds the vehicle still on the ground, level,
+// facing north, and checks what ArduPilot estimates (ATTITUDE,
+// LOCAL_POSITION_NED, GLOBAL_POSITION_INT, asked for and read by a ground
+// station behind the mavlink_udp gateway) against the truth.
+func TestArduPilotEstimatesTruth(t *testing.T) {
+	needArduPilot(t)
+	gcs, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gcs.Close()
+	text := fmt.Sprintf(`
+name: ap-still
+seed: 5
+duration: 60s
+tick: 1ms
+vehicles:
+  - name: copter
+    kind: multirotor
+    count: 1
+    yaw: 90
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    params: {preset: iris, controller: ardupilot-sitl}
+    behaviors:
+      - {type: mavlink, gcs: [qgc]}
+nodes:
+  - name: qgc
+    position: [-5, 0, 1]
+    behaviors:
+      - {type: mavlink_udp, remote: "127.0.0.1:%d"}
+network:
+  backend: ideal
+`, gcs.LocalAddr().(*net.UDPAddr).Port)
+	done := make(chan error, 1)
+	go func() {
+		sc, err := scenario.Parse("still.yaml", []byte(text), registry.Check)
+		if err != nil {
+			done <- err
+			return
+		}
+		r, err := engine.Build(sc, engine.Options{Registry: registry})
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = runner.Execute(r, "", runner.Options{})
+		done <- err
+	}()
+	enc, dec := mavlink.NewEncoder(255, 190), mavlink.NewDecoder()
+	buf := make([]byte, 65536)
+	var att *common.MessageAttitude
+	var local *common.MessageLocalPositionNed
+	var global *common.MessageGlobalPositionInt
+	var gw *net.UDPAddr
+	var asked time.Time
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+			continue
+		default:
+		}
+		gcs.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if n, from, err := gcs.ReadFromUDP(buf); err == nil {
+			gw = from
+			dec.Decode(buf[:n], func(f frame.Frame) {
+				switch m := f.GetMessage().(type) {
+				case *common.MessageAttitude:
+					att = m
+				case *common.MessageLocalPositionNed:
+					local = m
+				case *common.MessageGlobalPositionInt:
+					if m.Lat != 0 || m.Lon != 0 {
+						global = m
+					}
+				}
+			})
+		}
+		if gw != nil && time.Since(asked) > 200*time.Millisecond {
+			asked = time.Now()
+			b, _ := enc.Encode(&common.MessageRequestDataStream{TargetSystem: 1, TargetComponent: 1,
+				ReqStreamId: uint8(common.MAV_DATA_STREAM_ALL), ReqMessageRate: 4, StartStop: 1})
+			gcs.WriteToUDP(b, gw)
+		}
+	}
+	deg := func(r float32) float64 { return float64(r) * 180 / math.Pi }
+	if att == nil || local == nil || global == nil {
+		t.Fatalf("ArduPilot sent no estimate (ATTITUDE %v, LOCAL_POSITION_NED %v, GLOBAL_POSITION_INT %v)", att != nil, local != nil, global != nil)
+	}
+	if math.Abs(deg(att.Roll)) > 1 || math.Abs(deg(att.Pitch)) > 1 || math.Abs(deg(att.Yaw)) > 3 {
+		t.Errorf("ArduPilot's attitude roll %.2f pitch %.2f yaw %.2f deg, want level and facing north", deg(att.Roll), deg(att.Pitch), deg(att.Yaw))
+	}
+	if math.Hypot(float64(local.X), float64(local.Y)) > 0.5 || math.Abs(float64(local.Z)) > 0.5 {
+		t.Errorf("ArduPilot's local position %.2f %.2f %.2f m (NED), want the origin", local.X, local.Y, local.Z)
+	}
+	if math.Abs(float64(global.Lat)-473977420) > 50 || math.Abs(float64(global.Lon)-85455940) > 70 {
+		t.Errorf("ArduPilot's global position %d %d, want 47.397742 8.545594", global.Lat, global.Lon)
+	}
+	t.Logf("attitude %.2f %.2f %.2f deg; local %.2f %.2f %.2f m; global %d %d", deg(att.Roll), deg(att.Pitch), deg(att.Yaw), local.X, local.Y, local.Z, global.Lat, global.Lon)
 }
