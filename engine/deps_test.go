@@ -26,7 +26,7 @@ func TestCoreTouchesNothingOutside(t *testing.T) {
 func isEdge(pkg string) bool {
 	switch pkg {
 	case "skyloop/runner", "skyloop/record", "skyloop/orchestrate", "skyloop/extern", "skyloop/mavlink",
-		"skyloop/netsim/ns3", "skyloop/netsim/tap", "skyloop/components", "skyloop/px4sitl":
+		"skyloop/netsim/ns3", "skyloop/netsim/tap", "skyloop/components", "skyloop/px4sitl", "skyloop/ardupilot":
 		return true
 	}
 	return false

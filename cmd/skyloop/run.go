@@ -91,6 +91,8 @@ and write the results to a run directory:
                    isolation: netns: the processes run in vehicle i's namespace
   procs/px4-<i>.out|err, procs/px4-<i>/
                    real PX4 (controller: px4-sitl): its console and its working directory
+  procs/ardupilot-<i>.out|err, procs/ardupilot-<i>/
+                   real ArduCopter (controller: ardupilot-sitl): its console, eeprom and logs
 
 With --realtime the run is paced to the wall clock, so that people and programs
 can take part; with --mavlink-udp every vehicle running the mavlink behaviour is
