@@ -58,7 +58,7 @@ func TestControllerChoiceErrors(t *testing.T) {
 		{`{preset: iris, controller: px4-sitl, px4: {dir: /nonexistent}}`, "/nonexistent is not a directory"},
 		{`{preset: iris, controller: px4-sitl, px4: {bin: /bin/true, rootfs: /tmp}}`, "has no init.d-posix/rcS"},
 		{`{preset: iris, controller: px4-sitl, px4: {dir: ` + fw + `, airframe: 4001}}`, "PX4 has no airframe 4001"},
-		{`{preset: iris, controller: px4sitl}`, `unknown multirotor controller "px4sitl": want one of px4like, px4-sitl`},
+		{`{preset: iris, controller: px4sitl}`, `unknown multirotor controller "px4sitl": want one of px4like, ardupilot-sitl, px4-sitl`},
 		{`{preset: iris, px4: {launch: false}}`, "vehicles[0].params.px4: only read with controller: px4-sitl (the group is flown by px4like)"},
 		{`{preset: iris, controller: px4-sitl, px4: {launch: false, period: 2500us}}`, "must be a multiple of physics_period"},
 		{`{preset: iris, controller: px4-sitl, px4: {launch: false, params: {nav_acc_rad: 2}}}`, "not a PX4 parameter name"},

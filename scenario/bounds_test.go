@@ -272,6 +272,23 @@ func TestReadIsCapped(t *testing.T) {
 // TestLimitsAcceptRealFiles checks that the limits leave room: every
 // shipped scenario loads, and so does a large but plain one.
 func TestLimitsAcceptRealFiles(t *testing.T) {
+	// Scenarios flown by real firmware check that it is there: give them
+	// directories shaped like ArduPilot's tree and PX4's build.
+	fw := t.TempDir()
+	for name, mode := range map[string]os.FileMode{
+		"ardupilot/build/sitl/bin/arducopter": 0o755, "ardupilot/Tools/autotest/default_params/copter.parm": 0o644,
+		"px4/bin/px4": 0o755, "px4/etc/init.d-posix/rcS": 0o644, "px4/etc/init.d-posix/airframes/10016_none_iris": 0o644,
+	} {
+		p := filepath.Join(fw, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("SKYLOOP_ARDUPILOT_DIR", filepath.Join(fw, "ardupilot"))
+	t.Setenv("SKYLOOP_PX4_DIR", filepath.Join(fw, "px4"))
 	files, _ := filepath.Glob("../scenarios/*.yaml")
 	for _, f := range files {
 		if _, err := scenario.Load(f, registry.Check); err != nil {
