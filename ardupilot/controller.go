@@ -268,7 +268,7 @@ func (c *Controller) await() {
 	deadline := time.Now().Add(timeout)
 	for {
 		c.conn.SetReadDeadline(deadline)
-		n, from, err := c.conn.ReadFromUDPAddrPort(c.rbuf)
+		n, from, err := c.read()
 		if err != nil {
 			var ne net.Error
 			switch {
@@ -318,6 +318,45 @@ func (c *Controller) await() {
 		c.servos, c.peer, c.last, c.taken, c.pending = sv, from, sv.FrameCount, true, true
 		return
 	}
+}
+
+// spinReads is how many times read polls the socket before it waits for
+// it: ArduPilot answers within some tens of microseconds, less than
+// parking the goroutine and waking it costs.
+const spinReads = 64
+
+// read reads one packet, polling the socket first.
+func (c *Controller) read() (int, netip.AddrPort, error) {
+	rc, err := c.conn.SyscallConn()
+	if err != nil {
+		return c.conn.ReadFromUDPAddrPort(c.rbuf)
+	}
+	var n int
+	var from syscall.Sockaddr
+	var rerr error
+	spins := 0
+	err = rc.Read(func(fd uintptr) bool {
+		for {
+			n, from, rerr = syscall.Recvfrom(int(fd), c.rbuf, syscall.MSG_DONTWAIT)
+			if rerr != syscall.EAGAIN {
+				return true
+			}
+			if spins++; spins > spinReads {
+				return false // wait until it is readable
+			}
+		}
+	})
+	if err != nil {
+		return 0, netip.AddrPort{}, err
+	}
+	if rerr != nil {
+		return 0, netip.AddrPort{}, rerr
+	}
+	sa, ok := from.(*syscall.SockaddrInet4)
+	if !ok {
+		return 0, netip.AddrPort{}, fmt.Errorf("a packet from a non-IPv4 address %v", from)
+	}
+	return n, netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port)), nil
 }
 
 // Status implements vehicle.Controller: armed while ArduPilot spins the
