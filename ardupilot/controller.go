@@ -54,22 +54,23 @@ type Controller struct {
 	pos    geom.Vec3 // where the vehicle starts: ArduPilot's home
 	yaw    float64
 
-	log     *slog.Logger
-	conn    *net.UDPConn
-	peer    netip.AddrPort // where ArduPilot's packets come from
-	proc    *orchestrate.Child
-	tmpDir  string
-	tr      *transcript.Writer
-	rbuf    []byte
-	out     []byte // the last answer
-	servos  Servos
-	pending bool   // a packet waits for its answer
-	last    uint32 // frame count of the last packet taken
-	taken   bool   // a packet was taken
-	steps   uint64 // answers sent
-	spin    bool
-	resent  int // times in a row ArduPilot asked again for the last answer
-	err     error
+	log       *slog.Logger
+	conn      *net.UDPConn
+	peer      netip.AddrPort // where ArduPilot's packets come from
+	proc      *orchestrate.Child
+	tmpDir    string
+	tr        *transcript.Writer
+	rbuf      []byte
+	out       []byte // the last answer
+	servos    Servos
+	pending   bool   // a packet waits for its answer
+	last      uint32 // frame count of the last packet taken
+	taken     bool   // a packet was taken
+	steps     uint64 // answers sent
+	spin      bool
+	resent    int  // times in a row ArduPilot asked again for the last answer
+	restarted bool // a restart was seen since the last control step
+	err       error
 
 	// Restarts counts ArduPilot restarts seen (frame count going back).
 	Restarts int
@@ -237,6 +238,10 @@ func (c *Controller) Control(t sim.Time, s *vehicle.Sensors, a *vehicle.Actuator
 	if c.err == nil && c.conn != nil {
 		c.await()
 	}
+	if c.restarted {
+		c.restarted = false
+		ev.Add(t, "restarted", "ArduPilot")
+	}
 	c.servos.Motors(&a.Motors, c.motors)
 	a.NumMotors = c.motors
 	// ArduPilot spins the motors when armed (MOT_SPIN_ARM) and stops them
@@ -303,6 +308,7 @@ func (c *Controller) await() {
 		case from != c.peer || sv.FrameCount < c.last:
 			// A restarted ArduPilot (a new socket, its count from 0).
 			c.Restarts++
+			c.restarted = true
 			c.log.Warn("ArduCopter restarted", "vehicle", c.name, "from", from, "frame", sv.FrameCount)
 		case sv.FrameCount == c.last && c.steps > 0:
 			// It resent the packet: our answer went missing, or it

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -334,4 +335,95 @@ network:
 		t.Errorf("ArduPilot's global position %d %d, want 47.397742 8.545594", global.Lat, global.Lon)
 	}
 	t.Logf("attitude %.2f %.2f %.2f deg; local %.2f %.2f %.2f m; global %d %d", deg(att.Roll), deg(att.Pitch), deg(att.Yaw), local.X, local.Y, local.Z, global.Lat, global.Lon)
+}
+
+// TestArduCopterRebootMidRun: a ground station behind the gateway reboots
+// ArduCopter (MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN); SITL starts again in the
+// same process with a new socket and its frame count from 0, the bridge
+// follows it (a "restarted" event), and ArduCopter talks again.
+func TestArduCopterRebootMidRun(t *testing.T) {
+	needArduPilot(t)
+	gcs, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gcs.Close()
+	text := fmt.Sprintf(`
+name: ap-reboot
+seed: 5
+duration: 40s
+tick: 1ms
+vehicles:
+  - name: copter
+    kind: multirotor
+    count: 1
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    params: {preset: iris, controller: ardupilot-sitl}
+    behaviors:
+      - {type: mavlink, gcs: [qgc]}
+nodes:
+  - name: qgc
+    position: [-5, 0, 1]
+    behaviors:
+      - {type: mavlink_udp, remote: "127.0.0.1:%d"}
+network:
+  backend: ideal
+`, gcs.LocalAddr().(*net.UDPAddr).Port)
+	dir := filepath.Join(t.TempDir(), "run")
+	done := make(chan error, 1)
+	go func() {
+		sc, err := scenario.Parse("reboot.yaml", []byte(text), registry.Check)
+		if err != nil {
+			done <- err
+			return
+		}
+		r, err := engine.Build(sc, engine.Options{Registry: registry})
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = runner.Execute(r, dir, runner.Options{})
+		done <- err
+	}()
+	enc, dec := mavlink.NewEncoder(255, 190), mavlink.NewDecoder()
+	buf := make([]byte, 65536)
+	var gw *net.UDPAddr
+	rebooted, heardAfter := false, 0
+	var sentAt time.Time
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+			continue
+		default:
+		}
+		gcs.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if n, from, err := gcs.ReadFromUDP(buf); err == nil {
+			gw = from
+			dec.Decode(buf[:n], func(f frame.Frame) {
+				if _, ok := f.GetMessage().(*common.MessageHeartbeat); ok && rebooted && time.Since(sentAt) > 500*time.Millisecond {
+					heardAfter++
+				}
+			})
+		}
+		if gw != nil && !rebooted {
+			rebooted, sentAt = true, time.Now()
+			b, _ := enc.Encode(&common.MessageCommandLong{TargetSystem: 1, TargetComponent: 1,
+				Command: common.MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN, Param1: 1})
+			gcs.WriteToUDP(b, gw)
+		}
+	}
+	ev, err := os.ReadFile(filepath.Join(dir, "events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ev), "restarted,ArduPilot") {
+		t.Errorf("no restart in events.csv:\n%s", ev)
+	}
+	if heardAfter == 0 {
+		t.Error("no heartbeat from ArduCopter after its reboot")
+	}
 }
