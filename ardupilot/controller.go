@@ -58,7 +58,12 @@ type Controller struct {
 	conn      *net.UDPConn
 	peer      netip.AddrPort // where ArduPilot's packets come from
 	proc      *orchestrate.Child
-	tmpDir    string
+	files     *edge.ProcFiles
+	raw       syscall.RawConn
+	readFn    func(fd uintptr) bool
+	rn        int
+	rfrom     syscall.Sockaddr
+	rerr      error
 	tr        *transcript.Writer
 	rbuf      []byte
 	out       []byte // the last answer
@@ -117,25 +122,11 @@ func (c *Controller) Open(env *edge.Env) error {
 		c.log.Info("waiting for ArduCopter", "vehicle", c.name, "port", c.Port())
 		return nil
 	}
-	dir := fmt.Sprintf("procs/ardupilot-%d", c.inst)
-	var wd string
-	if env.WorkDir != nil {
-		wd, err = env.WorkDir(dir)
-	} else {
-		wd, err = os.MkdirTemp("", "skyloop-ardupilot-*")
-		c.tmpDir = wd
-	}
+	c.files, err = env.ProcFiles(fmt.Sprintf("ardupilot-%d", c.inst))
 	if err != nil {
-		return fmt.Errorf("%s: ArduCopter's working directory: %w", c.name, err)
+		return fmt.Errorf("%s: %w", c.name, err)
 	}
-	stdout, err := env.File(dir + ".out")
-	if err != nil {
-		return err
-	}
-	stderr, err := env.File(dir + ".err")
-	if err != nil {
-		return err
-	}
+	wd := c.files.Dir
 	ours := filepath.Join(wd, "skyloop.parm")
 	if err := os.WriteFile(ours, c.defaultsFile(), 0o644); err != nil {
 		return fmt.Errorf("%s: writing ArduCopter's parameters: %w", c.name, err)
@@ -147,7 +138,7 @@ func (c *Controller) Open(env *edge.Env) error {
 		"-I", strconv.Itoa(c.inst), "--sysid", strconv.Itoa(c.inst+1), "--serial0", "tcp:0",
 		"--home", fmt.Sprintf("%.7f,%.7f,%.2f,%.1f", home.Lat, home.Lon, home.Alt, heading))
 	cmd.Dir = wd
-	c.proc, err = orchestrate.StartChild("ArduCopter", cmd, stdout, stderr, nil)
+	c.proc, err = orchestrate.StartChild("ArduCopter", cmd, c.files.Stdout, c.files.Stderr, nil)
 	if err != nil {
 		return fmt.Errorf("%s: starting ArduCopter: %w", c.name, err)
 	}
@@ -182,9 +173,7 @@ func (c *Controller) Close() error {
 		c.conn.Close()
 	}
 	errs = append(errs, c.tr.Close())
-	if c.tmpDir != "" {
-		os.RemoveAll(c.tmpDir)
-	}
+	c.files.Cleanup()
 	return errors.Join(errs...)
 }
 
@@ -331,38 +320,38 @@ func (c *Controller) await() {
 // parking the goroutine and waking it costs.
 const spinReads = 64
 
-// read reads one packet, polling the socket first.
+// read reads one packet, polling the socket first. The raw socket and its
+// callback are made once (readFn), so that a step allocates nothing.
 func (c *Controller) read() (int, netip.AddrPort, error) {
-	rc, err := c.conn.SyscallConn()
-	if err != nil {
-		return c.conn.ReadFromUDPAddrPort(c.rbuf)
-	}
-	var n int
-	var from syscall.Sockaddr
-	var rerr error
-	spins := 0
-	err = rc.Read(func(fd uintptr) bool {
-		for {
-			n, from, rerr = syscall.Recvfrom(int(fd), c.rbuf, syscall.MSG_DONTWAIT)
-			if rerr != syscall.EAGAIN {
-				return true
-			}
-			if spins++; spins > spinReads {
-				return false // wait until it is readable
+	if c.raw == nil {
+		rc, err := c.conn.SyscallConn()
+		if err != nil {
+			return c.conn.ReadFromUDPAddrPort(c.rbuf)
+		}
+		c.raw = rc
+		c.readFn = func(fd uintptr) bool {
+			for spins := 0; ; spins++ {
+				c.rn, c.rfrom, c.rerr = syscall.Recvfrom(int(fd), c.rbuf, syscall.MSG_DONTWAIT)
+				if c.rerr != syscall.EAGAIN {
+					return true
+				}
+				if spins >= spinReads {
+					return false // wait until it is readable
+				}
 			}
 		}
-	})
-	if err != nil {
+	}
+	if err := c.raw.Read(c.readFn); err != nil {
 		return 0, netip.AddrPort{}, err
 	}
-	if rerr != nil {
-		return 0, netip.AddrPort{}, rerr
+	if c.rerr != nil {
+		return 0, netip.AddrPort{}, c.rerr
 	}
-	sa, ok := from.(*syscall.SockaddrInet4)
+	sa, ok := c.rfrom.(*syscall.SockaddrInet4)
 	if !ok {
-		return 0, netip.AddrPort{}, fmt.Errorf("a packet from a non-IPv4 address %v", from)
+		return 0, netip.AddrPort{}, fmt.Errorf("a packet from a non-IPv4 address %v", c.rfrom)
 	}
-	return n, netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port)), nil
+	return c.rn, netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port)), nil
 }
 
 // Status implements vehicle.Controller: armed while ArduPilot spins the

@@ -135,6 +135,48 @@ func (e *Env) Service(key string, mk func() Service) Service {
 // Services returns the services made so far, in the order they were made.
 func (e *Env) Services() []Service { return e.order }
 
+// ProcFiles are where a program the run launches keeps its files: its
+// working directory procs/<name>/ and its output procs/<name>.out and
+// .err in the run directory (a temporary directory and discarded output
+// when the run writes no files).
+type ProcFiles struct {
+	Dir            string
+	Stdout, Stderr io.Writer
+	temp           bool
+}
+
+// Cleanup removes the working directory when it is a temporary one.
+func (p *ProcFiles) Cleanup() {
+	if p != nil && p.temp {
+		os.RemoveAll(p.Dir)
+	}
+}
+
+// ProcFiles makes the files of a launched program called name (e.g.
+// "px4-0").
+func (e *Env) ProcFiles(name string) (*ProcFiles, error) {
+	p := &ProcFiles{}
+	var err error
+	if e.WorkDir != nil {
+		p.Dir, err = e.WorkDir("procs/" + name)
+	} else {
+		p.Dir, err = os.MkdirTemp("", "skyloop-"+name+"-*")
+		p.temp = true
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the working directory of %s: %w", name, err)
+	}
+	if p.Stdout, err = e.File("procs/" + name + ".out"); err != nil {
+		p.Cleanup()
+		return nil, err
+	}
+	if p.Stderr, err = e.File("procs/" + name + ".err"); err != nil {
+		p.Cleanup()
+		return nil, err
+	}
+	return p, nil
+}
+
 // File opens name with Output, or returns a writer that discards when the
 // run writes no files.
 func (e *Env) File(name string) (io.Writer, error) {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -50,7 +49,7 @@ type Controller struct {
 	accepted chan net.Conn
 	conn     net.Conn
 	proc     *orchestrate.Child
-	tmpDir   string // a working directory to remove (runs without files)
+	files    *edge.ProcFiles
 	rbuf     []byte
 	pending  []byte
 	junk     int
@@ -130,26 +129,12 @@ func (c *Controller) Open(env *edge.Env) error {
 		c.log.Info("waiting for PX4", "vehicle", c.name, "port", c.Port())
 		return nil
 	}
-	dir := fmt.Sprintf("procs/px4-%d", c.inst)
-	var wd string
-	if env.WorkDir != nil {
-		wd, err = env.WorkDir(dir)
-	} else {
-		wd, err = os.MkdirTemp("", "skyloop-px4-*")
-		c.tmpDir = wd
-	}
+	c.files, err = env.ProcFiles(fmt.Sprintf("px4-%d", c.inst))
 	if err != nil {
-		return fmt.Errorf("%s: PX4's working directory: %w", c.name, err)
+		return fmt.Errorf("%s: %w", c.name, err)
 	}
-	stdout, err := env.File(dir + ".out")
-	if err != nil {
-		return err
-	}
-	stderr, err := env.File(dir + ".err")
-	if err != nil {
-		return err
-	}
-	c.proc, err = launch(c.p, c.inst, wd, stdout, stderr)
+	wd := c.files.Dir
+	c.proc, err = launch(c.p, c.inst, wd, c.files.Stdout, c.files.Stderr)
 	if err != nil {
 		return fmt.Errorf("%s: starting PX4: %w", c.name, err)
 	}
@@ -173,9 +158,7 @@ func (c *Controller) Close() error {
 	if c.tr != nil {
 		errs = append(errs, c.tr.Close())
 	}
-	if c.tmpDir != "" {
-		os.RemoveAll(c.tmpDir)
-	}
+	c.files.Cleanup()
 	return errors.Join(errs...)
 }
 
