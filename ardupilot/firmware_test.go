@@ -266,21 +266,7 @@ nodes:
 network:
   backend: ideal
 `, gcs.LocalAddr().(*net.UDPAddr).Port)
-	done := make(chan error, 1)
-	go func() {
-		sc, err := scenario.Parse("still.yaml", []byte(text), registry.Check)
-		if err != nil {
-			done <- err
-			return
-		}
-		r, err := engine.Build(sc, engine.Options{Registry: registry})
-		if err != nil {
-			done <- err
-			return
-		}
-		_, err = runner.Execute(r, "", runner.Options{})
-		done <- err
-	}()
+	done := startRun("still.yaml", text, "")
 	enc, dec := mavlink.NewEncoder(255, 190), mavlink.NewDecoder()
 	buf := make([]byte, 65536)
 	var att *common.MessageAttitude
@@ -370,21 +356,7 @@ network:
   backend: ideal
 `, gcs.LocalAddr().(*net.UDPAddr).Port)
 	dir := filepath.Join(t.TempDir(), "run")
-	done := make(chan error, 1)
-	go func() {
-		sc, err := scenario.Parse("reboot.yaml", []byte(text), registry.Check)
-		if err != nil {
-			done <- err
-			return
-		}
-		r, err := engine.Build(sc, engine.Options{Registry: registry})
-		if err != nil {
-			done <- err
-			return
-		}
-		_, err = runner.Execute(r, dir, runner.Options{})
-		done <- err
-	}()
+	done := startRun("reboot.yaml", text, dir)
 	enc, dec := mavlink.NewEncoder(255, 190), mavlink.NewDecoder()
 	buf := make([]byte, 65536)
 	var gw *net.UDPAddr
@@ -426,4 +398,25 @@ network:
 	if heardAfter == 0 {
 		t.Error("no heartbeat from ArduCopter after its reboot")
 	}
+}
+
+// startRun runs a scenario in the background, writing its files to dir
+// ("" for none); the channel gets how it ended.
+func startRun(name, text, dir string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		sc, err := scenario.Parse(name, []byte(text), registry.Check)
+		if err != nil {
+			done <- err
+			return
+		}
+		r, err := engine.Build(sc, engine.Options{Registry: registry})
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = runner.Execute(r, dir, runner.Options{})
+		done <- err
+	}()
+	return done
 }

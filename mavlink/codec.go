@@ -131,6 +131,26 @@ func FrameLen(b []byte) int {
 	return 0
 }
 
+// WholeFrames splits the start of a byte stream (a TCP connection) from
+// what is still arriving: whole is the length of the prefix made of whole
+// frames and of bytes that cannot start one (junk, which Decode skips),
+// junk how many of those are junk; b[whole:] begins an incomplete frame.
+func WholeFrames(b []byte) (whole, junk int) {
+	for whole < len(b) {
+		if b[whole] != frame.V2MagicByte && b[whole] != frame.V1MagicByte {
+			whole++
+			junk++
+			continue
+		}
+		n := FrameLen(b[whole:])
+		if n == 0 || whole+n > len(b) {
+			break
+		}
+		whole += n
+	}
+	return whole, junk
+}
+
 // NewDecoder returns a decoder.
 func NewDecoder() *Decoder {
 	d := &Decoder{}

@@ -110,18 +110,7 @@ func (t *tcpFw) run() {
 			n, err := conn.Read(buf)
 			if n > 0 {
 				part = append(part, buf[:n]...)
-				whole := 0
-				for whole < len(part) {
-					if part[whole] != 0xFD && part[whole] != 0xFE {
-						whole++ // junk between frames; the decoder skips it too
-						continue
-					}
-					l := FrameLen(part[whole:])
-					if l == 0 || whole+l > len(part) {
-						break
-					}
-					whole += l
-				}
+				whole, _ := WholeFrames(part)
 				t.mu.Lock()
 				if len(t.in)+whole <= maxPending {
 					t.in = append(t.in, part[:whole]...)

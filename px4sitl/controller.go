@@ -53,6 +53,7 @@ type Controller struct {
 	rbuf     []byte
 	pending  []byte
 	junk     int
+	handle   func(frame.Frame) // hands decoded frames to the link
 	dec      *mavlink.Decoder
 	tr       *transcript.Writer
 
@@ -317,38 +318,24 @@ func (c *Controller) await(want uint64) {
 // link; it returns false after a protocol error.
 func (c *Controller) consume(b []byte) bool {
 	c.pending = append(c.pending, b...)
-	p := c.pending
-	for len(p) > 0 {
-		if p[0] != frame.V2MagicByte && p[0] != frame.V1MagicByte {
-			p = p[1:]
-			c.junk++
-			continue
-		}
-		n := mavlink.FrameLen(p)
-		if n == 0 || n > len(p) {
-			break // incomplete
-		}
-		ok := true
-		c.dec.Decode(p[:n], func(f frame.Frame) {
-			if !ok {
-				return
-			}
-			if _, err := c.link.Handle(f); err != nil {
-				c.fail(err)
-				ok = false
-			}
-		})
-		if !ok {
-			return false
-		}
-		p = p[n:]
-	}
-	if c.junk > maxJunk {
+	whole, junk := mavlink.WholeFrames(c.pending)
+	if c.junk += junk; c.junk > maxJunk {
 		c.fail(fmt.Errorf("%w: %d bytes that are not MAVLink frames", ErrProtocol, c.junk))
 		return false
 	}
-	c.pending = append(c.pending[:0], p...)
-	return true
+	if c.handle == nil {
+		c.handle = func(f frame.Frame) {
+			if c.err != nil {
+				return // a protocol error: the rest is not read
+			}
+			if _, err := c.link.Handle(f); err != nil {
+				c.fail(err)
+			}
+		}
+	}
+	c.dec.Decode(c.pending[:whole], c.handle)
+	c.pending = append(c.pending[:0], c.pending[whole:]...)
+	return c.err == nil
 }
 
 // Status implements vehicle.Controller: armed when PX4's outputs say so
