@@ -48,9 +48,11 @@ const (
 	KindTelem               // telemetry towards a ground station
 	KindMAVLink             // MAVLink frames
 	KindTap                 // IP packets from a vehicle's TAP device (isolation: netns)
+	KindAODV                // AODV control packets (RREQ, RREP, RERR, HELLO)
+	KindOLSR                // OLSR control packets (HELLO, TC)
 )
 
-var kindNames = [...]string{"data", "state", "bg", "cmd", "telem", "mavlink", "tap"}
+var kindNames = [...]string{"data", "state", "bg", "cmd", "telem", "mavlink", "tap", "aodv", "olsr"}
 
 // String returns the kind's name as written in trace.csv.
 func (k Kind) String() string {
