@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 
 	"skyloop/agent"
@@ -34,6 +35,7 @@ import (
 	"skyloop/metrics"
 	"skyloop/netsim"
 	"skyloop/netsim/replay"
+	"skyloop/netsim/routing"
 	"skyloop/scenario"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -468,8 +470,18 @@ func (r *Run) buildNetwork() {
 	sc.DecodeKey(n, "network", "epoch", &epoch)
 	mode := "coupled"
 	sc.DecodeKey(n, "network", "mode", &mode)
+	rt := routing.None
+	keys := networkKeys
+	if !bs.Routes {
+		// network.routing belongs to the routing layer, not the backend.
+		sc.DecodeKey(n, "network", "routing", &rt)
+		keys = append(keys[:len(keys):len(keys)], "routing")
+		if !slices.Contains(routing.Protocols, rt) {
+			sc.Errorf("network.routing", "must be one of %s, got %q", strings.Join(routing.Protocols, ", "), rt)
+		}
+	}
 	p := bs.Params()
-	if !sc.Decode(n, "network", p, networkKeys...) {
+	if !sc.Decode(n, "network", p, keys...) {
 		return
 	}
 	bad := p.Validate()
@@ -487,6 +499,9 @@ func (r *Run) buildNetwork() {
 	switch mode {
 	case "coupled":
 	case "replay":
+		if rt != routing.None {
+			sc.Errorf("network.mode", "cannot replay a network with routing: routes follow node positions; use mode: coupled")
+		}
 		if epoch == 0 {
 			sc.Errorf("network.mode", "replay runs the network first, epoch by epoch: set network.epoch (e.g. 10ms)")
 		} else if why := bs.NotReplayable(p); why != "" {
@@ -498,6 +513,9 @@ func (r *Run) buildNetwork() {
 	}
 	r.backendName = name
 	eff := map[string]any{"backend": name, "position_period": posPeriod, "params": p}
+	if rt != routing.None {
+		eff["routing"] = rt // written only when set, as epoch below
+	}
 	if epoch > 0 || mode != "coupled" {
 		// Written only when set, so that the configuration of runs
 		// without epochs stays as it was.
@@ -509,9 +527,12 @@ func (r *Run) buildNetwork() {
 	}
 	var b netsim.Backend
 	var err error
-	if r.replay {
+	switch {
+	case r.replay:
 		b, err = replay.New(func(tr netsim.Tracer) (netsim.Backend, error) { return bs.New(p, r.seed, tr) }, r)
-	} else {
+	case rt != routing.None:
+		b, err = routing.New(rt, r.seed, r, func(tr netsim.Tracer) (netsim.Backend, error) { return bs.New(p, r.seed, tr) })
+	default:
 		b, err = bs.New(p, r.seed, r)
 	}
 	if err != nil {

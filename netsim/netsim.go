@@ -114,6 +114,10 @@ func (p *Packet) Free() {
 type PacketPool struct {
 	free []*Packet
 	live int
+	// OnFree, when set, is called with every packet returned to the pool,
+	// before it is recycled: a layer that lends packets to another backend
+	// (netsim/routing) learns there when the loan ends.
+	OnFree func(p *Packet)
 }
 
 // Get returns a zeroed packet with an empty payload of capacity >= n.
@@ -138,6 +142,9 @@ func (pl *PacketPool) Get(n int) *Packet {
 func (pl *PacketPool) put(p *Packet) {
 	if p.pool != pl {
 		panic("netsim: packet freed twice or into the wrong pool")
+	}
+	if pl.OnFree != nil {
+		pl.OnFree(p)
 	}
 	p.pool = nil
 	pl.live--
@@ -189,6 +196,15 @@ type Backend interface {
 	// Close releases the backend's resources and frees packets still in
 	// flight.
 	Close() error
+}
+
+// Stepper is implemented by backends that can say when their next internal
+// event is due, so that a layer above them (netsim/routing) can advance
+// them event by event and react at the exact time of each delivery.
+type Stepper interface {
+	// NextEvent returns the time of the earliest pending event; ok is false
+	// when nothing is pending.
+	NextEvent() (t sim.Time, ok bool)
 }
 
 // Clocked is implemented by backends with a clock of their own (an

@@ -27,6 +27,10 @@ type BackendSpec struct {
 	// Unset means never: its packet fates depend on node positions or on
 	// another process.
 	Replayable func(p Params) string
+	// Routes says that the backend routes by itself: network.routing is
+	// one of its parameters. Other backends get netsim/routing on top
+	// when a scenario asks for routing.
+	Routes bool
 }
 
 // NotReplayable says why the backend with parameters p cannot be replayed,

@@ -90,3 +90,7 @@ func (b *Backend) Close() error {
 	}
 	return nil
 }
+
+// NextEvent implements netsim.Stepper: the time of the earliest pending
+// event.
+func (b *Backend) NextEvent() (sim.Time, bool) { return b.q.PeekTime() }

@@ -449,3 +449,7 @@ func (r *ring) pop() *netsim.Packet {
 	r.size--
 	return p
 }
+
+// NextEvent implements netsim.Stepper: the time of the earliest pending
+// event.
+func (b *Backend) NextEvent() (sim.Time, bool) { return b.q.PeekTime() }
