@@ -80,10 +80,10 @@ type olsrNode struct {
 }
 
 type olsr struct {
-	b     *Backend
-	nodes []olsrNode
-	buf   []byte
-	ids   []int32
+	b       *Backend
+	nodes   []olsrNode
+	buf     []byte
+	ids     []int32
 	keys    []uint64
 	mb      []byte
 	cover   map[int32]int

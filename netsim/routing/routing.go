@@ -148,11 +148,11 @@ type Backend struct {
 	// outbox holds hop packets for the link until the current step is
 	// done: the link's deliveries must stay valid while they are handled.
 	outbox []*netsim.Packet
-	stats []Stats
-	pos   []geom.Vec3
-	open  func(name string) (io.Writer, error)
-	csvw  io.Writer
-	scr   []byte
+	stats  []Stats
+	pos    []geom.Vec3
+	open   func(name string) (io.Writer, error)
+	csvw   io.Writer
+	scr    []byte
 }
 
 // New returns a routing layer running protocol name (flood, aodv or olsr)
