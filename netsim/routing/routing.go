@@ -135,6 +135,8 @@ type Backend struct {
 	pool    netsim.PacketPool
 	hopSeq  uint64
 	hops    []hop
+	slot    map[uint64]uint32 // hop packet id -> its slot in hops
+	ctlSeq  []uint32          // per sender: hop packets sent (their seq)
 	freeHop []uint32
 	apps    []app
 	freeApp []uint32
@@ -208,6 +210,8 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	}
 	b.n = len(nodes)
 	b.stats = make([]Stats, b.n)
+	b.ctlSeq = make([]uint32, b.n)
+	b.slot = map[uint64]uint32{}
 	b.pos = make([]geom.Vec3, b.n)
 	for i, nd := range nodes {
 		b.pos[i] = nd.Pos
@@ -413,7 +417,9 @@ func (b *Backend) newHop(src, dst int32, size int) (*netsim.Packet, uint32) {
 	if dst < 0 {
 		p.Dst = netsim.Broadcast
 	}
-	p.Seq = h
+	b.slot[p.ID] = h
+	b.ctlSeq[src]++
+	p.Seq = b.ctlSeq[src] // control packets: the sender's count; data hops take the application's
 	p.TSend, p.TGen = b.now, b.now
 	p.Size = size
 	b.hops[h] = hop{id: p.ID}
@@ -422,10 +428,11 @@ func (b *Backend) newHop(src, dst int32, size int) (*netsim.Packet, uint32) {
 
 // hopFreed ends a hop packet's loan.
 func (b *Backend) hopFreed(p *netsim.Packet) {
-	h := p.Seq
-	if int(h) >= len(b.hops) || b.hops[h].id != p.ID {
+	h, ok := b.slot[p.ID]
+	if !ok {
 		panic("routing: a hop packet was freed twice")
 	}
+	delete(b.slot, p.ID)
 	hp := b.hops[h]
 	b.hops[h] = hop{}
 	b.freeHop = append(b.freeHop, h)
@@ -440,7 +447,7 @@ func (b *Backend) forward(n, next int32, a uint32, ttl uint8) {
 	ap := &b.apps[a]
 	p := ap.p
 	hp, h := b.newHop(n, next, p.Size)
-	hp.Kind, hp.Port, hp.TGen = p.Kind, p.Port, p.TGen
+	hp.Kind, hp.Port, hp.TGen, hp.Seq = p.Kind, p.Port, p.TGen, p.Seq
 	hp.Payload = append(hp.Payload[:0], p.Payload...)
 	b.hops[h].data, b.hops[h].app, b.hops[h].ttl = true, a, ttl
 	ap.refs++
@@ -489,8 +496,8 @@ func (b *Backend) deliverLocal(a uint32, r int32, at sim.Time, pw float64) {
 func (b *Backend) arrived(d *netsim.Delivery) {
 	hp := d.P
 	r := int32(d.Dst)
-	h := hp.Seq
-	if int(h) >= len(b.hops) || b.hops[h].id != hp.ID {
+	h, ok := b.slot[hp.ID]
+	if !ok {
 		return // not ours (cannot happen: the link only carries hop packets)
 	}
 	if !b.hops[h].data {
@@ -542,8 +549,8 @@ func (b *Backend) arrived(d *netsim.Delivery) {
 // events go to the run's tracer as they are; data hops' drops are noted.
 func (b *Backend) linkTrace(e *netsim.TraceEvent) {
 	p := e.P
-	h := p.Seq
-	if int(h) >= len(b.hops) || b.hops[h].id != p.ID {
+	h, ok := b.slot[p.ID]
+	if !ok {
 		return
 	}
 	hp := &b.hops[h]

@@ -98,6 +98,17 @@ func drive(t testing.TB, proto string, link func(tr netsim.Tracer) (netsim.Backe
 	if err != nil {
 		t.Fatal(err)
 	}
+	res := run(t, b, pos, sends, end, move)
+	res.b, res.f = b, f
+	if b.pool.Live() != 0 {
+		t.Fatalf("%d hop packets leaked", b.pool.Live())
+	}
+	return res
+}
+
+// run drives any backend.
+func run(t testing.TB, b netsim.Backend, pos []geom.Vec3, sends []send, end sim.Time, move func(now sim.Time, pos []geom.Vec3) bool) result {
+	t.Helper()
 	nodes := make([]netsim.NodeInfo, len(pos))
 	for i := range pos {
 		nodes[i] = netsim.NodeInfo{ID: netsim.NodeID(i), Pos: pos[i], Vehicle: true}
@@ -105,7 +116,7 @@ func drive(t testing.TB, proto string, link func(tr netsim.Tracer) (netsim.Backe
 	if err := b.Start(nodes); err != nil {
 		t.Fatal(err)
 	}
-	res := result{delivered: map[[2]uint64]sim.Time{}, sendT: map[uint64]sim.Time{}, b: b, f: f}
+	res := result{delivered: map[[2]uint64]sim.Time{}, sendT: map[uint64]sim.Time{}}
 	var pool netsim.PacketPool
 	k := 0
 	for now := sim.Time(0); now <= end; now = now.Add(sim.Millisecond) {
@@ -134,10 +145,22 @@ func drive(t testing.TB, proto string, link func(tr netsim.Tracer) (netsim.Backe
 	if pool.Live() != 0 {
 		t.Fatalf("%d application packets leaked", pool.Live())
 	}
-	if b.pool.Live() != 0 {
-		t.Fatalf("%d hop packets leaked", b.pool.Live())
-	}
 	return res
+}
+
+// stats summarises what reached dst: packets, mean delay.
+func (r result) stats(dst netsim.NodeID) (got int, mean sim.Duration) {
+	var sum sim.Duration
+	for id, st := range r.sendT {
+		if at, ok := r.delivered[[2]uint64{id, uint64(dst)}]; ok {
+			got++
+			sum += at.Sub(st)
+		}
+	}
+	if got > 0 {
+		mean = sum / sim.Duration(got)
+	}
+	return got, mean
 }
 
 func wifiLink(p wifi.Params) func(tr netsim.Tracer) (netsim.Backend, error) {
