@@ -270,7 +270,7 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	}
 	fmt.Fprintf(w, "ROUTING %s\nARP %s\n", b.p.Routing, b.p.ARP)
 	if b.open != nil {
-		fmt.Fprintf(w, "COUNTERS\n")
+		fmt.Fprintf(w, "COUNTERS on\n")
 	}
 	if b.p.Pcap && b.outDir != "" {
 		fmt.Fprintf(w, "PCAP %s\n", b.outDir)

@@ -339,7 +339,13 @@ main(int argc, char* argv[])
         }
         else if (cmd == "COUNTERS")
         {
-            counters = true;
+            std::string on;
+            in >> on;
+            if (!in.fail() && on != "on" && on != "off")
+            {
+                Fail("COUNTERS must be on or off: " + line);
+            }
+            counters = on == "on";
         }
         else if (cmd == "POS")
         {
