@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -34,6 +35,7 @@ type Params struct {
 	MaxRange    float64      `yaml:"max_range" json:"max_range"`                   // range, m
 	Rss         float64      `yaml:"rss" json:"rss"`                               // fixed, dBm
 	Routing     string       `yaml:"routing" json:"routing"`                       // none, aodv or olsr
+	ARP         string       `yaml:"arp" json:"arp"`                               // static: every ARP cache filled at start; dynamic: ns-3's ARP exchanges over the channel
 	Epoch       sim.Duration `yaml:"epoch" json:"epoch"`                           // time between synchronisations
 	Pcap        bool         `yaml:"pcap" json:"pcap"`                             // per-node pcap files in the run directory
 	Run         uint32       `yaml:"run" json:"run"`                               // ns-3 run number (RngRun); 0 = 1
@@ -45,7 +47,7 @@ type Params struct {
 // 6 Mbit/s with the log-distance channel (../shared/reference/NUMBERS.md).
 func DefaultParams() Params {
 	return Params{Standard: "80211a", Preamble: true, TxPower: 16.0206, Loss: "logdistance", Exponent: 3, RefDistance: 1,
-		RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Rss: -60, Routing: "none", Epoch: 10 * sim.Millisecond,
+		RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Rss: -60, Routing: "none", ARP: "static", Epoch: 10 * sim.Millisecond,
 		DropTimeout: 5 * sim.Second, SyncTimeout: 60 * sim.Second}
 }
 
@@ -90,6 +92,9 @@ func (p *Params) Validate() fields.Errors {
 	if p.Routing != "none" && p.Routing != "aodv" && p.Routing != "olsr" {
 		bad["routing"] = fmt.Sprintf("must be none, aodv or olsr, got %q", p.Routing)
 	}
+	if p.ARP != "static" && p.ARP != "dynamic" {
+		bad["arp"] = fmt.Sprintf("must be static or dynamic, got %q", p.ARP)
+	}
 	if p.Epoch <= 0 {
 		bad["epoch"] = fmt.Sprintf("must be positive, got %v", p.Epoch)
 	}
@@ -117,6 +122,7 @@ type Backend struct {
 	seed   uint64
 	tr     netsim.Tracer
 	outDir string
+	open   func(name string) (io.Writer, error) // the run directory's files; nil: no routing.csv
 
 	n        int
 	cmd      *exec.Cmd
@@ -142,6 +148,7 @@ type Backend struct {
 	syncs   int
 	failure error
 	fbuf    [][]byte
+	rxAt    []int64 // per node: receptions accepted (a floor for ns-3's data_rx_packets)
 }
 
 type tevent struct {
@@ -173,6 +180,10 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 
 // SetOutputDir tells the backend where the run's files go (pcap).
 func (b *Backend) SetOutputDir(dir string) { b.outDir = dir }
+
+// SetFiles implements netsim.FileUser: with a run directory, ns-3 counts
+// packets at the IP layer and Close writes them to routing.csv.
+func (b *Backend) SetFiles(open func(name string) (io.Writer, error)) { b.open = open }
 
 // Syncs returns the number of synchronisations so far.
 func (b *Backend) Syncs() int { return b.syncs }
@@ -207,6 +218,7 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	}
 	b.n = len(nodes)
 	b.pos = make([]geom.Vec3, b.n)
+	b.rxAt = make([]int64, b.n)
 	b.cmd = exec.Command(bin)
 	// Its own process group, so that a kill reaches any children too, and a
 	// bounded wait for its output after it exits.
@@ -256,7 +268,10 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	case "fixed":
 		fmt.Fprintf(w, "LOSS fixed %s 0 0\n", num(b.p.Rss))
 	}
-	fmt.Fprintf(w, "ROUTING %s\n", b.p.Routing)
+	fmt.Fprintf(w, "ROUTING %s\nARP %s\n", b.p.Routing, b.p.ARP)
+	if b.open != nil {
+		fmt.Fprintf(w, "COUNTERS on\n")
+	}
 	if b.p.Pcap && b.outDir != "" {
 		fmt.Fprintf(w, "PCAP %s\n", b.outDir)
 	}
@@ -475,6 +490,7 @@ func (b *Backend) line(line []byte, t sim.Time, seq *int) (done bool, err error)
 		}
 		pe.got[dst] = true
 		pe.want--
+		b.rxAt[dst]++
 		p.Refs++
 		b.events = append(b.events, tevent{t: sim.Time(at), kind: netsim.EvRx, p: p, node: netsim.NodeID(dst), pw: pw, seq: *seq})
 		*seq++
@@ -643,6 +659,10 @@ func (b *Backend) Close() error {
 	if b.cmd == nil || b.cmd.Process == nil {
 		return nil
 	}
+	var cerr error
+	if b.failure == nil && b.open != nil {
+		cerr = b.writeCounters()
+	}
 	if b.failure == nil {
 		fmt.Fprintf(b.stdin, "QUIT\n")
 		b.stdin.Flush()
@@ -653,11 +673,115 @@ func (b *Backend) Close() error {
 		b.kill()
 		<-b.exited
 	}
+	if cerr != nil {
+		return cerr
+	}
 	if b.failure != nil {
 		return nil // already reported
 	}
 	if b.waitErr != nil {
 		return fmt.Errorf("ns-3 exited with %v: %s", b.waitErr, b.stderr.String())
+	}
+	return nil
+}
+
+// RoutingHeader is the header of routing.csv, which the native routing
+// layer writes too: per node, data packets handed to the MAC (originated
+// and forwarded) and their bytes at the IP layer, of which forwarded for
+// another node, data packets received as the final destination and their
+// bytes, routing control packets sent and their bytes, and control packets
+// received.
+const RoutingHeader = "node,data_tx_packets,data_tx_bytes,forwarded_packets,data_rx_packets,data_rx_bytes,control_tx_packets,control_tx_bytes,control_rx_packets"
+
+// counters is one node's row of routing.csv, in the header's order.
+type counters [8]int64
+
+// writeCounters asks ns-3 for its per-node IP counters and writes them to
+// routing.csv.
+func (b *Backend) writeCounters() error {
+	fmt.Fprintf(b.stdin, "COUNTERS\n")
+	if err := b.stdin.Flush(); err != nil {
+		return b.fail(fmt.Errorf("writing to ns-3: %w", err))
+	}
+	b.deadline()
+	rows := make([]counters, b.n)
+	for i := 0; i <= b.n; i++ {
+		line, err := b.readRaw()
+		if err != nil {
+			return err
+		}
+		if err := b.countLine(line, i, rows); err != nil {
+			return b.fail(err)
+		}
+	}
+	w, err := b.open("routing.csv")
+	if err != nil {
+		return fmt.Errorf("ns-3 backend: creating routing.csv: %w", err)
+	}
+	buf := make([]byte, 0, 64*(b.n+1))
+	buf = append(buf, RoutingHeader...)
+	buf = append(buf, '\n')
+	for i, r := range rows {
+		buf = strconv.AppendInt(buf, int64(i), 10)
+		for _, v := range r {
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, v, 10)
+		}
+		buf = append(buf, '\n')
+	}
+	if _, err := w.Write(buf); err != nil {
+		return fmt.Errorf("ns-3 backend: writing routing.csv: %w", err)
+	}
+	return nil
+}
+
+// countLine checks line i of ns-3's answer to COUNTERS: "COUNT <node> <8
+// counters>" for node i < n, then "END <n>". The counters must be
+// consistent: bytes between 20 (an IPv4 header; 28 with UDP's where a
+// whole datagram is counted) and 65535 per packet, no more forwarded than
+// sent, no fewer data receptions at a node than skyloop accepted there,
+// and no control traffic without a routing protocol.
+func (b *Backend) countLine(line []byte, i int, rows []counters) error {
+	bad := func() error { return fmt.Errorf("garbled counter line from ns-3: %s", quote(line)) }
+	f := splitFields(line, b.fbuf[:0])
+	b.fbuf = f
+	if i == b.n {
+		if len(f) != 2 || string(f[0]) != "END" {
+			return bad()
+		}
+		if v, ok := atoi(f[1]); !ok || v != int64(b.n) {
+			return bad()
+		}
+		return nil
+	}
+	if len(f) != 10 || string(f[0]) != "COUNT" {
+		return bad()
+	}
+	if v, ok := atoi(f[1]); !ok || v != int64(i) {
+		return fmt.Errorf("ns-3 sent the counters of node %s where node %d's were due: %s", f[1], i, quote(line))
+	}
+	r := &rows[i]
+	for k := range r {
+		v, ok := atoi(f[k+2])
+		if !ok || v < 0 {
+			return bad()
+		}
+		r[k] = v
+	}
+	const (
+		dataTx, dataTxBytes, fwd, dataRx, dataRxBytes, ctlTx, ctlTxBytes, ctlRx = 0, 1, 2, 3, 4, 5, 6, 7
+	)
+	bytesOK := func(pk, by, least int64) bool { return pk <= 1<<40 && by >= least*pk && by <= 65535*pk }
+	switch {
+	case !bytesOK(r[dataTx], r[dataTxBytes], 20), !bytesOK(r[dataRx], r[dataRxBytes], netsim.HeaderBytes),
+		!bytesOK(r[ctlTx], r[ctlTxBytes], netsim.HeaderBytes):
+		return fmt.Errorf("ns-3 reported impossible byte counts for node %d (under 20 or over 65535 bytes a packet): %s", i, quote(line))
+	case r[fwd] > r[dataTx]:
+		return fmt.Errorf("ns-3 reported node %d forwarding %d data packets but sending %d: %s", i, r[fwd], r[dataTx], quote(line))
+	case r[dataRx] < b.rxAt[i]:
+		return fmt.Errorf("ns-3 reported %d data packets received at node %d, but reported %d receptions there: %s", r[dataRx], i, b.rxAt[i], quote(line))
+	case b.p.Routing == "none" && (r[ctlTx] != 0 || r[ctlRx] != 0):
+		return fmt.Errorf("ns-3 reported routing control packets at node %d without a routing protocol: %s", i, quote(line))
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func FuzzLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := DefaultParams()
 		p.Mode = "OfdmRate6Mbps"
-		b := &Backend{p: p, tr: netsim.Tracers(nil), pend: map[uint64]*pending{}, n: 3,
+		b := &Backend{p: p, tr: netsim.Tracers(nil), pend: map[uint64]*pending{}, n: 3, rxAt: make([]int64, 3),
 			stdin: bufio.NewWriter(io.Discard), stderr: &tail{}}
 		var pool netsim.PacketPool
 		for i, s := range []struct {

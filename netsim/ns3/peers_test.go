@@ -130,3 +130,114 @@ func TestReadLineBounded(t *testing.T) {
 		t.Fatalf("error %q does not say the line is too long", err)
 	}
 }
+
+// TestLyingCounters: ns-3's answer to COUNTERS at Close is checked like
+// every other line: each fake ns-3 reports one reception of packet 0 at
+// node 1, then answers COUNTERS with its lines; a good answer becomes
+// routing.csv, a bad one fails Close with an error naming ns-3 and no file.
+func TestLyingCounters(t *testing.T) {
+	dir := t.TempDir()
+	good := []string{"COUNT 0 1 92 0 0 0 0 0 0", "COUNT 1 0 0 0 1 92 0 0 0", "COUNT 2 0 0 0 0 0 0 0 0", "END 3"}
+	with := func(i int, l string) []string {
+		c := append([]string(nil), good...)
+		c[i] = l
+		return c
+	}
+	cases := []struct {
+		name    string
+		routing string
+		lines   []string
+		after   string // shell commands after the lines
+		want    string // "": accepted
+	}{
+		{name: "good", lines: good},
+		{name: "good aodv", routing: "aodv", lines: with(2, "COUNT 2 0 0 0 0 0 3 144 5")},
+		{name: "out of order", lines: with(0, "COUNT 1 0 0 0 1 92 0 0 0"), want: "where node 0's were due"},
+		{name: "no such node", lines: with(2, "COUNT 7 0 0 0 0 0 0 0 0"), want: "where node 2's were due"},
+		{name: "not a number", lines: with(0, "COUNT 0 1 9x2 0 0 0 0 0 0"), want: "garbled counter line"},
+		{name: "negative", lines: with(0, "COUNT 0 -1 92 0 0 0 0 0 0"), want: "garbled counter line"},
+		{name: "too large", lines: with(0, "COUNT 0 1 99999999999999999999 0 0 0 0 0 0"), want: "garbled counter line"},
+		{name: "short line", lines: with(0, "COUNT 0 1 92 0 0 0 0 0"), want: "garbled counter line"},
+		{name: "tiny packets", lines: with(0, "COUNT 0 1 10 0 0 0 0 0 0"), want: "impossible byte counts"},
+		{name: "huge packets", lines: with(1, "COUNT 1 0 0 0 1 70000 0 0 0"), want: "impossible byte counts"},
+		{name: "bytes without packets", routing: "olsr", lines: with(2, "COUNT 2 0 0 0 0 0 0 50 0"), want: "impossible byte counts"},
+		{name: "forwards more than it sends", routing: "aodv", lines: with(2, "COUNT 2 1 92 2 0 0 0 0 0"), want: "forwarding 2"},
+		{name: "fewer receptions than reported", lines: with(1, "COUNT 1 0 0 0 0 0 0 0 0"), want: "but reported 1 receptions"},
+		{name: "control without routing", lines: with(2, "COUNT 2 0 0 0 0 0 1 48 0"), want: "without a routing protocol"},
+		{name: "wrong end", lines: with(3, "END 4"), want: "garbled counter line"},
+		{name: "no end", lines: good[:3], after: "exit 0", want: "exited unexpectedly"},
+		{name: "hang", lines: good[:2], after: "sleep 30", want: "gave no answer"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var answer strings.Builder
+			for _, l := range c.lines {
+				answer.WriteString("echo '" + l + "'; ")
+			}
+			answer.WriteString(c.after)
+			body := "while read l; do case $l in START) echo 'READY 3';; RUN*) t=${l#RUN }; echo \"RX $t 0 1 0 -50 10\"; echo \"DONE $t\";; " +
+				"COUNTERS) " + answer.String() + ";; QUIT) exit 0;; esac; done\n"
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("SKYLOOP_NS3_BINARY", path)
+			p := DefaultParams()
+			p.SyncTimeout = 500 * sim.Millisecond
+			if c.routing != "" {
+				p.Routing = c.routing
+			}
+			b, _ := New(p, 1, nil)
+			files := map[string]*strings.Builder{}
+			b.SetFiles(func(name string) (io.Writer, error) {
+				files[name] = &strings.Builder{}
+				return files[name], nil
+			})
+			if err := b.Start([]netsim.NodeInfo{{ID: 0}, {ID: 1, Pos: geom.V(10, 0, 0)}, {ID: 2, Pos: geom.V(0, 10, 0)}}); err != nil {
+				t.Fatal(err)
+			}
+			var pool netsim.PacketPool
+			pk := pool.Get(0)
+			pk.ID, pk.Src, pk.Dst, pk.Size = 0, 0, 1, 64
+			b.Send(pk)
+			if _, err := b.AdvanceTo(sim.Time(sim.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			err := b.Close()
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("a good answer was refused: %v", err)
+				}
+				want := RoutingHeader + "\n"
+				for _, l := range c.lines[:3] {
+					want += strings.ReplaceAll(strings.TrimPrefix(l, "COUNT "), " ", ",") + "\n"
+				}
+				if got := files["routing.csv"]; got == nil || got.String() != want {
+					t.Fatalf("routing.csv:\n%v\nwant:\n%s", got, want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "ns-3 pid ") {
+				t.Fatalf("Close: %v; want an error with %q and ns-3's pid", err, c.want)
+			}
+			if files["routing.csv"] != nil {
+				t.Fatalf("routing.csv written from a bad answer: %s", files["routing.csv"])
+			}
+		})
+	}
+}
+
+// TestValidateARP: arp is static (the default) or dynamic, nothing else.
+func TestValidateARP(t *testing.T) {
+	for arp, ok := range map[string]bool{"static": true, "dynamic": true, "": false, "Static": false, "none": false} {
+		p := DefaultParams()
+		p.ARP = arp
+		bad := p.Validate()
+		if _, refused := bad["arp"]; refused == ok || len(bad) > 1 || (ok && len(bad) != 0) {
+			t.Errorf("arp %q: %v", arp, bad)
+		}
+	}
+	if DefaultParams().ARP != "static" {
+		t.Errorf("default arp %q", DefaultParams().ARP)
+	}
+}
