@@ -174,15 +174,24 @@ func (x *aodv) unicast(t sim.Time, n int32, a uint32, ttl uint8) {
 		return
 	}
 	if netsim.NodeID(n) != p.Src {
-		// An intermediate node without a route: RERR, drop (no local
-		// repair, as ns-3's default).
-		x.lost = x.lost[:0]
+		// An intermediate node without a route drops the packet and
+		// tells the way back to the origin (ns-3's
+		// SendRerrWhenNoRouteToForward; no local repair, as ns-3's
+		// default).
 		seq := uint32(0)
 		if r := x.nodes[n].routes[dst]; r != nil {
 			seq = r.seq
 		}
-		x.lost = append(x.lost, uint64(uint32(dst))<<32|uint64(seq))
-		x.sendRERR(t, n, -1)
+		m := append(x.rerr[:0], aodvRERR, 0, 0, 1)
+		m = binary.LittleEndian.AppendUint32(m, uint32(dst))
+		m = binary.LittleEndian.AppendUint32(m, seq)
+		x.rerr = m
+		if rv := x.active(t, n, int32(p.Src)); rv != nil {
+			b.sendControl(n, rv.next, netsim.KindAODV, m, 0)
+		} else {
+			b.sendControl(n, -1, netsim.KindAODV, m, x.jit(n, aodvBcastJitter))
+			x.nodes[n].lastBcast, x.nodes[n].bcasted = t, true
+		}
 		b.dropApp(a, netsim.DropNoRoute)
 		return
 	}
@@ -408,8 +417,14 @@ func (x *aodv) recvRREQ(t sim.Time, n, from int32, pl []byte) {
 		x.sendRREP(t, n, from, n, nd.seq, 0, org, aodvMyRouteTimeout)
 		return
 	}
-	if r := x.active(t, n, dst); r != nil && r.seqValid && !unknown && !newer(dseq, r.seq) {
-		// An intermediate node with a fresh enough route answers.
+	if r := x.active(t, n, dst); r != nil {
+		if r.next == from {
+			return // answering would make a loop (ns-3 drops the RREQ)
+		}
+	}
+	if r := x.active(t, n, dst); r != nil && r.seqValid && (unknown || !newer(dseq, r.seq)) {
+		// An intermediate node with a fresh enough route answers (ns-3:
+		// also when the requester does not know the sequence number).
 		x.addPrecursor(r, from)
 		x.addPrecursor(rv, r.next)
 		x.sendRREP(t, n, from, dst, r.seq, int(r.hops), org, r.expire.Sub(t))
@@ -523,7 +538,6 @@ func (x *aodv) sendRERR(t sim.Time, n int32, skip int32) {
 					x.prec = append(x.prec, p)
 				}
 			}
-			r.precursors = r.precursors[:0]
 		}
 	}
 	if len(x.prec) == 0 {
