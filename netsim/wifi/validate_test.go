@@ -316,3 +316,86 @@ func BenchmarkVsNS3(b *testing.B) {
 		})
 	}
 }
+
+// TestSensitivityEdgeMatchesNS3: 802.11b at 1 Mbit/s without preamble
+// detection, 7-byte broadcasts to receivers from 195 to 225 m: PDR within
+// 3 points of ns-3 at every distance, and none beyond 214.6 m, where the
+// received power falls below ns-3's sensitivity scaled to the 22 MHz of
+// DSSS (-101 + 10 log10(22/20) = -100.59 dBm). With the 20 MHz
+// sensitivity (-101 dBm, 221 m) the native model delivered a few percent
+// of these packets at 216-220 m, ns-3 none.
+func TestSensitivityEdgeMatchesNS3(t *testing.T) {
+	needNS3(t)
+	dists := []float64{195, 200, 205, 210, 213, 216, 218, 220, 225}
+	pos := []geom.Vec3{{}}
+	for i, d := range dists {
+		a := 2 * math.Pi * float64(i) / float64(len(dists))
+		pos = append(pos, geom.V(d*math.Cos(a), d*math.Sin(a), 0))
+	}
+	const n = 1000
+	var sends []send
+	for k := 0; k < n; k++ {
+		sends = append(sends, send{t: sim.Time(int64(k+1) * int64(5*sim.Millisecond)), src: 0, dst: netsim.Broadcast, size: 7})
+	}
+	end := sends[len(sends)-1].t.Add(sim.Second)
+	p := DefaultParams()
+	p.Standard, p.Mode, p.Preamble = "80211b", "DsssRate1Mbps", false
+	nat := drive(t, nativeBackend(t, p, nil), pos, sends, end, nil)
+	ref := drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil)
+	var line string
+	for i, d := range dists {
+		a, b := float64(nat.rx[0][i+1])/n, float64(ref.rx[0][i+1])/n
+		line += fmt.Sprintf(" %gm:%.3f/%.3f", d, a, b)
+		if math.Abs(a-b) > 0.03 || (d > 214.6 && a != 0) {
+			t.Errorf("at %v m: native PDR %.3f, ns-3 %.3f", d, a, b)
+		}
+	}
+	t.Logf("native/ns-3:%s", line)
+}
+
+// TestBackToBackMatchesNS3: k stations in range of each other and of a
+// receiver send 56-byte frames (184 µs on the air at 6 Mbit/s) spaced
+// 100 or 200 µs apart, 500 times, as broadcasts and as unicasts to the
+// receiver: overall PDR within 2 points of ns-3 (measured: within 0.9
+// points for 4 and 8 stations; 0.0 for unicast). Before the fix a station
+// that got a packet while the medium was busy did not draw a backoff
+// (802.11 basic access, ns-3's NeedBackoffUponAccess), so every station
+// waiting for the same busy period transmitted DIFS after it, together:
+// PDR 0.53 instead of ns-3's 0.96 for 3 stations 100 µs apart.
+func TestBackToBackMatchesNS3(t *testing.T) {
+	needNS3(t)
+	for _, k := range []int{3, 8} {
+		for _, uni := range []bool{false, true} {
+			for _, sp := range []sim.Duration{100 * sim.Microsecond, 200 * sim.Microsecond} {
+				pos := []geom.Vec3{{}}
+				for i := 0; i < k; i++ {
+					a := 2 * math.Pi * float64(i) / float64(k)
+					pos = append(pos, geom.V(10*math.Cos(a), 10*math.Sin(a), 0))
+				}
+				dst := netsim.Broadcast
+				if uni {
+					dst = 0
+				}
+				var sends []send
+				const n = 500
+				for r := 0; r < n; r++ {
+					for i := 0; i < k; i++ {
+						at := sim.Time(int64(r+1)*int64(10*sim.Millisecond) + int64(i)*int64(sp))
+						sends = append(sends, send{t: at, src: netsim.NodeID(i + 1), dst: dst, size: 56})
+					}
+				}
+				end := sends[len(sends)-1].t.Add(sim.Second)
+				p := DefaultParams()
+				a := pdr(drive(t, nativeBackend(t, p, nil), pos, sends, end, nil))
+				b := pdr(drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil))
+				if uni { // one intended receiver, not n-1
+					a, b = a*float64(k), b*float64(k)
+				}
+				t.Logf("%d stations, unicast %v, %v apart: PDR native %.3f, ns-3 %.3f", k, uni, sp, a, b)
+				if math.Abs(a-b) > 0.02 {
+					t.Errorf("%d stations, unicast %v, %v apart: PDR native %.3f, ns-3 %.3f", k, uni, sp, a, b)
+				}
+			}
+		}
+	}
+}
