@@ -124,7 +124,8 @@ func ns3Backend(t testing.TB, p Params, epoch sim.Duration) *ns3.Backend {
 
 // TestPDRvsDistanceMatchesNS3: two-node PDR vs distance (receivers in
 // different directions from one sender) for every DSSS rate, preamble
-// detection on and off: within 5 percentage points of ns-3 everywhere.
+// detection on and off: within 3 percentage points of ns-3 everywhere
+// (measured: within 2).
 func TestPDRvsDistanceMatchesNS3(t *testing.T) {
 	needNS3(t)
 	dists := []float64{30, 51, 52, 80, 95, 110, 125, 140, 155, 170, 185, 200, 230}
@@ -133,7 +134,7 @@ func TestPDRvsDistanceMatchesNS3(t *testing.T) {
 		a := 2 * math.Pi * float64(i) / float64(len(dists))
 		pos = append(pos, geom.V(d*math.Cos(a), d*math.Sin(a), 0))
 	}
-	const n = 1000 // enough that sampling noise (about 1.4 points) stays well inside the 5-point tolerance
+	const n = 1000 // sampling noise is about 1.4 points; the runs are deterministic (fixed seeds)
 	var sends []send
 	for i := 0; i < n; i++ {
 		sends = append(sends, send{t: sim.Time(int64(i+1) * int64(15*sim.Millisecond)), src: 0, dst: netsim.Broadcast, size: 1000})
@@ -149,7 +150,7 @@ func TestPDRvsDistanceMatchesNS3(t *testing.T) {
 			for i, d := range dists {
 				a, b := float64(nat.rx[0][i+1])/n, float64(ref.rx[0][i+1])/n
 				line += fmt.Sprintf(" %gm:%.2f/%.2f", d, a, b)
-				if math.Abs(a-b) > 0.05 {
+				if math.Abs(a-b) > 0.03 {
 					t.Errorf("preamble %v %s at %v m: native PDR %.3f, ns-3 %.3f", pre, mode, d, a, b)
 				}
 			}
@@ -203,7 +204,7 @@ func pdr(o outcome) float64 {
 // TestBroadcastPDRMatchesNS3: 10 and 50 nodes broadcasting at 10 Hz, with
 // random send phases (frames collide now and then) and co-phased (they
 // collide every period, since DCF sends at once on an idle medium): overall
-// PDR within 3 percentage points of ns-3.
+// PDR within 1 percentage point of ns-3 (measured: within 0.4).
 func TestBroadcastPDRMatchesNS3(t *testing.T) {
 	needNS3(t)
 	for _, c := range []struct {
@@ -217,7 +218,7 @@ func TestBroadcastPDRMatchesNS3(t *testing.T) {
 		a := pdr(drive(t, nativeBackend(t, p, nil), pos, sends, end, nil))
 		b := pdr(drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil))
 		t.Logf("%d nodes in %.0f m square, cophased %v: PDR native %.4f, ns-3 %.4f", c.n, c.side, c.cophased, a, b)
-		if math.Abs(a-b) > 0.03 {
+		if math.Abs(a-b) > 0.01 {
 			t.Errorf("%d nodes cophased=%v: native PDR %.4f, ns-3 %.4f", c.n, c.cophased, a, b)
 		}
 	}
@@ -232,7 +233,8 @@ var bianchi = map[string]map[int]float64{
 }
 
 // TestBianchiSaturation: n saturated stations sending 1500-byte unicast
-// frames (basic access) to one sink reach Bianchi's throughput within 5%.
+// frames (basic access) to one sink reach Bianchi's throughput within 4%
+// (measured: within 2.9%).
 func TestBianchiSaturation(t *testing.T) {
 	for mode, rows := range map[string]map[int]float64{"DsssRate11Mbps": bianchi["DsssRate11Mbps"], "OfdmRate6Mbps": bianchi["OfdmRate6Mbps"], "OfdmRate54Mbps": bianchi["OfdmRate54Mbps"]} {
 		for _, n := range []int{5, 10, 20, 50} {
@@ -268,7 +270,7 @@ func TestBianchiSaturation(t *testing.T) {
 			got = float64(delivered) * 1500 * 8 / d.Seconds() / 1e6
 			want := rows[n]
 			t.Logf("%s n=%d: %.4f Mbit/s, Bianchi %.4f (%+.1f%%)", mode, n, got, want, 100*(got-want)/want)
-			if math.Abs(got-want)/want > 0.05 {
+			if math.Abs(got-want)/want > 0.04 {
 				t.Errorf("%s n=%d: %.4f Mbit/s, Bianchi %.4f", mode, n, got, want)
 			}
 		}

@@ -11,10 +11,10 @@
 //
 // Each transmission touches only the nodes within the cutoff range: the
 // distance at which the received power falls CutoffDb (20 dB) below the
-// noise floor (about 600 m with ns-3's default channel). A signal ignored
-// there adds less than 1% of the noise power at its receiver, so the
-// cutoff moves SINRs by less than 0.05 dB unless ten or more such far
-// signals overlap.
+// noise floor (about 600 m with ns-3's default channel). Signals below the
+// receiver sensitivity are ignored anyway, as ns-3's YansWifiChannel does,
+// so the cutoff only matters with fading (a far signal fading up above the
+// sensitivity).
 package wifi
 
 import (
