@@ -54,7 +54,11 @@ func (tm *timing) duration(m Mode, n int) sim.Duration {
 func dbmToW(dbm float64) float64 { return math.Pow(10, (dbm-30)/10) }
 
 // noiseW is the thermal noise of a 20 MHz channel with noise figure nf
-// (dB), as ns-3 computes it (Boltzmann 1.3803e-23 J/K, 290 K).
+// (dB), as ns-3 computes it (Boltzmann 1.3803e-23 J/K, 290 K). ns-3 3.37
+// takes 20 MHz for 802.11b receptions too: DsssPhy::GetRxChannelWidth
+// returns 20 when the PHY's channel is wider than 20 MHz, as the 22 MHz
+// DSSS channel is (TestPDRvsDistanceMatchesNS3 confirms it: 22 MHz would
+// move the 1 Mbit/s PDR curve in by about 5 m).
 func noiseW(nf float64) float64 { return 1.3803e-23 * 290 * 20e6 * math.Pow(10, nf/10) }
 
 // rxPower returns the received power (dBm) from a at b, before fading.

@@ -124,7 +124,8 @@ func ns3Backend(t testing.TB, p Params, epoch sim.Duration) *ns3.Backend {
 
 // TestPDRvsDistanceMatchesNS3: two-node PDR vs distance (receivers in
 // different directions from one sender) for every DSSS rate, preamble
-// detection on and off: within 5 percentage points of ns-3 everywhere.
+// detection on and off: within 3 percentage points of ns-3 everywhere
+// (measured: within 2).
 func TestPDRvsDistanceMatchesNS3(t *testing.T) {
 	needNS3(t)
 	dists := []float64{30, 51, 52, 80, 95, 110, 125, 140, 155, 170, 185, 200, 230}
@@ -133,7 +134,7 @@ func TestPDRvsDistanceMatchesNS3(t *testing.T) {
 		a := 2 * math.Pi * float64(i) / float64(len(dists))
 		pos = append(pos, geom.V(d*math.Cos(a), d*math.Sin(a), 0))
 	}
-	const n = 1000 // enough that sampling noise (about 1.4 points) stays well inside the 5-point tolerance
+	const n = 1000 // sampling noise is about 1.4 points; the runs are deterministic (fixed seeds)
 	var sends []send
 	for i := 0; i < n; i++ {
 		sends = append(sends, send{t: sim.Time(int64(i+1) * int64(15*sim.Millisecond)), src: 0, dst: netsim.Broadcast, size: 1000})
@@ -149,7 +150,7 @@ func TestPDRvsDistanceMatchesNS3(t *testing.T) {
 			for i, d := range dists {
 				a, b := float64(nat.rx[0][i+1])/n, float64(ref.rx[0][i+1])/n
 				line += fmt.Sprintf(" %gm:%.2f/%.2f", d, a, b)
-				if math.Abs(a-b) > 0.05 {
+				if math.Abs(a-b) > 0.03 {
 					t.Errorf("preamble %v %s at %v m: native PDR %.3f, ns-3 %.3f", pre, mode, d, a, b)
 				}
 			}
@@ -203,7 +204,7 @@ func pdr(o outcome) float64 {
 // TestBroadcastPDRMatchesNS3: 10 and 50 nodes broadcasting at 10 Hz, with
 // random send phases (frames collide now and then) and co-phased (they
 // collide every period, since DCF sends at once on an idle medium): overall
-// PDR within 3 percentage points of ns-3.
+// PDR within 1 percentage point of ns-3 (measured: within 0.4).
 func TestBroadcastPDRMatchesNS3(t *testing.T) {
 	needNS3(t)
 	for _, c := range []struct {
@@ -217,7 +218,7 @@ func TestBroadcastPDRMatchesNS3(t *testing.T) {
 		a := pdr(drive(t, nativeBackend(t, p, nil), pos, sends, end, nil))
 		b := pdr(drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil))
 		t.Logf("%d nodes in %.0f m square, cophased %v: PDR native %.4f, ns-3 %.4f", c.n, c.side, c.cophased, a, b)
-		if math.Abs(a-b) > 0.03 {
+		if math.Abs(a-b) > 0.01 {
 			t.Errorf("%d nodes cophased=%v: native PDR %.4f, ns-3 %.4f", c.n, c.cophased, a, b)
 		}
 	}
@@ -232,7 +233,8 @@ var bianchi = map[string]map[int]float64{
 }
 
 // TestBianchiSaturation: n saturated stations sending 1500-byte unicast
-// frames (basic access) to one sink reach Bianchi's throughput within 5%.
+// frames (basic access) to one sink reach Bianchi's throughput within 4%
+// (measured: within 2.9%).
 func TestBianchiSaturation(t *testing.T) {
 	for mode, rows := range map[string]map[int]float64{"DsssRate11Mbps": bianchi["DsssRate11Mbps"], "OfdmRate6Mbps": bianchi["OfdmRate6Mbps"], "OfdmRate54Mbps": bianchi["OfdmRate54Mbps"]} {
 		for _, n := range []int{5, 10, 20, 50} {
@@ -268,7 +270,7 @@ func TestBianchiSaturation(t *testing.T) {
 			got = float64(delivered) * 1500 * 8 / d.Seconds() / 1e6
 			want := rows[n]
 			t.Logf("%s n=%d: %.4f Mbit/s, Bianchi %.4f (%+.1f%%)", mode, n, got, want, 100*(got-want)/want)
-			if math.Abs(got-want)/want > 0.05 {
+			if math.Abs(got-want)/want > 0.04 {
 				t.Errorf("%s n=%d: %.4f Mbit/s, Bianchi %.4f", mode, n, got, want)
 			}
 		}
@@ -314,5 +316,88 @@ func BenchmarkVsNS3(b *testing.B) {
 			}
 			b.ReportMetric(pdr(o), "pdr")
 		})
+	}
+}
+
+// TestSensitivityEdgeMatchesNS3: 802.11b at 1 Mbit/s without preamble
+// detection, 7-byte broadcasts to receivers from 195 to 225 m: PDR within
+// 3 points of ns-3 at every distance, and none beyond 214.6 m, where the
+// received power falls below ns-3's sensitivity scaled to the 22 MHz of
+// DSSS (-101 + 10 log10(22/20) = -100.59 dBm). With the 20 MHz
+// sensitivity (-101 dBm, 221 m) the native model delivered a few percent
+// of these packets at 216-220 m, ns-3 none.
+func TestSensitivityEdgeMatchesNS3(t *testing.T) {
+	needNS3(t)
+	dists := []float64{195, 200, 205, 210, 213, 216, 218, 220, 225}
+	pos := []geom.Vec3{{}}
+	for i, d := range dists {
+		a := 2 * math.Pi * float64(i) / float64(len(dists))
+		pos = append(pos, geom.V(d*math.Cos(a), d*math.Sin(a), 0))
+	}
+	const n = 1000
+	var sends []send
+	for k := 0; k < n; k++ {
+		sends = append(sends, send{t: sim.Time(int64(k+1) * int64(5*sim.Millisecond)), src: 0, dst: netsim.Broadcast, size: 7})
+	}
+	end := sends[len(sends)-1].t.Add(sim.Second)
+	p := DefaultParams()
+	p.Standard, p.Mode, p.Preamble = "80211b", "DsssRate1Mbps", false
+	nat := drive(t, nativeBackend(t, p, nil), pos, sends, end, nil)
+	ref := drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil)
+	var line string
+	for i, d := range dists {
+		a, b := float64(nat.rx[0][i+1])/n, float64(ref.rx[0][i+1])/n
+		line += fmt.Sprintf(" %gm:%.3f/%.3f", d, a, b)
+		if math.Abs(a-b) > 0.03 || (d > 214.6 && a != 0) {
+			t.Errorf("at %v m: native PDR %.3f, ns-3 %.3f", d, a, b)
+		}
+	}
+	t.Logf("native/ns-3:%s", line)
+}
+
+// TestBackToBackMatchesNS3: k stations in range of each other and of a
+// receiver send 56-byte frames (184 µs on the air at 6 Mbit/s) spaced
+// 100 or 200 µs apart, 500 times, as broadcasts and as unicasts to the
+// receiver: overall PDR within 2 points of ns-3 (measured: within 0.9
+// points for 4 and 8 stations; 0.0 for unicast). Before the fix a station
+// that got a packet while the medium was busy did not draw a backoff
+// (802.11 basic access, ns-3's NeedBackoffUponAccess), so every station
+// waiting for the same busy period transmitted DIFS after it, together:
+// PDR 0.53 instead of ns-3's 0.96 for 3 stations 100 µs apart.
+func TestBackToBackMatchesNS3(t *testing.T) {
+	needNS3(t)
+	for _, k := range []int{3, 8} {
+		for _, uni := range []bool{false, true} {
+			for _, sp := range []sim.Duration{100 * sim.Microsecond, 200 * sim.Microsecond} {
+				pos := []geom.Vec3{{}}
+				for i := 0; i < k; i++ {
+					a := 2 * math.Pi * float64(i) / float64(k)
+					pos = append(pos, geom.V(10*math.Cos(a), 10*math.Sin(a), 0))
+				}
+				dst := netsim.Broadcast
+				if uni {
+					dst = 0
+				}
+				var sends []send
+				const n = 500
+				for r := 0; r < n; r++ {
+					for i := 0; i < k; i++ {
+						at := sim.Time(int64(r+1)*int64(10*sim.Millisecond) + int64(i)*int64(sp))
+						sends = append(sends, send{t: at, src: netsim.NodeID(i + 1), dst: dst, size: 56})
+					}
+				}
+				end := sends[len(sends)-1].t.Add(sim.Second)
+				p := DefaultParams()
+				a := pdr(drive(t, nativeBackend(t, p, nil), pos, sends, end, nil))
+				b := pdr(drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil))
+				if uni { // one intended receiver, not n-1
+					a, b = a*float64(k), b*float64(k)
+				}
+				t.Logf("%d stations, unicast %v, %v apart: PDR native %.3f, ns-3 %.3f", k, uni, sp, a, b)
+				if math.Abs(a-b) > 0.02 {
+					t.Errorf("%d stations, unicast %v, %v apart: PDR native %.3f, ns-3 %.3f", k, uni, sp, a, b)
+				}
+			}
+		}
 	}
 }

@@ -11,15 +11,17 @@
 //
 // Each transmission touches only the nodes within the cutoff range: the
 // distance at which the received power falls CutoffDb (20 dB) below the
-// noise floor (about 600 m with ns-3's default channel). A signal ignored
-// there adds less than 1% of the noise power at its receiver, so the
-// cutoff moves SINRs by less than 0.05 dB unless ten or more such far
-// signals overlap.
+// noise floor (about 600 m with ns-3's default channel). Signals below the
+// receiver sensitivity are ignored anyway, as ns-3's YansWifiChannel does,
+// so the cutoff only matters with fading (a far signal fading up above the
+// sensitivity).
 package wifi
 
 import (
+	"cmp"
 	"io"
 	"math"
+	"slices"
 
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -88,8 +90,8 @@ type node struct {
 	locked  uint64 // id of the frame being received, 0 none
 	lockEnd sim.Time
 	lockBeg sim.Time
+	lockW   float64  // power of the frame being received, watts
 	sigs    []signal // signals that may still matter: overlapping now or the frame being received
-	seen    uint64   // id of the last frame that reached this node
 
 	// medium state: the current (or next) busy period [busyFrom, busyUntil)
 	busyFrom, busyUntil sim.Time
@@ -121,6 +123,7 @@ type Backend struct {
 	noise  float64
 	cutoff float64
 	nodes  []node
+	mark   []uint64 // per node: id of the last frame unseen marked it for
 	pos    []geom.Vec3
 	idx    grid
 	q      *sim.Calendar[event]
@@ -132,10 +135,14 @@ type Backend struct {
 	eifsD  sim.Duration
 	// preambleRatio is the preamble detection SNR threshold, linear.
 	preambleRatio float64
+	// rxSensitivity is the sensitivity scaled to the transmission's
+	// channel width (dBm).
+	rxSensitivity float64
 	cutoffDbm     float64
 	pcap          *pcap.Writer
 	open          func(name string) (io.Writer, error)
 	now           sim.Time
+	clock         sim.Time // the latest time AdvanceTo was asked for
 }
 
 // New returns a native Wi-Fi backend reporting to tr (which may be nil).
@@ -158,6 +165,13 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 		b.mode, _ = ModeByName(p.Mode)
 	}
 	b.noise = noiseW(p.NoiseFigure)
+	b.rxSensitivity = p.RxSensitivity
+	if p.Standard == "80211b" {
+		// ns-3 scales the 20 MHz sensitivity to the 22 MHz of a DSSS
+		// transmission (YansWifiChannel::Receive: sensitivity +
+		// 10 log10(22/20) dB = -100.59 dBm by default).
+		b.rxSensitivity += 10 * math.Log10(22.0/20)
+	}
 	b.preambleRatio = math.Pow(10, p.PreambleSnr/10)
 	b.cutoffDbm = 10*math.Log10(b.noise) + 30 - p.CutoffDb
 	b.cutoff = b.cutoffRange()
@@ -177,6 +191,7 @@ func (b *Backend) CutoffRange() float64 { return b.cutoff }
 // Start sizes the per-node state.
 func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	b.nodes = make([]node, len(nodes))
+	b.mark = make([]uint64, len(nodes))
 	b.pos = make([]geom.Vec3, len(nodes))
 	for i, n := range nodes {
 		b.nodes[i] = node{id: int32(i), pos: n.Pos, cw: b.tm.cwMin, lastUni: map[int32]uint64{}}
@@ -221,6 +236,7 @@ func (b *Backend) trace(typ netsim.EventType, t sim.Time, p *netsim.Packet, nd n
 func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 	b.dead.Flush()
 	b.out = b.out[:0]
+	b.clock = max(b.clock, t)
 	for {
 		et, ok := b.q.PeekTime()
 		if !ok || et > t {
@@ -277,10 +293,29 @@ func (b *Backend) enqueue(n *node, p *netsim.Packet) {
 		return
 	}
 	p.Refs = 1 // the MAC's hold
+	if n.cur == nil && n.waitAck == nil && n.qHead == len(n.queue) {
+		// 802.11 basic access (ns-3's NeedBackoffUponAccess): a packet
+		// queued at an idle station with no backoff pending goes out
+		// once the medium has been idle for DIFS; if the medium is busy
+		// when it is queued, the station draws a backoff first, so that
+		// stations that got packets during the same busy period do not
+		// all transmit when it ends.
+		b.consume(n, t)
+		if n.slots == 0 && b.mediumBusy(n, t) {
+			n.slots = b.drawSlots(n)
+			n.bkStart = t
+		}
+	}
 	n.queue = append(n.queue, p)
 	if n.cur == nil && n.waitAck == nil {
 		b.next(n)
 	}
+}
+
+// mediumBusy reports whether n senses the medium busy at t: transmitting,
+// or inside its current busy period (reception, energy, NAV).
+func (b *Backend) mediumBusy(n *node, t sim.Time) bool {
+	return n.txUntil > t || (n.busyFrom <= t && t < n.busyUntil)
 }
 
 func (b *Backend) dropAll(t sim.Time, p *netsim.Packet, why netsim.DropReason) {
@@ -464,32 +499,67 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 	if dbm < b.cutoffDbm {
 		return
 	}
+	if dbm < b.rxSensitivity {
+		// ns-3's YansWifiChannel drops a signal below the sensitivity
+		// before the PHY sees it: no reception, no interference, no
+		// carrier sense.
+		f.recv = append(f.recv, reception{node: r.id, why: netsim.DropSensitivity})
+		return
+	}
 	delay := sim.Duration(math.Round(d / speedOfLight * 1e9))
 	s := signal{f: f, start: f.start.Add(delay), end: f.end.Add(delay), w: dbmToW(dbm)}
-	r.seen = f.id
 	b.pruneNode(r, s.start)
 	r.sigs = append(r.sigs, s)
 	rec := reception{node: r.id}
+	if r.locked != 0 && r.lockEnd > s.start && s.start < r.lockBeg.Add(detectDelay) {
+		// ns-3 decides which frame a receiver synchronises to at the end
+		// of the preamble detection window (detectDelay after the first
+		// energy): the strongest frame that started within it wins, and
+		// the preamble is detected only if its SNR over everything heard
+		// then is high enough.
+		if s.w > r.lockW {
+			b.abort(r, netsim.DropBusy)
+		} else if b.p.Preamble && r.lockW < b.preambleRatio*(b.noise+b.interference(r, r.locked, s.start)) {
+			b.abort(r, netsim.DropCollision)
+		}
+	}
 	switch {
 	case r.txUntil > s.start:
 		rec.why = netsim.DropBusy
 	case r.locked != 0 && r.lockEnd > s.start:
 		rec.why = netsim.DropBusy
-	case dbm < b.p.RxSensitivity:
-		rec.why = netsim.DropSensitivity
 	case b.p.Preamble && dbm < b.p.PreambleMinRssi:
 		rec.why = netsim.DropSensitivity
 	case b.p.Preamble && s.w < b.preambleRatio*(b.noise+b.interference(r, f.id, s.start)):
 		rec.why = netsim.DropCollision
 	default:
 		rec.locked = true
-		r.locked, r.lockBeg, r.lockEnd = f.id, s.start, s.end
+		r.locked, r.lockBeg, r.lockEnd, r.lockW = f.id, s.start, s.end, s.w
 		b.busy(r, s.start.Add(detectDelay), s.end)
 	}
 	if !rec.locked && dbm >= b.p.CcaEdThreshold {
 		b.busy(r, s.start.Add(detectDelay), s.end)
 	}
 	f.recv = append(f.recv, rec)
+}
+
+// abort ends r's reception of the frame it is locked onto: that frame's
+// reception at r fails with reason why.
+func (b *Backend) abort(r *node, why netsim.DropReason) {
+	id := r.locked
+	r.locked = 0
+	for i := range r.sigs {
+		f := r.sigs[i].f
+		if f.id != id {
+			continue
+		}
+		for k := range f.recv {
+			if f.recv[k].node == r.id {
+				f.recv[k].locked, f.recv[k].why = false, why
+			}
+		}
+		return
+	}
 }
 
 // interference returns the power at r, at time t, of every signal but
@@ -679,13 +749,19 @@ func (b *Backend) txEnd(f *frame) {
 	}
 }
 
-// unseen traces a drop at every intended receiver beyond the cutoff range.
+// unseen traces a drop at every intended receiver beyond the cutoff range:
+// those that no reception of f records. (Marking nodes by the last frame
+// that reached them does not work: a later frame can reach a node before
+// f ends.)
 func (b *Backend) unseen(f *frame, t sim.Time) {
 	if len(f.recv) == len(b.nodes)-1 {
 		return
 	}
+	for _, rc := range f.recv {
+		b.mark[rc.node] = f.id
+	}
 	for i := range b.nodes {
-		if int32(i) != f.src && b.nodes[i].seen != f.id {
+		if int32(i) != f.src && b.mark[i] != f.id {
 			b.trace(netsim.EvDrop, t, f.pkt, netsim.NodeID(i), netsim.DropSensitivity, netsim.NoPower)
 		}
 	}
@@ -719,7 +795,11 @@ func (b *Backend) ackFailed(n *node) {
 	f := n.waitAck
 	n.waitAck = nil
 	if n.attempts >= b.p.RetryLimit {
-		b.trace(netsim.EvDrop, b.now, f.pkt, netsim.NodeID(f.dst), netsim.DropRetryLimit, netsim.NoPower)
+		// A packet the destination received (only its ACKs were lost)
+		// has its outcome already: no drop.
+		if !b.delivered(f.pkt, f.dst) {
+			b.trace(netsim.EvDrop, b.now, f.pkt, netsim.NodeID(f.dst), netsim.DropRetryLimit, netsim.NoPower)
+		}
 		b.done(n, b.now)
 		return
 	}
@@ -729,6 +809,15 @@ func (b *Backend) ackFailed(n *node) {
 	b.schedule(n)
 }
 
+// delivered reports whether unicast packet p reached dst. The duplicate
+// filter remembers the last packet dst got from p's sender, and a sender
+// has one unicast packet in progress at a time, so that is p until the
+// sender moves on.
+func (b *Backend) delivered(p *netsim.Packet, dst int32) bool {
+	last, ok := b.nodes[dst].lastUni[int32(p.Src)]
+	return ok && last == p.ID
+}
+
 // release gives up the MAC's hold on p.
 func (b *Backend) release(p *netsim.Packet) {
 	if p != nil {
@@ -736,9 +825,47 @@ func (b *Backend) release(p *netsim.Packet) {
 	}
 }
 
-// Close frees every packet still queued, in the air or awaiting an ACK.
+// Close settles every packet still in the backend, then frees it. A packet
+// handed to Send but not yet due (sent in the last tick: the run ended
+// before AdvanceTo reached its send time) is traced as tx at its send time;
+// then every intended receiver that has no outcome yet (the packet was
+// queued, contending for the medium, on the air or awaiting its ACK) gets
+// a drop with reason queue: the packet never left the sender's MAC within
+// the run. A unicast packet the destination already received gets none.
+// The drops are at the latest time AdvanceTo reached (or the send time, if
+// later).
 func (b *Backend) Close() error {
 	b.dead.Flush()
+	at := func(p *netsim.Packet) sim.Time { return max(b.clock, p.TSend) }
+	var due []*netsim.Packet
+	b.q.Each(func(_ sim.Time, e event) {
+		if e.kind == evEnqueue {
+			due = append(due, e.pkt)
+		}
+	})
+	slices.SortFunc(due, func(x, y *netsim.Packet) int {
+		if c := cmp.Compare(x.TSend, y.TSend); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	for _, p := range due {
+		b.trace(netsim.EvTx, p.TSend, p, p.Dst, 0, netsim.NoPower)
+		if p.Dst != netsim.Broadcast && (p.Dst < 0 || int(p.Dst) >= len(b.nodes) || p.Dst == p.Src) {
+			b.trace(netsim.EvDrop, at(p), p, p.Dst, netsim.DropNoRoute, netsim.NoPower)
+			continue
+		}
+		b.dropAll(at(p), p, netsim.DropQueue)
+	}
+	for i := range b.nodes {
+		n := &b.nodes[i]
+		if p := n.cur; p != nil && (p.Dst == netsim.Broadcast || !b.delivered(p, int32(p.Dst))) {
+			b.dropAll(at(p), p, netsim.DropQueue)
+		}
+		for _, p := range n.queue[n.qHead:] {
+			b.dropAll(at(p), p, netsim.DropQueue)
+		}
+	}
 	held := map[*netsim.Packet]bool{}
 	var order []*netsim.Packet
 	hold := func(p *netsim.Packet) {
