@@ -150,6 +150,10 @@ type Backend struct {
 	// outbox holds hop packets for the link until the current step is
 	// done: the link's deliveries must stay valid while they are handled.
 	outbox []*netsim.Packet
+	// rxEnd is the end of the reception being handled: what a node sends
+	// in answer leaves then, not at the sender's end of transmission a
+	// propagation delay earlier (while the receiver still senses it).
+	rxEnd sim.Time
 	stats  []Stats
 	pos    []geom.Vec3
 	open   func(name string) (io.Writer, error)
@@ -263,8 +267,10 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 			return nil, err
 		}
 		for i := range ds {
+			b.rxEnd = ds[i].At
 			b.arrived(&ds[i])
 		}
+		b.rxEnd = 0
 		for len(b.fails) > 0 {
 			f := b.fails[0]
 			b.fails = b.fails[1:]
@@ -420,7 +426,7 @@ func (b *Backend) newHop(src, dst int32, size int) (*netsim.Packet, uint32) {
 	b.slot[p.ID] = h
 	b.ctlSeq[src]++
 	p.Seq = b.ctlSeq[src] // control packets: the sender's count; data hops take the application's
-	p.TSend, p.TGen = b.now, b.now
+	p.TSend, p.TGen = max(b.now, b.rxEnd), b.now
 	p.Size = size
 	b.hops[h] = hop{id: p.ID}
 	return p, h
