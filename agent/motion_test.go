@@ -3,6 +3,7 @@ package agent_test
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"skyloop/engine"
@@ -30,8 +31,10 @@ func run(t *testing.T, text string) *runner.Summary {
 }
 
 // TestStations: the vehicle leaves for point i at i*dwell, arrives within
-// a few seconds, stays until the next departure, and ends at the last
-// point; summary.json says when each point was reached and left.
+// a few seconds, stays until the next departure (the last point is left at
+// 3*dwell, when the mission is done), and ends at the last point;
+// summary.json says when each point was reached and left, and -1 for a
+// point not left before the end.
 func TestStations(t *testing.T) {
 	s := run(t, `name: stations
 duration: 35s
@@ -44,6 +47,13 @@ vehicles:
     params: {physics_period: 10ms, control_period: 10ms}
     behaviors:
       - {type: stations, points: [[5, 0, 5], [10, 0, 5], [15, 0, 5]], dwell: 10s}
+  - name: late
+    kind: pointmass
+    count: 1
+    spawn: {layout: line, origin: [0, 50, 5], spacing: 1}
+    params: {physics_period: 10ms, control_period: 10ms}
+    behaviors:
+      - {type: stations, points: [[0, 50, 5], [0, 60, 5]], dwell: 20s}
 `)
 	if f := s.Vehicles[0].Final; math.Abs(f.X-15) > 0.1 || math.Abs(f.Z-5) > 0.1 {
 		t.Fatalf("ends at %v, want (15, 0, 5)", f)
@@ -59,6 +69,10 @@ vehicles:
 	if err := json.Unmarshal(b, &got); err != nil || len(got.Stations) != 3 {
 		t.Fatalf("stations %s: %v", b, err)
 	}
+	b, _ = json.Marshal(s.Agents["late-0"]["stations"])
+	if !strings.Contains(string(b), `"point":[0,60,5],"arrive_ns":2`) || !strings.HasSuffix(string(b), `"leave_ns":-1}]}`) {
+		t.Errorf("late-0: %s, want its second point reached after 20 s and not left", b)
+	}
 	for i, st := range got.Stations {
 		dep := int64(i) * 10e9
 		if st.Point[0] != float64(5+5*i) {
@@ -67,7 +81,7 @@ vehicles:
 		if st.ArriveNs < dep || st.ArriveNs > dep+5e9 {
 			t.Errorf("station %d reached at %d ns, want within 5 s of its departure at %d", i, st.ArriveNs, dep)
 		}
-		if want := min(dep+10e9, 35e9); st.LeaveNs != want {
+		if want := dep + 10e9; st.LeaveNs != want {
 			t.Errorf("station %d left at %d ns, want %d", i, st.LeaveNs, want)
 		}
 	}
