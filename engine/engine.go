@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -481,6 +482,13 @@ func (r *Run) buildNetwork() {
 		}
 	}
 	p := bs.Params()
+	if mode != "coupled" && mode != "replay" && hasYAMLField(p, "mode") {
+		// The radio backends (wifi, ns3) have a mode of their own, the
+		// transmission rate (mode: DsssRate11Mbps): a value that is not one
+		// of the engine's is theirs, and the network is coupled.
+		keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "mode" })
+		mode = "coupled"
+	}
 	if !sc.Decode(n, "network", p, keys...) {
 		return
 	}
@@ -545,6 +553,22 @@ func (r *Run) buildNetwork() {
 // networkKeys are the keys of the network section that belong to the
 // engine, not to the backend's parameters.
 var networkKeys = []string{"backend", "position_period", "epoch", "mode"}
+
+// hasYAMLField reports whether the struct p points to has a field named
+// name in YAML.
+func hasYAMLField(p any, name string) bool {
+	t := reflect.TypeOf(p)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	t = t.Elem()
+	for i := 0; i < t.NumField(); i++ {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
+			return true
+		}
+	}
+	return false
+}
 
 func (r *Run) buildBehaviors() {
 	sc := r.sc

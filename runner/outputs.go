@@ -2,6 +2,8 @@ package runner
 
 import (
 	"io"
+	"math"
+
 	"skyloop/netsim"
 	"skyloop/netsim/pcap"
 	"skyloop/netsim/tracecsv"
@@ -79,7 +81,13 @@ func (o *outputs) Delivery(d *netsim.Delivery, tick sim.Time) {
 	}
 	p := d.P
 	o.deliveries.Int(int64(d.At)).Int(int64(tick)).Int(int64(p.Src)).Int(int64(d.Dst)).Uint(uint64(p.Seq)).
-		Int(int64(p.TGen)).Int(int64(p.TSend)).Int(int64(p.Size)).Str(p.Kind.String()).Int(int64(d.At - p.TSend)).End()
+		Int(int64(p.TGen)).Int(int64(p.TSend)).Int(int64(p.Size)).Str(p.Kind.String()).Int(int64(d.At - p.TSend))
+	if math.IsNaN(d.RxPower) || math.IsInf(d.RxPower, 0) {
+		o.deliveries.Str("")
+	} else {
+		o.deliveries.Float(d.RxPower, 3)
+	}
+	o.deliveries.End()
 }
 
 // Vehicle implements engine.Recorder.

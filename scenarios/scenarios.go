@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-//go:embed *.yaml netbots/*.yaml
+//go:embed *.yaml netbots/*.yaml ubanc/*.yaml
 var files embed.FS
 
 // Lookup returns the text of the embedded scenario with the given name
@@ -23,11 +23,29 @@ func Lookup(name string) ([]byte, bool) {
 // Names lists the embedded scenarios.
 func Names() []string { return list(".", "") }
 
+// collections are the directories of built-in experiments: SPEC.md C's
+// platoon study and SPEC.md D's network experiments.
+var collections = []string{"netbots", "ubanc"}
+
+// Collections lists the directories of built-in experiments; each name
+// runs all of its experiments (skyloop sweep ubanc).
+func Collections() []string { return append([]string(nil), collections...) }
+
 // Experiments lists the embedded experiment files (those that name a
-// base scenario), named like "netbots/delay".
+// base scenario), named like "netbots/delay", of every collection.
 func Experiments() []string {
 	var out []string
-	for _, n := range list("netbots", "netbots/") {
+	for _, c := range collections {
+		out = append(out, CollectionExperiments(c)...)
+	}
+	return out
+}
+
+// CollectionExperiments lists the embedded experiment files of one
+// collection, such as "ubanc/range".
+func CollectionExperiments(dir string) []string {
+	var out []string
+	for _, n := range list(dir, dir+"/") {
 		if b, ok := Lookup(n); ok && isExperiment(b) {
 			out = append(out, n)
 		}

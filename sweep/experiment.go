@@ -19,6 +19,10 @@
 //	reference:                         # the ideal-network run each variant is compared with
 //	  network: {backend: ideal, epoch: 10ms}
 //	  vehicles[robot].behaviors[beacon].period: 2ms
+//	analysis:                          # optional tables and figures of SPEC.md D (see Analysis)
+//	  type: node-to-node               # or end-to-end
+//	  lines: network.params.mode       # config.json path: one line per value
+//	  panels: network.params.preamble_detection  # one figure per value
 //
 // Paths are those of scenario.Set.
 package sweep
@@ -58,7 +62,41 @@ type file struct {
 		Set  scenario.Raw `yaml:"set"`
 	} `yaml:"variants"`
 	Reference scenario.Raw `yaml:"reference"`
+	Analysis  *Analysis    `yaml:"analysis"`
 }
+
+// Analysis asks for the tables and figures of one of SPEC.md D's network
+// experiments, besides summary.csv and the usual figures.
+type Analysis struct {
+	// Type is node-to-node (a sender on the stations behaviour sends to a
+	// fixed receiver: packets received per station vs distance and RSS;
+	// node2node.csv) or end-to-end (data relayed from one node to another:
+	// data rates and routing overhead per node, delay CDF; end2end.csv).
+	Type string `yaml:"type" json:"type"`
+	// Lines and Panels are paths in the runs' config.json (flattened as in
+	// summary.csv, e.g. network.params.mode): the figures draw one line
+	// per value of Lines, in one figure per value of Panels. Empty: one
+	// line per variant, one figure.
+	Lines  string `yaml:"lines" json:"lines"`
+	Panels string `yaml:"panels" json:"panels"`
+}
+
+// Analysis types.
+const (
+	NodeToNode = "node-to-node"
+	EndToEnd   = "end-to-end"
+)
+
+// Option adjusts how an experiment file is read.
+type Option func(*options)
+
+type options struct{ backend string }
+
+// Backend runs every variant (and reference) of the experiment on the
+// named network backend: network.backend is set to it after the
+// experiment's own changes, and the variants are checked on that backend,
+// so that a parameter it does not have is reported.
+func Backend(name string) Option { return func(o *options) { o.backend = name } }
 
 // Variant is one configuration of an experiment.
 type Variant struct {
@@ -86,6 +124,11 @@ type Experiment struct {
 	ScenarioDir string
 	Source      []byte // the experiment file
 	File        string
+	// Analysis is the experiment's analysis (nil: none).
+	Analysis *Analysis
+	// Backend is the network backend every variant was switched to ("":
+	// the scenario's own).
+	Backend string
 	// reg names the component types the scenario may use.
 	reg *engine.Registry
 }
@@ -101,7 +144,7 @@ var nameOK = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.=-]*$`)
 // file relative to it or, failing that, found by builtin (which may be
 // nil), and is built with the component types of reg (nil: engine.Core()).
 // Problems come back as scenario.Errors with file, line and path.
-func LoadExperiment(path string, builtin ReadScenario, reg *engine.Registry) (*Experiment, error) {
+func LoadExperiment(path string, builtin ReadScenario, reg *engine.Registry, opts ...Option) (*Experiment, error) {
 	data, err := scenario.ReadFile(path)
 	if err != nil {
 		if _, bad := err.(scenario.Errors); bad {
@@ -125,15 +168,19 @@ func LoadExperiment(path string, builtin ReadScenario, reg *engine.Registry) (*E
 		}
 		return "", nil, "", fmt.Errorf("no scenario file %s", p)
 	}
-	return ParseExperiment(filepath.Base(path), data, read, reg)
+	return ParseExperiment(filepath.Base(path), data, read, reg, opts...)
 }
 
 // ParseExperiment checks experiment text named name (for messages); read
 // finds its scenario, built with the component types of reg (nil:
 // engine.Core()).
-func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Registry) (*Experiment, error) {
+func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Registry, opts ...Option) (*Experiment, error) {
 	if reg == nil {
 		reg = engine.Core()
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
 	doc, err := scenario.ParseDocument(name, data)
 	if err != nil {
@@ -160,9 +207,17 @@ func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Re
 		}
 		return at(key)
 	}
-	e := &Experiment{Name: f.Experiment, Description: f.Description, Seeds: f.Seeds, Source: data, File: name, reg: reg}
+	e := &Experiment{Name: f.Experiment, Description: f.Description, Seeds: f.Seeds, Source: data, File: name, reg: reg,
+		Analysis: f.Analysis, Backend: o.backend}
+	if a := f.Analysis; a != nil && a.Type != NodeToNode && a.Type != EndToEnd {
+		doc.Errorf(at("analysis"), "analysis.type", "must be %s or %s, got %q", NodeToNode, EndToEnd, a.Type)
+	}
 	if e.Name == "" {
 		e.Name = strings.TrimSuffix(name, filepath.Ext(name))
+	}
+	if o.backend != "" {
+		// Its own directory: the runs on another backend are other runs.
+		e.Name += "-" + o.backend
 	}
 	if !nameOK.MatchString(e.Name) {
 		doc.Errorf(at("experiment"), "experiment", "%q: use letters, digits, '.', '_', '-' (it names the output directory)", e.Name)
@@ -171,6 +226,16 @@ func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Re
 		doc.Errorf(at("seeds"), "seeds", "must be 1..1000, got %d", f.Seeds)
 	}
 	base := sets(doc, f.Base, "base")
+	if o.backend != "" {
+		if _, ok := reg.Backend(o.backend); !ok {
+			return nil, &OptionError{fmt.Errorf("--backend %q: want one of %s", o.backend, strings.Join(reg.BackendNames(), ", "))}
+		}
+		bd, err := scenario.ParseDocument("--backend", []byte("network.backend: "+o.backend+"\n"))
+		if err != nil {
+			return nil, &OptionError{fmt.Errorf("--backend %q: %w", o.backend, err)}
+		}
+		base = append(base, sets(bd, bd.Root, "")...)
+	}
 	ref := sets(doc, f.Reference, "reference")
 	if f.Sweep != nil && len(f.Variants) > 0 {
 		doc.Errorf(at("variants"), "variants", "give either sweep or variants, not both")

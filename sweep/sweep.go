@@ -229,6 +229,9 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 	if err := figures(dir, e, preps, seeds); err != nil {
 		return nil, err
 	}
+	if err := analyse(dir, e, preps, seeds); err != nil {
+		return nil, fmt.Errorf("%s analysis: %w", e.Analysis.Type, err)
+	}
 	return res, nil
 }
 
@@ -310,6 +313,12 @@ func writeMeta(dir string, e *Experiment, preps []prepared, seeds int, opt Optio
 	}
 	m := map[string]any{"experiment": e.Name, "description": e.Description, "file": e.File, "spec": string(e.Source),
 		"scenario": e.Scenario, "param": e.Param, "seeds": seeds, "variants": vs, "versions": version.Info()}
+	if e.Backend != "" {
+		m["backend"] = e.Backend
+	}
+	if e.Analysis != nil {
+		m["analysis"] = e.Analysis
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 )
 
 func newSweepCmd() *cobra.Command {
-	var out, duration string
+	var out, duration, backend string
 	var seeds, workers int
 	var noFiles, quiet bool
 	c := &cobra.Command{
@@ -32,8 +33,11 @@ and optionally the changes that make each variant's ideal-network reference
 run (reference: {network: {backend: ideal, epoch: 10ms}, ...}). Paths are
 dotted field names with list elements by index or name:
 vehicles[robot].behaviors[beacon].policy. EXPERIMENT is a file, a built-in
-experiment such as netbots/delay, or "netbots" for all built-in ones; SPEC.md
-C's robot platoon study is scenarios/netbots/.
+experiment such as netbots/delay, or a collection: "netbots" (SPEC.md C's
+robot platoon study, scenarios/netbots/) or "ubanc" (SPEC.md D's network
+experiments, scenarios/ubanc/) for all of its experiments. --backend runs
+every variant on another network backend (e.g. ns3 for the ubanc ones,
+which use the native wifi model); its results go to OUT/<experiment>-<backend>/.
 
 For each experiment, OUT/<experiment>/ gets:
   summary.csv                  one row per variant x seed: every configuration field and every metric
@@ -49,11 +53,12 @@ from the finished runs, so no row is ever duplicated. The same arguments give
 byte-identical files. Print the tables with skyloop summarize.`,
 		Example: `  skyloop sweep netbots/baseline
   skyloop sweep scenarios/netbots/delay.yaml --seeds 2 --duration 20s
-  skyloop sweep netbots && skyloop summarize runs`,
+  skyloop sweep netbots && skyloop summarize runs
+  skyloop sweep ubanc && skyloop sweep ubanc --backend ns3`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return badInput("sweep needs at least one experiment (a file, a built-in name such as netbots/delay, or netbots); built-in: %s",
-					strings.Join(scenarios.Experiments(), ", "))
+				return badInput("sweep needs at least one experiment (a file, a built-in name such as netbots/delay, or a collection: %s); built-in: %s",
+					strings.Join(scenarios.Collections(), ", "), strings.Join(scenarios.Experiments(), ", "))
 			}
 			return nil
 		},
@@ -71,7 +76,7 @@ byte-identical files. Print the tables with skyloop summarize.`,
 			}
 			var exps []*sweep.Experiment
 			for _, a := range args {
-				es, err := loadExperiments(a)
+				es, err := loadExperiments(a, backend)
 				if err != nil {
 					return err
 				}
@@ -119,14 +124,19 @@ byte-identical files. Print the tables with skyloop summarize.`,
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: one per CPU)")
 	f.BoolVar(&noFiles, "no-files", false, "skip the per-run CSV files (summary.csv and figures stay)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
+	f.StringVar(&backend, "backend", "", "run every variant on this network backend (wifi, ns3, ...), checking that it has the parameters used")
 	return c
 }
 
-func loadExperiments(arg string) ([]*sweep.Experiment, error) {
-	if arg == "netbots" {
+func loadExperiments(arg, backend string) ([]*sweep.Experiment, error) {
+	var opts []sweep.Option
+	if backend != "" {
+		opts = append(opts, sweep.Backend(backend))
+	}
+	if slices.Contains(scenarios.Collections(), arg) {
 		var out []*sweep.Experiment
-		for _, n := range scenarios.Experiments() {
-			es, err := loadExperiments(n)
+		for _, n := range scenarios.CollectionExperiments(arg) {
+			es, err := loadExperiments(n, backend)
 			if err != nil {
 				return nil, err
 			}
@@ -138,15 +148,15 @@ func loadExperiments(arg string) ([]*sweep.Experiment, error) {
 		if st.IsDir() {
 			return nil, badInput("%s is a directory, not an experiment file", arg)
 		}
-		e, err := sweep.LoadExperiment(arg, builtinScenario(""), registry)
+		e, err := sweep.LoadExperiment(arg, builtinScenario(""), registry, opts...)
 		return []*sweep.Experiment{e}, asBadInput(err)
 	}
 	if b, ok := scenarios.Lookup(arg); ok {
-		e, err := sweep.ParseExperiment(filepath.Base(arg)+".yaml", b, builtinScenario(path.Dir(arg)), registry)
+		e, err := sweep.ParseExperiment(filepath.Base(arg)+".yaml", b, builtinScenario(path.Dir(arg)), registry, opts...)
 		return []*sweep.Experiment{e}, asBadInput(err)
 	}
-	return nil, badInput("no experiment file %q and no built-in experiment of that name (built-in: %s, or netbots for all)",
-		arg, strings.Join(scenarios.Experiments(), ", "))
+	return nil, badInput("no experiment file %q and no built-in experiment of that name (built-in: %s, or a collection: %s)",
+		arg, strings.Join(scenarios.Experiments(), ", "), strings.Join(scenarios.Collections(), ", "))
 }
 
 // builtinScenario finds the scenario an experiment names among the

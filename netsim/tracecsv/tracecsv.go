@@ -9,10 +9,12 @@ import (
 	"skyloop/record"
 )
 
-// Headers of trace.csv and deliveries.csv.
+// Headers of trace.csv and deliveries.csv. deliveries.csv's rx_dbm is
+// the received power in dBm (three decimals), empty where the backend does
+// not model it.
 const (
 	TraceHeader      = "event,t_ns,src,dst,seq,t_gen_ns,bytes,kind,reason"
-	DeliveriesHeader = "t_rx_ns,t_tick_ns,src,dst,seq,t_gen_ns,t_send_ns,bytes,kind,latency_ns"
+	DeliveriesHeader = "t_rx_ns,t_tick_ns,src,dst,seq,t_gen_ns,t_send_ns,bytes,kind,latency_ns,rx_dbm"
 )
 
 // WriteTrace appends e to trace.csv: the reason column is empty except for
