@@ -384,6 +384,38 @@ func TestMunils50(t *testing.T) {
 	}
 }
 
+// TestMunils50LateStart: UAVs 20-24 (and 25-29) fly out along one line.
+// With seed 3 the leg-2 command to UAV 22 was lost and resent 1 s later;
+// UAV 23 behind it left on time, overtook it and stopped on its path (1
+// collision, 0.10 m). With the station's clearance the one ahead leaves
+// first, whatever the network loses.
+func TestMunils50LateStart(t *testing.T) {
+	text, _ := scenarios.Lookup("munils-50")
+	mod := strings.Replace(string(text), "\nseed: 1\n", "\nseed: 3\n", 1)
+	if mod == string(text) {
+		t.Fatal("munils-50 changed; update this test")
+	}
+	dir := t.TempDir()
+	s := runYAML(t, mod, engine.Options{Registry: registry}, dir).Summary
+	_, rows := readCSV(t, filepath.Join(dir, "events.csv"))
+	left := map[string]int64{}
+	for _, r := range rows {
+		if r[3] == "command" && strings.HasPrefix(r[4], "leg=1 ") {
+			left[r[1]] = atoi(t, r[0])
+		}
+	}
+	for _, line := range [][]string{{"20", "21", "22", "23", "24"}, {"29", "28", "27", "26", "25"}} {
+		for k := 1; k < len(line); k++ {
+			if a, b := left[line[k-1]], left[line[k]]; b <= a {
+				t.Errorf("UAV %s left at %v, before UAV %s ahead of it (%v)", line[k], sim.Duration(b), line[k-1], sim.Duration(a))
+			}
+		}
+	}
+	if s.Separation.Collisions != 0 || s.Separation.MinM < 2.5 {
+		t.Errorf("separation %+v", s.Separation)
+	}
+}
+
 // TestMunils50OverWifiLinkLoss flies munils-50 over the native 802.11a
 // network with one hop: the ground station reaches only about 51 m, so the
 // UAVs flying further lose its heartbeats. Their link-loss failsafe must
