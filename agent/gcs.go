@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"math"
 
 	"skyloop/fields"
 	"skyloop/geom"
@@ -19,6 +20,7 @@ type GCSParams struct {
 	Resend    sim.Duration  `yaml:"resend" json:"resend"`       // resend an unacknowledged (or abandoned) command after this long
 	Heartbeat sim.Duration  `yaml:"heartbeat" json:"heartbeat"` // send a heartbeat when nothing else was sent for this long; 0 = never
 	SyncLegs  bool          `yaml:"sync_legs" json:"sync_legs"` // start a leg only when every vehicle finished the one before
+	Clearance float64       `yaml:"clearance" json:"clearance"` // a vehicle starts a leg only after those whose start its path passes closer than this (seen from above), m; 0 = off
 	StopAt    sim.Duration  `yaml:"stop_at" json:"stop_at"`     // the station falls silent at this time (a crash, for failsafe studies); 0 = never
 	Period    sim.Duration  `yaml:"period" json:"period"`       // how often the station checks progress
 	Final     string        `yaml:"final" json:"final"`         // after the last leg: hold, land or rtl
@@ -39,6 +41,9 @@ func (p *GCSParams) Validate() fields.Errors {
 	}
 	if !(p.Accept > 0) {
 		bad["accept"] = fmt.Sprintf("must be > 0, got %v", p.Accept)
+	}
+	if !(p.Clearance >= 0) || math.IsInf(p.Clearance, 0) {
+		bad["clearance"] = fmt.Sprintf("must be >= 0, got %v", p.Clearance)
 	}
 	if p.Speed < 0 {
 		bad["speed"] = fmt.Sprintf("must be >= 0, got %v", p.Speed)
@@ -64,6 +69,7 @@ type gcsVehicle struct {
 	hasTelem bool
 	legDone  []sim.Time
 	sends    int
+	waitFor  [][]int // per leg: vehicles that must start that leg before this one
 }
 
 // GCS is a ground station on a fixed node. It commands every vehicle of a
@@ -86,7 +92,8 @@ var gcsSpec = Spec{
 	Name: "gcs",
 	Doc: "Ground station (fixed node): commands each vehicle of `group` through `legs` (one target layout per leg) over the network, resending every `resend` " +
 		"until the vehicle's telemetry acknowledges it (or again when it stops flying it), advancing a vehicle when its telemetry shows it within `accept` of the target " +
-		"(all together with `sync_legs`), then sends `final`; between commands it sends heartbeats every `heartbeat` for the autopilots' link-loss failsafe. Vehicles need the `remote` behaviour.",
+		"(all together with `sync_legs`), then sends `final`; with `clearance` > 0 a vehicle is sent a leg only once every vehicle whose position at the start of the leg lies closer than that to its path has acknowledged the leg (a lost command then delays, and never overtakes, the vehicle ahead on a shared line); " +
+		" between commands it sends heartbeats every `heartbeat` for the autopilots' link-loss failsafe. Vehicles need the `remote` behaviour.",
 	Fixed: true,
 	Params: func() Params {
 		return &GCSParams{Accept: 1.0, Resend: sim.Second, Heartbeat: 250 * sim.Millisecond, Period: 100 * sim.Millisecond, Final: "hold", Port: 14550}
@@ -142,7 +149,92 @@ func (g *GCS) Start(ctx *Context) error {
 			g.v[i].targets[l] = pt
 		}
 	}
+	if g.p.Clearance > 0 {
+		g.orderStarts()
+	}
 	return nil
+}
+
+// orderStarts finds, for every leg after the first, the vehicles each
+// vehicle must let go first: those whose previous target (where they wait
+// for the leg) lies within the clearance of its path seen from above (a
+// path that climbs over a waiting vehicle can still catch it up when that
+// vehicle leaves late). Paths that pass
+// through each other's start points (a head-on swap) cannot be ordered that
+// way, and neither can longer cycles: those vehicles wait for nobody.
+func (g *GCS) orderStarts() {
+	n := len(g.v)
+	for i := range g.v {
+		g.v[i].waitFor = make([][]int, len(g.p.Legs))
+	}
+	for l := 1; l < len(g.p.Legs); l++ {
+		near := func(i, j int) bool { // j's start lies near i's path
+			a, b := g.v[i].targets[l-1], g.v[i].targets[l]
+			return segmentDist(g.v[j].targets[l-1], a, b) < g.p.Clearance
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if i != j && near(i, j) && !near(j, i) {
+					g.v[i].waitFor[l] = append(g.v[i].waitFor[l], j)
+				}
+			}
+		}
+		// Kahn's algorithm: whoever is left is in a cycle.
+		free := make([]bool, n)
+		for changed := true; changed; {
+			changed = false
+			for i := 0; i < n; i++ {
+				if free[i] {
+					continue
+				}
+				ok := true
+				for _, j := range g.v[i].waitFor[l] {
+					ok = ok && free[j]
+				}
+				if ok {
+					free[i], changed = true, true
+				}
+			}
+		}
+		for i := 0; i < n; i++ {
+			if !free[i] {
+				g.v[i].waitFor[l] = nil
+			}
+		}
+	}
+}
+
+// segmentDist returns the horizontal distance from p to the segment from a
+// to b.
+func segmentDist(p, a, b geom.Vec3) float64 {
+	p.Z, a.Z, b.Z = 0, 0, 0
+	ab := b.Sub(a)
+	t := 0.0
+	if l2 := ab.Dot(ab); l2 > 0 {
+		t = math.Max(0, math.Min(1, p.Sub(a).Dot(ab)/l2))
+	}
+	return p.Dist(a.Add(ab.Scale(t)))
+}
+
+// started reports whether vehicle j's telemetry shows it has applied leg l
+// (or a later one).
+func (g *GCS) started(j, l int) bool {
+	v := &g.v[j]
+	return v.leg > l || v.hasTelem && v.telem.Leg != NoLeg && int(v.telem.Leg) >= l
+}
+
+// blocked reports whether vehicle i must not be sent leg l yet: a vehicle
+// in its way has not started that leg.
+func (g *GCS) blocked(i, l int) bool {
+	if l >= len(g.v[i].waitFor) {
+		return false
+	}
+	for _, j := range g.v[i].waitFor[l] {
+		if !g.started(j, l) {
+			return true
+		}
+	}
+	return false
 }
 
 // Schedule returns the check period.
@@ -198,6 +290,8 @@ func (g *GCS) Step(ctx *Context) {
 		switch {
 		case g.p.SyncLegs && v.leg > minLeg:
 			// Done with its leg; it holds there until the others are too.
+		case v.sentLeg != v.leg && g.blocked(i, v.leg):
+			// A vehicle on its path has not left yet.
 		case v.leg == nLegs && g.p.Final == "hold":
 			// Done: it keeps holding at its last target.
 		case !acked:

@@ -2,6 +2,7 @@ package autopilot
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"skyloop/geom"
@@ -371,5 +372,85 @@ func TestSetParamsLimitsSpeed(t *testing.T) {
 	p.PosEvery = 7
 	if err := r.v.SetParams(p); err == nil {
 		t.Fatal("loop rate change accepted")
+	}
+}
+
+// TestHoldBrakesWithoutFlyingBack: a hold (commanded, or the link-loss
+// failsafe's) while cruising stops the vehicle at its braking point. Holding
+// at the position of the moment instead overshot it by about 4 m at 5 m/s
+// and flew back through whatever followed on the same path (munils-50 over
+// Wi-Fi: UAVs 20, 21 and 22 collided that way).
+func TestHoldBrakesWithoutFlyingBack(t *testing.T) {
+	for _, how := range []string{"command", "failsafe"} {
+		r := newRig(t, "iris", geom.V(0, 0, 10), nil)
+		r.cmd(vehicle.Command{Kind: vehicle.CmdHeartbeat})
+		r.cmd(vehicle.Command{Kind: vehicle.CmdGoto, Pos: geom.V(100, 0, 10), Yaw: math.NaN()})
+		for i := 0; i < 80; i++ { // 8 s: cruising at 5 m/s
+			r.fly(100 * sim.Millisecond)
+			r.cmd(vehicle.Command{Kind: vehicle.CmdHeartbeat})
+		}
+		if v := r.log[len(r.log)-1].Vel.X; v < 4.5 {
+			t.Fatalf("%s: cruising at %.2f m/s, want about 5", how, v)
+		}
+		if how == "command" {
+			r.cmd(vehicle.Command{Kind: vehicle.CmdHold})
+		}
+		from := len(r.log)
+		r.fly(4 * sim.Second) // the failsafe holds 1 s after the last heartbeat and lands 5 s later
+		if how == "failsafe" && len(r.events("failsafe")) != 1 {
+			t.Fatalf("failsafe events %v", r.events("failsafe"))
+		}
+		r.fly(8 * sim.Second)
+		if how == "failsafe" {
+			from += 1000 // it cruised on until the failsafe
+		}
+		maxX, back := math.Inf(-1), 0.0
+		for _, s := range r.log[from : from+10000] {
+			maxX = math.Max(maxX, s.Pos.X)
+			back = math.Max(back, maxX-s.Pos.X)
+		}
+		if back > 0.3 {
+			t.Errorf("%s: flew %.2f m back after stopping at x=%.2f", how, back, maxX)
+		}
+	}
+}
+
+// TestFailsafeFinishesGoto: with failsafe_goto finish, a vehicle that loses
+// the link during a goto flies on to its target, holds there and lands
+// there after the failsafe delay.
+func TestFailsafeFinishesGoto(t *testing.T) {
+	r := newRig(t, "iris", geom.V(0, 0, 10), func(c *Config) { c.Autopilot.FailsafeGoto = "finish" })
+	target := geom.V(30, 5, 12)
+	r.cmd(vehicle.Command{Kind: vehicle.CmdHeartbeat})
+	r.cmd(vehicle.Command{Kind: vehicle.CmdGoto, Pos: target, Yaw: math.NaN()})
+	r.fly(32 * sim.Second) // no heartbeat after the first
+	fs := r.events("failsafe")
+	if len(fs) != 3 || !strings.HasSuffix(fs[0].Detail, ": finishing the goto") || !strings.HasSuffix(fs[1].Detail, ": hold") || fs[2].Detail != "still no link: land" {
+		t.Fatalf("failsafe events %v", fs)
+	}
+	if d := sim.Duration(fs[0].T); d < sim.Second || d > 1100*sim.Millisecond {
+		t.Errorf("link loss noticed %v after the last heartbeat, want about 1 s", d)
+	}
+	arr := r.events("arrived")
+	if len(arr) != 1 || arr[0].T > fs[1].T {
+		t.Fatalf("arrived %v, held at %v: the hold must follow the arrival", arr, fs[1].T)
+	}
+	if d := fs[2].T.Sub(fs[1].T); d < 5*sim.Second || d > 5100*sim.Millisecond {
+		t.Errorf("landed %v after holding, want 5 s", d)
+	}
+	s := r.log[len(r.log)-1]
+	if d := math.Hypot(s.Pos.X-target.X, s.Pos.Y-target.Y); d > 0.5 || !s.Landed {
+		t.Errorf("touched down %.2f m from below the target (landed %v)", d, s.Landed)
+	}
+	// A heartbeat while it finishes ends the failsafe: the goto goes on.
+	r = newRig(t, "iris", geom.V(0, 0, 10), func(c *Config) { c.Autopilot.FailsafeGoto = "finish" })
+	r.cmd(vehicle.Command{Kind: vehicle.CmdHeartbeat})
+	r.cmd(vehicle.Command{Kind: vehicle.CmdGoto, Pos: geom.V(60, 0, 10), Yaw: math.NaN()})
+	r.fly(2500 * sim.Millisecond)
+	r.cmd(vehicle.Command{Kind: vehicle.CmdHeartbeat})
+	r.fly(100 * sim.Millisecond)
+	fs = r.events("failsafe")
+	if len(fs) != 2 || fs[1].Detail != "link restored" || r.v.Ctrl.Mode() != vehicle.ModeGoto {
+		t.Fatalf("failsafe events %v, mode %v", fs, r.v.Ctrl.Mode())
 	}
 }

@@ -384,6 +384,80 @@ func TestMunils50(t *testing.T) {
 	}
 }
 
+// TestMunils50LateStart: UAVs 20-24 (and 25-29) fly out along one line.
+// With seed 3 the leg-2 command to UAV 22 was lost and resent 1 s later;
+// UAV 23 behind it left on time, overtook it and stopped on its path (1
+// collision, 0.10 m). With the station's clearance the one ahead leaves
+// first, whatever the network loses.
+func TestMunils50LateStart(t *testing.T) {
+	text, _ := scenarios.Lookup("munils-50")
+	mod := strings.Replace(string(text), "\nseed: 1\n", "\nseed: 3\n", 1)
+	if mod == string(text) {
+		t.Fatal("munils-50 changed; update this test")
+	}
+	dir := t.TempDir()
+	s := runYAML(t, mod, engine.Options{Registry: registry}, dir).Summary
+	_, rows := readCSV(t, filepath.Join(dir, "events.csv"))
+	left := map[string]int64{}
+	for _, r := range rows {
+		if r[3] == "command" && strings.HasPrefix(r[4], "leg=1 ") {
+			left[r[1]] = atoi(t, r[0])
+		}
+	}
+	for _, line := range [][]string{{"20", "21", "22", "23", "24"}, {"29", "28", "27", "26", "25"}} {
+		for k := 1; k < len(line); k++ {
+			if a, b := left[line[k-1]], left[line[k]]; b <= a {
+				t.Errorf("UAV %s left at %v, before UAV %s ahead of it (%v)", line[k], sim.Duration(b), line[k-1], sim.Duration(a))
+			}
+		}
+	}
+	if s.Separation.Collisions != 0 || s.Separation.MinM < 2.5 {
+		t.Errorf("separation %+v", s.Separation)
+	}
+}
+
+// TestMunils50OverWifiLinkLoss flies munils-50 over the native 802.11a
+// network with one hop: the ground station reaches only about 51 m, so the
+// UAVs flying further lose its heartbeats. Their link-loss failsafe must
+// not fly them into each other. Before failsafe_goto: finish and the
+// braking hold, UAVs 20-22 and 27-29, whose paths lie on one line, lost the
+// link at the same place, held there (overshooting and flying back) and
+// collided 18 times.
+func TestMunils50OverWifiLinkLoss(t *testing.T) {
+	text, _ := scenarios.Lookup("munils-50")
+	i := strings.Index(string(text), "\nnetwork:\n")
+	if i < 0 {
+		t.Fatal("munils-50 has no network block; update this test")
+	}
+	mod := string(text[:i]) + "\nnetwork: {backend: wifi}\n"
+	dir := t.TempDir()
+	s := runYAML(t, mod, engine.Options{Registry: registry}, dir).Summary
+	_, rows := readCSV(t, filepath.Join(dir, "events.csv"))
+	finishing, holds, touchdowns := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, r := range rows {
+		switch {
+		case r[3] == "failsafe" && strings.HasSuffix(r[4], ": finishing the goto"):
+			finishing[r[1]] = true
+		case r[3] == "failsafe" && strings.HasSuffix(r[4], ": hold"):
+			holds[r[1]] = true
+		case r[3] == "touchdown":
+			touchdowns[r[1]] = true
+		}
+	}
+	t.Logf("%d UAVs lost the link, closest approach %.2f m", len(finishing), s.Separation.MinM)
+	if len(finishing) < 10 {
+		t.Fatalf("only %d UAVs lost the link: the test no longer exercises the failsafe", len(finishing))
+	}
+	for id := range finishing {
+		if !holds[id] || !touchdowns[id] {
+			t.Errorf("UAV %s lost the link but did not hold (%v) and land (%v)", id, holds[id], touchdowns[id])
+		}
+	}
+	if s.Separation.Collisions != 0 || s.Separation.MinM < 1 {
+		t.Errorf("separation %+v", s.Separation)
+	}
+}
+
 // TestFailsafeOverTheNetwork: the ground station falls silent; every UAV
 // notices the missing heartbeats, holds after 1 s and lands 5 s later.
 func TestFailsafeOverTheNetwork(t *testing.T) {

@@ -259,7 +259,7 @@ func (v *Controller) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 	switch c.Kind {
 	case vehicle.CmdHeartbeat:
 		v.linkSeen, v.lastLink = true, t
-		if v.fsStage > 0 {
+		if v.fsStage != 0 {
 			v.fsStage = 0
 			ev.Add(t, "failsafe", "link restored")
 		}
@@ -281,7 +281,7 @@ func (v *Controller) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 		if !v.armed {
 			return
 		}
-		v.posSP, v.yawSP, v.hasTarget = v.estPos, v.estAtt.Yaw(), true
+		v.posSP, v.yawSP, v.hasTarget = v.stopPoint(), v.estAtt.Yaw(), true
 		v.setMode(t, vehicle.ModeHold, ev)
 	case vehicle.CmdGoto:
 		v.arm(t, ev)
@@ -306,7 +306,8 @@ func (v *Controller) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 		if !v.armed {
 			return
 		}
-		v.posSP, v.hasTarget = geom.V(v.estPos.X, v.estPos.Y, v.home.Z), true
+		stop := v.stopPoint()
+		v.posSP, v.hasTarget = geom.V(stop.X, stop.Y, v.home.Z), true
 		v.landMaybe = false
 		v.setMode(t, vehicle.ModeLand, ev)
 	case vehicle.CmdRTL:
@@ -316,7 +317,7 @@ func (v *Controller) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 		v.rtlStage = 0
 		v.setMode(t, vehicle.ModeRTL, ev)
 	}
-	if v.fsStage > 0 && c.Kind != vehicle.CmdHeartbeat {
+	if v.fsStage != 0 && c.Kind != vehicle.CmdHeartbeat {
 		// A fresh command from the operator ends the failsafe.
 		v.fsStage = 0
 	}
@@ -391,11 +392,21 @@ func (v *Controller) failsafe(t sim.Time, ev *vehicle.Events) {
 		lost, why = true, "offboard setpoints lost"
 	}
 	switch {
+	case v.fsStage == 0 && lost && v.mode == vehicle.ModeGoto && ap.FailsafeGoto == "finish" && !v.arrived:
+		// The goto's path was planned clear of the other vehicles: stopping
+		// on it would put this vehicle in the way of those behind it (they
+		// lose the link at the same place), so it flies on to its target
+		// and the failsafe starts there.
+		v.fsStage = fsFinishing
+		ev.Add(t, "failsafe", why+": finishing the goto")
+	case v.fsStage == fsFinishing && (v.mode != vehicle.ModeGoto || v.arrived):
+		v.fsStage, v.fsSince = 1, t
+		ev.Add(t, "failsafe", why+": hold")
+		v.holdHere(t, ev)
 	case v.fsStage == 0 && lost:
 		v.fsStage, v.fsSince = 1, t
 		ev.Add(t, "failsafe", why+": hold")
-		v.posSP, v.yawSP, v.hasTarget = v.estPos, v.estAtt.Yaw(), true
-		v.setMode(t, vehicle.ModeHold, ev)
+		v.holdHere(t, ev)
 	case v.fsStage == 1 && t.Sub(v.fsSince) > ap.FailsafeDelay:
 		v.fsStage = 2
 		ev.Add(t, "failsafe", "still no link: "+ap.FailsafeAction)
@@ -408,6 +419,40 @@ func (v *Controller) failsafe(t sim.Time, ev *vehicle.Events) {
 			v.setMode(t, vehicle.ModeLand, ev)
 		}
 	}
+}
+
+// fsFinishing is the failsafe stage of a vehicle that lost the link during
+// a goto and flies on to its target first (failsafe_goto: finish).
+const fsFinishing = -1
+
+// holdHere switches to hold at the point where the vehicle can stop: the
+// target when it has arrived at it, else its braking point.
+func (v *Controller) holdHere(t sim.Time, ev *vehicle.Events) {
+	sp := v.stopPoint()
+	if v.mode == vehicle.ModeGoto && v.arrived {
+		sp = v.posSP
+	}
+	v.posSP, v.yawSP, v.hasTarget = sp, v.estAtt.Yaw(), true
+	v.setMode(t, vehicle.ModeHold, ev)
+}
+
+// stopPoint returns where the vehicle comes to rest when it brakes now as
+// the position loop lets it (80% of the acceleration limits): its position
+// plus the braking distance along its velocity, as PX4's hold does
+// (navigator's calculate_breaking_stop). Holding at the position of the
+// moment instead makes a moving vehicle overshoot by that distance and fly
+// back, through whatever followed it.
+func (v *Controller) stopPoint() geom.Vec3 {
+	ap := v.ap
+	p := v.estPos
+	if s := v.estVel.NormXY(); s > 1e-3 {
+		d := s * s / (2 * 0.8 * ap.AccHor)
+		p.X += v.estVel.X / s * d
+		p.Y += v.estVel.Y / s * d
+	}
+	vz := v.estVel.Z
+	p.Z += math.Copysign(vz*vz/(2*0.8*ap.AccDown), vz)
+	return p
 }
 
 // modes runs the mode logic at the position-loop rate: arrivals, RTL
@@ -428,8 +473,9 @@ func (v *Controller) modes(t sim.Time, ev *vehicle.Events) {
 	case vehicle.ModeRTL:
 		alt := math.Max(v.home.Z+ap.RTLAlt, v.estPos.Z)
 		switch v.rtlStage {
-		case 0: // climb
-			v.posSP = geom.V(v.estPos.X, v.estPos.Y, alt)
+		case 0: // brake and climb
+			stop := v.stopPoint()
+			v.posSP = geom.V(stop.X, stop.Y, alt)
 			v.hasTarget = true
 			v.rtlStage = 1
 		case 1:

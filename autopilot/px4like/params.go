@@ -70,12 +70,17 @@ type Params struct {
 	IdleSpeed    float64 `yaml:"idle_speed" json:"idle_speed"`       // armed idle rotor speed, fraction of max
 
 	// Failsafe: no offboard setpoint or ground-station heartbeat for
-	// Timeout (once a link existed) -> hold; still none ActionDelay later
-	// -> Action (land or rtl). 0 disables it.
+	// Timeout (once a link existed) -> hold at the braking point; still
+	// none Delay later -> Action (land or rtl). 0 disables it.
 	FailsafeTimeout sim.Duration `yaml:"failsafe_timeout" json:"failsafe_timeout"` // COM_OF_LOSS_T
 	FailsafeDelay   sim.Duration `yaml:"failsafe_delay" json:"failsafe_delay"`
 	FailsafeAction  string       `yaml:"failsafe_action" json:"failsafe_action"`
-	DisarmDelay     sim.Duration `yaml:"disarm_delay" json:"disarm_delay"` // COM_DISARM_LAND
+	// FailsafeGoto is what a link loss does to a goto in progress: hold
+	// (PX4: the failsafe interrupts it) or finish (fly on to the target,
+	// whose path was planned clear of the other vehicles, and start the
+	// failsafe there, like PX4's COM_DLL_EXCEPT for missions).
+	FailsafeGoto string       `yaml:"failsafe_goto" json:"failsafe_goto"`
+	DisarmDelay  sim.Duration `yaml:"disarm_delay" json:"disarm_delay"` // COM_DISARM_LAND
 	// DisarmPreflight disarms a vehicle armed on the ground that does not
 	// take off within this time; 0 never does (COM_DISARM_PRFLT).
 	DisarmPreflight sim.Duration `yaml:"disarm_preflight" json:"disarm_preflight"`
@@ -109,7 +114,7 @@ func DefaultParams() Params {
 		RateIntLim:  0.3,
 		RollRateMax: 220, PitchRateMax: 220, YawRateMax: 200,
 		IdleSpeed:       0.15,
-		FailsafeTimeout: sim.Second, FailsafeDelay: 5 * sim.Second, FailsafeAction: "land",
+		FailsafeTimeout: sim.Second, FailsafeDelay: 5 * sim.Second, FailsafeAction: "land", FailsafeGoto: "hold",
 		DisarmDelay: 2 * sim.Second, DisarmPreflight: 10 * sim.Second,
 		EstPosGain: 0.3, EstVelGain: 0.5,
 		ControlPeriod: sim.Millisecond, AttEvery: 4, PosEvery: 20,
@@ -162,6 +167,9 @@ func (p *Params) Validate() fields.Errors {
 	}
 	if p.FailsafeAction != "land" && p.FailsafeAction != "rtl" {
 		bad["failsafe_action"] = fmt.Sprintf("must be land or rtl, got %q", p.FailsafeAction)
+	}
+	if p.FailsafeGoto != "hold" && p.FailsafeGoto != "finish" {
+		bad["failsafe_goto"] = fmt.Sprintf("must be hold or finish, got %q", p.FailsafeGoto)
 	}
 	if p.ControlPeriod <= 0 {
 		bad["control_period"] = fmt.Sprintf("must be positive, got %v", p.ControlPeriod)
