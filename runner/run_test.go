@@ -629,3 +629,38 @@ func TestQuickstartOnNativeWifi(t *testing.T) {
 		}
 	}
 }
+
+// TestMunils50WifiRouting: munils-50 over 802.11a with AODV (the built-in
+// munils-50-wifi): the UAVs relay the ground station's commands and each
+// other's telemetry, every UAV completes both legs, and none collides.
+func TestMunils50WifiRouting(t *testing.T) {
+	text, ok := scenarios.Lookup("munils-50-wifi")
+	if !ok {
+		t.Fatal("no built-in munils-50-wifi")
+	}
+	dir := t.TempDir()
+	s := runYAML(t, string(text), engine.Options{Registry: registry}, dir).Summary
+	_, rows := readCSV(t, filepath.Join(dir, "routing.csv"))
+	var forwarded int
+	for _, r := range rows {
+		v, _ := strconv.Atoi(r[3])
+		forwarded += v
+	}
+	_, ev := readCSV(t, filepath.Join(dir, "events.csv"))
+	done := map[string]bool{}
+	for _, r := range ev {
+		if r[3] == "leg_done" && strings.HasSuffix(r[4], " leg=1") {
+			done[r[4]] = true
+		}
+	}
+	t.Logf("%d UAVs finished leg 2, %d data packets forwarded, separation %+v", len(done), forwarded, s.Separation)
+	if forwarded == 0 {
+		t.Errorf("no packet was relayed")
+	}
+	if len(done) != 50 {
+		t.Errorf("%d of 50 UAVs finished their last leg", len(done))
+	}
+	if s.Separation.Collisions != 0 {
+		t.Errorf("separation %+v", s.Separation)
+	}
+}
