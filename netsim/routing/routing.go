@@ -154,11 +154,11 @@ type Backend struct {
 	// in answer leaves then, not at the sender's end of transmission a
 	// propagation delay earlier (while the receiver still senses it).
 	rxEnd sim.Time
-	stats  []Stats
-	pos    []geom.Vec3
-	open   func(name string) (io.Writer, error)
-	csvw   io.Writer
-	scr    []byte
+	stats []Stats
+	pos   []geom.Vec3
+	open  func(name string) (io.Writer, error)
+	csvw  io.Writer
+	scr   []byte
 }
 
 // New returns a routing layer running protocol name (flood, aodv or olsr)
