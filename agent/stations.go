@@ -23,15 +23,7 @@ type StationsParams struct {
 // Validate checks the parameters.
 func (p *StationsParams) Validate() fields.Errors {
 	bad := fields.Errors{}
-	if len(p.Points) == 0 {
-		bad["points"] = "needs at least one point"
-	}
-	if p.Speed < 0 {
-		bad["speed"] = fmt.Sprintf("must be >= 0, got %v", p.Speed)
-	}
-	if !(p.Accept > 0) {
-		bad["accept"] = fmt.Sprintf("must be > 0, got %v", p.Accept)
-	}
+	checkRoute(bad, p.Points, p.Speed, p.Accept)
 	positive(bad, "period", p.Period)
 	positive(bad, "dwell", p.Dwell)
 	if p.Period > 0 && p.Dwell > 0 && p.Dwell%p.Period != 0 {

@@ -24,15 +24,7 @@ type WaypointsParams struct {
 // Validate checks the parameters.
 func (p *WaypointsParams) Validate() fields.Errors {
 	bad := fields.Errors{}
-	if len(p.Points) == 0 {
-		bad["points"] = "needs at least one point"
-	}
-	if p.Speed < 0 {
-		bad["speed"] = fmt.Sprintf("must be >= 0, got %v", p.Speed)
-	}
-	if !(p.Accept > 0) {
-		bad["accept"] = fmt.Sprintf("must be > 0, got %v", p.Accept)
-	}
+	checkRoute(bad, p.Points, p.Speed, p.Accept)
 	nonNegative(bad, "hold", p.Hold)
 	positive(bad, "period", p.Period)
 	checkFinal(bad, p.Final)
@@ -132,4 +124,18 @@ func (w *Waypoints) Step(ctx *Context) {
 		w.idx = 0
 	}
 	w.send(ctx)
+}
+
+// checkRoute checks what the behaviours that fly through points share: at
+// least one point, a speed >= 0 and an arrival radius > 0.
+func checkRoute(bad fields.Errors, points []geom.Vec3, speed, accept float64) {
+	if len(points) == 0 {
+		bad["points"] = "needs at least one point"
+	}
+	if speed < 0 {
+		bad["speed"] = fmt.Sprintf("must be >= 0, got %v", speed)
+	}
+	if !(accept > 0) {
+		bad["accept"] = fmt.Sprintf("must be > 0, got %v", accept)
+	}
 }

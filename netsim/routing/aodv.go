@@ -2,6 +2,7 @@ package routing
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -302,7 +303,7 @@ func (x *aodv) hello(t sim.Time, n int32) {
 	}
 	gone := append(x.gone[:0], x.prec...)
 	x.gone = gone
-	sortI32(gone)
+	slices.Sort(gone)
 	for _, s := range gone {
 		x.linkFailed(t, n, s)
 	}
@@ -529,12 +530,12 @@ func (x *aodv) linkFailed(t sim.Time, n, next int32) {
 // that they broke; skip is a node not to tell.
 func (x *aodv) sendRERR(t sim.Time, n int32, skip int32) {
 	nd := &x.nodes[n]
-	sortU64(x.lost)
+	slices.Sort(x.lost)
 	x.prec = x.prec[:0]
 	for _, l := range x.lost {
 		if r := nd.routes[int32(l>>32)]; r != nil {
 			for _, p := range r.precursors {
-				if p != skip && !contains(x.prec, p) {
+				if p != skip && !slices.Contains(x.prec, p) {
 					x.prec = append(x.prec, p)
 				}
 			}
@@ -578,30 +579,5 @@ func (x *aodv) recvRERR(t sim.Time, n, from int32, pl []byte) {
 	}
 	if len(x.lost) > 0 {
 		x.sendRERR(t, n, from)
-	}
-}
-
-func contains(s []int32, v int32) bool {
-	for _, w := range s {
-		if w == v {
-			return true
-		}
-	}
-	return false
-}
-
-func sortU64(s []uint64) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
-
-func sortI32(s []int32) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
 	}
 }
