@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -417,6 +418,7 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...strin
 					}
 					names = append(names, skip...)
 					sort.Strings(names)
+					names = slices.Compact(names) // a skipped key may also be a field
 					known = strings.Join(names, ", ")
 				}
 				d.errorf(mv.Key, kp, "unknown field %q (known fields: %s)", key, known)
