@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"syscall"
 	"time"
@@ -19,6 +20,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var runs, workers int
 	var files, contend bool
+	var cpuProfile, memProfile string
 	c := &cobra.Command{
 		Use:   "bench [SCENARIO]",
 		Short: "Measure whole-run speed (default: the bench-swarm100 scenario)",
@@ -57,6 +59,20 @@ and 2 (and the default) with and without it.`,
 				}
 				defer stop()
 			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
+			if memProfile != "" {
+				runtime.MemProfileRate = 4096
+			}
 			var walls []float64
 			var last *runner.Result
 			var mallocs uint64
@@ -93,6 +109,11 @@ and 2 (and the default) with and without it.`,
 				ticks += res.Summary.Ticks
 				last = res
 			}
+			if memProfile != "" {
+				if err := writeHeapProfile(memProfile); err != nil {
+					return err
+				}
+			}
 			slices.Sort(walls)
 			med := walls[len(walls)/2]
 			s := last.Summary
@@ -118,7 +139,25 @@ and 2 (and the default) with and without it.`,
 	c.Flags().IntVar(&workers, "workers", 0, "goroutines stepping vehicles (default: the scenario's, or automatic, as skyloop run)")
 	c.Flags().BoolVar(&contend, "contend", false, "run a CPU-bound process beside the benchmark (a busy machine)")
 	c.Flags().BoolVar(&files, "files", false, "also write the per-packet and per-sample CSV files")
+	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of all runs to this file (go tool pprof)")
+	c.Flags().StringVar(&memProfile, "memprofile", "", "write an allocation profile of all runs to this file (go tool pprof -sample_index=alloc_space)")
 	return c
+}
+
+// writeHeapProfile writes the allocation profile gathered so far to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return nil
 }
 
 func onOff(b bool) string {
