@@ -35,6 +35,13 @@ type Recorder interface {
 	Event(t sim.Time, node netsim.NodeID, source, name, detail string)
 }
 
+// DropRecorder is implemented by recorders that can say whether they use
+// drop events one by one (a per-packet trace file does). A recorder that
+// does not implement it gets every drop.
+type DropRecorder interface {
+	RecordsDrops() bool
+}
+
 // SetRecorder makes rec receive the run's records; with vehicles set it
 // also gets every vehicle's state at the scenario's sample period.
 func (r *Run) SetRecorder(rec Recorder, vehicles bool) { r.rec, r.recVehicles = rec, vehicles }

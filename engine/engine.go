@@ -803,6 +803,19 @@ func (r *Run) Trace(e *netsim.TraceEvent) {
 	}
 }
 
+// CountsDrops implements netsim.DropCounter: drops may be counted in bulk
+// unless the recorder writes each one (trace.csv).
+func (r *Run) CountsDrops() bool {
+	if r.rec == nil {
+		return true
+	}
+	d, ok := r.rec.(DropRecorder)
+	return ok && !d.RecordsDrops()
+}
+
+// TraceDrops implements netsim.DropCounter.
+func (r *Run) TraceDrops(e *netsim.TraceEvent, n int) { r.met.TraceDrops(e, n) }
+
 // SetOptions replaces the run-time options (progress, stop) after Build.
 func (r *Run) SetOptions(opt Options) {
 	r.opt.Progress, r.opt.Stop = opt.Progress, opt.Stop

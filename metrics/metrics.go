@@ -72,6 +72,13 @@ func (c *Collector) Trace(e *netsim.TraceEvent) {
 	}
 }
 
+// TraceDrops counts n drop events like e (netsim.DropCounter).
+func (c *Collector) TraceDrops(e *netsim.TraceEvent, n int) {
+	if n > 0 {
+		c.kind(e.P.Kind).drops[e.Reason] += uint64(n)
+	}
+}
+
 // Delivered records a delivery consumed at tick time tick.
 func (c *Collector) Delivered(d *netsim.Delivery, tick sim.Time) {
 	p := d.P

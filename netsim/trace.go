@@ -95,3 +95,19 @@ type TraceFunc func(e *TraceEvent)
 
 // Trace calls f(e).
 func (f TraceFunc) Trace(e *TraceEvent) { f(e) }
+
+// DropCounter is a Tracer whose consumers may need only the number of drop
+// events, not each receiver's: metrics count drops, and only a per-packet
+// trace file names the receivers. A backend that asks CountsDrops at Start
+// and gets true may report several drops of one packet, with one reason,
+// time and power, in one TraceDrops call instead of one Trace call per
+// receiver. Results are the same; only the work differs.
+type DropCounter interface {
+	Tracer
+	// CountsDrops reports whether drop events may be counted in bulk
+	// for the rest of the run.
+	CountsDrops() bool
+	// TraceDrops stands for n drop events like e, at receivers the
+	// backend does not name (e.Node means nothing).
+	TraceDrops(e *TraceEvent, n int)
+}

@@ -74,6 +74,10 @@ func (o *outputs) Trace(e *netsim.TraceEvent) {
 	tracecsv.WriteTrace(o.traceCSV, e)
 }
 
+// RecordsDrops implements engine.DropRecorder: drops are written one by
+// one only to trace.csv.
+func (o *outputs) RecordsDrops() bool { return o != nil && o.traceCSV != nil }
+
 // Delivery implements engine.Recorder.
 func (o *outputs) Delivery(d *netsim.Delivery, tick sim.Time) {
 	if o == nil || o.deliveries == nil {

@@ -65,6 +65,9 @@ type frame struct {
 	mode     Mode
 	recv     []reception
 	attempts int
+	// refs counts the calendar events that hold the frame; the frame
+	// returns to the backend's free list when the last one is handled.
+	refs int32
 }
 
 // reception is what happened to a frame at one receiver.
@@ -76,9 +79,10 @@ type reception struct {
 
 // signal is a frame's energy at one receiver.
 type signal struct {
-	f          *frame
+	id         uint64 // the frame's
 	start, end sim.Time
 	w          float64 // watts
+	dbm        float64 // the same power in dBm
 }
 
 type node struct {
@@ -88,6 +92,7 @@ type node struct {
 	// PHY
 	txUntil sim.Time
 	locked  uint64 // id of the frame being received, 0 none
+	lockF   *frame // that frame (valid while locked != 0)
 	lockEnd sim.Time
 	lockBeg sim.Time
 	lockW   float64  // power of the frame being received, watts
@@ -139,10 +144,21 @@ type Backend struct {
 	// channel width (dBm).
 	rxSensitivity float64
 	cutoffDbm     float64
-	pcap          *pcap.Writer
-	open          func(name string) (io.Writer, error)
-	now           sim.Time
-	clock         sim.Time // the latest time AdvanceTo was asked for
+	// Distance pre-classification (squared metres), when the received
+	// power is a non-increasing function of distance alone (no fading):
+	// beyond quietSq a signal is surely below the sensitivity, beyond
+	// farSq surely below the cutoff; between the bounds and the exact
+	// boundaries lies a margin where rxPower decides. +Inf disables it.
+	quietSq, farSq float64
+	// counting is set when the tracer needs only the number of drops:
+	// receivers below the sensitivity are then counted, not recorded.
+	counting bool
+	counter  netsim.DropCounter
+	free     []*frame // frames to reuse
+	pcap     *pcap.Writer
+	open     func(name string) (io.Writer, error)
+	now      sim.Time
+	clock    sim.Time // the latest time AdvanceTo was asked for
 }
 
 // New returns a native Wi-Fi backend reporting to tr (which may be nil).
@@ -178,6 +194,11 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	b.ackDur = b.tm.duration(b.mode, ackBytes)
 	b.eifsD = b.tm.sifs + b.tm.duration(b.tm.headerMode, ackBytes) + b.tm.difs
 	b.idx = grid{cell: math.Max(b.cutoff, 1), cells: map[[3]int32][]int32{}}
+	b.quietSq, b.farSq = math.Inf(1), math.Inf(1)
+	if p.Fading == NoFading && p.Loss != TwoRay {
+		b.quietSq = sq(b.beyond(b.rxSensitivity))
+		b.farSq = sq(b.beyond(b.cutoffDbm))
+	}
 	return b, nil
 }
 
@@ -198,6 +219,9 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 		b.pos[i] = n.Pos
 	}
 	b.idx.build(b.pos)
+	if c, ok := b.tr.(netsim.DropCounter); ok && c.CountsDrops() {
+		b.counting, b.counter = true, c
+	}
 	if b.p.Pcap && b.open != nil {
 		f, err := b.open("capture.pcap")
 		if err != nil {
@@ -260,7 +284,12 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 				b.ackFailed(n)
 			}
 		case evSendAck:
-			b.transmit(n, &frame{src: n.id, dst: int32(e.f.src), pkt: e.f.pkt, ack: true, mode: b.mode})
+			a := b.newFrame()
+			a.src, a.dst, a.pkt, a.ack, a.mode = n.id, e.f.src, e.f.pkt, true, b.mode
+			b.transmit(n, a)
+		}
+		if e.f != nil {
+			b.drop(e.f)
 		}
 	}
 	return b.out, nil
@@ -459,7 +488,9 @@ func (b *Backend) access(n *node) {
 	if p.Dst != netsim.Broadcast {
 		dst = int32(p.Dst)
 	}
-	b.transmit(n, &frame{src: n.id, dst: dst, pkt: p, mode: b.mode, attempts: n.attempts})
+	f := b.newFrame()
+	f.src, f.dst, f.pkt, f.mode, f.attempts = n.id, dst, p, b.mode, n.attempts
+	b.transmit(n, f)
 }
 
 // transmit puts f on the air now and works out what each receiver makes
@@ -481,13 +512,87 @@ func (b *Backend) transmit(n *node, f *frame) {
 	}
 	f.recv = f.recv[:0]
 	b.idx.near(n.pos, func(r int32) {
-		if r == n.id {
-			return
+		if r != n.id {
+			b.reach(f, n, r)
 		}
-		b.arrive(f, n, &b.nodes[r])
 	})
-	b.q.Push(f.end, event{kind: evTxEnd, node: n.id, f: f})
+	b.push(f.end, event{kind: evTxEnd, node: n.id, f: f})
 }
+
+// reach handles f's arrival at node r: signals that are surely below the
+// cutoff or the sensitivity by distance alone are classified without
+// computing their power.
+func (b *Backend) reach(f *frame, tx *node, r int32) {
+	d := b.pos[tx.id].Sub(b.pos[r])
+	d2 := d.X*d.X + d.Y*d.Y + d.Z*d.Z
+	switch {
+	case d2 > b.farSq:
+		return
+	case d2 > b.quietSq:
+		if !b.counting { // else unseen counts it
+			f.recv = append(f.recv, reception{node: r, why: netsim.DropSensitivity})
+		}
+		return
+	}
+	b.arrive(f, tx, &b.nodes[r])
+}
+
+// push schedules e, which holds its frame, if any, until it is handled.
+func (b *Backend) push(t sim.Time, e event) {
+	if e.f != nil {
+		e.f.refs++
+	}
+	b.q.Push(t, e)
+}
+
+// newFrame returns a cleared frame, reused when one is free.
+func (b *Backend) newFrame() *frame {
+	if n := len(b.free); n > 0 {
+		f := b.free[n-1]
+		b.free = b.free[:n-1]
+		return f
+	}
+	return &frame{}
+}
+
+// drop gives up an event's hold on f; the last one frees it.
+func (b *Backend) drop(f *frame) {
+	if f.refs--; f.refs == 0 {
+		*f = frame{recv: f.recv[:0]}
+		b.free = append(b.free, f)
+	}
+}
+
+// beyond returns a distance beyond which the received power (without
+// fading) is surely below thr dBm: the boundary found by bisection, plus a
+// relative margin far above the rounding of the loss formulas. The loss
+// must not decrease with distance.
+func (b *Backend) beyond(thr float64) float64 {
+	if b.p.Loss == RangeLoss {
+		if b.p.TxPower < thr {
+			return 0
+		}
+		return b.p.MaxRange * (1 + 1e-9)
+	}
+	lo, hi := 0.0, 1.0
+	for b.rxPower(geom.Vec3{}, geom.V(hi, 0, 0)) >= thr {
+		if hi > 1e9 {
+			return math.Inf(1)
+		}
+		hi *= 2
+	}
+	for i := 0; i < 80; i++ {
+		mid := (lo + hi) / 2
+		if b.rxPower(geom.Vec3{}, geom.V(mid, 0, 0)) >= thr {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi * (1 + 1e-9)
+}
+
+func sq(x float64) float64 { return x * x }
 
 // arrive registers f's signal at receiver r.
 func (b *Backend) arrive(f *frame, tx *node, r *node) {
@@ -507,7 +612,7 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 		return
 	}
 	delay := sim.Duration(math.Round(d / speedOfLight * 1e9))
-	s := signal{f: f, start: f.start.Add(delay), end: f.end.Add(delay), w: dbmToW(dbm)}
+	s := signal{id: f.id, start: f.start.Add(delay), end: f.end.Add(delay), w: dbmToW(dbm), dbm: dbm}
 	b.pruneNode(r, s.start)
 	r.sigs = append(r.sigs, s)
 	rec := reception{node: r.id}
@@ -534,7 +639,7 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 		rec.why = netsim.DropCollision
 	default:
 		rec.locked = true
-		r.locked, r.lockBeg, r.lockEnd, r.lockW = f.id, s.start, s.end, s.w
+		r.locked, r.lockF, r.lockBeg, r.lockEnd, r.lockW = f.id, f, s.start, s.end, s.w
 		b.busy(r, s.start.Add(detectDelay), s.end)
 	}
 	if !rec.locked && dbm >= b.p.CcaEdThreshold {
@@ -546,19 +651,12 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 // abort ends r's reception of the frame it is locked onto: that frame's
 // reception at r fails with reason why.
 func (b *Backend) abort(r *node, why netsim.DropReason) {
-	id := r.locked
-	r.locked = 0
-	for i := range r.sigs {
-		f := r.sigs[i].f
-		if f.id != id {
-			continue
+	f := r.lockF
+	r.locked, r.lockF = 0, nil
+	for k := range f.recv {
+		if f.recv[k].node == r.id {
+			f.recv[k].locked, f.recv[k].why = false, why
 		}
-		for k := range f.recv {
-			if f.recv[k].node == r.id {
-				f.recv[k].locked, f.recv[k].why = false, why
-			}
-		}
-		return
 	}
 }
 
@@ -568,7 +666,7 @@ func (b *Backend) interference(r *node, id uint64, t sim.Time) float64 {
 	var w float64
 	for i := range r.sigs {
 		s := &r.sigs[i]
-		if s.f.id != id && s.start <= t && t < s.end {
+		if s.id != id && s.start <= t && t < s.end {
 			w += s.w
 		}
 	}
@@ -596,8 +694,8 @@ func (b *Backend) pruneNode(r *node, t sim.Time) {
 // success returns the probability that receiver r decodes signal si: the
 // product, over chunks of constant interference, of the error model's
 // success for the PHY header and the payload.
-func (b *Backend) success(r *node, s *signal) (float64, bool) {
-	id := s.f.id
+func (b *Backend) success(r *node, s *signal, mode Mode) (float64, bool) {
+	id := s.id
 	hs := s.start.Add(b.tm.preamble)
 	he := hs.Add(b.tm.header)
 	// Change points of the interference over [hs, end).
@@ -607,7 +705,7 @@ func (b *Backend) success(r *node, s *signal) (float64, bool) {
 	interfered := false
 	for i := range r.sigs {
 		o := &r.sigs[i]
-		if o.f.id == id || o.end <= hs || o.start >= s.end {
+		if o.id == id || o.end <= hs || o.start >= s.end {
 			continue
 		}
 		interfered = true
@@ -631,7 +729,7 @@ func (b *Backend) success(r *node, s *signal) (float64, bool) {
 			iw = b.interference(r, id, mid)
 		}
 		sinr := s.w / (b.noise + iw)
-		m := s.f.mode
+		m := mode
 		if a < he {
 			m = b.tm.headerMode
 		}
@@ -685,15 +783,15 @@ func (b *Backend) txEnd(f *frame) {
 		}
 		var s signal
 		for i := range r.sigs {
-			if r.sigs[i].f == f {
+			if r.sigs[i].id == f.id {
 				s = r.sigs[i]
 			}
 		}
-		ps, interfered := b.success(r, &s)
-		r.locked = 0
+		ps, interfered := b.success(r, &s, f.mode)
+		r.locked, r.lockF = 0, nil
 		u := sim.Unit(sim.Hash(b.seed, f.id, uint64(rc.node), 0xdec0de))
 		ok := u < ps
-		dbm := 10*math.Log10(s.w) + 30
+		dbm := s.dbm
 		if !ok {
 			r.eifs = true
 			b.schedule(r)
@@ -723,7 +821,7 @@ func (b *Backend) txEnd(f *frame) {
 				b.deliver(f.pkt, rc.node, s.end, dbm)
 			}
 			f.pkt.Refs++ // held by the ACK until it has been sent
-			b.q.Push(s.end.Add(b.tm.sifs), event{kind: evSendAck, node: r.id, f: f})
+			b.push(s.end.Add(b.tm.sifs), event{kind: evSendAck, node: r.id, f: f})
 		default:
 			// Someone else's unicast: virtual carrier sense until its ACK.
 			b.busy(r, s.end, s.end.Add(b.tm.sifs+b.ackDur))
@@ -745,7 +843,7 @@ func (b *Backend) txEnd(f *frame) {
 	default:
 		tx.waitAck = f
 		timeout := b.tm.sifs + b.tm.slot + b.tm.preamble + b.tm.header + b.ackDur
-		b.q.Push(t.Add(timeout), event{kind: evAckTimeout, node: tx.id, f: f})
+		b.push(t.Add(timeout), event{kind: evAckTimeout, node: tx.id, f: f})
 	}
 }
 
@@ -755,6 +853,11 @@ func (b *Backend) txEnd(f *frame) {
 // f ends.)
 func (b *Backend) unseen(f *frame, t sim.Time) {
 	if len(f.recv) == len(b.nodes)-1 {
+		return
+	}
+	if b.counting {
+		b.ev = netsim.TraceEvent{Type: netsim.EvDrop, T: t, P: f.pkt, Node: -1, Reason: netsim.DropSensitivity, RxPower: netsim.NoPower}
+		b.counter.TraceDrops(&b.ev, len(b.nodes)-1-len(f.recv))
 		return
 	}
 	for _, rc := range f.recv {
