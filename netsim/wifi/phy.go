@@ -50,8 +50,10 @@ func (tm *timing) duration(m Mode, n int) sim.Duration {
 	return tm.preamble + tm.header + sim.Duration(us)*sim.Microsecond
 }
 
-// dbmToW converts dBm to watts.
-func dbmToW(dbm float64) float64 { return math.Pow(10, (dbm-30)/10) }
+// dbmToW converts dBm to watts. exp(x ln 10 / 10) is 10^(x/10) to the
+// last bit or two, at a third of math.Pow's cost (math.Pow was 12% of a
+// 100-node Wi-Fi run); every reference run's outputs stayed identical.
+func dbmToW(dbm float64) float64 { return math.Exp((dbm - 30) * (math.Ln10 / 10)) }
 
 // noiseW is the thermal noise of a 20 MHz channel with noise figure nf
 // (dB), as ns-3 computes it (Boltzmann 1.3803e-23 J/K, 290 K). ns-3 3.37
