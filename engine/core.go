@@ -98,7 +98,8 @@ func (r *Run) Run() error { return r.RunUntil(r.end) }
 // end of the run if that comes first. It may be called repeatedly with
 // later times, as tests that drive a run step by step do.
 func (r *Run) RunUntil(t sim.Time) error {
-	return r.kernel.Run(min(t, r.end))
+	r.until = min(t, r.end)
+	return r.kernel.Run(r.until)
 }
 
 // Now returns the simulated time the run has reached.

@@ -47,6 +47,10 @@ type Options struct {
 	Seed     *uint64       // overrides the scenario seed
 	Duration *sim.Duration // overrides the scenario duration
 	Workers  int           // overrides the scenario worker count when > 0
+	// AlwaysParallel makes the workers share every tick's vehicles (and
+	// the network step beside them) whatever the pool's tuner would
+	// choose; determinism tests use it so that the parallel paths run.
+	AlwaysParallel bool
 	// NoFiles turns off every per-packet and per-sample CSV (metrics stay
 	// exact); used by benchmarks.
 	NoFiles bool
@@ -149,6 +153,12 @@ type Run struct {
 	curTick   int64
 	curT      sim.Time
 	vehicleFn func(lo, hi int)
+	// overlap lets the network step to the next tick while the workers
+	// step the vehicles (see vehiclePhase); until is where the current
+	// RunUntil stops, pre the step taken ahead.
+	overlap bool
+	until   sim.Time
+	pre     prefetch
 
 	effective   map[string]any
 	rec         Recorder // nil: nothing is recorded

@@ -53,6 +53,8 @@ type Pool struct {
 	mu     sync.Mutex
 	panicV any // first panic of a chunk during the current Run
 
+	started bool // Go published a job that Join has not finished
+
 	tune tuner
 }
 
@@ -193,6 +195,10 @@ func (p *Pool) runChunk(c int) {
 	p.fn(c*p.n/p.chunks, (c+1)*p.n/p.chunks)
 }
 
+// AlwaysParallel makes every job with enough work run on all workers,
+// without timing (tests of determinism use it).
+func (p *Pool) AlwaysParallel() { p.tune.fixed, p.tune.par = true, true }
+
 // Workers returns the number of workers, the caller included.
 func (p *Pool) Workers() int { return p.workers }
 
@@ -200,6 +206,18 @@ func (p *Pool) Workers() int { return p.workers }
 // fn must be safe to call concurrently on disjoint ranges. Chunks are
 // contiguous, never empty and never out of range.
 func (p *Pool) Run(n int, fn func(lo, hi int)) {
+	p.Go(n, fn)
+	p.Join()
+}
+
+// Go starts fn on chunks covering [0, n) and returns without waiting, so
+// that the caller can do other work (which must not touch what fn
+// touches) while the helpers run the chunks; Join then runs what is left
+// and waits. When the pool runs the job inline (one worker, too little
+// work, or the tuner found that parallel runs do not pay), Go runs all of
+// it before returning. Every Go must be followed by Join before the next
+// Go or Run.
+func (p *Pool) Go(n int, fn func(lo, hi int)) {
 	w := p.workers
 	if m := n / max(p.MinChunk, 1); m < w {
 		w = m
@@ -227,9 +245,21 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 	for _, h := range p.helpers {
 		h.unpark()
 	}
+	p.started = true
+}
+
+// Join runs the chunks of the job started by Go that no helper has
+// claimed yet and waits until all are done; it re-raises, in the caller's
+// goroutine, the first panic of a chunk. It returns at once when Go ran
+// the job inline.
+func (p *Pool) Join() {
+	if !p.started {
+		return
+	}
+	p.started = false
 	func() {
 		defer p.wait() // never leave helpers running, even on a panic
-		p.work(g, 0)
+		p.work(p.gen.Load(), 0)
 	}()
 	p.fn = nil
 	if v := p.panicV; v != nil {

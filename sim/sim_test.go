@@ -606,3 +606,46 @@ func BenchmarkPoolRun(b *testing.B) {
 		})
 	}
 }
+
+// TestPoolGoJoin: a job started with Go is covered exactly once whether
+// the helpers finish it while the caller works elsewhere or the caller
+// joins early and takes what is left; a panic in a chunk reaches Join.
+func TestPoolGoJoin(t *testing.T) {
+	for workers := 1; workers <= 4; workers++ {
+		p := forcedPool(workers)
+		for round := 0; round < 100; round++ {
+			n := 64 + round
+			cnt := make([]atomic.Int32, n)
+			p.Go(n, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					cnt[i].Add(1)
+				}
+			})
+			if round%2 == 0 {
+				time.Sleep(50 * time.Microsecond) // the caller's own work
+			}
+			p.Join()
+			for i := range cnt {
+				if c := cnt[i].Load(); c != 1 {
+					t.Fatalf("workers %d round %d: index %d covered %d times", workers, round, i, c)
+				}
+			}
+		}
+		func() {
+			defer func() {
+				if v := recover(); v != "boom" {
+					t.Fatalf("workers %d: Join recovered %v, want the chunk's panic", workers, v)
+				}
+			}()
+			p.Go(64, func(lo, hi int) {
+				if lo == 0 {
+					panic("boom")
+				}
+			})
+			p.Join()
+			t.Fatalf("workers %d: no panic", workers)
+		}()
+		p.Join() // a second Join after the job is done does nothing
+		p.Close()
+	}
+}
