@@ -84,9 +84,9 @@ func (b Box) Inflate(r float64) Box {
 
 // Dist returns the distance from p to the nearest point of b (0 inside).
 func (b Box) Dist(p Vec3) float64 {
-	dx := math.Max(math.Max(b.Min.X-p.X, 0), p.X-b.Max.X)
-	dy := math.Max(math.Max(b.Min.Y-p.Y, 0), p.Y-b.Max.Y)
-	dz := math.Max(math.Max(b.Min.Z-p.Z, 0), p.Z-b.Max.Z)
+	dx := max(max(b.Min.X-p.X, 0), p.X-b.Max.X)
+	dy := max(max(b.Min.Y-p.Y, 0), p.Y-b.Max.Y)
+	dz := max(max(b.Min.Z-p.Z, 0), p.Z-b.Max.Z)
 	return math.Sqrt(dx*dx + dy*dy + dz*dz)
 }
 

@@ -63,16 +63,16 @@ func (q Quat) AxisZ() Vec3 {
 
 // FromAxisAngle returns the rotation by angle (rad) about a unit axis.
 func FromAxisAngle(axis Vec3, angle float64) Quat {
-	s, c := math.Sincos(angle / 2)
+	s, c := Sincos(angle / 2)
 	return Quat{c, axis.X * s, axis.Y * s, axis.Z * s}
 }
 
 // FromEuler returns the rotation with the given roll, pitch and yaw (rad),
 // applied yaw first, then pitch, then roll (intrinsic z-y'-x”).
 func FromEuler(roll, pitch, yaw float64) Quat {
-	sr, cr := math.Sincos(roll / 2)
-	sp, cp := math.Sincos(pitch / 2)
-	sy, cy := math.Sincos(yaw / 2)
+	sr, cr := Sincos(roll / 2)
+	sp, cp := Sincos(pitch / 2)
+	sy, cy := Sincos(yaw / 2)
 	return Quat{
 		W: cr*cp*cy + sr*sp*sy,
 		X: sr*cp*cy - cr*sp*sy,
@@ -85,7 +85,7 @@ func FromEuler(roll, pitch, yaw float64) Quat {
 func (q Quat) Euler() (roll, pitch, yaw float64) {
 	roll = math.Atan2(2*(q.W*q.X+q.Y*q.Z), 1-2*(q.X*q.X+q.Y*q.Y))
 	s := 2 * (q.W*q.Y - q.Z*q.X)
-	pitch = math.Asin(math.Max(-1, math.Min(1, s)))
+	pitch = math.Asin(max(-1, min(1, s)))
 	yaw = math.Atan2(2*(q.W*q.Z+q.X*q.Y), 1-2*(q.Y*q.Y+q.Z*q.Z))
 	return
 }

@@ -286,7 +286,7 @@ func (v *Controller) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 	case vehicle.CmdGoto:
 		v.arm(t, ev)
 		v.posSP, v.speedLim, v.hasTarget = c.Pos, c.Speed, true
-		v.posSP.Z = math.Max(v.posSP.Z, v.home.Z)
+		v.posSP.Z = max(v.posSP.Z, v.home.Z)
 		v.yawSP = v.estAtt.Yaw()
 		if !math.IsNaN(c.Yaw) {
 			v.yawSP = c.Yaw
@@ -471,7 +471,7 @@ func (v *Controller) modes(t sim.Time, ev *vehicle.Events) {
 			ev.Add(t, "arrived", fmt.Sprintf("%.2f %.2f %.2f", v.posSP.X, v.posSP.Y, v.posSP.Z))
 		}
 	case vehicle.ModeRTL:
-		alt := math.Max(v.home.Z+ap.RTLAlt, v.estPos.Z)
+		alt := max(v.home.Z+ap.RTLAlt, v.estPos.Z)
 		switch v.rtlStage {
 		case 0: // brake and climb
 			stop := v.stopPoint()
@@ -528,9 +528,9 @@ func (v *Controller) positionLoop(dt float64) {
 		return
 	}
 	up, down := ap.ZVelMaxUp, ap.ZVelMaxDown
-	hmax := math.Min(ap.XYCruise, ap.XYVelMax)
+	hmax := min(ap.XYCruise, ap.XYVelMax)
 	if v.speedLim > 0 {
-		hmax = math.Min(v.speedLim, ap.XYVelMax)
+		hmax = min(v.speedLim, ap.XYVelMax)
 	}
 	var target geom.Vec3
 	switch v.mode {
@@ -543,11 +543,11 @@ func (v *Controller) positionLoop(dt float64) {
 		// stop at the target with 80% of the horizontal acceleration.
 		d := e.NormXY()
 		if d > 1e-9 {
-			s := math.Min(ap.XYP*d, math.Sqrt(2*0.8*ap.AccHor*d))
+			s := min(ap.XYP*d, math.Sqrt(2*0.8*ap.AccHor*d))
 			target.X, target.Y = e.X/d*s, e.Y/d*s
 		}
 		dz := math.Abs(e.Z)
-		sz := math.Min(ap.ZP*dz, math.Sqrt(2*0.8*ap.AccDown*dz))
+		sz := min(ap.ZP*dz, math.Sqrt(2*0.8*ap.AccDown*dz))
 		target.Z = math.Copysign(sz, e.Z)
 		if v.mode == vehicle.ModeTakeoff {
 			up = ap.TakeoffSpd
@@ -562,14 +562,14 @@ func (v *Controller) positionLoop(dt float64) {
 	if h := math.Sqrt(target.X*target.X + target.Y*target.Y); h > hmax {
 		target.X, target.Y = target.X*hmax/h, target.Y*hmax/h
 	}
-	target.Z = math.Max(-down, math.Min(up, target.Z))
+	target.Z = max(-down, min(up, target.Z))
 	// Slew the setpoint with the acceleration limits.
 	dv := target.Sub(v.velSP)
 	dxy := math.Sqrt(dv.X*dv.X + dv.Y*dv.Y)
 	if lim := ap.AccHor * dt; dxy > lim {
 		dv.X, dv.Y = dv.X*lim/dxy, dv.Y*lim/dxy
 	}
-	dv.Z = math.Max(-ap.AccDown*dt, math.Min(ap.AccUp*dt, dv.Z))
+	dv.Z = max(-ap.AccDown*dt, min(ap.AccUp*dt, dv.Z))
 	v.velSP = v.velSP.Add(dv)
 	accFF := dv.Scale(1 / dt) // the setpoint's own acceleration, fed forward
 
@@ -581,8 +581,8 @@ func (v *Controller) positionLoop(dt float64) {
 	}
 	// Anti-windup: the integral never asks for more than the tilt or the
 	// thrust range could give.
-	ilimXY := multirotor.Gravity * math.Tan(ap.TiltMax*math.Pi/180) / math.Max(ap.XYVelI, 1e-9)
-	ilimZ := multirotor.Gravity / math.Max(ap.ZVelI, 1e-9)
+	ilimXY := multirotor.Gravity * math.Tan(ap.TiltMax*math.Pi/180) / max(ap.XYVelI, 1e-9)
+	ilimZ := multirotor.Gravity / max(ap.ZVelI, 1e-9)
 	v.velInt = geom.V(clamp(v.velInt.X, ilimXY), clamp(v.velInt.Y, ilimXY), clamp(v.velInt.Z, ilimZ))
 	acc := geom.V(
 		accFF.X+ap.XYVelP*ev.X+ap.XYVelI*v.velInt.X-ap.XYVelD*dmeas.X,
@@ -592,7 +592,7 @@ func (v *Controller) positionLoop(dt float64) {
 	// Acceleration -> normalised thrust vector, tilt-limited.
 	k := v.sh.thrHover / multirotor.Gravity
 	thr := geom.V(acc.X*k, acc.Y*k, (acc.Z+multirotor.Gravity)*k)
-	thr.Z = math.Max(thr.Z, ap.ThrMin)
+	thr.Z = max(thr.Z, ap.ThrMin)
 	maxH := thr.Z * math.Tan(ap.TiltMax*math.Pi/180)
 	if h := math.Sqrt(thr.X*thr.X + thr.Y*thr.Y); h > maxH {
 		thr.X, thr.Y = thr.X*maxH/h, thr.Y*maxH/h
@@ -608,7 +608,7 @@ func (v *Controller) positionLoop(dt float64) {
 	}
 	v.attSP = attitudeFrom(thr.Scale(1/mag), v.yawSP)
 	// Collective thrust: the part along the current body z (PX4).
-	v.thrust = math.Max(ap.ThrMin, thr.Dot(v.estAtt.AxisZ()))
+	v.thrust = max(ap.ThrMin, thr.Dot(v.estAtt.AxisZ()))
 }
 
 // attitudeFrom returns the attitude whose body z axis is z and whose
@@ -706,7 +706,7 @@ func (v *Controller) mix(a *vehicle.Actuators) {
 		a := &sh.alloc[i]
 		rp[i] = (a[1]*tau.X + a[2]*tau.Y) / sh.fmax
 		yw[i] = a[3] * tau.Z / sh.fmax
-		lo, hi = math.Min(lo, rp[i]), math.Max(hi, rp[i])
+		lo, hi = min(lo, rp[i]), max(hi, rp[i])
 	}
 	idle := v.ap.IdleSpeed * v.ap.IdleSpeed // thrust fraction at idle speed
 	c := v.thrust
@@ -727,25 +727,25 @@ func (v *Controller) mix(a *vehicle.Actuators) {
 	if c+lo < idle {
 		// Not enough thrust for the differences: shrink them.
 		if lo < 0 {
-			k := math.Max(0, (c-idle)/-lo)
-			k = math.Min(1, k)
+			k := max(0, (c-idle)/-lo)
+			k = min(1, k)
 			for i := 0; i < n; i++ {
 				rp[i] *= k
 			}
 		}
-		c = math.Max(c, idle)
+		c = max(c, idle)
 	}
 	// Yaw: the largest share that keeps every rotor in range.
 	k := 1.0
 	for i := 0; i < n; i++ {
 		x := c + rp[i]
 		if y := yw[i]; y > 0 && x+y > 1 {
-			k = math.Min(k, (1-x)/y)
+			k = min(k, (1-x)/y)
 		} else if y < 0 && x+y < idle {
-			k = math.Min(k, (x-idle)/-y)
+			k = min(k, (x-idle)/-y)
 		}
 	}
-	k = math.Max(0, k)
+	k = max(0, k)
 	for i := 0; i < n; i++ {
 		// x is the rotor's share of its maximum thrust; thrust grows with
 		// the square of speed, and the command is a fraction of full speed.
@@ -755,7 +755,7 @@ func (v *Controller) mix(a *vehicle.Actuators) {
 }
 
 // clamp limits x to [-lim, lim] for lim >= 0. It returns exactly what
-// math.Max(-lim, math.Min(lim, x)) returns for every x (NaN and signed
+// max(-lim, min(lim, x)) returns for every x (NaN and signed
 // zeros included; TestClampMatchesMinMax checks it) without their two
 // calls, which the compiler cannot inline: the rate loop clamps six values
 // per step.
@@ -770,7 +770,7 @@ func clamp(x, lim float64) float64 {
 }
 
 // clampMotor limits a rotor's thrust share x to [idle, 1] for 0 <= idle <
-// 1, exactly as math.Max(idle, math.Min(1, x)) does (see clamp).
+// 1, exactly as max(idle, min(1, x)) does (see clamp).
 func clampMotor(x, idle float64) float64 {
 	if x > 1 {
 		return 1

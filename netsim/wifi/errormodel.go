@@ -190,7 +190,7 @@ func ermDsss(m Mode, snr float64, nbits int) float64 {
 		x := snr * ermDsssBandwidth / 1e6 / 2
 		ber := 0.5
 		if x > 0 {
-			ber = math.Min(0.5, ermDqpskCoef/math.Sqrt(x)*math.Exp(-(2-math.Sqrt2)*x))
+			ber = min(0.5, ermDqpskCoef/math.Sqrt(x)*math.Exp(-(2-math.Sqrt2)*x))
 		}
 		return math.Pow(1-ber, n)
 	case m.Constellation == 16:
@@ -532,7 +532,7 @@ func ermNist(m Mode, snr float64, nbits int) float64 {
 	default:
 		sp = &ermNist34
 	}
-	pe := math.Min(ermNistCodedPe(ber, sp), 1)
+	pe := min(ermNistCodedPe(ber, sp), 1)
 	return math.Pow(1-pe, float64(nbits))
 }
 
@@ -574,7 +574,7 @@ func ermYans(m Mode, snr float64, nbits int) float64 {
 	if m.Modulation != ModBPSK {
 		pmu += float64(ad1) * ermYansPd(ber, dFree+1)
 	}
-	pmu = math.Min(pmu, 1)
+	pmu = min(pmu, 1)
 	return math.Pow(1-pmu, float64(nbits))
 }
 

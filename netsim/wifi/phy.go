@@ -98,7 +98,7 @@ func friisLoss(d, freq float64) float64 {
 		return 0
 	}
 	lambda := speedOfLight / freq
-	return math.Max(0, -10*math.Log10(lambda*lambda/(16*math.Pi*math.Pi*d*d)))
+	return max(0, -10*math.Log10(lambda*lambda/(16*math.Pi*math.Pi*d*d)))
 }
 
 // cutoffRange returns the distance beyond which a signal is weaker than the

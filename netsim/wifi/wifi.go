@@ -193,7 +193,7 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	b.cutoff = b.cutoffRange()
 	b.ackDur = b.tm.duration(b.mode, ackBytes)
 	b.eifsD = b.tm.sifs + b.tm.duration(b.tm.headerMode, ackBytes) + b.tm.difs
-	b.idx = grid{cell: math.Max(b.cutoff, 1), cells: map[[3]int32][]int32{}}
+	b.idx = grid{cell: max(b.cutoff, 1), cells: map[[3]int32][]int32{}}
 	b.quietSq, b.farSq = math.Inf(1), math.Inf(1)
 	if p.Fading == NoFading && p.Loss != TwoRay {
 		b.quietSq = sq(b.beyond(b.rxSensitivity))
@@ -760,7 +760,7 @@ func (b *Backend) fade(id uint64, r int32) float64 {
 		g += -math.Log(1 - u)
 	}
 	g /= float64(m)
-	return 10 * math.Log10(math.Max(g, 1e-12))
+	return 10 * math.Log10(max(g, 1e-12))
 }
 
 // txEnd ends f: every receiver that locked onto it decodes it or not, and

@@ -253,7 +253,7 @@ type State struct {
 
 // Remaining returns the battery's remaining charge fraction.
 func (s *State) Remaining(p *Params) float64 {
-	return math.Max(0, 1-s.ChargeUsed/p.Battery.CapacityAh)
+	return max(0, 1-s.ChargeUsed/p.Battery.CapacityAh)
 }
 
 // Model holds what Step derives once from Params.
@@ -274,7 +274,7 @@ func NewModel(p *Params) *Model {
 	area := math.Pi * p.PropRadius * p.PropRadius
 	r := 0.0
 	for _, ro := range p.Rotors {
-		r = math.Max(r, math.Hypot(ro.X, ro.Y))
+		r = max(r, math.Hypot(ro.X, ro.Y))
 	}
 	return &Model{
 		P: p, n: len(p.Rotors), dt: dt,
@@ -334,7 +334,7 @@ func (m *Model) Step(s *State, u *[MaxRotors]float64, rng *rand.Rand) {
 	// time constant = scale length / air speed).
 	air := s.Vel.Sub(p.Wind).Sub(s.Gust)
 	if p.TurbSigma > 0 && rng != nil {
-		tau := p.TurbLength / math.Max(air.Norm(), 1)
+		tau := p.TurbLength / max(air.Norm(), 1)
 		a := dt / tau
 		k := p.TurbSigma * math.Sqrt(2*a)
 		s.Gust = geom.V(s.Gust.X*(1-a)+k*rng.NormFloat64(), s.Gust.Y*(1-a)+k*rng.NormFloat64(), s.Gust.Z*(1-a)+k*rng.NormFloat64())
@@ -371,7 +371,7 @@ func (m *Model) Step(s *State, u *[MaxRotors]float64, rng *rand.Rand) {
 	s.Distance += step.Norm()
 	if s.Pos.Z < 0 {
 		s.Pos.Z = 0
-		s.Vel.Z = math.Max(0, s.Vel.Z)
+		s.Vel.Z = max(0, s.Vel.Z)
 	}
 
 	// Rotation: Euler's equations for a diagonal inertia.
@@ -387,7 +387,7 @@ func (m *Model) Step(s *State, u *[MaxRotors]float64, rng *rand.Rand) {
 }
 
 // unit limits a motor command to [0, 1]. It returns exactly what
-// math.Max(0, math.Min(1, u)) returns for every u (NaN and signed zeros
+// max(0, min(1, u)) returns for every u (NaN and signed zeros
 // included) without their calls, which the compiler cannot inline.
 func unit(u float64) float64 {
 	if u > 1 {
