@@ -64,7 +64,7 @@ func DecodeState(b []byte) (State, error) {
 		s.ID, s.Seq, s.TGen = header(b)
 		s.Pos.X, s.Pos.Y = f64(b[16:24]), f64(b[24:32])
 		s.Yaw, s.V, s.Omega = f64(b[32:40]), f64(b[40:48]), f64(b[48:56])
-		sn, cs := math.Sincos(s.Yaw)
+		sn, cs := geom.Sincos(s.Yaw)
 		s.Vel = geom.Vec3{X: s.V * cs, Y: s.V * sn}
 	case State3DSize:
 		b = b[:State3DSize:State3DSize]

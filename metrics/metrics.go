@@ -207,7 +207,12 @@ type latStore struct {
 	max    int64
 }
 
-const blockLen = 16384
+// blockLen and maxBlockLen are the sizes of the first and of the largest
+// blocks of latencies.
+const (
+	blockLen    = 16384
+	maxBlockLen = 1 << 22
+)
 
 func (c *latStore) add(v int64) {
 	if c.n == 0 || v < c.min {
@@ -222,8 +227,14 @@ func (c *latStore) add(v int64) {
 		c.big = append(c.big, v)
 		return
 	}
-	if k := len(c.blocks); k == 0 || len(c.blocks[k-1]) == blockLen {
-		c.blocks = append(c.blocks, make([]uint32, 0, blockLen))
+	if k := len(c.blocks); k == 0 || len(c.blocks[k-1]) == cap(c.blocks[k-1]) {
+		// Blocks double up to maxBlockLen: a long run makes a few dozen
+		// allocations for millions of latencies.
+		size := blockLen
+		if k > 0 {
+			size = min(2*cap(c.blocks[k-1]), maxBlockLen)
+		}
+		c.blocks = append(c.blocks, make([]uint32, 0, size))
 	}
 	k := len(c.blocks) - 1
 	c.blocks[k] = append(c.blocks[k], uint32(v))

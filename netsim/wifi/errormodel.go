@@ -398,6 +398,26 @@ type ermPerCurve struct {
 	per     []float64
 }
 
+// clearAbove returns a linear SNR above which the curve's PER is surely 0
+// (the last sample is 0 on every curve): 0.1 dB beyond the last sample,
+// clear of the 0.01 dB rounding of the lookup.
+func (c *ermPerCurve) clearAbove() float64 {
+	last := len(c.per) - 1
+	if c.per[last] != 0 {
+		return math.Inf(1)
+	}
+	return math.Pow(10, (c.firstDb+float64(last)*ermSnrStepDb+0.1)/10)
+}
+
+// ermClear32 and ermClear1458 hold the curves' clearAbove.
+var ermClear32, ermClear1458 [7]float64
+
+func init() {
+	for i := range ermBcc32 {
+		ermClear32[i], ermClear1458[i] = ermBcc32[i].clearAbove(), ermBcc1458[i].clearAbove()
+	}
+}
+
 // Reference frame sizes (bytes) of the two BCC tables, and the size from
 // which the large one applies (SizeThreshold attribute).
 const (
@@ -455,14 +475,17 @@ func ermTableBased(m Mode, snr float64, nbits int) float64 {
 		return ermYans(m, snr, nbits) // ns-3's fallback model
 	}
 	size := max(1, nbits/8) // bytes; ns-3 quirk: a chunk under 8 bits counts as 1 byte
+	curve, ref, clear := &ermBcc32[mcs], ermSmallFrame, ermClear32[mcs]
+	if size >= ermSizeSwitch {
+		curve, ref, clear = &ermBcc1458[mcs], ermLargeFrame, ermClear1458[mcs]
+	}
+	if snr > clear {
+		return 1 // what the lookup below gives, without its logarithm
+	}
 	// ns-3 rounds the SNR to 0.01 dB before looking it up.
 	db := math.Floor(10*math.Log10(snr)*100+0.5) / 100
-	curve, ref := &ermBcc32[mcs], ermSmallFrame
-	if size >= ermSizeSwitch {
-		curve, ref = &ermBcc1458[mcs], ermLargeFrame
-	}
 	per := curve.at(db)
-	if size != ref {
+	if size != ref && per != 0 && per != 1 { // 0 and 1 are fixed points of the scaling
 		// Scale to the chunk size (IEEE 802.11-14/0803r1).
 		per = 1 - math.Pow(1-per, float64(size)/float64(ref))
 	}

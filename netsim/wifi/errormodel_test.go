@@ -3,6 +3,7 @@ package wifi
 import (
 	"bufio"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -225,5 +226,47 @@ func BenchmarkChunkSuccess(b *testing.B) {
 			}
 			benchSink = s
 		})
+	}
+}
+
+// TestTableBasedShortcutsExact: the table-based model's shortcuts (no
+// lookup above the SNR where every curve reads 0, no size scaling of a PER
+// of 0 or 1) give exactly what the full computation gives.
+func TestTableBasedShortcutsExact(t *testing.T) {
+	full := func(m Mode, snr float64, nbits int) float64 {
+		mcs := ermTableMcs(m)
+		size := max(1, nbits/8)
+		db := math.Floor(10*math.Log10(snr)*100+0.5) / 100
+		curve, ref := &ermBcc32[mcs], ermSmallFrame
+		if size >= ermSizeSwitch {
+			curve, ref = &ermBcc1458[mcs], ermLargeFrame
+		}
+		per := curve.at(db)
+		if size != ref {
+			per = 1 - math.Pow(1-per, float64(size)/float64(ref))
+		}
+		if per < ermPerPrecision {
+			per = 0
+		}
+		return 1 - per
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	n := 0
+	for _, m := range Modes {
+		if !m.OFDM() || ermTableMcs(m) < 0 {
+			continue
+		}
+		for i := 0; i < 200_000; i++ {
+			db := -10 + rng.Float64()*50
+			snr := math.Pow(10, db/10)
+			nbits := []int{4, 24, 256, 448, 3200, 11664, 12000}[i%7]
+			if got, want := ermTableBased(m, snr, nbits), full(m, snr, nbits); got != want {
+				t.Fatalf("%s at %.4f dB, %d bits: %v, the full computation %v", m.Name, db, nbits, got, want)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no table-based mode tested")
 	}
 }

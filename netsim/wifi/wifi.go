@@ -375,7 +375,9 @@ func (b *Backend) next(n *node) {
 		n.cur, n.attempts = p, 0
 		break
 	}
-	if n.qHead > 64 && n.qHead*2 > len(n.queue) {
+	if n.qHead == len(n.queue) {
+		n.queue, n.qHead = n.queue[:0], 0 // empty: start over in place
+	} else if n.qHead > 64 && n.qHead*2 > len(n.queue) {
 		k := copy(n.queue, n.queue[n.qHead:])
 		clear(n.queue[k:])
 		n.queue, n.qHead = n.queue[:k], 0
