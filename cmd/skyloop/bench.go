@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,7 +26,8 @@ import (
 func newBenchCmd() *cobra.Command {
 	var runs, workers, vehicles int
 	var files, contend, asJSON bool
-	var cpuProfile, memProfile, duration string
+	var cpuProfile, memProfile, duration, warmupFlag string
+	var sets []string
 	c := &cobra.Command{
 		Use:   "bench [SCENARIO]",
 		Short: "Measure whole-run speed (default: the bench-swarm100 scenario)",
@@ -38,8 +41,13 @@ holds at the end of the run, divided by the vehicle count.
 --vehicles N sets the vehicle count of the scenario's vehicle group (the
 scenario must have exactly one); a grid spawn layout gets ceil(sqrt(N))
 columns, so the swarm stays square with the same spacing. --duration
-sets the simulated duration. Together they measure how the speed scales
-(scripts/scaling.sh runs the matrix for docs/performance.md).
+sets the simulated duration. --set PATH=VALUE changes any field, with the
+paths of a sweep (repeatable). --warmup D (whole seconds) leaves the first
+D of simulated time out of the wall times, the speed, the time per
+vehicle-tick and the allocations: a beacon with a stagger starts vehicle
+i at i*stagger, so N vehicles reach their full load only after that.
+scripts/scaling.sh runs the scaling matrix for docs/performance.md with
+these flags.
 
 --json prints one JSON object with the figures instead of the text.
 
@@ -73,9 +81,22 @@ and 2 (and the default) with and without it.`,
 				}
 				dur = &d
 			}
-			sc, err := benchScenario(name, vehicles)
+			sc, err := benchScenario(name, vehicles, sets)
 			if err != nil {
 				return err
+			}
+			end := sc.Duration
+			if dur != nil {
+				end = *dur
+			}
+			var warmup sim.Duration
+			if warmupFlag != "" {
+				if warmup, err = sim.ParseDuration(warmupFlag); err != nil {
+					return badInput("--warmup: %v", err)
+				}
+				if warmup < 0 || warmup%sim.Second != 0 || warmup >= end {
+					return badInput("--warmup %v must be a whole number of seconds, less than the %v simulated", warmup, end)
+				}
 			}
 			sigs.Graceful()
 			if contend {
@@ -99,7 +120,7 @@ and 2 (and the default) with and without it.`,
 			if memProfile != "" {
 				runtime.MemProfileRate = 4096
 			}
-			var walls []float64
+			var walls, fullWalls []float64
 			var last *runner.Result
 			var mallocs uint64
 			var ticks int64
@@ -112,7 +133,19 @@ and 2 (and the default) with and without it.`,
 				var mb, m0, m1, me runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&mb)
-				r, err := engine.Build(sc, engine.Options{NoFiles: !files, Workers: workers, Duration: dur, Registry: registry})
+				// The measurement starts after the warm-up: the engine
+				// reports progress at the end of every simulated second.
+				var warmed time.Time
+				opt := engine.Options{NoFiles: !files, Workers: workers, Duration: dur, Registry: registry}
+				if warmup > 0 {
+					opt.Progress = func(now, _ sim.Time) {
+						if now == sim.Time(warmup) {
+							runtime.ReadMemStats(&m0)
+							warmed = time.Now()
+						}
+					}
+				}
+				r, err := engine.Build(sc, opt)
 				if err != nil {
 					var oe *engine.OptionError
 					if errors.As(err, &oe) {
@@ -126,9 +159,10 @@ and 2 (and the default) with and without it.`,
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&m0)
+				heapBuilt = append(heapBuilt, float64(m0.HeapInuse)-float64(mb.HeapInuse))
 				start := time.Now()
 				res, err := runner.Execute(r, dir, runner.Options{})
-				wall := time.Since(start).Seconds()
+				stop := time.Now()
 				runtime.ReadMemStats(&m1)
 				if err != nil {
 					var oe *engine.OptionError
@@ -140,15 +174,21 @@ and 2 (and the default) with and without it.`,
 				runtime.GC()
 				runtime.ReadMemStats(&me)
 				runtime.KeepAlive(r)
-				heapBuilt = append(heapBuilt, float64(m0.HeapInuse)-float64(mb.HeapInuse))
 				heapEnd = append(heapEnd, float64(me.HeapInuse)-float64(mb.HeapInuse))
 				if dir != "" {
 					removeAll(dir)
 				}
-				walls = append(walls, wall)
+				if warmup > 0 && warmed.IsZero() {
+					return fmt.Errorf("bench: the run did not report the end of its warm-up at %v", warmup)
+				}
+				if warmed.IsZero() {
+					warmed = start
+				}
+				walls = append(walls, stop.Sub(warmed).Seconds())
+				fullWalls = append(fullWalls, stop.Sub(start).Seconds())
 				usedWorkers = r.Workers()
 				mallocs += m1.Mallocs - m0.Mallocs
-				ticks += res.Summary.Ticks
+				ticks += res.Summary.Ticks - int64(warmup/sc.Tick)
 				last = res
 			}
 			if memProfile != "" {
@@ -164,6 +204,7 @@ and 2 (and the default) with and without it.`,
 				Vehicles:   len(s.Vehicles),
 				Workers:    usedWorkers,
 				SimSeconds: sim.Duration(s.DurationNs).Seconds(),
+				Warmup:     warmup.Seconds(),
 				Runs:       runs,
 				Files:      files,
 				Contend:    contend,
@@ -173,14 +214,14 @@ and 2 (and the default) with and without it.`,
 				Deliveries: s.Network.Total.Rx,
 				Allocs:     float64(mallocs) / float64(ticks),
 			}
-			f.XRealtime = f.SimSeconds / med
+			f.XRealtime = (f.SimSeconds - f.Warmup) / med
 			if f.Vehicles > 0 {
-				f.NsVehicleTick = med * 1e9 / float64(s.Ticks) / float64(f.Vehicles)
+				f.NsVehicleTick = med * 1e9 / float64(ticks/int64(runs)) / float64(f.Vehicles)
 				f.HeapPerVehicle = median(heapBuilt) / float64(f.Vehicles)
 				f.HeapEndPerVehicle = median(heapEnd) / float64(f.Vehicles)
 			}
 			if f.Deliveries > 0 {
-				f.NsDelivery = med * 1e9 / float64(f.Deliveries)
+				f.NsDelivery = median(fullWalls) * 1e9 / float64(f.Deliveries)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -193,7 +234,11 @@ and 2 (and the default) with and without it.`,
 			}
 			fmt.Fprintf(out, "%s: %d vehicles, %v simulated, %d deliveries, files %v, %d runs, %d workers%s\n", s.Scenario, f.Vehicles,
 				sim.Duration(s.DurationNs), f.Deliveries, onOff(files), runs, usedWorkers, contendText(contend))
-			fmt.Fprintf(out, "wall time: median %.3fs (min %.3fs, max %.3fs)\n", med, f.WallMin, f.WallMax)
+			after := ""
+			if warmup > 0 {
+				after = fmt.Sprintf(" after a %v warm-up", warmup)
+			}
+			fmt.Fprintf(out, "wall time%s: median %.3fs (min %.3fs, max %.3fs)\n", after, med, f.WallMin, f.WallMax)
 			fmt.Fprintf(out, "speed: %.1fx real time\n", f.XRealtime)
 			if f.Vehicles > 0 {
 				fmt.Fprintf(out, "%.1f ns per vehicle-tick\n", f.NsVehicleTick)
@@ -215,6 +260,8 @@ and 2 (and the default) with and without it.`,
 	c.Flags().BoolVar(&files, "files", false, "also write the per-packet and per-sample CSV files")
 	c.Flags().IntVar(&vehicles, "vehicles", 0, "vehicle count of the scenario's single vehicle group (default: the scenario's)")
 	c.Flags().StringVar(&duration, "duration", "", "simulated duration, e.g. 10s (default: the scenario's)")
+	c.Flags().StringVar(&warmupFlag, "warmup", "", "leave this much simulated time, whole seconds, out of the measurement (e.g. 1s)")
+	c.Flags().StringArrayVar(&sets, "set", nil, "change the scenario: PATH=VALUE, as a sweep's set (repeatable), e.g. vehicles[0].behaviors[beacon].stagger=100us")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the figures as one JSON object")
 	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of all runs to this file (go tool pprof)")
 	c.Flags().StringVar(&memProfile, "memprofile", "", "write an allocation profile of all runs to this file (go tool pprof -sample_index=alloc_space)")
@@ -228,6 +275,10 @@ type benchFigures struct {
 	Vehicles   int     `json:"vehicles"`
 	Workers    int     `json:"workers"`
 	SimSeconds float64 `json:"sim_seconds"`
+	// Warmup is the simulated time before the measurement starts: the
+	// wall times, speed, time per vehicle-tick and allocations cover the
+	// rest of the run.
+	Warmup     float64 `json:"warmup_s"`
 	Runs       int     `json:"runs"`
 	Files      bool    `json:"files"`
 	Contend    bool    `json:"contend"`
@@ -237,10 +288,10 @@ type benchFigures struct {
 	XRealtime  float64 `json:"x_realtime"`
 	// NsVehicleTick is the median wall time per tick and vehicle.
 	NsVehicleTick float64 `json:"ns_per_vehicle_tick"`
-	// NsDelivery is the median wall time divided by the deliveries (0
-	// without deliveries).
+	// NsDelivery is the median wall time of the whole run (warm-up
+	// included) divided by the run's deliveries (0 without deliveries).
 	NsDelivery float64 `json:"ns_per_delivery"`
-	// Allocs is heap allocations per tick over all runs.
+	// Allocs is heap allocations per measured tick over all runs.
 	Allocs     float64 `json:"allocs_per_tick"`
 	Deliveries uint64  `json:"deliveries"`
 	// HeapPerVehicle is the live heap the built run holds (HeapInuse after
@@ -263,16 +314,44 @@ func median(xs []float64) float64 {
 
 // benchScenario loads the scenario to measure. With vehicles > 0 the
 // vehicle count of its single vehicle group is set to vehicles, and a
-// grid spawn layout gets ceil(sqrt(vehicles)) columns; the changed
-// scenario is checked like any other, problems located in the scenario
-// file or the --vehicles flag.
-func benchScenario(arg string, vehicles int) (*scenario.Scenario, error) {
+// grid spawn layout gets ceil(sqrt(vehicles)) columns; then each of sets
+// (PATH=VALUE, as in a sweep's set) is applied. The changed scenario is
+// checked like any other, problems located in the scenario file or the
+// flag that caused them.
+func benchScenario(arg string, vehicles int, sets []string) (*scenario.Scenario, error) {
 	sc, err := loadScenario(arg)
-	if err != nil || vehicles == 0 {
+	if err != nil || (vehicles == 0 && len(sets) == 0) {
 		return sc, err
 	}
-	if len(sc.Vehicles) != 1 {
-		return nil, badInput("--vehicles needs a scenario with exactly one vehicle group; %s has %d", sc.Name, len(sc.Vehicles))
+	var changes []scenario.Set
+	if vehicles > 0 {
+		if len(sc.Vehicles) != 1 {
+			return nil, badInput("--vehicles needs a scenario with exactly one vehicle group; %s has %d", sc.Name, len(sc.Vehicles))
+		}
+		change, err := flagSet("--vehicles", "vehicles[0].count", strconv.Itoa(vehicles))
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, change)
+		if sc.Vehicles[0].Spawn.Kind == "grid" {
+			cols := int(math.Ceil(math.Sqrt(float64(vehicles))))
+			change, err := flagSet("--vehicles", "vehicles[0].spawn.columns", strconv.Itoa(cols))
+			if err != nil {
+				return nil, err
+			}
+			changes = append(changes, change)
+		}
+	}
+	for _, s := range sets {
+		path, value, ok := strings.Cut(s, "=")
+		if !ok || path == "" {
+			return nil, badInput("--set %q: want PATH=VALUE, such as vehicles[0].behaviors[beacon].stagger=100us", s)
+		}
+		change, err := flagSet("--set "+path, path, value)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, change)
 	}
 	name, data, dir, err := scenarioSource(arg)
 	if err != nil {
@@ -282,20 +361,7 @@ func benchScenario(arg string, vehicles int) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, asBadInput(err)
 	}
-	text := fmt.Sprintf("count: %d\n", vehicles)
-	if sc.Vehicles[0].Spawn.Kind == "grid" {
-		text += fmt.Sprintf("columns: %d\n", int(math.Ceil(math.Sqrt(float64(vehicles)))))
-	}
-	flag, err := scenario.ParseDocument("--vehicles", []byte(text))
-	if err != nil {
-		return nil, fmt.Errorf("--vehicles: %w", err)
-	}
-	paths := map[string]string{"count": "vehicles[0].count", "columns": "vehicles[0].spawn.columns"}
-	var sets []scenario.Set
-	for _, f := range flag.Fields(flag.Root, "") {
-		sets = append(sets, scenario.Set{Path: paths[f.Key], Value: f.Value, Doc: flag, At: f.KeyAt})
-	}
-	ov, err := scenario.Override(base, sets)
+	ov, err := scenario.Override(base, changes)
 	if err != nil {
 		return nil, asBadInput(err)
 	}
@@ -305,6 +371,19 @@ func benchScenario(arg string, vehicles int) (*scenario.Scenario, error) {
 	}
 	sc.Dir = dir
 	return sc, nil
+}
+
+// flagSet is the override of path with value (YAML) given by a flag.
+func flagSet(flag, path, value string) (scenario.Set, error) {
+	doc, err := scenario.ParseDocument(flag, []byte("value: "+value+"\n"))
+	if err != nil {
+		return scenario.Set{}, asBadInput(err)
+	}
+	fs := doc.Fields(doc.Root, "")
+	if err := doc.Err(); err != nil || len(fs) != 1 || fs[0].Key != "value" {
+		return scenario.Set{}, badInput("%s: %q is not one YAML value", flag, value)
+	}
+	return scenario.Set{Path: path, Value: fs[0].Value, Doc: doc, At: fs[0].KeyAt}, nil
 }
 
 // writeHeapProfile writes the allocation profile gathered so far to path.

@@ -9,7 +9,7 @@ import (
 )
 
 func TestBenchScenarioResizesTheGroup(t *testing.T) {
-	sc, err := benchScenario("bench-swarm100", 7)
+	sc, err := benchScenario("bench-swarm100", 7, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestBenchScenarioResizesTheGroup(t *testing.T) {
 	if sc.Name != "bench-swarm100" || sc.Duration.Seconds() != 60 {
 		t.Fatalf("the rest changed: name %q, duration %v", sc.Name, sc.Duration)
 	}
-	sc, err = benchScenario("bench-full100", 1000)
+	sc, err = benchScenario("bench-full100", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,8 +29,16 @@ func TestBenchScenarioResizesTheGroup(t *testing.T) {
 		t.Fatalf("group: count %d, %d columns, spacing %v, kind %s; want 1000, 32, 6, multirotor",
 			g.Count, g.Spawn.Columns, g.Spawn.Spacing, g.Kind)
 	}
+	// --set changes any field, after --vehicles.
+	sc, err = benchScenario("bench-swarm100", 9, []string{"duration=7s", "vehicles[uav].spawn.spacing=2.5", "vehicles[0].spawn.columns=9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := sc.Vehicles[0]; g.Count != 9 || g.Spawn.Columns != 9 || g.Spawn.Spacing != 2.5 || sc.Duration.Seconds() != 7 {
+		t.Fatalf("with --set: count %d, %d columns, spacing %v, duration %v", g.Count, g.Spawn.Columns, g.Spawn.Spacing, sc.Duration)
+	}
 	// Without --vehicles the scenario is the built-in one.
-	sc, err = benchScenario("bench-swarm100", 0)
+	sc, err = benchScenario("bench-swarm100", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +57,7 @@ vehicles:
     count: 3
     spawn: {layout: line, origin: [0, 0, 10], spacing: 4}
 `), 0o644)
-	sc, err := benchScenario(path, 12)
+	sc, err := benchScenario(path, 12, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +103,26 @@ func TestBenchJSON(t *testing.T) {
 		t.Errorf("ns_per_vehicle_tick = %v, want wall median / ticks / vehicles = %v", v, ns)
 	}
 
+	// With a warm-up, the figures cover the rest of the run.
+	code, stdout, stderr = capture(t, "bench", "bench-swarm100", "--vehicles", "5", "--duration", "3s", "--warmup", "2s", "--runs", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f = nil
+	if err := json.Unmarshal([]byte(stdout), &f); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, stdout)
+	}
+	if f["warmup_s"] != 2.0 || f["sim_seconds"] != 3.0 {
+		t.Errorf("warmup_s %v, sim_seconds %v; want 2, 3", f["warmup_s"], f["sim_seconds"])
+	}
+	wall := f["wall_median_s"].(float64)
+	if v, want := f["ns_per_vehicle_tick"].(float64), wall*1e9/1000/5; v < want*0.999 || v > want*1.001 {
+		t.Errorf("ns_per_vehicle_tick = %v, want the last second's wall time / 1000 ticks / 5 vehicles = %v", v, want)
+	}
+	if v, want := f["x_realtime"].(float64), 1/wall; v < want*0.999 || v > want*1.001 {
+		t.Errorf("x_realtime = %v, want 1 s / %v s", v, wall)
+	}
+
 	// The text output names the memory per vehicle.
 	code, stdout, stderr = capture(t, "bench", "bench-swarm100", "--vehicles", "4", "--duration", "500ms", "--runs", "1")
 	if code != 0 || !strings.Contains(stdout, "bench-swarm100: 4 vehicles, 500ms simulated") || !strings.Contains(stdout, "memory per vehicle: ") {
@@ -121,6 +149,11 @@ vehicles:
 		{[]string{"--duration", "soon"}, "--duration: "},
 		{[]string{"--duration", "1500us"}, "whole number of ticks"},
 		{[]string{"--duration", "-1s"}, "--duration"},
+		{[]string{"--duration", "2s", "--warmup", "500ms"}, "--warmup 500ms must be a whole number of seconds, less than the 2s simulated"},
+		{[]string{"--duration", "2s", "--warmup", "2s"}, "--warmup 2s must be a whole number of seconds"},
+		{[]string{"--set", "nope"}, `--set "nope": want PATH=VALUE`},
+		{[]string{"--set", "vehicles[4].count=3"}, "--set vehicles[4].count:1: vehicles[4].count: vehicles: no element [4] (the list has 1)"},
+		{[]string{"--set", "vehicles[0].behaviors[beacon].stagger=100us"}, "is not a multiple of the tick"},
 	} {
 		args := append([]string{"bench", "--runs", "1"}, c.args...)
 		code, _, stderr := capture(t, args...)
