@@ -19,7 +19,7 @@ diagram() {
   echo 'graph LR'
   local core=() edge=()
   while read -r pkg; do
-    [[ $pkg == skyloop/cmd/* || $pkg == skyloop/scenarios || $pkg == skyloop/version ]] && continue
+    [[ $pkg == skyloop/cmd/* || $pkg == skyloop/scripts/* || $pkg == skyloop/scenarios || $pkg == skyloop/version ]] && continue
     if [[ $pkg =~ $edge_re ]]; then edge+=("$pkg"); else core+=("$pkg"); fi
   done < <(go list ./... | sort)
   id() { echo "${1#skyloop/}" | tr '/' '_'; }
@@ -30,7 +30,7 @@ diagram() {
   for p in "${edge[@]}"; do echo "    $(id "$p")[${p#skyloop/}]"; done
   echo '  end'
   go list -f '{{.ImportPath}} {{join .Imports " "}}' ./... | sort | while read -r pkg imports; do
-    [[ $pkg == skyloop/cmd/* || $pkg == skyloop/scenarios || $pkg == skyloop/version ]] && continue
+    [[ $pkg == skyloop/cmd/* || $pkg == skyloop/scripts/* || $pkg == skyloop/scenarios || $pkg == skyloop/version ]] && continue
     for imp in $imports; do
       [[ $imp == skyloop/* && $imp != skyloop/scenarios && $imp != skyloop/version ]] || continue
       echo "  $(id "$pkg") --> $(id "$imp")"

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,19 +19,37 @@ import (
 
 	"skyloop/engine"
 	"skyloop/runner"
+	"skyloop/scenario"
 	"skyloop/sim"
 )
 
 func newBenchCmd() *cobra.Command {
-	var runs, workers int
-	var files, contend bool
-	var cpuProfile, memProfile string
+	var runs, workers, vehicles int
+	var files, contend, asJSON bool
+	var cpuProfile, memProfile, duration, warmupFlag string
+	var sets []string
 	c := &cobra.Command{
 		Use:   "bench [SCENARIO]",
 		Short: "Measure whole-run speed (default: the bench-swarm100 scenario)",
 		Long: `Run a scenario several times without writing a run directory and report the
 median speed: simulated seconds per wall second (x real time), nanoseconds per
-vehicle-tick and per delivery, and heap allocations per tick.
+vehicle-tick and per delivery, heap allocations per tick, and memory per
+vehicle: the live heap the built run holds (Go's HeapInuse after a
+garbage collection, less what was in use before the build), and what it
+holds at the end of the run, divided by the vehicle count.
+
+--vehicles N sets the vehicle count of the scenario's vehicle group (the
+scenario must have exactly one); a grid spawn layout gets ceil(sqrt(N))
+columns, so the swarm stays square with the same spacing. --duration
+sets the simulated duration. --set PATH=VALUE changes any field, with the
+paths of a sweep (repeatable). --warmup D (whole seconds) leaves the first
+D of simulated time out of the wall times, the speed, the time per
+vehicle-tick and the allocations: a beacon with a stagger starts vehicle
+i at i*stagger, so N vehicles reach their full load only after that.
+scripts/scaling.sh runs the scaling matrix for docs/performance.md with
+these flags.
+
+--json prints one JSON object with the figures instead of the text.
 
 Without --files, per-packet and per-sample CSV output is skipped (metrics stay
 exact), as in the core's benchmark target; with --files the CSV streams are
@@ -47,9 +70,33 @@ and 2 (and the default) with and without it.`,
 			if workers < 0 {
 				return badInput("--workers must be >= 0, got %d", workers)
 			}
-			sc, err := loadScenario(name)
+			if cmd.Flags().Changed("vehicles") && vehicles < 1 {
+				return badInput("--vehicles must be >= 1, got %d", vehicles)
+			}
+			var dur *sim.Duration
+			if duration != "" {
+				d, err := sim.ParseDuration(duration)
+				if err != nil {
+					return badInput("--duration: %v", err)
+				}
+				dur = &d
+			}
+			sc, err := benchScenario(name, vehicles, sets)
 			if err != nil {
 				return err
+			}
+			end := sc.Duration
+			if dur != nil {
+				end = *dur
+			}
+			var warmup sim.Duration
+			if warmupFlag != "" {
+				if warmup, err = sim.ParseDuration(warmupFlag); err != nil {
+					return badInput("--warmup: %v", err)
+				}
+				if warmup < 0 || warmup%sim.Second != 0 || warmup >= end {
+					return badInput("--warmup %v must be a whole number of seconds, less than the %v simulated", warmup, end)
+				}
 			}
 			sigs.Graceful()
 			if contend {
@@ -73,17 +120,37 @@ and 2 (and the default) with and without it.`,
 			if memProfile != "" {
 				runtime.MemProfileRate = 4096
 			}
-			var walls []float64
+			var walls, fullWalls []float64
 			var last *runner.Result
 			var mallocs uint64
 			var ticks int64
 			var usedWorkers int
+			var heapBuilt, heapEnd []float64 // live heap bytes held by each run
 			for i := 0; i < runs; i++ {
 				if sigs.Stopped() {
 					return interrupted{fmt.Errorf("stopped by %s after %d of %d runs", signalName(), i, runs)}
 				}
-				r, err := engine.Build(sc, engine.Options{NoFiles: !files, Workers: workers, Registry: registry})
+				var mb, m0, m1, me runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&mb)
+				// The measurement starts after the warm-up: the engine
+				// reports progress at the end of every simulated second.
+				var warmed time.Time
+				opt := engine.Options{NoFiles: !files, Workers: workers, Duration: dur, Registry: registry}
+				if warmup > 0 {
+					opt.Progress = func(now, _ sim.Time) {
+						if now == sim.Time(warmup) {
+							runtime.ReadMemStats(&m0)
+							warmed = time.Now()
+						}
+					}
+				}
+				r, err := engine.Build(sc, opt)
 				if err != nil {
+					var oe *engine.OptionError
+					if errors.As(err, &oe) {
+						return usageError{err}
+					}
 					return err
 				}
 				dir := ""
@@ -91,22 +158,37 @@ and 2 (and the default) with and without it.`,
 					dir = fmt.Sprintf("%s/skyloop-bench-%d", tempDir(), i)
 				}
 				runtime.GC()
-				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
+				heapBuilt = append(heapBuilt, float64(m0.HeapInuse)-float64(mb.HeapInuse))
 				start := time.Now()
 				res, err := runner.Execute(r, dir, runner.Options{})
-				wall := time.Since(start).Seconds()
+				stop := time.Now()
 				runtime.ReadMemStats(&m1)
 				if err != nil {
+					var oe *engine.OptionError
+					if errors.As(err, &oe) {
+						return usageError{err}
+					}
 					return err
 				}
+				runtime.GC()
+				runtime.ReadMemStats(&me)
+				runtime.KeepAlive(r)
+				heapEnd = append(heapEnd, float64(me.HeapInuse)-float64(mb.HeapInuse))
 				if dir != "" {
 					removeAll(dir)
 				}
-				walls = append(walls, wall)
+				if warmup > 0 && warmed.IsZero() {
+					return fmt.Errorf("bench: the run did not report the end of its warm-up at %v", warmup)
+				}
+				if warmed.IsZero() {
+					warmed = start
+				}
+				walls = append(walls, stop.Sub(warmed).Seconds())
+				fullWalls = append(fullWalls, stop.Sub(start).Seconds())
 				usedWorkers = r.Workers()
 				mallocs += m1.Mallocs - m0.Mallocs
-				ticks += res.Summary.Ticks
+				ticks += res.Summary.Ticks - int64(warmup/sc.Tick)
 				last = res
 			}
 			if memProfile != "" {
@@ -117,21 +199,58 @@ and 2 (and the default) with and without it.`,
 			slices.Sort(walls)
 			med := walls[len(walls)/2]
 			s := last.Summary
-			simS := sim.Duration(s.DurationNs).Seconds()
-			nveh := len(s.Vehicles)
-			deliv := s.Network.Total.Rx
+			f := benchFigures{
+				Scenario:   s.Scenario,
+				Vehicles:   len(s.Vehicles),
+				Workers:    usedWorkers,
+				SimSeconds: sim.Duration(s.DurationNs).Seconds(),
+				Warmup:     warmup.Seconds(),
+				Runs:       runs,
+				Files:      files,
+				Contend:    contend,
+				WallMedian: med,
+				WallMin:    walls[0],
+				WallMax:    walls[len(walls)-1],
+				Deliveries: s.Network.Total.Rx,
+				Allocs:     float64(mallocs) / float64(ticks),
+			}
+			f.XRealtime = (f.SimSeconds - f.Warmup) / med
+			if f.Vehicles > 0 {
+				f.NsVehicleTick = med * 1e9 / float64(ticks/int64(runs)) / float64(f.Vehicles)
+				f.HeapPerVehicle = median(heapBuilt) / float64(f.Vehicles)
+				f.HeapEndPerVehicle = median(heapEnd) / float64(f.Vehicles)
+			}
+			if f.Deliveries > 0 {
+				f.NsDelivery = median(fullWalls) * 1e9 / float64(f.Deliveries)
+			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s: %d vehicles, %v simulated, %d deliveries, files %v, %d runs, %d workers%s\n", s.Scenario, nveh,
-				sim.Duration(s.DurationNs), deliv, onOff(files), runs, usedWorkers, contendText(contend))
-			fmt.Fprintf(out, "wall time: median %.3fs (min %.3fs, max %.3fs)\n", med, walls[0], walls[len(walls)-1])
-			fmt.Fprintf(out, "speed: %.1fx real time\n", simS/med)
-			if nveh > 0 {
-				fmt.Fprintf(out, "%.1f ns per vehicle-tick\n", med*1e9/float64(s.Ticks)/float64(nveh))
+			if asJSON {
+				b, err := json.Marshal(f)
+				if err != nil {
+					return fmt.Errorf("bench: encoding the figures: %w", err)
+				}
+				fmt.Fprintf(out, "%s\n", b)
+				return nil
 			}
-			if deliv > 0 {
-				fmt.Fprintf(out, "%.1f ns per delivery (whole run time / deliveries)\n", med*1e9/float64(deliv))
+			fmt.Fprintf(out, "%s: %d vehicles, %v simulated, %d deliveries, files %v, %d runs, %d workers%s\n", s.Scenario, f.Vehicles,
+				sim.Duration(s.DurationNs), f.Deliveries, onOff(files), runs, usedWorkers, contendText(contend))
+			after := ""
+			if warmup > 0 {
+				after = fmt.Sprintf(" after a %v warm-up", warmup)
 			}
-			fmt.Fprintf(out, "%.4f heap allocations per tick\n", float64(mallocs)/float64(ticks))
+			fmt.Fprintf(out, "wall time%s: median %.3fs (min %.3fs, max %.3fs)\n", after, med, f.WallMin, f.WallMax)
+			fmt.Fprintf(out, "speed: %.1fx real time\n", f.XRealtime)
+			if f.Vehicles > 0 {
+				fmt.Fprintf(out, "%.1f ns per vehicle-tick\n", f.NsVehicleTick)
+			}
+			if f.Deliveries > 0 {
+				fmt.Fprintf(out, "%.1f ns per delivery (whole run time / deliveries)\n", f.NsDelivery)
+			}
+			fmt.Fprintf(out, "%.4f heap allocations per tick\n", f.Allocs)
+			if f.Vehicles > 0 {
+				fmt.Fprintf(out, "memory per vehicle: %.1f KiB live heap after the build, %.1f KiB at the end of the run\n",
+					f.HeapPerVehicle/1024, f.HeapEndPerVehicle/1024)
+			}
 			return nil
 		},
 	}
@@ -139,9 +258,132 @@ and 2 (and the default) with and without it.`,
 	c.Flags().IntVar(&workers, "workers", 0, "goroutines stepping vehicles (default: the scenario's, or automatic, as skyloop run)")
 	c.Flags().BoolVar(&contend, "contend", false, "run a CPU-bound process beside the benchmark (a busy machine)")
 	c.Flags().BoolVar(&files, "files", false, "also write the per-packet and per-sample CSV files")
+	c.Flags().IntVar(&vehicles, "vehicles", 0, "vehicle count of the scenario's single vehicle group (default: the scenario's)")
+	c.Flags().StringVar(&duration, "duration", "", "simulated duration, e.g. 10s (default: the scenario's)")
+	c.Flags().StringVar(&warmupFlag, "warmup", "", "leave this much simulated time, whole seconds, out of the measurement (e.g. 1s)")
+	c.Flags().StringArrayVar(&sets, "set", nil, "change the scenario: PATH=VALUE, as a sweep's set (repeatable), e.g. vehicles[0].behaviors[beacon].stagger=100us")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the figures as one JSON object")
 	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of all runs to this file (go tool pprof)")
 	c.Flags().StringVar(&memProfile, "memprofile", "", "write an allocation profile of all runs to this file (go tool pprof -sample_index=alloc_space)")
 	return c
+}
+
+// benchFigures are the figures bench reports (--json prints them as they
+// are).
+type benchFigures struct {
+	Scenario   string  `json:"scenario"`
+	Vehicles   int     `json:"vehicles"`
+	Workers    int     `json:"workers"`
+	SimSeconds float64 `json:"sim_seconds"`
+	// Warmup is the simulated time before the measurement starts: the
+	// wall times, speed, time per vehicle-tick and allocations cover the
+	// rest of the run.
+	Warmup     float64 `json:"warmup_s"`
+	Runs       int     `json:"runs"`
+	Files      bool    `json:"files"`
+	Contend    bool    `json:"contend"`
+	WallMedian float64 `json:"wall_median_s"`
+	WallMin    float64 `json:"wall_min_s"`
+	WallMax    float64 `json:"wall_max_s"`
+	XRealtime  float64 `json:"x_realtime"`
+	// NsVehicleTick is the median wall time per tick and vehicle.
+	NsVehicleTick float64 `json:"ns_per_vehicle_tick"`
+	// NsDelivery is the median wall time of the whole run (warm-up
+	// included) divided by the run's deliveries (0 without deliveries).
+	NsDelivery float64 `json:"ns_per_delivery"`
+	// Allocs is heap allocations per measured tick over all runs.
+	Allocs     float64 `json:"allocs_per_tick"`
+	Deliveries uint64  `json:"deliveries"`
+	// HeapPerVehicle is the live heap the built run holds (HeapInuse after
+	// a collection, less before the build) per vehicle, median of runs.
+	HeapPerVehicle float64 `json:"heap_bytes_per_vehicle"`
+	// HeapEndPerVehicle is the same at the end of the run, the run still
+	// held.
+	HeapEndPerVehicle float64 `json:"heap_end_bytes_per_vehicle"`
+}
+
+// median returns the median of xs (the upper one of an even count), which
+// it sorts; 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// benchScenario loads the scenario to measure. With vehicles > 0 the
+// vehicle count of its single vehicle group is set to vehicles, and a
+// grid spawn layout gets ceil(sqrt(vehicles)) columns; then each of sets
+// (PATH=VALUE, as in a sweep's set) is applied. The changed scenario is
+// checked like any other, problems located in the scenario file or the
+// flag that caused them.
+func benchScenario(arg string, vehicles int, sets []string) (*scenario.Scenario, error) {
+	sc, err := loadScenario(arg)
+	if err != nil || (vehicles == 0 && len(sets) == 0) {
+		return sc, err
+	}
+	var changes []scenario.Set
+	if vehicles > 0 {
+		if len(sc.Vehicles) != 1 {
+			return nil, badInput("--vehicles needs a scenario with exactly one vehicle group; %s has %d", sc.Name, len(sc.Vehicles))
+		}
+		change, err := flagSet("--vehicles", "vehicles[0].count", strconv.Itoa(vehicles))
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, change)
+		if sc.Vehicles[0].Spawn.Kind == "grid" {
+			cols := int(math.Ceil(math.Sqrt(float64(vehicles))))
+			change, err := flagSet("--vehicles", "vehicles[0].spawn.columns", strconv.Itoa(cols))
+			if err != nil {
+				return nil, err
+			}
+			changes = append(changes, change)
+		}
+	}
+	for _, s := range sets {
+		path, value, ok := strings.Cut(s, "=")
+		if !ok || path == "" {
+			return nil, badInput("--set %q: want PATH=VALUE, such as vehicles[0].behaviors[beacon].stagger=100us", s)
+		}
+		change, err := flagSet("--set "+path, path, value)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, change)
+	}
+	name, data, dir, err := scenarioSource(arg)
+	if err != nil {
+		return nil, err
+	}
+	base, err := scenario.ParseDocument(name, data)
+	if err != nil {
+		return nil, asBadInput(err)
+	}
+	ov, err := scenario.Override(base, changes)
+	if err != nil {
+		return nil, asBadInput(err)
+	}
+	sc, err = scenario.Parse(name, ov.Text, registry.Check)
+	if err != nil {
+		return nil, asBadInput(ov.Locate(err))
+	}
+	sc.Dir = dir
+	return sc, nil
+}
+
+// flagSet is the override of path with value (YAML) given by a flag.
+func flagSet(flag, path, value string) (scenario.Set, error) {
+	doc, err := scenario.ParseDocument(flag, []byte("value: "+value+"\n"))
+	if err != nil {
+		return scenario.Set{}, asBadInput(err)
+	}
+	fs := doc.Fields(doc.Root, "")
+	if err := doc.Err(); err != nil || len(fs) != 1 || fs[0].Key != "value" {
+		return scenario.Set{}, badInput("%s: %q is not one YAML value", flag, value)
+	}
+	return scenario.Set{Path: path, Value: fs[0].Value, Doc: doc, At: fs[0].KeyAt}, nil
 }
 
 // writeHeapProfile writes the allocation profile gathered so far to path.

@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"skyloop/scenario"
@@ -12,19 +14,45 @@ import (
 // loadScenario reads a scenario from a file, or from the built-in set when
 // no file of that name exists.
 func loadScenario(arg string) (*scenario.Scenario, error) {
+	name, data, dir, err := scenarioSource(arg)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := scenario.Parse(name, data, registry.Check)
+	if err != nil {
+		return nil, asBadInput(err)
+	}
+	sc.Dir = dir
+	return sc, nil
+}
+
+// scenarioSource reads the text of a scenario file, or of a built-in
+// scenario when no file of that name exists. It returns the name to parse
+// the text under, the text, and the directory the scenario's relative
+// paths start in ("" for a built-in scenario).
+func scenarioSource(arg string) (name string, data []byte, dir string, err error) {
 	if st, err := os.Stat(arg); err == nil {
 		if st.IsDir() {
-			return nil, badInput("%s is a directory, not a scenario file", arg)
+			return "", nil, "", badInput("%s is a directory, not a scenario file", arg)
 		}
-		sc, err := scenario.Load(arg, registry.Check)
-		return sc, asBadInput(err)
+		data, err := scenario.ReadFile(arg)
+		if err != nil {
+			if _, bad := err.(scenario.Errors); bad {
+				return "", nil, "", err
+			}
+			return "", nil, "", asBadInput(fmt.Errorf("reading scenario: %w", err))
+		}
+		if abs, err := filepath.Abs(arg); err == nil {
+			dir = filepath.Dir(abs)
+		}
+		return filepath.Base(arg), data, dir, nil
 	} else if !os.IsNotExist(err) {
-		return nil, badInput("reading scenario: %v", err)
+		return "", nil, "", badInput("reading scenario: %v", err)
 	}
 	if b, ok := scenarios.Lookup(arg); ok {
-		return scenario.Parse(strings.TrimSuffix(arg, ".yaml")+".yaml", b, registry.Check)
+		return strings.TrimSuffix(arg, ".yaml") + ".yaml", b, "", nil
 	}
-	return nil, badInput("no scenario file %q and no built-in scenario of that name (built-in: %s)",
+	return "", nil, "", badInput("no scenario file %q and no built-in scenario of that name (built-in: %s)",
 		arg, strings.Join(scenarios.Names(), ", "))
 }
 
