@@ -33,7 +33,9 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure whole-run speed (default: the bench-swarm100 scenario)",
 		Long: `Run a scenario several times without writing a run directory and report the
 median speed: simulated seconds per wall second (x real time), nanoseconds per
-vehicle-tick and per delivery, heap allocations per tick, and memory per
+vehicle-tick and per delivery, heap allocations per tick (from the start,
+or the end of the warm-up, to the last tick: the summary built after it is
+not counted), and memory per
 vehicle: the live heap the built run holds (Go's HeapInuse after a
 garbage collection, less what was in use before the build), and what it
 holds at the end of the run, divided by the vehicle count.
@@ -130,19 +132,24 @@ and 2 (and the default) with and without it.`,
 				if sigs.Stopped() {
 					return interrupted{fmt.Errorf("stopped by %s after %d of %d runs", signalName(), i, runs)}
 				}
-				var mb, m0, m1, me runtime.MemStats
+				var mb, m0, m1, me, mk runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&mb)
 				// The measurement starts after the warm-up: the engine
 				// reports progress at the end of every simulated second.
+				// Allocations are counted up to the last tick (the
+				// progress report at the end), without the summary.
 				var warmed time.Time
+				kernelDone := false
 				opt := engine.Options{NoFiles: !files, Workers: workers, Duration: dur, Registry: registry}
-				if warmup > 0 {
-					opt.Progress = func(now, _ sim.Time) {
-						if now == sim.Time(warmup) {
-							runtime.ReadMemStats(&m0)
-							warmed = time.Now()
-						}
+				opt.Progress = func(now, end sim.Time) {
+					if warmup > 0 && now == sim.Time(warmup) {
+						runtime.ReadMemStats(&m0)
+						warmed = time.Now()
+					}
+					if now == end {
+						runtime.ReadMemStats(&mk)
+						kernelDone = true
 					}
 				}
 				r, err := engine.Build(sc, opt)
@@ -187,6 +194,9 @@ and 2 (and the default) with and without it.`,
 				walls = append(walls, stop.Sub(warmed).Seconds())
 				fullWalls = append(fullWalls, stop.Sub(start).Seconds())
 				usedWorkers = r.Workers()
+				if kernelDone {
+					m1.Mallocs = mk.Mallocs
+				}
 				mallocs += m1.Mallocs - m0.Mallocs
 				ticks += res.Summary.Ticks - int64(warmup/sc.Tick)
 				last = res
@@ -291,7 +301,8 @@ type benchFigures struct {
 	// NsDelivery is the median wall time of the whole run (warm-up
 	// included) divided by the run's deliveries (0 without deliveries).
 	NsDelivery float64 `json:"ns_per_delivery"`
-	// Allocs is heap allocations per measured tick over all runs.
+	// Allocs is heap allocations per measured tick over all runs, up to
+	// the last tick (the end-of-run summary is not counted).
 	Allocs     float64 `json:"allocs_per_tick"`
 	Deliveries uint64  `json:"deliveries"`
 	// HeapPerVehicle is the live heap the built run holds (HeapInuse after
