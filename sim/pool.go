@@ -115,16 +115,44 @@ func (sh *share) claim(g uint32) int {
 	}
 }
 
-// Spin budgets, in polls of an atomic (a poll is a nanosecond or a few):
-// some tens of microseconds, about a tick's work in a fast run, for an
-// idle helper and for the caller waiting for the last chunks. Waking a
-// parked goroutine costs as much again, so a shorter spin loses whenever
-// parallel runs pay at all; when they do not (a busy machine), the tuner
-// stops using the helpers.
+// Spin budgets: how long an idle helper, and the caller waiting for the
+// last chunks, poll before they park. A helper must outlast the serial
+// phases between two jobs (the network and the agents: tens of
+// microseconds in a swarm run), or it parks every tick and waking it
+// (tens of microseconds in a virtual machine) costs more than its share
+// of the work: a budget counted in polls (a poll takes under a
+// nanosecond) was too short for that. When parallel runs do not pay (a
+// busy machine), the tuner stops using the helpers.
 const (
-	helperSpin = 20000
-	callerSpin = 20000
+	helperSpin = 200 * time.Microsecond
+	callerSpin = 50 * time.Microsecond
+	// spinCheck is how many polls pass between two clock reads.
+	spinCheck = 256
 )
+
+// spinner tells a polling loop when its budget is spent, reading the
+// clock only every spinCheck polls.
+type spinner struct {
+	polls int
+	until time.Time
+}
+
+// spent reports whether budget has passed since the first call after a
+// reset.
+func (s *spinner) spent(budget time.Duration) bool {
+	s.polls++
+	if s.polls%spinCheck != 0 {
+		return false
+	}
+	now := time.Now()
+	if s.until.IsZero() {
+		s.until = now.Add(budget)
+		return false
+	}
+	return now.After(s.until)
+}
+
+func (s *spinner) reset() { *s = spinner{} }
 
 // chunksPerWorker splits the work finer than one chunk per worker, so
 // that the caller can take over the share of a helper that is late.
@@ -149,13 +177,14 @@ func NewPool(workers int) *Pool {
 func (p *Pool) loop(h *helper) {
 	var seen uint32
 	for {
-		for spins := 0; p.gen.Load() == seen; spins++ {
+		var sp spinner
+		for p.gen.Load() == seen {
 			if p.closed.Load() {
 				return
 			}
-			if spins >= helperSpin {
+			if sp.spent(helperSpin) {
 				h.park(func() bool { return p.gen.Load() == seen && !p.closed.Load() })
-				spins = 0
+				sp.reset()
 			}
 		}
 		if p.closed.Load() {
@@ -271,8 +300,9 @@ func (p *Pool) Join() {
 // wait returns when every chunk is done: it spins briefly, then sleeps
 // until the helper with the last chunk wakes it.
 func (p *Pool) wait() {
-	for spins := 0; p.left.Load() > 0; spins++ {
-		if spins >= callerSpin {
+	var sp spinner
+	for p.left.Load() > 0 {
+		if sp.spent(callerSpin) {
 			p.caller.park(func() bool { return p.left.Load() > 0 })
 		}
 	}
