@@ -71,9 +71,9 @@ func (c *Config) Validate() fields.Errors {
 	for k, v := range c.Autopilot.SensorParams.Validate() {
 		bad["autopilot."+k] = v
 	}
-	if c.Params.PhysicsPeriod > 0 && c.Autopilot.ControlPeriod > 0 && c.Autopilot.ControlPeriod != c.Params.PhysicsPeriod {
-		bad["autopilot.control_period"] = fmt.Sprintf("the rate loop runs with the physics: must equal physics_period %v, got %v",
-			c.Params.PhysicsPeriod, c.Autopilot.ControlPeriod)
+	if pp, cp := c.Params.PhysicsPeriod, c.Autopilot.ControlPeriod; pp > 0 && cp > 0 && cp%pp != 0 {
+		bad["autopilot.control_period"] = fmt.Sprintf("the rate loop runs every n physics steps: must be a whole multiple of physics_period %v, got %v",
+			pp, cp)
 	}
 	return bad
 }

@@ -117,7 +117,7 @@ func DefaultParams() Params {
 		FailsafeTimeout: sim.Second, FailsafeDelay: 5 * sim.Second, FailsafeAction: "land", FailsafeGoto: "hold",
 		DisarmDelay: 2 * sim.Second, DisarmPreflight: 10 * sim.Second,
 		EstPosGain: 0.3, EstVelGain: 0.5,
-		ControlPeriod: sim.Millisecond, AttEvery: 4, PosEvery: 20,
+		ControlPeriod: 2 * sim.Millisecond, AttEvery: 2, PosEvery: 10,
 	}
 }
 
