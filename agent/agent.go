@@ -59,6 +59,19 @@ type Receiver interface {
 	Receive(ctx *Context, m *Message)
 }
 
+// LocalReceiver is implemented by behaviours whose Receive reads and
+// changes nothing but the behaviour's own state and its node's beliefs
+// (ctx.Beliefs) and clock (ctx.Now): it sends nothing, records no event,
+// does not fail the run and reads no vehicle. When every receiving
+// behaviour of a run is local, the engine delivers a tick's packets while
+// the vehicles of the tick before are still stepping, on another
+// goroutine: the results are the same as in the agent phase.
+type LocalReceiver interface {
+	Receiver
+	// ReceivesLocally reports whether Receive keeps to these rules.
+	ReceivesLocally() bool
+}
+
 // Preparer is implemented by behaviours whose step runs elsewhere (in an
 // external process). In the agent phase the engine calls Prepare on every
 // due Preparer, in node order, before any Step: each hands its step to the

@@ -234,6 +234,10 @@ func (b *Beacon) Receive(ctx *Context, m *Message) {
 	ctx.Beliefs().Apply(ctx.Now(), m.Src, s)
 }
 
+// ReceivesLocally implements LocalReceiver: Receive only decodes and
+// updates the node's beliefs.
+func (b *Beacon) ReceivesLocally() bool { return true }
+
 // Finish reports the receiver-rule counts.
 func (b *Beacon) Finish(ctx *Context) map[string]any {
 	c := ctx.Beliefs().Counts

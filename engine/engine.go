@@ -159,6 +159,11 @@ type Run struct {
 	overlap bool
 	until   sim.Time
 	pre     prefetch
+	// localRecv is set when every receiving behaviour is an
+	// agent.LocalReceiver: deliveries stepped ahead are then consumed
+	// ahead too.
+	localRecv  bool
+	sharedRecv bool // some receiving behaviour is not local
 
 	effective   map[string]any
 	rec         Recorder // nil: nothing is recorded
@@ -681,6 +686,9 @@ func (r *Run) buildBehaviors() {
 			period, offset := s.b.Schedule()
 			if rc, ok := s.b.(agent.Receiver); ok {
 				s.recv = rc
+				if lr, ok := rc.(agent.LocalReceiver); !ok || !lr.ReceivesLocally() {
+					r.sharedRecv = true
+				}
 			}
 			if pp, ok := s.b.(agent.Preparer); ok {
 				s.prep = pp

@@ -103,6 +103,7 @@ func (r *Run) Start(first ...sim.Phase) error {
 	// The network runs ahead beside the vehicles only when nothing paces
 	// the run to the wall clock (first phases do) and it steps every tick.
 	r.overlap = r.workers > 1 && r.ep == nil && len(first) == 0 && r.realtime == 0
+	r.localRecv = !r.sharedRecv
 	sampleEvery := int64(r.sc.Outputs.SamplePeriod / r.tick)
 	second := max(int64(sim.Second/r.tick), 1)
 	var phases []sim.Phase
@@ -144,10 +145,11 @@ func (r *Run) Start(first ...sim.Phase) error {
 // prefetch is the network's step to the next tick, taken while the
 // vehicles of the current tick stepped (see vehiclePhase).
 type prefetch struct {
-	ok  bool
-	t   sim.Time
-	d   []netsim.Delivery
-	err error
+	ok       bool
+	t        sim.Time
+	d        []netsim.Delivery
+	err      error
+	consumed bool // the deliveries were recorded and received already
 }
 
 func (r *Run) networkPhase(t sim.Time) error {
@@ -160,35 +162,45 @@ func (r *Run) networkPhase(t sim.Time) error {
 		if r.pre.t != t {
 			return fmt.Errorf("internal error: the network stepped ahead to %v, not to %v", r.pre.t, t)
 		}
-		d, err = r.pre.d, r.pre.err
+		pre := r.pre
 		r.pre = prefetch{}
-	} else {
-		d, err = r.backend.AdvanceTo(t)
-	}
-	if err != nil {
+		if pre.err != nil {
+			return fmt.Errorf("%s network: %w", r.backendName, pre.err)
+		}
+		if pre.consumed {
+			return nil
+		}
+		d = pre.d
+	} else if d, err = r.backend.AdvanceTo(t); err != nil {
 		return fmt.Errorf("%s network: %w", r.backendName, err)
 	}
+	r.record(d, t)
 	r.deliv = d
+	return nil
+}
+
+// record counts the deliveries of tick t in the metrics and records them.
+func (r *Run) record(d []netsim.Delivery, t sim.Time) {
 	for i := range d {
 		r.met.Delivered(&d[i], t)
 		if r.rec != nil {
 			r.rec.Delivery(&d[i], t)
 		}
 	}
-	return nil
 }
 
-func (r *Run) agentPhase(t sim.Time) error {
-	idx := int64(t) / int64(r.tick)
-	for i := range r.deliv {
-		d := &r.deliv[i]
-		ns := &r.nodes[d.Dst]
+// receive hands the deliveries of tick t to their nodes' receiving
+// behaviours, in order.
+func (r *Run) receive(d []netsim.Delivery, t sim.Time) {
+	for i := range d {
+		dl := &d[i]
+		ns := &r.nodes[dl.Dst]
 		if len(ns.slots) == 0 {
 			continue
 		}
-		p := d.P
+		p := dl.P
 		r.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
-			TSend: p.TSend, TArrive: d.At, TRecv: t, Size: p.Size, Payload: p.Payload, RxPower: d.RxPower}
+			TSend: p.TSend, TArrive: dl.At, TRecv: t, Size: p.Size, Payload: p.Payload, RxPower: dl.RxPower}
 		ns.drv.SetNow(t)
 		for j := range ns.slots {
 			if rc := ns.slots[j].recv; rc != nil {
@@ -196,6 +208,11 @@ func (r *Run) agentPhase(t sim.Time) error {
 			}
 		}
 	}
+}
+
+func (r *Run) agentPhase(t sim.Time) error {
+	idx := int64(t) / int64(r.tick)
+	r.receive(r.deliv, t)
 	r.deliv = nil
 	if r.preparers {
 		for i := range r.nodes {
@@ -293,10 +310,20 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 
 // stepAhead advances the network to next while the vehicles step, then
 // waits for them.
+//
+// When every receiving behaviour is local (agent.LocalReceiver), the
+// deliveries are recorded and received now too: the phases between here
+// and the next tick's agent phase (records, world checks, measures) read
+// vehicles, and write files no receiver or recording here writes.
 func (r *Run) stepAhead(next sim.Time) {
 	defer r.pool.Join()
 	d, err := r.backend.AdvanceTo(next)
 	r.pre = prefetch{ok: true, t: next, d: d, err: err}
+	if err == nil && r.localRecv {
+		r.record(d, next)
+		r.receive(d, next)
+		r.pre.consumed = true
+	}
 }
 
 func (r *Run) positionPhase(t sim.Time) error {
