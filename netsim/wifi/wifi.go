@@ -82,7 +82,6 @@ type signal struct {
 	id         uint64 // the frame's
 	start, end sim.Time
 	w          float64 // watts
-	dbm        float64 // the same power in dBm
 }
 
 type node struct {
@@ -154,6 +153,13 @@ type Backend struct {
 	// receivers below the sensitivity are then counted, not recorded.
 	counting bool
 	counter  netsim.DropCounter
+	// Linear-domain received power (see linWatts): with log-distance
+	// loss of exponent 2, 3 or 4, or Friis, and no fading, the power in
+	// watts is a product, with no logarithm or exponential; thresholds
+	// are compared in watts.
+	lin                          int     // the exponent, 0 = off
+	wRef, dRef                   float64 // watts at and within dRef
+	cutoffW, sensW, preMinW, edW float64
 	free     []*frame // frames to reuse
 	pcap     *pcap.Writer
 	open     func(name string) (io.Writer, error)
@@ -194,6 +200,7 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	b.ackDur = b.tm.duration(b.mode, ackBytes)
 	b.eifsD = b.tm.sifs + b.tm.duration(b.tm.headerMode, ackBytes) + b.tm.difs
 	b.idx = grid{cell: max(b.cutoff, 1), cells: map[[3]int32][]int32{}}
+	b.setLinear()
 	b.quietSq, b.farSq = math.Inf(1), math.Inf(1)
 	if p.Fading == NoFading && p.Loss != TwoRay {
 		b.quietSq = sq(b.beyond(b.rxSensitivity))
@@ -596,17 +603,69 @@ func (b *Backend) beyond(thr float64) float64 {
 
 func sq(x float64) float64 { return x * x }
 
+// setLinear turns on the linear-domain received power when the loss model
+// allows it.
+func (b *Backend) setLinear() {
+	p := &b.p
+	if p.Fading != NoFading {
+		return
+	}
+	switch {
+	case p.Loss == LogDistance && (p.Exponent == 2 || p.Exponent == 3 || p.Exponent == 4):
+		b.lin, b.dRef = int(p.Exponent), p.RefDistance
+		b.wRef = dbmToW(p.TxPower - p.RefLoss)
+	case p.Loss == Friis:
+		// Friis loss is (4 pi d / lambda)^2, at least 1 (0 dB).
+		lambda := speedOfLight / p.Frequency
+		b.lin, b.dRef = 2, lambda/(4*math.Pi)
+		b.wRef = dbmToW(p.TxPower)
+	default:
+		return
+	}
+	b.cutoffW, b.sensW, b.edW = dbmToW(b.cutoffDbm), dbmToW(b.rxSensitivity), dbmToW(p.CcaEdThreshold)
+	b.preMinW = dbmToW(p.PreambleMinRssi)
+}
+
+// linWatts returns the received power at distance d (setLinear): the
+// reference power times (dRef/d)^n beyond dRef.
+func (b *Backend) linWatts(d float64) float64 {
+	if d <= b.dRef {
+		return b.wRef
+	}
+	q := b.dRef / d
+	switch b.lin {
+	case 2:
+		return b.wRef * (q * q)
+	case 3:
+		return b.wRef * (q * q * q)
+	}
+	q2 := q * q
+	return b.wRef * (q2 * q2)
+}
+
 // arrive registers f's signal at receiver r.
 func (b *Backend) arrive(f *frame, tx *node, r *node) {
 	d := tx.pos.Dist(r.pos)
-	dbm := b.rxPower(tx.pos, r.pos)
-	if b.p.Fading != NoFading {
-		dbm += b.fade(f.id, r.id)
+	var w float64
+	var sensitive, preambleQuiet, energy bool
+	if b.lin != 0 {
+		w = b.linWatts(d)
+		if w < b.cutoffW {
+			return
+		}
+		sensitive, preambleQuiet, energy = w >= b.sensW, w < b.preMinW, w >= b.edW
+	} else {
+		dbm := b.rxPower(tx.pos, r.pos)
+		if b.p.Fading != NoFading {
+			dbm += b.fade(f.id, r.id)
+		}
+		if dbm < b.cutoffDbm {
+			return
+		}
+		w = dbmToW(dbm)
+		sensitive, preambleQuiet, energy = dbm >= b.rxSensitivity, dbm < b.p.PreambleMinRssi, dbm >= b.p.CcaEdThreshold
 	}
-	if dbm < b.cutoffDbm {
-		return
-	}
-	if dbm < b.rxSensitivity {
+	if !sensitive {
 		// ns-3's YansWifiChannel drops a signal below the sensitivity
 		// before the PHY sees it: no reception, no interference, no
 		// carrier sense.
@@ -614,7 +673,7 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 		return
 	}
 	delay := sim.Duration(math.Round(d / speedOfLight * 1e9))
-	s := signal{id: f.id, start: f.start.Add(delay), end: f.end.Add(delay), w: dbmToW(dbm), dbm: dbm}
+	s := signal{id: f.id, start: f.start.Add(delay), end: f.end.Add(delay), w: w}
 	b.pruneNode(r, s.start)
 	r.sigs = append(r.sigs, s)
 	rec := reception{node: r.id}
@@ -635,7 +694,7 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 		rec.why = netsim.DropBusy
 	case r.locked != 0 && r.lockEnd > s.start:
 		rec.why = netsim.DropBusy
-	case b.p.Preamble && dbm < b.p.PreambleMinRssi:
+	case b.p.Preamble && preambleQuiet:
 		rec.why = netsim.DropSensitivity
 	case b.p.Preamble && s.w < b.preambleRatio*(b.noise+b.interference(r, f.id, s.start)):
 		rec.why = netsim.DropCollision
@@ -644,7 +703,7 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 		r.locked, r.lockF, r.lockBeg, r.lockEnd, r.lockW = f.id, f, s.start, s.end, s.w
 		b.busy(r, s.start.Add(detectDelay), s.end)
 	}
-	if !rec.locked && dbm >= b.p.CcaEdThreshold {
+	if !rec.locked && energy {
 		b.busy(r, s.start.Add(detectDelay), s.end)
 	}
 	f.recv = append(f.recv, rec)
@@ -793,7 +852,7 @@ func (b *Backend) txEnd(f *frame) {
 		r.locked, r.lockF = 0, nil
 		u := sim.Unit(sim.Hash(b.seed, f.id, uint64(rc.node), 0xdec0de))
 		ok := u < ps
-		dbm := s.dbm
+		dbm := 10*math.Log10(s.w) + 30
 		if !ok {
 			r.eifs = true
 			b.schedule(r)

@@ -2,6 +2,7 @@ package wifi
 
 import (
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,5 +141,41 @@ func TestAckSenderResumesItsOwnFrame(t *testing.T) {
 		if d := at.Sub(sends[id].t); d > 5*sim.Millisecond {
 			t.Errorf("packet %d took %v", id, d)
 		}
+	}
+}
+
+// TestLinearPowerMatchesDecibels: the received power computed as a product
+// (log-distance of exponent 2, 3 and 4, Friis) is the decibel formula's to
+// within rounding, at every distance from the reference to far beyond the
+// cutoff.
+func TestLinearPowerMatchesDecibels(t *testing.T) {
+	cases := []func(p *Params){
+		func(p *Params) { p.Loss, p.Exponent = LogDistance, 2 },
+		func(p *Params) { p.Loss, p.Exponent = LogDistance, 3 },
+		func(p *Params) { p.Loss, p.Exponent = LogDistance, 4 },
+		func(p *Params) { p.Loss = Friis },
+	}
+	for i, set := range cases {
+		p := DefaultParams()
+		set(&p)
+		b, err := New(p, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.lin == 0 {
+			t.Fatalf("case %d: the linear path is off", i)
+		}
+		for d := 0.001; d < 1e5; d *= 1.01 {
+			want := dbmToW(b.rxPower(geom.Vec3{}, geom.V(d, 0, 0)))
+			got := b.linWatts(d)
+			if math.Abs(got-want) > 1e-12*want {
+				t.Fatalf("case %d at %.3f m: %g W, the decibel formula %g W", i, d, got, want)
+			}
+		}
+	}
+	p := DefaultParams()
+	p.Exponent = 2.5
+	if b, _ := New(p, 1, nil); b.lin != 0 {
+		t.Error("exponent 2.5 should use the decibel formula")
 	}
 }
