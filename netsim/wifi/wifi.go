@@ -160,11 +160,11 @@ type Backend struct {
 	lin                          int     // the exponent, 0 = off
 	wRef, dRef                   float64 // watts at and within dRef
 	cutoffW, sensW, preMinW, edW float64
-	free     []*frame // frames to reuse
-	pcap     *pcap.Writer
-	open     func(name string) (io.Writer, error)
-	now      sim.Time
-	clock    sim.Time // the latest time AdvanceTo was asked for
+	free                         []*frame // frames to reuse
+	pcap                         *pcap.Writer
+	open                         func(name string) (io.Writer, error)
+	now                          sim.Time
+	clock                        sim.Time // the latest time AdvanceTo was asked for
 }
 
 // New returns a native Wi-Fi backend reporting to tr (which may be nil).
