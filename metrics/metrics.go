@@ -195,16 +195,26 @@ func (a *kindAcc) summary(secs float64, lat Latency) KindSummary {
 	return ks
 }
 
-// latStore keeps every latency exactly, in blocks of 16384 uint32
-// nanosecond values (latencies of 4.29 s or more go to a separate list), so
-// recording never copies old values and allocates once per block.
+// latStore keeps every latency exactly, in blocks of uint32 nanosecond
+// values (latencies of 4.29 s or more go to a separate list), so recording
+// never copies old values and allocates once per block. Consecutive equal
+// latencies (a constant-latency network gives nothing else) are kept as
+// one value and a count: only the multiset matters.
 type latStore struct {
 	blocks [][]uint32
+	runs   []latRun // flushed runs of two or more equal values
+	cur    latRun   // the run being counted (n = 0: none)
 	big    []int64
 	n      int
 	sum    float64
 	min    int64
 	max    int64
+}
+
+// latRun is a latency and how many times it came in a row.
+type latRun struct {
+	v uint32
+	n uint64
 }
 
 // blockLen and maxBlockLen are the sizes of the first and of the largest
@@ -227,6 +237,26 @@ func (c *latStore) add(v int64) {
 		c.big = append(c.big, v)
 		return
 	}
+	if c.cur.n > 0 && uint32(v) == c.cur.v {
+		c.cur.n++
+		return
+	}
+	c.flush()
+	c.cur = latRun{v: uint32(v), n: 1}
+}
+
+// flush stores the current run: a single value in the blocks, a longer
+// run as itself.
+func (c *latStore) flush() {
+	switch {
+	case c.cur.n == 0:
+		return
+	case c.cur.n > 1:
+		c.runs = append(c.runs, c.cur)
+		c.cur.n = 0
+		return
+	}
+	c.cur.n = 0
 	if k := len(c.blocks); k == 0 || len(c.blocks[k-1]) == cap(c.blocks[k-1]) {
 		// Blocks double up to maxBlockLen: a long run makes a few dozen
 		// allocations for millions of latencies.
@@ -237,7 +267,7 @@ func (c *latStore) add(v int64) {
 		c.blocks = append(c.blocks, make([]uint32, 0, size))
 	}
 	k := len(c.blocks) - 1
-	c.blocks[k] = append(c.blocks[k], uint32(v))
+	c.blocks[k] = append(c.blocks[k], c.cur.v)
 }
 
 // kths returns the ks[i]-th smallest values (0-based) over the given
@@ -276,19 +306,19 @@ func kths(stores []*latStore, ks []uint64) []int64 {
 		}
 		// One pass over the data fills the histogram of every open rank.
 		for _, st := range stores {
-			st.scan(func(v int64) {
+			st.scan(func(v int64, n uint64) {
 				for i := range ss {
 					q := &ss[i]
 					if q.lo >= q.hi {
 						continue
 					}
 					if v < q.lo {
-						q.below++
+						q.below += n
 						continue
 					}
 					w := (q.hi-q.lo)/bins + 1
 					if b := (v - q.lo) / w; b < bins {
-						q.h[b]++
+						q.h[b] += n
 					}
 				}
 			})
@@ -322,15 +352,22 @@ func kths(stores []*latStore, ks []uint64) []int64 {
 // kth returns the k-th smallest value over the stores.
 func kth(stores []*latStore, k uint64) int64 { return kths(stores, []uint64{k})[0] }
 
-// scan calls f for every stored value.
-func (c *latStore) scan(f func(v int64)) {
+// scan calls f for every stored value with the number of times it was
+// stored (in no particular order).
+func (c *latStore) scan(f func(v int64, n uint64)) {
 	for _, blk := range c.blocks {
 		for _, v := range blk {
-			f(int64(v))
+			f(int64(v), 1)
 		}
 	}
+	for _, r := range c.runs {
+		f(int64(r.v), r.n)
+	}
+	if c.cur.n > 0 {
+		f(int64(c.cur.v), c.cur.n)
+	}
 	for _, v := range c.big {
-		f(v)
+		f(v, 1)
 	}
 }
 

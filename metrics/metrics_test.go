@@ -17,17 +17,25 @@ func TestKthMatchesSort(t *testing.T) {
 		var all []int64
 		n := 1 + rng.IntN(3000)
 		spread := int64(1 + rng.IntN(1<<uint(rng.IntN(40))))
+		var prev int64
+		toA := true
 		for i := 0; i < n; i++ {
 			v := rng.Int64N(spread)
 			if rng.IntN(50) == 0 {
 				v += 5e9 // beyond uint32: the overflow list
 			}
-			if rng.IntN(2) == 0 {
+			if i > 0 && rng.IntN(3) == 0 {
+				v = prev // a run of equal values in the same store
+			} else {
+				toA = rng.IntN(2) == 0
+			}
+			if toA {
 				a.add(v)
 			} else {
 				b.add(v)
 			}
 			all = append(all, v)
+			prev = v
 		}
 		slices.Sort(all)
 		k := rng.IntN(n)
