@@ -153,6 +153,7 @@ type Backend struct {
 	// receivers below the sensitivity are then counted, not recorded.
 	counting bool
 	counter  netsim.DropCounter
+	drops    [netsim.NumDropReasons]int // counted by dropAt, for flushDrops
 	// Linear-domain received power (see linWatts): with log-distance
 	// loss of exponent 2, 3 or 4, or Friis, and no fading, the power in
 	// watts is a product, with no logarithm or exponential; thresholds
@@ -838,7 +839,7 @@ func (b *Backend) txEnd(f *frame) {
 				if rc.locked {
 					why = netsim.DropBusy // the reception was aborted
 				}
-				b.trace(netsim.EvDrop, t, f.pkt, netsim.NodeID(rc.node), why, netsim.NoPower)
+				b.dropAt(t, f.pkt, rc.node, why, netsim.NoPower)
 			}
 			continue
 		}
@@ -861,7 +862,7 @@ func (b *Backend) txEnd(f *frame) {
 				if interfered {
 					why = netsim.DropCollision
 				}
-				b.trace(netsim.EvDrop, t, f.pkt, netsim.NodeID(rc.node), why, dbm)
+				b.dropAt(t, f.pkt, rc.node, why, dbm)
 			}
 			continue
 		}
@@ -890,6 +891,7 @@ func (b *Backend) txEnd(f *frame) {
 	}
 	// Nodes out of the cutoff range never saw a broadcast.
 	if !f.ack && f.dst == -1 {
+		b.flushDrops(t, f.pkt)
 		b.unseen(f, t)
 	}
 	switch {
@@ -905,6 +907,30 @@ func (b *Backend) txEnd(f *frame) {
 		tx.waitAck = f
 		timeout := b.tm.sifs + b.tm.slot + b.tm.preamble + b.tm.header + b.ackDur
 		b.push(t.Add(timeout), event{kind: evAckTimeout, node: tx.id, f: f})
+	}
+}
+
+// dropAt traces the drop of broadcast p at receiver r, or only counts it
+// (by reason, until flushDrops) when drops are counted in bulk.
+func (b *Backend) dropAt(t sim.Time, p *netsim.Packet, r int32, why netsim.DropReason, dbm float64) {
+	if b.counting {
+		b.drops[why]++
+		return
+	}
+	b.trace(netsim.EvDrop, t, p, netsim.NodeID(r), why, dbm)
+}
+
+// flushDrops reports the drops of p counted by dropAt.
+func (b *Backend) flushDrops(t sim.Time, p *netsim.Packet) {
+	if !b.counting {
+		return
+	}
+	for why, n := range b.drops {
+		if n > 0 {
+			b.ev = netsim.TraceEvent{Type: netsim.EvDrop, T: t, P: p, Node: -1, Reason: netsim.DropReason(why), RxPower: netsim.NoPower}
+			b.counter.TraceDrops(&b.ev, n)
+			b.drops[why] = 0
+		}
 	}
 }
 
