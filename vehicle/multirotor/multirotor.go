@@ -83,6 +83,9 @@ type Params struct {
 	Wind          geom.Vec3    `yaml:"wind" json:"wind"`                           // constant wind, world frame, m/s
 	TurbSigma     float64      `yaml:"turbulence_sigma" json:"turbulence_sigma"`   // turbulence intensity, m/s (0 = none)
 	TurbLength    float64      `yaml:"turbulence_length" json:"turbulence_length"` // turbulence scale length, m
+	// TurbPeriod is how often the turbulence velocity is drawn anew (a
+	// whole multiple of the physics period); it holds in between.
+	TurbPeriod    sim.Duration `yaml:"turbulence_period" json:"turbulence_period"`
 	PhysicsPeriod sim.Duration `yaml:"physics_period" json:"physics_period"`
 }
 
@@ -119,6 +122,7 @@ func Preset(name string) (Params, bool) {
 			PropRadius: 0.127, FigureOfMerit: 0.65, DriveEff: 0.75, AvionicsPower: 5,
 			Battery:       Battery{Cells: 3, CapacityAh: 5.1, InternalR: 0.015, CellFull: 4.2, CellEmpty: 3.3},
 			TurbLength:    100,
+			TurbPeriod:    10 * sim.Millisecond,
 			PhysicsPeriod: sim.Millisecond,
 		}, true
 	case "crazyflie":
@@ -151,6 +155,7 @@ func Preset(name string) (Params, bool) {
 			PropRadius: 0.0231, FigureOfMerit: 0.4, DriveEff: 0.5, AvionicsPower: 0.3,
 			Battery:       Battery{Cells: 1, CapacityAh: 0.25, InternalR: 0.1, CellFull: 4.2, CellEmpty: 3.3},
 			TurbLength:    100,
+			TurbPeriod:    10 * sim.Millisecond,
 			PhysicsPeriod: sim.Millisecond,
 		}, true
 	}
@@ -214,6 +219,8 @@ func (p *Params) Validate() fields.Errors {
 	pos("turbulence_length", p.TurbLength)
 	if p.PhysicsPeriod <= 0 {
 		bad["physics_period"] = fmt.Sprintf("must be positive, got %v", p.PhysicsPeriod)
+	} else if p.TurbPeriod <= 0 || p.TurbPeriod%p.PhysicsPeriod != 0 {
+		bad["turbulence_period"] = fmt.Sprintf("must be a positive whole multiple of physics_period %v, got %v", p.PhysicsPeriod, p.TurbPeriod)
 	}
 	if len(bad) == 0 && p.MaxThrust() <= p.Mass*Gravity {
 		bad["max_rotor_speed"] = fmt.Sprintf("the rotors cannot lift the vehicle: %.3g N of thrust for %.3g N of weight", p.MaxThrust(), p.Mass*Gravity)
@@ -239,6 +246,8 @@ type State struct {
 	Rotor    [MaxRotors]float64
 	Landed   bool
 	Gust     geom.Vec3 // turbulence velocity, world frame
+	// GustSteps counts the physics steps until the next turbulence draw.
+	GustSteps int
 	// SpecificForce is what an accelerometer measures: non-gravitational
 	// force per mass, body frame, m/s^2.
 	SpecificForce geom.Vec3
@@ -265,6 +274,8 @@ type Model struct {
 	rotorPowerFactor float64 // P_rotor = factor * T^1.5
 	invI             geom.Vec3
 	radius           float64 // centre to the farthest rotor tip, m
+	gustEvery        int     // physics steps per turbulence draw
+	gustDt           float64 // the turbulence period, s
 }
 
 // NewModel prepares p for stepping; p must be valid.
@@ -282,6 +293,8 @@ func NewModel(p *Params) *Model {
 		rotorPowerFactor: 1 / math.Sqrt(2*rho*area) / p.FigureOfMerit / p.DriveEff,
 		invI:             geom.V(1/p.Inertia.X, 1/p.Inertia.Y, 1/p.Inertia.Z),
 		radius:           r + p.PropRadius,
+		gustEvery:        max(1, int(p.TurbPeriod/max(p.PhysicsPeriod, 1))),
+		gustDt:           p.TurbPeriod.Seconds(),
 	}
 }
 
@@ -331,13 +344,19 @@ func (m *Model) Step(s *State, u *[MaxRotors]float64, rng *rand.Rand) {
 	s.Thrust = thrust
 
 	// Wind: constant plus first-order Gauss-Markov turbulence (Dryden-like,
-	// time constant = scale length / air speed).
+	// time constant = scale length / air speed), drawn every TurbPeriod
+	// with the process's exact transition over that period and held in
+	// between (its time constant is tens of seconds).
 	air := s.Vel.Sub(p.Wind).Sub(s.Gust)
 	if p.TurbSigma > 0 && rng != nil {
-		tau := p.TurbLength / max(air.Norm(), 1)
-		a := dt / tau
-		k := p.TurbSigma * math.Sqrt(2*a)
-		s.Gust = geom.V(s.Gust.X*(1-a)+k*rng.NormFloat64(), s.Gust.Y*(1-a)+k*rng.NormFloat64(), s.Gust.Z*(1-a)+k*rng.NormFloat64())
+		if s.GustSteps <= 0 {
+			tau := p.TurbLength / max(air.Norm(), 1)
+			e := math.Exp(-m.gustDt / tau)
+			k := p.TurbSigma * math.Sqrt(1-e*e)
+			s.Gust = geom.V(s.Gust.X*e+k*rng.NormFloat64(), s.Gust.Y*e+k*rng.NormFloat64(), s.Gust.Z*e+k*rng.NormFloat64())
+			s.GustSteps = m.gustEvery
+		}
+		s.GustSteps--
 	}
 
 	// Forces, body frame: thrust along z, rotor drag against the air speed.

@@ -171,3 +171,58 @@ func BenchmarkPhysicsStep(b *testing.B) {
 		now = now.Add(sim.Millisecond)
 	}
 }
+
+// TestTurbulenceStatistics: drawn every turbulence_period with the exact
+// transition of the Gauss-Markov process, the gust keeps the asked
+// standard deviation and time constant (turbulence_length / air speed)
+// whatever the period, and holds between draws.
+func TestTurbulenceStatistics(t *testing.T) {
+	for _, period := range []sim.Duration{sim.Millisecond, 10 * sim.Millisecond, 50 * sim.Millisecond} {
+		p, _ := Preset("iris")
+		// A vehicle held still in a 10 m/s wind: air speed 10 m/s, time
+		// constant 20 m / 10 m/s = 2 s.
+		p.Wind, p.TurbSigma, p.TurbLength, p.TurbPeriod = geom.V(10, 0, 0), 0.8, 20, period
+		if bad := p.Validate(); len(bad) > 0 {
+			t.Fatal(bad)
+		}
+		m := NewModel(&p)
+		rng := sim.Stream(9, "turbulence", 0)
+		s := m.Init(geom.V(0, 0, 10), 0)
+		var u [MaxRotors]float64
+		var xs []float64
+		held := true
+		for i := 0; i < 2_000_000; i++ {
+			s.Pos, s.Vel, s.Att, s.Omega = geom.V(0, 0, 10), geom.Vec3{}, geom.Identity, geom.Vec3{} // held still
+			before := s.Gust
+			m.Step(&s, &u, rng)
+			if i%int(period/sim.Millisecond) != 0 && s.Gust != before {
+				held = false
+			}
+			if i%10 == 0 {
+				xs = append(xs, s.Gust.Y) // across the wind: air speed stays 10 m/s
+			}
+		}
+		if !held {
+			t.Errorf("period %v: the gust changed between draws", period)
+		}
+		var mean, v float64
+		for _, x := range xs {
+			mean += x
+		}
+		mean /= float64(len(xs))
+		for _, x := range xs {
+			v += (x - mean) * (x - mean)
+		}
+		sd := math.Sqrt(v / float64(len(xs)))
+		// Autocorrelation at 1 s (100 samples of 10 ms): exp(-1/2).
+		var c float64
+		for i := 100; i < len(xs); i++ {
+			c += (xs[i] - mean) * (xs[i-100] - mean)
+		}
+		rho := c / float64(len(xs)-100) / (sd * sd)
+		t.Logf("period %v: sd %.3f m/s (want 0.8), autocorrelation at 1 s %.3f (want %.3f)", period, sd, rho, math.Exp(-0.5))
+		if math.Abs(sd-0.8) > 0.08 || math.Abs(rho-math.Exp(-0.5)) > 0.08 {
+			t.Errorf("period %v: sd %.3f, autocorrelation %.3f", period, sd, rho)
+		}
+	}
+}
