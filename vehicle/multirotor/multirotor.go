@@ -63,26 +63,26 @@ type Battery struct {
 
 // Params are the airframe parameters shared by a group of vehicles.
 type Params struct {
-	Preset        string       `yaml:"preset" json:"preset"`
-	Mass          float64      `yaml:"mass" json:"mass"`                       // kg
-	Inertia       geom.Vec3    `yaml:"inertia" json:"inertia"`                 // Ixx, Iyy, Izz, kg m^2
-	Rotors        []Rotor      `yaml:"rotors" json:"rotors"`                   // rotor layout
-	MotorConstant float64      `yaml:"motor_constant" json:"motor_constant"`   // thrust = k w^2, N/(rad/s)^2
-	MomentConst   float64      `yaml:"moment_constant" json:"moment_constant"` // drag torque / thrust, m
-	MaxRotorSpeed float64      `yaml:"max_rotor_speed" json:"max_rotor_speed"` // rad/s
-	TauUp         float64      `yaml:"tau_up" json:"tau_up"`                   // motor spin-up time constant, s
-	TauDown       float64      `yaml:"tau_down" json:"tau_down"`               // motor spin-down time constant, s
-	RotorDragXY   float64      `yaml:"rotor_drag_xy" json:"rotor_drag_xy"`     // N per (rad/s of all rotors) per (m/s of air speed), body x/y
-	RotorDragZ    float64      `yaml:"rotor_drag_z" json:"rotor_drag_z"`       // same, body z
-	AngularDrag   float64      `yaml:"angular_drag" json:"angular_drag"`       // N m per rad/s
-	PropRadius    float64      `yaml:"prop_radius" json:"prop_radius"`         // m, for rotor power
-	FigureOfMerit float64      `yaml:"figure_of_merit" json:"figure_of_merit"` // rotor efficiency vs ideal momentum theory
-	DriveEff      float64      `yaml:"drive_eff" json:"drive_eff"`             // motor + ESC efficiency
-	AvionicsPower float64      `yaml:"avionics_power" json:"avionics_power"`   // W
-	Battery       Battery      `yaml:"battery" json:"battery"`
-	Wind          geom.Vec3    `yaml:"wind" json:"wind"`                           // constant wind, world frame, m/s
-	TurbSigma     float64      `yaml:"turbulence_sigma" json:"turbulence_sigma"`   // turbulence intensity, m/s (0 = none)
-	TurbLength    float64      `yaml:"turbulence_length" json:"turbulence_length"` // turbulence scale length, m
+	Preset        string    `yaml:"preset" json:"preset"`
+	Mass          float64   `yaml:"mass" json:"mass"`                       // kg
+	Inertia       geom.Vec3 `yaml:"inertia" json:"inertia"`                 // Ixx, Iyy, Izz, kg m^2
+	Rotors        []Rotor   `yaml:"rotors" json:"rotors"`                   // rotor layout
+	MotorConstant float64   `yaml:"motor_constant" json:"motor_constant"`   // thrust = k w^2, N/(rad/s)^2
+	MomentConst   float64   `yaml:"moment_constant" json:"moment_constant"` // drag torque / thrust, m
+	MaxRotorSpeed float64   `yaml:"max_rotor_speed" json:"max_rotor_speed"` // rad/s
+	TauUp         float64   `yaml:"tau_up" json:"tau_up"`                   // motor spin-up time constant, s
+	TauDown       float64   `yaml:"tau_down" json:"tau_down"`               // motor spin-down time constant, s
+	RotorDragXY   float64   `yaml:"rotor_drag_xy" json:"rotor_drag_xy"`     // N per (rad/s of all rotors) per (m/s of air speed), body x/y
+	RotorDragZ    float64   `yaml:"rotor_drag_z" json:"rotor_drag_z"`       // same, body z
+	AngularDrag   float64   `yaml:"angular_drag" json:"angular_drag"`       // N m per rad/s
+	PropRadius    float64   `yaml:"prop_radius" json:"prop_radius"`         // m, for rotor power
+	FigureOfMerit float64   `yaml:"figure_of_merit" json:"figure_of_merit"` // rotor efficiency vs ideal momentum theory
+	DriveEff      float64   `yaml:"drive_eff" json:"drive_eff"`             // motor + ESC efficiency
+	AvionicsPower float64   `yaml:"avionics_power" json:"avionics_power"`   // W
+	Battery       Battery   `yaml:"battery" json:"battery"`
+	Wind          geom.Vec3 `yaml:"wind" json:"wind"`                           // constant wind, world frame, m/s
+	TurbSigma     float64   `yaml:"turbulence_sigma" json:"turbulence_sigma"`   // turbulence intensity, m/s (0 = none)
+	TurbLength    float64   `yaml:"turbulence_length" json:"turbulence_length"` // turbulence scale length, m
 	// TurbPeriod is how often the turbulence velocity is drawn anew (a
 	// whole multiple of the physics period); it holds in between.
 	TurbPeriod    sim.Duration `yaml:"turbulence_period" json:"turbulence_period"`
