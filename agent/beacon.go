@@ -71,6 +71,7 @@ type Beacon struct {
 	sent       bool
 	offset     sim.Duration
 	decodeErrs uint64
+	rx         State // the update being received
 	planned    bool
 	next       sim.Time // planned periodic sending: the next send time
 	nextCheck  sim.Time // planned event sending: the next check time
@@ -226,12 +227,11 @@ func (b *Beacon) Receive(ctx *Context, m *Message) {
 	if m.Kind != netsim.KindState {
 		return
 	}
-	s, err := DecodeState(m.Payload)
-	if err != nil {
+	if err := DecodeStateInto(m.Payload, &b.rx); err != nil {
 		b.decodeErrs++
 		return
 	}
-	ctx.Beliefs().Apply(ctx.Now(), m.Src, s)
+	ctx.Beliefs().Apply(ctx.Now(), m.Src, &b.rx)
 }
 
 // ReceivesLocally implements LocalReceiver: Receive only decodes and

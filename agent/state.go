@@ -58,6 +58,14 @@ func (s *State) Append3D(b []byte) []byte {
 // DecodeState decodes either format, telling them apart by length.
 func DecodeState(b []byte) (State, error) {
 	var s State
+	err := DecodeStateInto(b, &s)
+	return s, err
+}
+
+// DecodeStateInto is DecodeState writing into *s (a receiver's scratch
+// state, so that the hot path copies no State around).
+func DecodeStateInto(b []byte, s *State) error {
+	*s = State{}
 	switch len(b) {
 	case PlanarStateSize:
 		b = b[:PlanarStateSize:PlanarStateSize]
@@ -74,15 +82,15 @@ func DecodeState(b []byte) (State, error) {
 		s.Yaw = f64(b[64:72])
 		s.V = math.Sqrt(s.Vel.X*s.Vel.X + s.Vel.Y*s.Vel.Y)
 	default:
-		return s, fmt.Errorf("state update of %d bytes: want %d or %d", len(b), PlanarStateSize, State3DSize)
+		return fmt.Errorf("state update of %d bytes: want %d or %d", len(b), PlanarStateSize, State3DSize)
 	}
 	if err := plausible(s.Pos, s.Vel); err != nil {
-		return s, fmt.Errorf("state update: %w", err)
+		return fmt.Errorf("state update: %w", err)
 	}
 	if !(math.Abs(s.Yaw) <= vehicle.MaxCommandYaw && math.Abs(s.Omega) <= vehicle.MaxCommandTurnRate) {
-		return s, fmt.Errorf("state update: yaw %v rad or turn rate %v rad/s implausible", s.Yaw, s.Omega)
+		return fmt.Errorf("state update: yaw %v rad or turn rate %v rad/s implausible", s.Yaw, s.Omega)
 	}
-	return s, nil
+	return nil
 }
 
 func header(b []byte) (uint32, uint32, sim.Time) {
@@ -142,7 +150,7 @@ func (bs *Beliefs) SetStale(d sim.Duration) { bs.stale = d }
 // Apply runs the receiver rules on update s from node src received at now.
 // Duplicates are recognised exactly within a window of 64 sequence numbers
 // below the newest; older repeats count as out-of-order.
-func (bs *Beliefs) Apply(now sim.Time, src netsim.NodeID, s State) Verdict {
+func (bs *Beliefs) Apply(now sim.Time, src netsim.NodeID, s *State) Verdict {
 	if src < 0 || int(src) >= bs.n {
 		return OutOfOrder
 	}
@@ -174,7 +182,7 @@ func (bs *Beliefs) Apply(now sim.Time, src netsim.NodeID, s State) Verdict {
 	}
 	bs.Counts[v]++
 	if v == Applied {
-		e.s, e.tRecv, e.valid, e.newest = s, now, true, s.Seq
+		e.s, e.tRecv, e.valid, e.newest = *s, now, true, s.Seq
 	}
 	return v
 }

@@ -56,7 +56,8 @@ func TestReceiverRules(t *testing.T) {
 		{310 * ms, 5, 100 * ms, OutOfOrder}, // outside the window: out of order
 	}
 	for i, s := range steps {
-		if got := bs.Apply(s.now, 1, upd(s.seq, s.gen)); got != s.want {
+		u := upd(s.seq, s.gen)
+		if got := bs.Apply(s.now, 1, &u); got != s.want {
 			t.Fatalf("step %d (seq %d): %v, want %v", i, s.seq, got, s.want)
 		}
 	}
