@@ -99,7 +99,15 @@ func (r *Run) Run() error { return r.RunUntil(r.end) }
 // later times, as tests that drive a run step by step do.
 func (r *Run) RunUntil(t sim.Time) error {
 	r.until = min(t, r.end)
-	return r.kernel.Run(r.until)
+	err := r.kernel.Run(r.until)
+	if err != nil && r.pre.ok && !r.pre.consumed && r.pre.err == nil {
+		// Stopped with the network stepped ahead: its deliveries are in
+		// the trace already; record them too, so that deliveries.csv of
+		// the partial run agrees with trace.csv.
+		r.record(r.pre.d, r.pre.t)
+		r.pre.consumed = true
+	}
+	return err
 }
 
 // Now returns the simulated time the run has reached.
