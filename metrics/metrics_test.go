@@ -120,3 +120,36 @@ func TestPDRWithQueueDrops(t *testing.T) {
 		t.Fatalf("latency %+v", bg.Latency)
 	}
 }
+
+// TestAoISparseMatchesDense: above denseLimit nodes the AoI pairs live in
+// a map of slab indices; fed the same updates among the same pairs (more
+// pairs than a slab holds), it gives the dense table's figures.
+func TestAoISparseMatchesDense(t *testing.T) {
+	const k = 70 // 70*69 = 4830 pairs: more than one slab
+	small, big := New(k), New(denseLimit+500)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 60000; i++ {
+		src, dst := rng.IntN(k), rng.IntN(k)
+		if src == dst {
+			continue
+		}
+		gen := sim.Time(i) * sim.Time(sim.Millisecond)
+		at := gen.Add(sim.Duration(rng.IntN(50)) * sim.Millisecond)
+		p := &netsim.Packet{Src: netsim.NodeID(src), Dst: netsim.Broadcast, Kind: netsim.KindState, TGen: gen, TSend: gen, Size: 72}
+		for _, c := range []*Collector{small, big} {
+			c.Trace(&netsim.TraceEvent{Type: netsim.EvTx, T: gen, P: p})
+			c.Delivered(&netsim.Delivery{P: p, Dst: netsim.NodeID(dst), At: at}, at)
+		}
+	}
+	end := sim.Time(70 * sim.Second)
+	a, b := small.Summary(end).AoI, big.Summary(end).AoI
+	if a == nil || b == nil || a.Pairs != b.Pairs || a.MeanS != b.MeanS || a.MinS != b.MinS || a.MaxS != b.MaxS {
+		t.Fatalf("dense %+v, sparse %+v", a, b)
+	}
+	if a.Pairs <= slabLen {
+		t.Fatalf("only %d pairs: the test should fill more than one slab", a.Pairs)
+	}
+	if len(big.aoi.slabs) < 2 || big.aoi.dense != nil {
+		t.Fatalf("the big table should be sparse over several slabs")
+	}
+}
