@@ -249,7 +249,7 @@ and 2 (and the default) with and without it.`,
 				after = fmt.Sprintf(" after a %v warm-up", warmup)
 			}
 			fmt.Fprintf(out, "wall time%s: median %.3fs (min %.3fs, max %.3fs)\n", after, med, f.WallMin, f.WallMax)
-			fmt.Fprintf(out, "speed: %.1fx real time\n", f.XRealtime)
+			fmt.Fprintf(out, "speed: %sx real time\n", speedText(f.XRealtime))
 			if f.Vehicles > 0 {
 				fmt.Fprintf(out, "%.1f ns per vehicle-tick\n", f.NsVehicleTick)
 			}
@@ -467,4 +467,13 @@ func newSpinCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// speedText formats an x-real-time figure with one decimal, or three
+// significant digits below 1 (a 3000-vehicle run at 0.0287x is not 0.0x).
+func speedText(x float64) string {
+	if x < 1 {
+		return strconv.FormatFloat(x, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
 }
