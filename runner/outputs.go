@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 
+	"skyloop/foxglove"
 	"skyloop/netsim"
 	"skyloop/netsim/pcap"
 	"skyloop/netsim/tracecsv"
@@ -33,6 +34,7 @@ type outputs struct {
 	clockCSV   *record.CSV
 	tracks     *report.Tracker
 	pcap       *pcap.Writer // packets.pcap
+	mcap       *foxglove.Writer
 }
 
 func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {
@@ -68,15 +70,20 @@ func (o *outputs) Trace(e *netsim.TraceEvent) {
 	if o != nil && o.pcap != nil && e.Type == netsim.EvTx {
 		o.pcap.Write(e.T, e.P)
 	}
-	if o == nil || o.traceCSV == nil {
+	if o == nil {
 		return
 	}
-	tracecsv.WriteTrace(o.traceCSV, e)
+	if o.mcap != nil {
+		o.mcap.Trace(e)
+	}
+	if o.traceCSV != nil {
+		tracecsv.WriteTrace(o.traceCSV, e)
+	}
 }
 
 // RecordsDrops implements engine.DropRecorder: drops are written one by
 // one only to trace.csv.
-func (o *outputs) RecordsDrops() bool { return o != nil && o.traceCSV != nil }
+func (o *outputs) RecordsDrops() bool { return o != nil && (o.traceCSV != nil || o.mcap != nil) }
 
 // Delivery implements engine.Recorder.
 func (o *outputs) Delivery(d *netsim.Delivery, tick sim.Time) {
@@ -102,6 +109,9 @@ func (o *outputs) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 	if o.tracks != nil {
 		o.tracks.Add(id, t.Seconds(), tel.Pos, tel.Target, tel.HasTarget)
 	}
+	if o.mcap != nil {
+		o.mcap.Vehicle(t, id, tel)
+	}
 	if o.vehicles == nil {
 		return
 	}
@@ -118,10 +128,15 @@ func (o *outputs) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 
 // Event implements engine.Recorder.
 func (o *outputs) Event(t sim.Time, node netsim.NodeID, source, name, detail string) {
-	if o == nil || o.events == nil {
+	if o == nil {
 		return
 	}
-	o.events.Int(int64(t)).Int(int64(node)).Str(source).Str(name).Quoted(detail).End()
+	if o.mcap != nil {
+		o.mcap.Event(t, node, source, name, detail)
+	}
+	if o.events != nil {
+		o.events.Int(int64(t)).Int(int64(node)).Str(source).Str(name).Quoted(detail).End()
+	}
 }
 
 func (o *outputs) clock(t sim.Time, module string, off int64) {

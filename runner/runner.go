@@ -18,6 +18,7 @@ import (
 	"skyloop/agent"
 	"skyloop/edge"
 	"skyloop/engine"
+	"skyloop/foxglove"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/orchestrate"
@@ -130,7 +131,12 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		}
 		out.tracks = report.NewTracker(names, 4000)
 	}
-	r.SetRecorder(out, out.vehicles != nil || out.tracks != nil)
+	if dir != nil && sc.Outputs.MCAP && !r.NoFiles() {
+		if out.mcap, err = openMCAP(dir, r); err != nil {
+			return nil, err
+		}
+	}
+	r.SetRecorder(out, out.vehicles != nil || out.tracks != nil || out.mcap != nil)
 	if dir != nil {
 		r.SetFiles(dir.File)
 	}
@@ -226,6 +232,11 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if out.mcap != nil {
+		if err = out.mcap.Close(); err != nil {
+			return nil, err
+		}
+	}
 	sum := &Summary{Summary: core, Clock: clock.summary(), Scheduling: sched}
 	if sc.Isolation == "netns" {
 		sum.Processes = iso.results
@@ -248,6 +259,23 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	}
 	res.Dir = dir.Dest()
 	return res, nil
+}
+
+// openMCAP starts run.mcap for the run (outputs: {mcap: true}).
+func openMCAP(dir *record.Dir, r *engine.Run) (*foxglove.Writer, error) {
+	f, err := dir.File("run.mcap")
+	if err != nil {
+		return nil, err
+	}
+	sc := r.Scenario()
+	run := foxglove.Run{Vehicles: r.Vehicles(), Origin: sc.World.Origin, Scenario: sc.Name, Seed: r.Seed()}
+	for _, n := range r.Nodes() {
+		run.Nodes = append(run.Nodes, n.Name)
+	}
+	for _, o := range sc.World.Obstacles {
+		run.Boxes = append(run.Boxes, foxglove.Box{Name: o.Name, Min: o.Min, Max: o.Max})
+	}
+	return foxglove.NewWriter(f, run)
 }
 
 // writeFiles writes the run's documents and plots into dir.

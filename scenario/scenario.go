@@ -127,6 +127,7 @@ type Outputs struct {
 	Events       bool         `yaml:"events" json:"events"`               // events.csv
 	Plots        bool         `yaml:"plots" json:"plots"`                 // trajectory.png
 	Pcap         bool         `yaml:"pcap" json:"pcap,omitempty"`         // packets.pcap: every packet as its sender hands it to the network
+	MCAP         bool         `yaml:"mcap" json:"mcap,omitempty"`         // run.mcap: the run for Foxglove (package foxglove)
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
 }
 
