@@ -34,7 +34,7 @@ type outputs struct {
 	clockCSV   *record.CSV
 	tracks     *report.Tracker
 	pcap       *pcap.Writer // packets.pcap
-	mcap       *foxglove.Writer
+	mcap       *foxglove.Recorder
 }
 
 func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {

@@ -262,7 +262,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 }
 
 // openMCAP starts run.mcap for the run (outputs: {mcap: true}).
-func openMCAP(dir *record.Dir, r *engine.Run) (*foxglove.Writer, error) {
+func openMCAP(dir *record.Dir, r *engine.Run) (*foxglove.Recorder, error) {
 	f, err := dir.File("run.mcap")
 	if err != nil {
 		return nil, err
@@ -275,7 +275,7 @@ func openMCAP(dir *record.Dir, r *engine.Run) (*foxglove.Writer, error) {
 	for _, o := range sc.World.Obstacles {
 		run.Boxes = append(run.Boxes, foxglove.Box{Name: o.Name, Min: o.Min, Max: o.Max})
 	}
-	return foxglove.NewWriter(f, run)
+	return foxglove.NewRecorder(run, foxglove.NewMCAP(f))
 }
 
 // writeFiles writes the run's documents and plots into dir.

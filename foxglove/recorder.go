@@ -6,17 +6,19 @@
 // telemetry (/vehicles/NAME/telemetry), every network event
 // (/network/events) and events.csv's rows (foxglove.Log on /events). The
 // messages are JSON with JSON Schemas; log times are simulated
-// nanoseconds, so the same run gives the same file byte for byte.
+// nanoseconds, so the same run gives the same file byte for byte. The same
+// messages can be served live over the Foxglove WebSocket protocol
+// (Server).
+//
+// A Recorder builds the messages once and hands them to its sinks: the
+// MCAP file (NewMCAP) and the live server.
 package foxglove
 
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
-
-	"github.com/foxglove/mcap/go/mcap"
 
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -61,17 +63,37 @@ type Run struct {
 	Seed     uint64
 }
 
-// Writer writes run.mcap. Its methods match the engine's recorder hooks;
-// it is not safe for concurrent use. The first error stops writing and
-// is returned by Close.
-type Writer struct {
-	w      *mcap.Writer
+// Channel is a topic with its schema, as sinks announce it.
+type Channel struct {
+	ID         uint16
+	Topic      string
+	SchemaID   uint16
+	SchemaName string
+	Schema     string // JSON Schema
+}
+
+// Sink receives a run's messages: JSON, on the channels given to Start.
+// Message must not block (the run never waits for a sink).
+type Sink interface {
+	// Start announces the run and its channels.
+	Start(run Run, channels []Channel) error
+	// Message hands over message data on channel ch at simulated time t;
+	// the sink may keep data.
+	Message(ch uint16, t sim.Time, data []byte)
+	// End ends the run: the file is completed, the live clients told.
+	End() error
+}
+
+// Recorder turns a run's samples, network events and events into
+// Foxglove messages for its sinks. Its methods match the engine's
+// recorder hooks; it is not safe for concurrent use.
+type Recorder struct {
+	sinks  []Sink
 	run    Run
 	tel    []uint16 // per vehicle: telemetry channel
 	fix    []uint16 // per vehicle: location fix channel
-	seq    uint32
-	err    error
 	closed bool
+	err    error
 }
 
 // Channel ids of the fixed topics.
@@ -93,38 +115,33 @@ const (
 	schNetworkEvent
 )
 
-// NewWriter starts run.mcap on out: header, schemas, channels, the run's
-// metadata and the scene (the obstacles, and a box per vehicle that
-// follows its frame).
-func NewWriter(out io.Writer, run Run) (*Writer, error) {
+// schemas lists the schemas by id.
+var schemas = []struct {
+	id   uint16
+	name string
+	data string
+}{
+	{schFrameTransform, "foxglove.FrameTransform", frameTransformSchema},
+	{schSceneUpdate, "foxglove.SceneUpdate", sceneUpdateSchema},
+	{schLocationFix, "foxglove.LocationFix", locationFixSchema},
+	{schLog, "foxglove.Log", logSchema},
+	{schTelemetry, "skyloop.Telemetry", telemetrySchema},
+	{schNetworkEvent, "skyloop.NetworkEvent", networkEventSchema},
+}
+
+// NewRecorder starts a run on the sinks: it announces the channels, then
+// the scene (the obstacles, and a box per vehicle that follows its frame).
+func NewRecorder(run Run, sinks ...Sink) (*Recorder, error) {
 	if run.Vehicles < 0 || run.Vehicles > len(run.Nodes) {
 		return nil, fmt.Errorf("foxglove: %d vehicles among %d nodes", run.Vehicles, len(run.Nodes))
 	}
 	if int(chFirstVehicle)+2*run.Vehicles > math.MaxUint16 {
-		return nil, fmt.Errorf("foxglove: %d vehicles are more than an MCAP file's channels can hold", run.Vehicles)
+		return nil, fmt.Errorf("foxglove: %d vehicles are more than the channel ids can hold", run.Vehicles)
 	}
-	mw, err := mcap.NewWriter(out, &mcap.WriterOptions{Chunked: true, ChunkSize: 1 << 20, Compression: mcap.CompressionNone, IncludeCRC: true})
-	if err != nil {
-		return nil, fmt.Errorf("foxglove: %w", err)
-	}
-	w := &Writer{w: mw, run: run}
-	w.try(mw.WriteHeader(&mcap.Header{Profile: "", Library: "skyloop"}))
-	for _, s := range []struct {
-		id   uint16
-		name string
-		data string
-	}{
-		{schFrameTransform, "foxglove.FrameTransform", frameTransformSchema},
-		{schSceneUpdate, "foxglove.SceneUpdate", sceneUpdateSchema},
-		{schLocationFix, "foxglove.LocationFix", locationFixSchema},
-		{schLog, "foxglove.Log", logSchema},
-		{schTelemetry, "skyloop.Telemetry", telemetrySchema},
-		{schNetworkEvent, "skyloop.NetworkEvent", networkEventSchema},
-	} {
-		w.try(mw.WriteSchema(&mcap.Schema{ID: s.id, Name: s.name, Encoding: "jsonschema", Data: []byte(s.data)}))
-	}
+	r := &Recorder{sinks: sinks, run: run}
+	var chans []Channel
 	channel := func(id, schema uint16, topic string) {
-		w.try(mw.WriteChannel(&mcap.Channel{ID: id, SchemaID: schema, Topic: topic, MessageEncoding: "json", Metadata: map[string]string{}}))
+		chans = append(chans, Channel{ID: id, Topic: topic, SchemaID: schema, SchemaName: schemas[schema-1].name, Schema: schemas[schema-1].data})
 	}
 	channel(chTF, schFrameTransform, TopicTF)
 	channel(chScene, schSceneUpdate, TopicScene)
@@ -132,39 +149,32 @@ func NewWriter(out io.Writer, run Run) (*Writer, error) {
 	channel(chEvents, schLog, TopicEvents)
 	for i := 0; i < run.Vehicles; i++ {
 		t, f := chFirstVehicle+uint16(2*i), chFirstVehicle+uint16(2*i+1)
-		w.tel, w.fix = append(w.tel, t), append(w.fix, f)
+		r.tel, r.fix = append(r.tel, t), append(r.fix, f)
 		channel(t, schTelemetry, TelemetryTopic(run.Nodes[i]))
 		channel(f, schLocationFix, FixTopic(run.Nodes[i]))
 	}
-	w.try(mw.WriteMetadata(&mcap.Metadata{Name: "skyloop", Metadata: map[string]string{
-		"scenario": run.Scenario, "seed": strconv.FormatUint(run.Seed, 10), "vehicles": strconv.Itoa(run.Vehicles),
-		"origin": fmt.Sprintf("%.7f,%.7f,%.2f", run.Origin.Lat, run.Origin.Lon, run.Origin.Alt)}}))
-	w.scene()
-	if w.err != nil {
-		return nil, w.err
+	for _, s := range sinks {
+		if err := s.Start(run, chans); err != nil {
+			return nil, err
+		}
 	}
-	return w, nil
+	r.scene()
+	return r, r.err
 }
 
-func (w *Writer) try(err error) {
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("foxglove: writing run.mcap: %w", err)
-	}
-}
-
-// write appends message v on channel ch at time t.
-func (w *Writer) write(ch uint16, t sim.Time, v any) {
-	if w.err != nil || w.closed {
+// write hands message v on channel ch at time t to every sink.
+func (r *Recorder) write(ch uint16, t sim.Time, v any) {
+	if r.closed || r.err != nil {
 		return
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		w.try(err)
+		r.err = fmt.Errorf("foxglove: %w", err)
 		return
 	}
-	w.seq++
-	ns := uint64(max(t, 0))
-	w.try(w.w.WriteMessage(&mcap.Message{ChannelID: ch, Sequence: w.seq, LogTime: ns, PublishTime: ns, Data: b}))
+	for _, s := range r.sinks {
+		s.Message(ch, t, b)
+	}
 }
 
 // JSON shapes of the messages.
@@ -297,62 +307,62 @@ func q4(q geom.Quat) quat { return quat{num(q.X), num(q.Y), num(q.Z), num(q.W)} 
 
 // scene writes the scene at t = 0: the obstacles in the world frame, and
 // a box per vehicle locked to its frame.
-func (w *Writer) scene() {
+func (r *Recorder) scene() {
 	var up sceneUpdate
 	up.Deletions = []struct{}{}
 	world := entity{FrameID: WorldFrame, ID: "world", Metadata: []keyValue{}, Cubes: []cube{}}
-	for _, b := range w.run.Boxes {
+	for _, b := range r.run.Boxes {
 		c := b.Min.Add(b.Max).Scale(0.5)
 		world.Cubes = append(world.Cubes, cube{Pose: pose{Position: v3(c), Orientation: q4(geom.Identity)},
 			Size: v3(b.Max.Sub(b.Min)), Color: color{R: 0.55, G: 0.55, B: 0.6, A: 0.6}})
 		world.Metadata = append(world.Metadata, keyValue{Key: "obstacle", Value: b.Name})
 	}
 	up.Entities = append(up.Entities, world)
-	for i := 0; i < w.run.Vehicles; i++ {
-		name := w.run.Nodes[i]
+	for i := 0; i < r.run.Vehicles; i++ {
+		name := r.run.Nodes[i]
 		up.Entities = append(up.Entities, entity{FrameID: name, ID: "vehicle/" + name, FrameLocked: true,
 			Metadata: []keyValue{{Key: "id", Value: strconv.Itoa(i)}},
 			Cubes: []cube{{Pose: pose{Orientation: q4(geom.Identity)}, Size: vec3{0.5, 0.5, 0.15},
 				Color: color{R: 0.1, G: 0.45, B: 0.85, A: 1}}}})
 	}
-	w.write(chScene, 0, &up)
+	r.write(chScene, 0, &up)
 }
 
 // Vehicle writes vehicle id's sample at t: its frame, its telemetry and
 // its geodetic position.
-func (w *Writer) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
-	if id < 0 || id >= w.run.Vehicles {
+func (r *Recorder) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
+	if id < 0 || id >= r.run.Vehicles {
 		return
 	}
-	name := w.run.Nodes[id]
+	name := r.run.Nodes[id]
 	ts := stampOf(t)
 	att := geom.FromEuler(tel.Roll, tel.Pitch, tel.Yaw)
-	w.write(chTF, t, &frameTransform{Timestamp: ts, Parent: WorldFrame, Child: name, Translation: v3(tel.Pos), Rotation: q4(att)})
-	w.write(w.tel[id], t, &telemetry{Timestamp: ts, ID: id, Name: name, Position: v3(tel.Pos), Velocity: v3(tel.Vel),
+	r.write(chTF, t, &frameTransform{Timestamp: ts, Parent: WorldFrame, Child: name, Translation: v3(tel.Pos), Rotation: q4(att)})
+	r.write(r.tel[id], t, &telemetry{Timestamp: ts, ID: id, Name: name, Position: v3(tel.Pos), Velocity: v3(tel.Vel),
 		Roll: num(tel.Roll), Pitch: num(tel.Pitch), Yaw: num(tel.Yaw), Speed: num(tel.Vel.Norm()), Mode: tel.Mode.String(),
 		Armed: tel.Armed, Landed: tel.Landed, Energy: num(tel.Energy), Distance: num(tel.Distance),
 		BatteryV: num(tel.BatteryV), CurrentA: num(tel.BatteryA), Remaining: num(tel.BatteryRemaining)})
-	g := w.run.Origin.ToGeodetic(tel.Pos)
-	w.write(w.fix[id], t, &locationFix{Timestamp: ts, FrameID: name, Latitude: num(g.Lat), Longitude: num(g.Lon), Altitude: num(g.Alt)})
+	g := r.run.Origin.ToGeodetic(tel.Pos)
+	r.write(r.fix[id], t, &locationFix{Timestamp: ts, FrameID: name, Latitude: num(g.Lat), Longitude: num(g.Lon), Altitude: num(g.Alt)})
 }
 
 // Trace writes a network event.
-func (w *Writer) Trace(e *netsim.TraceEvent) {
+func (r *Recorder) Trace(e *netsim.TraceEvent) {
 	p := e.P
 	ev := networkEvent{Timestamp: stampOf(e.T), Event: e.Type.String(), Src: int64(p.Src), Dst: int64(p.Dst), Node: int64(e.Node),
 		Seq: uint64(p.Seq), TGen: int64(p.TGen), Bytes: p.Size, Kind: p.Kind.String(), RxDbm: num(e.RxPower)}
 	if e.Type == netsim.EvDrop {
 		ev.Reason = e.Reason.String()
 	}
-	w.write(chNetwork, e.T, &ev)
+	r.write(chNetwork, e.T, &ev)
 }
 
 // Event writes an events.csv row as a log message: failsafes, collisions
 // and rejections as warnings, the rest as information.
-func (w *Writer) Event(t sim.Time, node netsim.NodeID, source, name, detail string) {
+func (r *Recorder) Event(t sim.Time, node netsim.NodeID, source, name, detail string) {
 	who := source
-	if node >= 0 && int(node) < len(w.run.Nodes) {
-		who = w.run.Nodes[node] + "/" + source
+	if node >= 0 && int(node) < len(r.run.Nodes) {
+		who = r.run.Nodes[node] + "/" + source
 	}
 	msg := name
 	if detail != "" {
@@ -363,18 +373,20 @@ func (w *Writer) Event(t sim.Time, node netsim.NodeID, source, name, detail stri
 	case "failsafe", "collision", "rejected", "obstacle_hit", "out_of_bounds":
 		level = 3
 	}
-	w.write(chEvents, t, &logMsg{Timestamp: stampOf(t), Level: level, Message: msg, Name: who})
+	r.write(chEvents, t, &logMsg{Timestamp: stampOf(t), Level: level, Message: msg, Name: who})
 }
 
-// Close writes the file's index and summary; it returns the first error
-// met while writing.
-func (w *Writer) Close() error {
-	if w.closed {
-		return w.err
+// Close ends the run on every sink (the file's index and summary are
+// written); it returns the first error.
+func (r *Recorder) Close() error {
+	if r.closed {
+		return r.err
 	}
-	w.closed = true
-	if err := w.w.Close(); err != nil {
-		w.try(err)
+	r.closed = true
+	for _, s := range r.sinks {
+		if err := s.End(); err != nil && r.err == nil {
+			r.err = err
+		}
 	}
-	return w.err
+	return r.err
 }
