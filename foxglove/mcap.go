@@ -50,7 +50,7 @@ func (m *MCAP) Start(run Run, channels []Channel) error {
 }
 
 // Message implements Sink.
-func (m *MCAP) Message(ch uint16, t sim.Time, data []byte) {
+func (m *MCAP) Message(ch uint16, _ int, t sim.Time, data []byte) {
 	if m.err != nil || m.w == nil {
 		return
 	}

@@ -78,8 +78,10 @@ type Sink interface {
 	// Start announces the run and its channels.
 	Start(run Run, channels []Channel) error
 	// Message hands over message data on channel ch at simulated time t;
-	// the sink may keep data.
-	Message(ch uint16, t sim.Time, data []byte)
+	// the sink may keep data. Key tells state from events: messages with
+	// the same channel and key >= 0 are states of one thing (a vehicle's
+	// transform), each replacing the last; key -1 marks an event.
+	Message(ch uint16, key int, t sim.Time, data []byte)
 	// End ends the run: the file is completed, the live clients told.
 	End() error
 }
@@ -163,7 +165,7 @@ func NewRecorder(run Run, sinks ...Sink) (*Recorder, error) {
 }
 
 // write hands message v on channel ch at time t to every sink.
-func (r *Recorder) write(ch uint16, t sim.Time, v any) {
+func (r *Recorder) write(ch uint16, key int, t sim.Time, v any) {
 	if r.closed || r.err != nil {
 		return
 	}
@@ -173,7 +175,7 @@ func (r *Recorder) write(ch uint16, t sim.Time, v any) {
 		return
 	}
 	for _, s := range r.sinks {
-		s.Message(ch, t, b)
+		s.Message(ch, key, t, b)
 	}
 }
 
@@ -325,7 +327,7 @@ func (r *Recorder) scene() {
 			Cubes: []cube{{Pose: pose{Orientation: q4(geom.Identity)}, Size: vec3{0.5, 0.5, 0.15},
 				Color: color{R: 0.1, G: 0.45, B: 0.85, A: 1}}}})
 	}
-	r.write(chScene, 0, &up)
+	r.write(chScene, 0, 0, &up)
 }
 
 // Vehicle writes vehicle id's sample at t: its frame, its telemetry and
@@ -337,13 +339,13 @@ func (r *Recorder) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 	name := r.run.Nodes[id]
 	ts := stampOf(t)
 	att := geom.FromEuler(tel.Roll, tel.Pitch, tel.Yaw)
-	r.write(chTF, t, &frameTransform{Timestamp: ts, Parent: WorldFrame, Child: name, Translation: v3(tel.Pos), Rotation: q4(att)})
-	r.write(r.tel[id], t, &telemetry{Timestamp: ts, ID: id, Name: name, Position: v3(tel.Pos), Velocity: v3(tel.Vel),
+	r.write(chTF, id, t, &frameTransform{Timestamp: ts, Parent: WorldFrame, Child: name, Translation: v3(tel.Pos), Rotation: q4(att)})
+	r.write(r.tel[id], 0, t, &telemetry{Timestamp: ts, ID: id, Name: name, Position: v3(tel.Pos), Velocity: v3(tel.Vel),
 		Roll: num(tel.Roll), Pitch: num(tel.Pitch), Yaw: num(tel.Yaw), Speed: num(tel.Vel.Norm()), Mode: tel.Mode.String(),
 		Armed: tel.Armed, Landed: tel.Landed, Energy: num(tel.Energy), Distance: num(tel.Distance),
 		BatteryV: num(tel.BatteryV), CurrentA: num(tel.BatteryA), Remaining: num(tel.BatteryRemaining)})
 	g := r.run.Origin.ToGeodetic(tel.Pos)
-	r.write(r.fix[id], t, &locationFix{Timestamp: ts, FrameID: name, Latitude: num(g.Lat), Longitude: num(g.Lon), Altitude: num(g.Alt)})
+	r.write(r.fix[id], 0, t, &locationFix{Timestamp: ts, FrameID: name, Latitude: num(g.Lat), Longitude: num(g.Lon), Altitude: num(g.Alt)})
 }
 
 // Trace writes a network event.
@@ -354,7 +356,7 @@ func (r *Recorder) Trace(e *netsim.TraceEvent) {
 	if e.Type == netsim.EvDrop {
 		ev.Reason = e.Reason.String()
 	}
-	r.write(chNetwork, e.T, &ev)
+	r.write(chNetwork, -1, e.T, &ev)
 }
 
 // Event writes an events.csv row as a log message: failsafes, collisions
@@ -373,7 +375,7 @@ func (r *Recorder) Event(t sim.Time, node netsim.NodeID, source, name, detail st
 	case "failsafe", "collision", "rejected", "obstacle_hit", "out_of_bounds":
 		level = 3
 	}
-	r.write(chEvents, t, &logMsg{Timestamp: stampOf(t), Level: level, Message: msg, Name: who})
+	r.write(chEvents, -1, t, &logMsg{Timestamp: stampOf(t), Level: level, Message: msg, Name: who})
 }
 
 // Close ends the run on every sink (the file's index and summary are

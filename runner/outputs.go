@@ -34,7 +34,8 @@ type outputs struct {
 	clockCSV   *record.CSV
 	tracks     *report.Tracker
 	pcap       *pcap.Writer // packets.pcap
-	mcap       *foxglove.Recorder
+	fox        *foxglove.Recorder // run.mcap and the live server
+	foxAll     bool               // fox writes every event (run.mcap)
 }
 
 func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {
@@ -73,8 +74,8 @@ func (o *outputs) Trace(e *netsim.TraceEvent) {
 	if o == nil {
 		return
 	}
-	if o.mcap != nil {
-		o.mcap.Trace(e)
+	if o.fox != nil {
+		o.fox.Trace(e)
 	}
 	if o.traceCSV != nil {
 		tracecsv.WriteTrace(o.traceCSV, e)
@@ -82,8 +83,8 @@ func (o *outputs) Trace(e *netsim.TraceEvent) {
 }
 
 // RecordsDrops implements engine.DropRecorder: drops are written one by
-// one only to trace.csv.
-func (o *outputs) RecordsDrops() bool { return o != nil && (o.traceCSV != nil || o.mcap != nil) }
+// one to trace.csv and run.mcap (the live server shows those it gets).
+func (o *outputs) RecordsDrops() bool { return o != nil && (o.traceCSV != nil || o.foxAll) }
 
 // Delivery implements engine.Recorder.
 func (o *outputs) Delivery(d *netsim.Delivery, tick sim.Time) {
@@ -109,8 +110,8 @@ func (o *outputs) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 	if o.tracks != nil {
 		o.tracks.Add(id, t.Seconds(), tel.Pos, tel.Target, tel.HasTarget)
 	}
-	if o.mcap != nil {
-		o.mcap.Vehicle(t, id, tel)
+	if o.fox != nil {
+		o.fox.Vehicle(t, id, tel)
 	}
 	if o.vehicles == nil {
 		return
@@ -131,8 +132,8 @@ func (o *outputs) Event(t sim.Time, node netsim.NodeID, source, name, detail str
 	if o == nil {
 		return
 	}
-	if o.mcap != nil {
-		o.mcap.Event(t, node, source, name, detail)
+	if o.fox != nil {
+		o.fox.Event(t, node, source, name, detail)
 	}
 	if o.events != nil {
 		o.events.Int(int64(t)).Int(int64(node)).Str(source).Str(name).Quoted(detail).End()

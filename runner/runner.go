@@ -43,6 +43,9 @@ type Options struct {
 	// FS is the file system the run directory is written through (nil:
 	// the operating system's); tests inject disk faults with it.
 	FS record.FS
+	// Live, when set, also receives the run's Foxglove messages (the
+	// Foxglove WebSocket server of skyloop run --foxglove).
+	Live foxglove.Sink
 }
 
 // Summary is summary.json: the core's summary and what the edges add.
@@ -131,12 +134,24 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		}
 		out.tracks = report.NewTracker(names, 4000)
 	}
+	var sinks []foxglove.Sink
 	if dir != nil && sc.Outputs.MCAP && !r.NoFiles() {
-		if out.mcap, err = openMCAP(dir, r); err != nil {
+		f, err := dir.File("run.mcap")
+		if err != nil {
+			return nil, err
+		}
+		sinks = append(sinks, foxglove.NewMCAP(f))
+		out.foxAll = true
+	}
+	if opt.Live != nil {
+		sinks = append(sinks, opt.Live)
+	}
+	if len(sinks) > 0 {
+		if out.fox, err = newFoxglove(r, sinks); err != nil {
 			return nil, err
 		}
 	}
-	r.SetRecorder(out, out.vehicles != nil || out.tracks != nil || out.mcap != nil)
+	r.SetRecorder(out, out.vehicles != nil || out.tracks != nil || out.fox != nil)
 	if dir != nil {
 		r.SetFiles(dir.File)
 	}
@@ -232,8 +247,8 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.mcap != nil {
-		if err = out.mcap.Close(); err != nil {
+	if out.fox != nil {
+		if err = out.fox.Close(); err != nil {
 			return nil, err
 		}
 	}
@@ -261,12 +276,9 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	return res, nil
 }
 
-// openMCAP starts run.mcap for the run (outputs: {mcap: true}).
-func openMCAP(dir *record.Dir, r *engine.Run) (*foxglove.Recorder, error) {
-	f, err := dir.File("run.mcap")
-	if err != nil {
-		return nil, err
-	}
+// newFoxglove starts the run's Foxglove messages on sinks: run.mcap
+// (outputs: {mcap: true}) and the live server.
+func newFoxglove(r *engine.Run, sinks []foxglove.Sink) (*foxglove.Recorder, error) {
 	sc := r.Scenario()
 	run := foxglove.Run{Vehicles: r.Vehicles(), Origin: sc.World.Origin, Scenario: sc.Name, Seed: r.Seed()}
 	for _, n := range r.Nodes() {
@@ -275,7 +287,7 @@ func openMCAP(dir *record.Dir, r *engine.Run) (*foxglove.Recorder, error) {
 	for _, o := range sc.World.Obstacles {
 		run.Boxes = append(run.Boxes, foxglove.Box{Name: o.Name, Min: o.Min, Max: o.Max})
 	}
-	return foxglove.NewRecorder(run, foxglove.NewMCAP(f))
+	return foxglove.NewRecorder(run, sinks...)
 }
 
 // writeFiles writes the run's documents and plots into dir.

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"skyloop/engine"
+	"skyloop/foxglove"
 	"skyloop/mavlink"
 	"skyloop/record"
 	"skyloop/runner"
@@ -36,7 +37,12 @@ type runFlags struct {
 	realtime float64
 	udp      bool
 	udpCfg   mavlink.UDPConfig
+	foxglove string
 }
+
+// defaultFoxgloveAddr is where --foxglove serves without an address
+// (Foxglove's default for WebSocket connections).
+const defaultFoxgloveAddr = "127.0.0.1:8765"
 
 // seedFlag is --seed: unset means the scenario's seed. It takes the same
 // range as the scenario's seed field.
@@ -94,6 +100,12 @@ and write the results to a run directory:
   procs/ardupilot-<i>.out|err, procs/ardupilot-<i>/
                    real ArduCopter (controller: ardupilot-sitl): its console, eeprom and logs
 
+With --foxglove[=ADDR] (default 127.0.0.1:8765; loopback only) the run is also
+served live over the Foxglove WebSocket protocol: in Foxglove, open a connection
+to ws://ADDR and see the vehicles in the 3D and Map panels, their telemetry, the
+network events and the log, updated 25 times a second; add --realtime 1 to
+watch at the speed of the clock. The run never waits for Foxglove.
+
 With --realtime the run is paced to the wall clock, so that people and programs
 can take part; with --mavlink-udp every vehicle running the mavlink behaviour is
 also reachable over UDP on loopback with PX4 SITL's ports: vehicle i (node id i,
@@ -118,6 +130,7 @@ whatever the number of workers.`,
 		Example: `  skyloop run quickstart
   skyloop run scenarios/quickstart.yaml --seed 7 --duration 30s --out /tmp/q7
   skyloop run mavlink-sitl --realtime 1 --mavlink-udp   # then connect QGroundControl
+  skyloop run munils-50 --realtime 1 --foxglove         # then connect Foxglove to ws://127.0.0.1:8765
   sudo skyloop run netns-ping                            # real ping between simulated drones`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -137,6 +150,8 @@ whatever the number of workers.`,
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log agent diagnostics to stderr")
 	fl.Float64Var(&f.realtime, "realtime", 0, "pace the run to the wall clock at this real-time factor, e.g. 1 (default: as fast as possible)")
 	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
+	fl.StringVar(&f.foxglove, "foxglove", "", "serve the run live to Foxglove over its WebSocket protocol: --foxglove (on "+defaultFoxgloveAddr+") or --foxglove=ADDR (loopback); use with --realtime")
+	fl.Lookup("foxglove").NoOptDefVal = defaultFoxgloveAddr
 	d := mavlink.DefaultUDPConfig()
 	f.udpCfg.Host = d.Host
 	fl.IntVar(&f.udpCfg.BindBase, "mavlink-bind-base", d.BindBase, "vehicle i listens on this port + i")
@@ -234,6 +249,20 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		host, _ := os.Hostname()
 		return map[string]any{"version": version.Info(), "host": host, "args": os.Args, "realtime": f.realtime,
 			"wall_start": wallStart.UTC().Format(time.RFC3339Nano), "wall_seconds": time.Since(wallStart).Seconds()}
+	}
+	if f.foxglove != "" {
+		srv, err := foxglove.NewServer(f.foxglove, opt.Logger)
+		if err != nil {
+			return badInput("--foxglove: %v", err)
+		}
+		defer srv.Close()
+		ropt.Live = srv
+		if !f.quiet {
+			fmt.Fprintf(stderr, "Foxglove: open a Foxglove WebSocket connection to %s (https://app.foxglove.dev/?ds=foxglove-websocket&ds.url=%s)\n", srv.URL(), srv.URL())
+			if f.realtime == 0 {
+				fmt.Fprintln(stderr, "warning: --foxglove without --realtime: the run may end before Foxglove connects")
+			}
+		}
 	}
 	res, err := runner.Execute(r, out, ropt)
 	if opt.Progress != nil {

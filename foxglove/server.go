@@ -1,0 +1,390 @@
+package foxglove
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"skyloop/sim"
+)
+
+// Subprotocol is the Foxglove WebSocket protocol version the server speaks.
+const Subprotocol = "foxglove.websocket.v1"
+
+// Server limits.
+const (
+	// FlushPeriod is how often the clients get the latest states and the
+	// events since the last flush, whatever the simulation's speed.
+	FlushPeriod = 40 * time.Millisecond
+	// maxEvents is the most events (network events, logs) kept between
+	// two flushes; more are dropped and counted, as are frames a slow
+	// client cannot take.
+	maxEvents = 2000
+	// clientQueue is how many frames a client may have waiting.
+	clientQueue = 4096
+	// writeTimeout bounds one write to a client.
+	writeTimeout = 5 * time.Second
+)
+
+// Server serves a run live over the Foxglove WebSocket protocol
+// (foxglove.websocket.v1, docs: github.com/foxglove/ws-protocol): Foxglove
+// connects to ws://ADDR, and gets the channels the Recorder announces, the
+// latest state of each thing at 25 Hz (every FlushPeriod: the vehicles'
+// transforms, telemetry and fixes; the scene) and the events since the
+// last flush (network events and logs, up to maxEvents each time). The run
+// never waits for a client: the recorder's messages only replace a slot
+// or join a bounded list, and a client too slow for its frames loses
+// them. Several clients may connect at once; a client that subscribes
+// late gets the latest states at once. Server implements Sink.
+type Server struct {
+	ln   net.Listener
+	http *http.Server
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	run      Run
+	chans    []Channel
+	started  bool
+	ended    bool
+	clients  map[*client]struct{}
+	states   map[stateKey]frame // latest state per thing
+	dirty    map[stateKey]bool  // states changed since the last flush
+	events   []frame
+	dropped  uint64 // events and frames dropped
+	flushes  uint64
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+type stateKey struct {
+	ch  uint16
+	key int
+}
+
+type frame struct {
+	ch   uint16
+	t    sim.Time
+	data []byte
+}
+
+// client is one connected browser or Foxglove instance.
+type client struct {
+	conn *websocket.Conn
+	out  chan outFrame
+	mu   sync.Mutex
+	subs map[uint16]uint32 // channel -> subscription id
+}
+
+type outFrame struct {
+	text bool
+	b    []byte
+}
+
+// NewServer listens on addr (host:port; port 0 picks one). Only loopback
+// addresses are accepted: the protocol has no authentication.
+func NewServer(addr string, log *slog.Logger) (*Server, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("foxglove server address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("foxglove server address %q: only loopback addresses (127.0.0.1, ::1, localhost) are served; the Foxglove WebSocket protocol has no authentication", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("foxglove server: %w", err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{ln: ln, log: log, clients: map[*client]struct{}{}, states: map[stateKey]frame{},
+		dirty: map[stateKey]bool{}, stop: make(chan struct{})}
+	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 5 * time.Second}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Warn("foxglove server stopped", "err", err)
+		}
+	}()
+	go s.flushLoop()
+	return s, nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL returns the WebSocket URL to give Foxglove.
+func (s *Server) URL() string { return "ws://" + s.Addr() }
+
+// Clients returns the number of connected clients and of their
+// subscriptions.
+func (s *Server) Clients() (clients, subscriptions int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.clients {
+		c.mu.Lock()
+		subscriptions += len(c.subs)
+		c.mu.Unlock()
+	}
+	return len(s.clients), subscriptions
+}
+
+// Dropped returns the number of events and frames dropped so far.
+func (s *Server) Dropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+// Start implements Sink: the channels are advertised to every client.
+func (s *Server) Start(run Run, channels []Channel) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.run, s.chans, s.started, s.ended = run, channels, true, false
+	clear(s.states)
+	clear(s.dirty)
+	s.events = s.events[:0]
+	adv := s.advertise()
+	for c := range s.clients {
+		s.send(c, outFrame{text: true, b: adv})
+	}
+	return nil
+}
+
+// Message implements Sink; it never blocks.
+func (s *Server) Message(ch uint16, key int, t sim.Time, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if key < 0 {
+		if len(s.events) >= maxEvents {
+			s.dropped++
+			return
+		}
+		s.events = append(s.events, frame{ch: ch, t: t, data: data})
+		return
+	}
+	k := stateKey{ch, key}
+	s.states[k] = frame{ch: ch, t: t, data: data}
+	s.dirty[k] = true
+}
+
+// End implements Sink: the last states and events go out, and the
+// clients are told the run is over.
+func (s *Server) End() error {
+	s.flush()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	msg, _ := json.Marshal(map[string]any{"op": "status", "level": 0, "message": "skyloop: the run " + s.run.Scenario + " has ended"})
+	for c := range s.clients {
+		s.send(c, outFrame{text: true, b: msg})
+	}
+	return nil
+}
+
+// Close stops the server and disconnects the clients.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := s.http.Shutdown(ctx)
+	s.mu.Lock()
+	for c := range s.clients {
+		c.conn.Close(websocket.StatusGoingAway, "skyloop is exiting")
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
+
+// advertise returns the advertise message of the current channels.
+func (s *Server) advertise() []byte {
+	type ch struct {
+		ID             uint16 `json:"id"`
+		Topic          string `json:"topic"`
+		Encoding       string `json:"encoding"`
+		SchemaName     string `json:"schemaName"`
+		Schema         string `json:"schema"`
+		SchemaEncoding string `json:"schemaEncoding"`
+	}
+	chs := make([]ch, len(s.chans))
+	for i, c := range s.chans {
+		chs[i] = ch{ID: c.ID, Topic: c.Topic, Encoding: "json", SchemaName: c.SchemaName, Schema: c.Schema, SchemaEncoding: "jsonschema"}
+	}
+	b, _ := json.Marshal(map[string]any{"op": "advertise", "channels": chs})
+	return b
+}
+
+// send queues f for c, dropping it when c is too slow. Callers hold s.mu.
+func (s *Server) send(c *client, f outFrame) {
+	select {
+	case c.out <- f:
+	default:
+		s.dropped++
+	}
+}
+
+// dataFrame encodes a Message Data frame: opcode 1, subscription id,
+// timestamp (ns), payload.
+func dataFrame(sub uint32, t sim.Time, data []byte) []byte {
+	b := make([]byte, 13, 13+len(data))
+	b[0] = 1
+	binary.LittleEndian.PutUint32(b[1:], sub)
+	binary.LittleEndian.PutUint64(b[5:], uint64(max(t, 0)))
+	return append(b, data...)
+}
+
+func (s *Server) flushLoop() {
+	defer s.wg.Done()
+	tick := time.NewTicker(FlushPeriod)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+			s.flush()
+		}
+	}
+}
+
+// flush sends the states changed and the events since the last flush to
+// every client subscribed to their channels.
+func (s *Server) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flushes++
+	var out []frame
+	for k := range s.dirty {
+		out = append(out, s.states[k])
+	}
+	clear(s.dirty)
+	out = append(out, s.events...)
+	s.events = s.events[:0]
+	if len(out) == 0 {
+		return
+	}
+	for c := range s.clients {
+		c.mu.Lock()
+		for _, f := range out {
+			if sub, ok := c.subs[f.ch]; ok {
+				s.send(c, outFrame{b: dataFrame(sub, f.t, f.data)})
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+// serve upgrades a connection and runs the client until it leaves.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+	if err != nil {
+		return
+	}
+	if conn.Subprotocol() != Subprotocol {
+		conn.Close(websocket.StatusPolicyViolation, "the client must offer the "+Subprotocol+" subprotocol")
+		return
+	}
+	conn.SetReadLimit(1 << 20)
+	c := &client{conn: conn, out: make(chan outFrame, clientQueue), subs: map[uint16]uint32{}}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	info, _ := json.Marshal(map[string]any{"op": "serverInfo", "name": "skyloop", "capabilities": []string{},
+		"metadata": map[string]string{}, "sessionId": strconv.FormatInt(time.Now().UnixNano(), 10)})
+	s.mu.Lock()
+	s.clients[c] = struct{}{}
+	s.send(c, outFrame{text: true, b: info})
+	if s.started {
+		s.send(c, outFrame{text: true, b: s.advertise()})
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.clients, c)
+		s.mu.Unlock()
+	}()
+	go s.writeLoop(ctx, c, cancel)
+	for {
+		typ, b, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		if typ == websocket.MessageText {
+			s.handle(c, b)
+		}
+	}
+}
+
+// writeLoop writes c's frames in order until the connection ends.
+func (s *Server) writeLoop(ctx context.Context, c *client, cancel context.CancelFunc) {
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case f := <-c.out:
+			typ := websocket.MessageBinary
+			if f.text {
+				typ = websocket.MessageText
+			}
+			wctx, done := context.WithTimeout(ctx, writeTimeout)
+			err := c.conn.Write(wctx, typ, f.b)
+			done()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+// handle applies a client's subscribe or unsubscribe; other operations
+// (this server advertises no capabilities) are ignored. A client that
+// subscribes to a channel gets its latest states at once.
+func (s *Server) handle(c *client, b []byte) {
+	var m struct {
+		Op            string `json:"op"`
+		Subscriptions []struct {
+			ID        uint32 `json:"id"`
+			ChannelID uint16 `json:"channelId"`
+		} `json:"subscriptions"`
+		SubscriptionIDs []uint32 `json:"subscriptionIds"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch m.Op {
+	case "subscribe":
+		for _, sub := range m.Subscriptions {
+			c.subs[sub.ChannelID] = sub.ID
+			for k, f := range s.states {
+				if k.ch == sub.ChannelID {
+					s.send(c, outFrame{b: dataFrame(sub.ID, f.t, f.data)})
+				}
+			}
+		}
+	case "unsubscribe":
+		for _, id := range m.SubscriptionIDs {
+			for ch, sub := range c.subs {
+				if sub == id {
+					delete(c.subs, ch)
+				}
+			}
+		}
+	}
+}
