@@ -33,7 +33,7 @@ type outputs struct {
 	events     *record.CSV
 	clockCSV   *record.CSV
 	tracks     *report.Tracker
-	pcap       *pcap.Writer // packets.pcap
+	pcap       *pcap.Writer       // packets.pcap
 	fox        *foxglove.Recorder // run.mcap and the live server
 	foxAll     bool               // fox writes every event (run.mcap)
 }
