@@ -13,7 +13,12 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
-require github.com/coder/websocket v1.8.15 // indirect
+require (
+	github.com/chromedp/cdproto v0.160.1 // indirect
+	github.com/chromedp/chromedp v0.23.1
+	github.com/coder/websocket v1.8.15
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

@@ -136,5 +136,43 @@ samples, mean, mean |offset|, min and max per module. See docs/isolation.md.`,
 	}
 	clock.Flags().StringVar(&out, "out", "", "PNG file to write (default RUN_DIR/clock.png)")
 	c.AddCommand(clock)
+	var htmlOut string
+	html := &cobra.Command{
+		Use:   "html RUN_DIR",
+		Short: "Write one self-contained HTML page with a run's tables and figures",
+		Long: `Reads a finished run directory (summary.json, and vehicles.csv, deliveries.csv
+and trace.csv where the run wrote them) and writes report.html in it (or --out):
+one file, figures inlined, that any browser opens offline. It holds the network
+table per traffic kind (tx, expected and actual receptions, PDR, drops by reason,
+latency mean, p50, p95 and max, overhead), the age of information, the vehicles'
+table (final mode and position, distance, energy, maximum speed, arrival error),
+and the figures: trajectories, the altitude profile (multirotor runs of at most 12
+vehicles), the latency CDF per kind, the packet delivery ratio per second per
+kind, and the mean age of information of every receiver/source pair as a heat
+map (up to 200 nodes). A figure whose file the run did not write is left out
+with a note. Sweep directories are not reported yet.`,
+		Example: `  skyloop report html runs/quickstart/seed1`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := os.Stat(filepath.Join(args[0], "summary.json")); err != nil {
+				return badInput("%s is not a finished run directory (no summary.json)", args[0])
+			}
+			page, err := report.RunHTML(args[0])
+			if err != nil {
+				return err
+			}
+			path := htmlOut
+			if path == "" {
+				path = filepath.Join(args[0], "report.html")
+			}
+			if err := report.WriteFile(path, page); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d KiB)\n", path, len(page)/1024)
+			return nil
+		},
+	}
+	html.Flags().StringVar(&htmlOut, "out", "", "HTML file to write (default RUN_DIR/report.html)")
+	c.AddCommand(html)
 	return c
 }

@@ -1,0 +1,523 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"skyloop/geom"
+)
+
+// runSummary is the part of summary.json the report shows.
+type runSummary struct {
+	Scenario   string   `json:"scenario"`
+	Seed       uint64   `json:"seed"`
+	DurationNs int64    `json:"duration_ns"`
+	Backend    string   `json:"backend"`
+	Nodes      int      `json:"nodes"`
+	Network    netSum   `json:"network"`
+	Vehicles   []vehSum `json:"vehicles"`
+	Separation *struct {
+		MinM       float64 `json:"min_m"`
+		Collisions int     `json:"collisions"`
+	} `json:"separation"`
+}
+
+type netSum struct {
+	ByKind map[string]kindSum `json:"by_kind"`
+	Total  kindSum            `json:"total"`
+	AoI    *struct {
+		Pairs int     `json:"pairs"`
+		Never int     `json:"pairs_never"`
+		MeanS float64 `json:"mean_s"`
+		MinS  float64 `json:"min_s"`
+		MaxS  float64 `json:"max_s"`
+	} `json:"aoi_state"`
+}
+
+type kindSum struct {
+	Tx       uint64            `json:"tx"`
+	Expected uint64            `json:"expected_rx"`
+	Rx       uint64            `json:"rx"`
+	PDR      float64           `json:"pdr"`
+	Drops    map[string]uint64 `json:"drops"`
+	Latency  struct {
+		Mean float64 `json:"mean_ns"`
+		P50  int64   `json:"p50_ns"`
+		P95  int64   `json:"p95_ns"`
+		Max  int64   `json:"max_ns"`
+	} `json:"latency"`
+	Overhead struct {
+		IPBytesPerS float64 `json:"ip_bytes_per_s"`
+	} `json:"overhead"`
+}
+
+type vehSum struct {
+	ID        int       `json:"id"`
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind"`
+	Mode      string    `json:"final_mode"`
+	Final     geom.Vec3 `json:"final"`
+	DistanceM float64   `json:"distance_m"`
+	EnergyJ   float64   `json:"energy_j"`
+	MaxSpeed  float64   `json:"max_speed_mps"`
+	ArrivalM  *float64  `json:"arrival_error_m"`
+}
+
+// Figure is a report figure: a title and a PNG.
+type Figure struct {
+	Title string
+	PNG   []byte
+}
+
+// heatMapLimit is the most nodes whose pairs the AoI heat map shows.
+const heatMapLimit = 200
+
+// cdfPoints is the most points a latency CDF keeps (evenly spaced ranks).
+const cdfPoints = 2000
+
+// RunHTML reads a run directory (summary.json, and vehicles.csv,
+// deliveries.csv and trace.csv where written) and returns one
+// self-contained HTML page: the run's figures as tables (network per
+// traffic kind with drop reasons, age of information, vehicles) and as
+// plots inlined as PNG (trajectories, altitude profile for aerial runs of
+// at most 12 vehicles, latency CDF per kind, packet delivery ratio per
+// second per kind, and the mean age of information of every
+// receiver/source pair as a heat map). Files the run did not write leave
+// their figures out, with a note saying why.
+func RunHTML(dir string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a finished run directory: %w", dir, err)
+	}
+	var s runSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: summary.json: %w", dir, err)
+	}
+	page := runPage{S: s, DurationS: float64(s.DurationNs) / 1e9}
+	for k := range s.Network.ByKind {
+		page.Kinds = append(page.Kinds, k)
+	}
+	sort.Strings(page.Kinds)
+	add := func(title string, png []byte, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", dir, title, err)
+		}
+		page.Figures = append(page.Figures, Figure{Title: title, PNG: png})
+		return nil
+	}
+	names := make([]string, len(s.Vehicles))
+	for i, v := range s.Vehicles {
+		names[i] = v.Name
+	}
+	tracks, err := readTracks(filepath.Join(dir, "vehicles.csv"), names)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		page.Notes = append(page.Notes, "no vehicles.csv (outputs.vehicles off): no trajectories")
+	case err != nil:
+		return nil, err
+	case len(tracks) > 0:
+		png, err := TrajectoryPNG(fmt.Sprintf("%s, seed %d: trajectories", s.Scenario, s.Seed), tracks, nil)
+		if err := add("Trajectories (top view)", png, err); err != nil {
+			return nil, err
+		}
+		if aerial(s) && len(tracks) <= 12 {
+			png, err := ProfilePNG(fmt.Sprintf("%s, seed %d: altitude and east offset", s.Scenario, s.Seed), tracks)
+			if err := add("Altitude profile", png, err); err != nil {
+				return nil, err
+			}
+		}
+	}
+	lat, aoi, err := readDeliveries(filepath.Join(dir, "deliveries.csv"), s.Nodes, s.DurationNs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		page.Notes = append(page.Notes, "no deliveries.csv (outputs.deliveries off): no latency CDF or AoI heat map")
+	case err != nil:
+		return nil, err
+	default:
+		if len(lat) > 0 {
+			png, err := LinesPNG("One-way latency, CDF per traffic kind", "latency (ms)", "fraction of deliveries", lat)
+			if err := add("Latency CDF", png, err); err != nil {
+				return nil, err
+			}
+		}
+		if aoi != nil {
+			png, err := HeatMapPNG("Mean age of information (s) per pair", "source node", "receiver node", aoi)
+			if err := add("Age of information per receiver/source pair", png, err); err != nil {
+				return nil, err
+			}
+		} else if s.Nodes > heatMapLimit {
+			page.Notes = append(page.Notes, fmt.Sprintf("%d nodes: the AoI heat map is drawn for at most %d", s.Nodes, heatMapLimit))
+		}
+	}
+	pdr, err := readPDR(filepath.Join(dir, "trace.csv"), s.Nodes, s.DurationNs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		page.Notes = append(page.Notes, "no trace.csv (outputs.trace off): no PDR over time")
+	case err != nil:
+		return nil, err
+	case len(pdr) > 0:
+		png, err := LinesPNG("Packet delivery ratio per second (receptions / expected receptions, by transmission time)", "time (s)", "PDR", pdr)
+		if err := add("PDR over time", png, err); err != nil {
+			return nil, err
+		}
+	}
+	var out bytes.Buffer
+	if err := runTemplate.Execute(&out, &page); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+type runPage struct {
+	S         runSummary
+	DurationS float64
+	Kinds     []string
+	Figures   []Figure
+	Notes     []string
+}
+
+func aerial(s runSummary) bool {
+	for _, v := range s.Vehicles {
+		if v.Kind == "multirotor" {
+			return true
+		}
+	}
+	return false
+}
+
+// csvRows reads path's rows after the header, handing each to f with the
+// column index by name.
+func csvRows(path string, f func(col map[string]int, row []string) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	r := csv.NewReader(bufio.NewReaderSize(file, 1<<20))
+	r.ReuseRecord = true
+	head, err := r.Read()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for line := 2; ; line++ {
+		row, err := r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err := f(col, row); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+}
+
+func num(row []string, col map[string]int, name string) (float64, error) {
+	i, ok := col[name]
+	if !ok || i >= len(row) {
+		return 0, fmt.Errorf("no column %s", name)
+	}
+	v, err := strconv.ParseFloat(row[i], 64)
+	if err != nil {
+		return 0, fmt.Errorf("column %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// readTracks reads vehicles.csv into one track per vehicle (every fourth
+// sample at most 4000 per vehicle is plenty for a plot).
+func readTracks(path string, names []string) ([]Track, error) {
+	tr := NewTracker(names, 4000)
+	err := csvRows(path, func(col map[string]int, row []string) error {
+		var v [5]float64
+		for i, n := range []string{"t_ns", "id", "x", "y", "z"} {
+			x, err := num(row, col, n)
+			if err != nil {
+				return err
+			}
+			v[i] = x
+		}
+		id := int(v[1])
+		if id < 0 || id >= len(names) {
+			return fmt.Errorf("vehicle id %d out of range", id)
+		}
+		tr.Add(id, v[0]/1e9, geom.V(v[2], v[3], v[4]), geom.Vec3{}, false)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tr.Tracks, nil
+}
+
+// readDeliveries reads deliveries.csv: the latency CDF per kind, and the
+// exact time-average age of information of every (receiver, source) pair
+// of state updates over [first update, end], as metrics computes it (nil
+// beyond heatMapLimit nodes or without state traffic).
+func readDeliveries(path string, nodes int, endNs int64) ([]Series, [][]float64, error) {
+	lat := map[string][]float64{}
+	type pair struct {
+		first, lastT, lastGen float64
+		integral              float64
+		has                   bool
+	}
+	var pairs []pair
+	if nodes > 0 && nodes <= heatMapLimit {
+		pairs = make([]pair, nodes*nodes)
+	}
+	err := csvRows(path, func(col map[string]int, row []string) error {
+		kind := row[col["kind"]]
+		l, err := num(row, col, "latency_ns")
+		if err != nil {
+			return err
+		}
+		lat[kind] = append(lat[kind], l/1e6)
+		if kind != "state" || pairs == nil {
+			return nil
+		}
+		src, err1 := num(row, col, "src")
+		dst, err2 := num(row, col, "dst")
+		tick, err3 := num(row, col, "t_tick_ns")
+		gen, err4 := num(row, col, "t_gen_ns")
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			return err
+		}
+		if src < 0 || dst < 0 || int(src) >= nodes || int(dst) >= nodes {
+			return nil
+		}
+		p := &pairs[int(dst)*nodes+int(src)]
+		t, g := tick/1e9, gen/1e9
+		if !p.has {
+			p.has, p.first, p.lastT, p.lastGen = true, t, t, g
+			return nil
+		}
+		p.integral += sawtooth(p.lastGen, p.lastT, t)
+		p.lastT = t
+		p.lastGen = max(p.lastGen, g)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var series []Series
+	kinds := make([]string, 0, len(lat))
+	for k := range lat {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		v := lat[k]
+		slices.Sort(v)
+		s := Series{Name: k}
+		step := max(1, len(v)/cdfPoints)
+		for i := 0; i < len(v); i += step {
+			s.X = append(s.X, v[i])
+			s.Y = append(s.Y, float64(i+1)/float64(len(v)))
+		}
+		s.X, s.Y = append(s.X, v[len(v)-1]), append(s.Y, 1)
+		series = append(series, s)
+	}
+	if pairs == nil {
+		return series, nil, nil
+	}
+	end := float64(endNs) / 1e9
+	grid := make([][]float64, nodes)
+	any := false
+	for r := range grid {
+		grid[r] = make([]float64, nodes)
+		for c := range grid[r] {
+			p := pairs[r*nodes+c]
+			grid[r][c] = math.NaN()
+			if p.has && end > p.first {
+				grid[r][c] = (p.integral + sawtooth(p.lastGen, p.lastT, end)) / (end - p.first)
+				any = true
+			}
+		}
+	}
+	if !any {
+		return series, nil, nil
+	}
+	return series, grid, nil
+}
+
+// sawtooth is the integral of the age (tau - g) over [a, b].
+func sawtooth(g, a, b float64) float64 {
+	x, y := a-g, b-g
+	return (y*y - x*x) / 2
+}
+
+// readPDR reads trace.csv: per traffic kind and second, receptions over
+// expected receptions, both counted at the packet's transmission second
+// (a broadcast expects every other node).
+func readPDR(path string, nodes int, endNs int64) ([]Series, error) {
+	secs := int(endNs/1e9) + 1
+	type counts struct{ exp, rx []float64 }
+	byKind := map[string]*counts{}
+	err := csvRows(path, func(col map[string]int, row []string) error {
+		kind := row[col["kind"]]
+		c := byKind[kind]
+		if c == nil {
+			c = &counts{exp: make([]float64, secs), rx: make([]float64, secs)}
+			byKind[kind] = c
+		}
+		switch row[col["event"]] {
+		case "tx":
+			t, err := num(row, col, "t_ns")
+			if err != nil {
+				return err
+			}
+			dst, err := num(row, col, "dst")
+			if err != nil {
+				return err
+			}
+			n := 1.0
+			if dst < 0 {
+				n = float64(nodes - 1)
+			}
+			if i := int(t / 1e9); i >= 0 && i < secs {
+				c.exp[i] += n
+			}
+		case "rx":
+			g, err := num(row, col, "t_gen_ns")
+			if err != nil {
+				return err
+			}
+			if i := int(g / 1e9); i >= 0 && i < secs {
+				c.rx[i]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	kinds := make([]string, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var out []Series
+	for _, k := range kinds {
+		c := byKind[k]
+		s := Series{Name: k}
+		for i := range c.exp {
+			if c.exp[i] > 0 {
+				s.X = append(s.X, float64(i)+0.5)
+				s.Y = append(s.Y, min(1, c.rx[i]/c.exp[i]))
+			}
+		}
+		if len(s.X) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// HeatMapPNG draws grid[row][col] (NaN: no value) as a heat map, rows up,
+// and returns the PNG bytes.
+func HeatMapPNG(title, xlabel, ylabel string, grid [][]float64) ([]byte, error) {
+	if len(grid) == 0 {
+		return nil, errors.New("empty grid")
+	}
+	g := heatGrid(grid)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range grid {
+		for _, v := range r {
+			if !math.IsNaN(v) {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	if hi <= lo {
+		hi = lo + 1e-9
+	}
+	pal := moreland.SmoothBlueRed().Palette(64)
+	h := plotter.NewHeatMap(g, pal)
+	h.Min, h.Max = lo, hi
+	h.NaN = plotter.DefaultGlyphStyle.Color
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: blue %.3g, red %.3g", title, lo, hi)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.Add(h)
+	return render(p, 7*vg.Inch, 6*vg.Inch)
+}
+
+// heatGrid is a plotter.GridXYZ over a square matrix.
+type heatGrid [][]float64
+
+func (g heatGrid) Dims() (c, r int)   { return len(g[0]), len(g) }
+func (g heatGrid) Z(c, r int) float64 { return g[r][c] }
+func (g heatGrid) X(c int) float64    { return float64(c) }
+func (g heatGrid) Y(r int) float64    { return float64(r) }
+
+var runTemplate = template.Must(template.New("run").Funcs(template.FuncMap{
+	"png": func(b []byte) template.URL {
+		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))
+	},
+	"ms": func(ns any) string { return fmt.Sprintf("%.3f", toF(ns)/1e6) },
+	"f":  func(prec int, v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) },
+}).Parse(runHTML))
+
+func toF(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return math.NaN()
+}
+
+const runHTML = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{{.S.Scenario}}, seed {{.S.Seed}}: skyloop run report</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em}
+th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}
+th{background:#f2f2f2} td:first-child,th:first-child{text-align:left}
+figure{margin:1em 0} img{max-width:100%;border:1px solid #ddd}
+.note{color:#777}
+</style></head><body>
+<h1>{{.S.Scenario}}, seed {{.S.Seed}}</h1>
+<p>{{f 1 .DurationS}} s simulated, {{.S.Nodes}} nodes, {{.S.Backend}} network{{with .S.Separation}}; closest approach {{f 2 .MinM}} m, {{.Collisions}} collisions{{end}}.</p>
+<h2>Network</h2>
+<table id="network"><tr><th>kind</th><th>tx</th><th>expected rx</th><th>rx</th><th>PDR</th><th>drops</th><th>latency mean (ms)</th><th>p50</th><th>p95</th><th>max</th><th>IP bytes/s</th></tr>
+{{range .Kinds}}{{$k := index $.S.Network.ByKind .}}<tr><td>{{.}}</td><td>{{$k.Tx}}</td><td>{{$k.Expected}}</td><td>{{$k.Rx}}</td><td>{{f 4 $k.PDR}}</td><td>{{range $r, $n := $k.Drops}}{{$r}} {{$n}} {{end}}</td><td>{{ms $k.Latency.Mean}}</td><td>{{ms $k.Latency.P50}}</td><td>{{ms $k.Latency.P95}}</td><td>{{ms $k.Latency.Max}}</td><td>{{f 0 $k.Overhead.IPBytesPerS}}</td></tr>
+{{end}}{{with .S.Network.Total}}<tr><th>all</th><th>{{.Tx}}</th><th>{{.Expected}}</th><th>{{.Rx}}</th><th>{{f 4 .PDR}}</th><th>{{range $r, $n := .Drops}}{{$r}} {{$n}} {{end}}</th><th>{{ms .Latency.Mean}}</th><th>{{ms .Latency.P50}}</th><th>{{ms .Latency.P95}}</th><th>{{ms .Latency.Max}}</th><th>{{f 0 .Overhead.IPBytesPerS}}</th></tr>{{end}}
+</table>
+{{with .S.Network.AoI}}<p>Age of information (state): mean {{f 3 .MeanS}} s over {{.Pairs}} pairs (min {{f 3 .MinS}} s, max {{f 3 .MaxS}} s); {{.Never}} pairs never heard.</p>{{end}}
+<h2>Vehicles</h2>
+<table id="vehicles"><tr><th>name</th><th>kind</th><th>final mode</th><th>final position (m)</th><th>distance (m)</th><th>energy (J)</th><th>max speed (m/s)</th><th>arrival error (m)</th></tr>
+{{range .S.Vehicles}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Mode}}</td><td>{{f 2 .Final.X}}, {{f 2 .Final.Y}}, {{f 2 .Final.Z}}</td><td>{{f 2 .DistanceM}}</td><td>{{f 1 .EnergyJ}}</td><td>{{f 2 .MaxSpeed}}</td><td>{{with .ArrivalM}}{{f 3 .}}{{end}}</td></tr>
+{{end}}</table>
+<h2>Figures</h2>
+{{range .Figures}}<figure><figcaption>{{.Title}}</figcaption><img alt="{{.Title}}" src="{{png .PNG}}"></figure>
+{{end}}{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}<p class="note">Written by skyloop report html.</p>
+</body></html>
+`
