@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"io"
 	"math"
 
@@ -11,6 +12,7 @@ import (
 	"skyloop/record"
 	"skyloop/report"
 	"skyloop/scenario"
+	"skyloop/tables"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -35,6 +37,10 @@ type outputs struct {
 	tracks     *report.Tracker
 	pcap       *pcap.Writer       // packets.pcap
 	fox        *foxglove.Recorder // run.mcap and the live server
+	// Parquet tables (outputs: {format: parquet}) instead of the CSVs.
+	traceTab    *tables.Table[tables.TraceRow]
+	deliveryTab *tables.Table[tables.DeliveryRow]
+	vehicleTab  *tables.Table[tables.VehicleRow]
 	foxAll     bool               // fox writes every event (run.mcap)
 }
 
@@ -52,9 +58,15 @@ func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*
 		c, err = dir.CSV(name, header)
 		return c
 	}
-	out.traceCSV = open(o.Trace && !noFiles, "trace.csv", tracecsv.TraceHeader)
-	out.deliveries = open(o.Deliveries && !noFiles, "deliveries.csv", tracecsv.DeliveriesHeader)
-	out.vehicles = open(o.Vehicles && !noFiles, "vehicles.csv", vehiclesHeader)
+	if o.Format == "parquet" {
+		if err = out.openTables(o, noFiles); err != nil {
+			return out, err
+		}
+	} else {
+		out.traceCSV = open(o.Trace && !noFiles, "trace.csv", tracecsv.TraceHeader)
+		out.deliveries = open(o.Deliveries && !noFiles, "deliveries.csv", tracecsv.DeliveriesHeader)
+		out.vehicles = open(o.Vehicles && !noFiles, "vehicles.csv", vehiclesHeader)
+	}
 	out.events = open(o.Events, "events.csv", eventsHeader)
 	out.clockCSV = open(realtime, "clock.csv", clockHeader)
 	if err == nil && o.Pcap && !noFiles {
@@ -77,6 +89,9 @@ func (o *outputs) Trace(e *netsim.TraceEvent) {
 	if o.fox != nil {
 		o.fox.Trace(e)
 	}
+	if o.traceTab != nil {
+		o.traceTab.Add(tables.Trace(e))
+	}
 	if o.traceCSV != nil {
 		tracecsv.WriteTrace(o.traceCSV, e)
 	}
@@ -84,11 +99,60 @@ func (o *outputs) Trace(e *netsim.TraceEvent) {
 
 // RecordsDrops implements engine.DropRecorder: drops are written one by
 // one to trace.csv and run.mcap (the live server shows those it gets).
-func (o *outputs) RecordsDrops() bool { return o != nil && (o.traceCSV != nil || o.foxAll) }
+func (o *outputs) RecordsDrops() bool {
+	return o != nil && (o.traceCSV != nil || o.traceTab != nil || o.foxAll)
+}
+
+// openTables starts the Parquet tables that replace the CSV files.
+func (o *outputs) openTables(opt scenario.Outputs, noFiles bool) error {
+	if noFiles {
+		return nil
+	}
+	file := func(on bool, name string) (io.Writer, error) {
+		if !on {
+			return nil, nil
+		}
+		return o.dir.File(name)
+	}
+	f, err := file(opt.Trace, "trace.parquet")
+	if err != nil {
+		return err
+	}
+	if f != nil {
+		o.traceTab = tables.NewTable[tables.TraceRow](f, "trace.parquet")
+	}
+	if f, err = file(opt.Deliveries, "deliveries.parquet"); err != nil {
+		return err
+	}
+	if f != nil {
+		o.deliveryTab = tables.NewTable[tables.DeliveryRow](f, "deliveries.parquet")
+	}
+	if f, err = file(opt.Vehicles, "vehicles.parquet"); err != nil {
+		return err
+	}
+	if f != nil {
+		o.vehicleTab = tables.NewTable[tables.VehicleRow](f, "vehicles.parquet")
+	}
+	return nil
+}
+
+// closeTables writes the Parquet tables' footers.
+func (o *outputs) closeTables() error {
+	if o == nil {
+		return nil
+	}
+	return errors.Join(o.traceTab.Close(), o.deliveryTab.Close(), o.vehicleTab.Close())
+}
 
 // Delivery implements engine.Recorder.
 func (o *outputs) Delivery(d *netsim.Delivery, tick sim.Time) {
-	if o == nil || o.deliveries == nil {
+	if o == nil {
+		return
+	}
+	if o.deliveryTab != nil {
+		o.deliveryTab.Add(tables.Delivery(d, tick))
+	}
+	if o.deliveries == nil {
 		return
 	}
 	p := d.P
@@ -112,6 +176,9 @@ func (o *outputs) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 	}
 	if o.fox != nil {
 		o.fox.Vehicle(t, id, tel)
+	}
+	if o.vehicleTab != nil {
+		o.vehicleTab.Add(tables.Vehicle(t, id, tel))
 	}
 	if o.vehicles == nil {
 		return

@@ -151,7 +151,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	r.SetRecorder(out, out.vehicles != nil || out.tracks != nil || out.fox != nil)
+	r.SetRecorder(out, out.vehicles != nil || out.vehicleTab != nil || out.tracks != nil || out.fox != nil)
 	if dir != nil {
 		r.SetFiles(dir.File)
 	}
@@ -251,6 +251,9 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		if err = out.fox.Close(); err != nil {
 			return nil, err
 		}
+	}
+	if err = out.closeTables(); err != nil {
+		return nil, err
 	}
 	sum := &Summary{Summary: core, Clock: clock.summary(), Scheduling: sched}
 	if sc.Isolation == "netns" {

@@ -66,6 +66,9 @@ func (sc *Scenario) check() {
 			sc.Errorf("outputs.sample_period", "must be a positive multiple of the tick %v, got %v%s", sc.Tick, sc.Outputs.SamplePeriod, how)
 		}
 	}
+	if f := sc.Outputs.Format; f != "" && f != "csv" && f != "parquet" {
+		sc.Errorf("outputs.format", "must be csv or parquet, got %q", f)
+	}
 	if !(sc.Realtime >= 0 && sc.Realtime <= 1000) {
 		sc.Errorf("realtime", "must be a real-time factor in [0, 1000] (0 = as fast as possible), got %v", sc.Realtime)
 	}

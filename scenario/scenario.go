@@ -128,6 +128,7 @@ type Outputs struct {
 	Plots        bool         `yaml:"plots" json:"plots"`                 // trajectory.png
 	Pcap         bool         `yaml:"pcap" json:"pcap,omitempty"`         // packets.pcap: every packet as its sender hands it to the network
 	MCAP         bool         `yaml:"mcap" json:"mcap,omitempty"`         // run.mcap: the run for Foxglove (package foxglove)
+	Format       string       `yaml:"format" json:"format,omitempty"`     // "csv" (default) or "parquet" for trace, deliveries and vehicles
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
 }
 
