@@ -12,8 +12,8 @@ import (
 	"skyloop/record"
 	"skyloop/report"
 	"skyloop/scenario"
-	"skyloop/tables"
 	"skyloop/sim"
+	"skyloop/tables"
 	"skyloop/vehicle"
 )
 
@@ -41,7 +41,7 @@ type outputs struct {
 	traceTab    *tables.Table[tables.TraceRow]
 	deliveryTab *tables.Table[tables.DeliveryRow]
 	vehicleTab  *tables.Table[tables.VehicleRow]
-	foxAll     bool               // fox writes every event (run.mcap)
+	foxAll      bool // fox writes every event (run.mcap)
 }
 
 func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {

@@ -63,9 +63,9 @@ func TestParquetTables(t *testing.T) {
 		t.Fatalf("parquet.mjs: %v\n%s", err, stderr.String())
 	}
 	var got map[string]struct {
-		Columns     []string       `json:"columns"`
-		Rows        int            `json:"rows"`
-		MetaRows    int            `json:"metaRows"`
+		Columns  []string       `json:"columns"`
+		Rows     int            `json:"rows"`
+		MetaRows int            `json:"metaRows"`
 		First    map[string]any `json:"first"`
 		Last     map[string]any `json:"last"`
 	}
