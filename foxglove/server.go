@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,9 +48,10 @@ const (
 // them. Several clients may connect at once; a client that subscribes
 // late gets the latest states at once. Server implements Sink.
 type Server struct {
-	ln   net.Listener
-	http *http.Server
-	log  *slog.Logger
+	ln    net.Listener
+	http  *http.Server
+	log   *slog.Logger
+	pages http.Handler // plain HTTP requests (the web view), or nil
 
 	mu       sync.Mutex
 	run      Run
@@ -92,8 +94,10 @@ type outFrame struct {
 }
 
 // NewServer listens on addr (host:port; port 0 picks one). Only loopback
-// addresses are accepted: the protocol has no authentication.
-func NewServer(addr string, log *slog.Logger) (*Server, error) {
+// addresses are accepted: the protocol has no authentication. WebSocket
+// requests get the protocol; other requests go to pages (404 when nil),
+// which serves the web view.
+func NewServer(addr string, log *slog.Logger, pages http.Handler) (*Server, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("foxglove server address %q: %w", addr, err)
@@ -108,7 +112,7 @@ func NewServer(addr string, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{ln: ln, log: log, clients: map[*client]struct{}{}, states: map[stateKey]frame{},
+	s := &Server{ln: ln, log: log, pages: pages, clients: map[*client]struct{}{}, states: map[stateKey]frame{},
 		dirty: map[stateKey]bool{}, stop: make(chan struct{})}
 	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 5 * time.Second}
 	s.wg.Add(2)
@@ -289,6 +293,14 @@ func (s *Server) flush() {
 
 // serve upgrades a connection and runs the client until it leaves.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		if s.pages == nil {
+			http.NotFound(w, r)
+			return
+		}
+		s.pages.ServeHTTP(w, r)
+		return
+	}
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
 	if err != nil {
 		return

@@ -31,10 +31,10 @@ func TestFoxgloveLiveClient(t *testing.T) {
 		}
 		t.Skipf("skipping: Node.js or @foxglove/ws-protocol missing (%v); install Node.js and run `npm ci` in %s (CI does)", err, dir)
 	}
-	if _, err := foxglove.NewServer("0.0.0.0:0", nil); err == nil {
+	if _, err := foxglove.NewServer("0.0.0.0:0", nil, nil); err == nil {
 		t.Fatal("a server on 0.0.0.0 was accepted: only loopback may be served")
 	}
-	srv, err := foxglove.NewServer("127.0.0.1:0", nil)
+	srv, err := foxglove.NewServer("127.0.0.1:0", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

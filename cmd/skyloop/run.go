@@ -24,6 +24,7 @@ import (
 	"skyloop/runner"
 	"skyloop/sim"
 	"skyloop/version"
+	"skyloop/view"
 )
 
 type runFlags struct {
@@ -38,7 +39,11 @@ type runFlags struct {
 	udp      bool
 	udpCfg   mavlink.UDPConfig
 	foxglove string
+	serve    string
 }
+
+// defaultServeAddr is where --serve serves the web view without an address.
+const defaultServeAddr = "127.0.0.1:8080"
 
 // defaultFoxgloveAddr is where --foxglove serves without an address
 // (Foxglove's default for WebSocket connections).
@@ -100,6 +105,12 @@ and write the results to a run directory:
   procs/ardupilot-<i>.out|err, procs/ardupilot-<i>/
                    real ArduCopter (controller: ardupilot-sitl): its console, eeprom and logs
 
+With --serve[=ADDR] (default 127.0.0.1:8080; loopback only) the run is shown live
+in a browser at http://ADDR/: the vehicles in 3D with trails (and a top view),
+the radio links heard in the last second coloured by their delivery ratio,
+packet flashes, the selected vehicle's telemetry, the network figures and the
+events; add --realtime 1 to watch at the speed of the clock.
+
 With --foxglove[=ADDR] (default 127.0.0.1:8765; loopback only) the run is also
 served live over the Foxglove WebSocket protocol: in Foxglove, open a connection
 to ws://ADDR and see the vehicles in the 3D and Map panels, their telemetry, the
@@ -131,6 +142,7 @@ whatever the number of workers.`,
   skyloop run scenarios/quickstart.yaml --seed 7 --duration 30s --out /tmp/q7
   skyloop run mavlink-sitl --realtime 1 --mavlink-udp   # then connect QGroundControl
   skyloop run munils-50 --realtime 1 --foxglove         # then connect Foxglove to ws://127.0.0.1:8765
+  skyloop run munils-50-wifi --realtime 1 --serve       # then open http://127.0.0.1:8080/
   sudo skyloop run netns-ping                            # real ping between simulated drones`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -152,6 +164,8 @@ whatever the number of workers.`,
 	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
 	fl.StringVar(&f.foxglove, "foxglove", "", "serve the run live to Foxglove over its WebSocket protocol: --foxglove (on "+defaultFoxgloveAddr+") or --foxglove=ADDR (loopback); use with --realtime")
 	fl.Lookup("foxglove").NoOptDefVal = defaultFoxgloveAddr
+	fl.StringVar(&f.serve, "serve", "", "serve the live web view: --serve (on "+defaultServeAddr+") or --serve=ADDR (loopback); Foxglove can connect to the same address; use with --realtime")
+	fl.Lookup("serve").NoOptDefVal = defaultServeAddr
 	d := mavlink.DefaultUDPConfig()
 	f.udpCfg.Host = d.Host
 	fl.IntVar(&f.udpCfg.BindBase, "mavlink-bind-base", d.BindBase, "vehicle i listens on this port + i")
@@ -250,8 +264,25 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		return map[string]any{"version": version.Info(), "host": host, "args": os.Args, "realtime": f.realtime,
 			"wall_start": wallStart.UTC().Format(time.RFC3339Nano), "wall_seconds": time.Since(wallStart).Seconds()}
 	}
+	if f.foxglove != "" && f.serve != "" {
+		return badInput("--serve already serves Foxglove's protocol on its address: give --serve or --foxglove, not both")
+	}
+	if f.serve != "" {
+		srv, err := foxglove.NewServer(f.serve, opt.Logger, view.Pages())
+		if err != nil {
+			return badInput("--serve: %v", err)
+		}
+		defer srv.Close()
+		ropt.Live = srv
+		if !f.quiet {
+			fmt.Fprintf(stderr, "live view: http://%s/ (Foxglove: ws://%s)\n", srv.Addr(), srv.Addr())
+			if f.realtime == 0 {
+				fmt.Fprintln(stderr, "warning: --serve without --realtime: the run may end before the page connects")
+			}
+		}
+	}
 	if f.foxglove != "" {
-		srv, err := foxglove.NewServer(f.foxglove, opt.Logger)
+		srv, err := foxglove.NewServer(f.foxglove, opt.Logger, nil)
 		if err != nil {
 			return badInput("--foxglove: %v", err)
 		}

@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"skyloop/engine"
+	"skyloop/foxglove"
+	"skyloop/view"
+)
+
+// TestLiveViewInChromium serves a real-time run with the web view and
+// opens it in headless Chromium (software WebGL): the page connects,
+// shows every vehicle, the vehicles move between two looks, selecting one
+// shows its flight mode, the network figures fill in, the page records no
+// script error, and the screenshot (saved in the test's directory) is not
+// blank.
+func TestLiveViewInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("SKYLOOP_REQUIRE_CHROMIUM") != "" {
+			t.Fatalf("Chromium is required (SKYLOOP_REQUIRE_CHROMIUM) but missing: %v", err)
+		}
+		t.Skipf("skipping: no chromium (%v); apt-get install chromium (CI does)", err)
+	}
+	srv, err := foxglove.NewServer("127.0.0.1:0", nil, view.Pages())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	// Paced at four times real time: 20 s simulated last 5 s, time enough to
+	// look twice.
+	text := strings.Replace(mcapYAML, "duration: 4s", "duration: 20s\nrealtime: 4", 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Execute(buildYAML(t, text, engine.Options{Registry: registry, Workers: 1}), filepath.Join(t.TempDir(), "run"), Options{Live: srv})
+		done <- err
+	}()
+	defer func() {
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.Flag("use-angle", "swiftshader"), chromedp.Flag("enable-unsafe-swiftshader", true), chromedp.Flag("disable-gpu", false),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1200, 800), chromedp.UserDataDir(t.TempDir()))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr()+"/"), chromedp.WaitReady("#panel")); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	eval := func(js string) any {
+		t.Helper()
+		tctx, c := context.WithTimeout(ctx, 10*time.Second)
+		defer c()
+		v, err := chromedp.Run(tctx, chromedp.Evaluate[any](js))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", js, err)
+		}
+		return v
+	}
+	for deadline := time.Now().Add(8 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if n, _ := eval(`window.skyloop ? window.skyloop.vehicles : 0`).(float64); n == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page shows %v vehicles, want 4 (errors %v)", eval(`window.skyloop && window.skyloop.vehicles`), eval(`window.skyloop && window.skyloop.errors`))
+		}
+	}
+	first := eval(`window.skyloop.positions()`).(map[string]any)
+	time.Sleep(1500 * time.Millisecond)
+	second := eval(`window.skyloop.positions()`).(map[string]any)
+	moved := 0
+	for name, p := range first {
+		a, b := p.([]any), second[name].([]any)
+		d := 0.0
+		for i := range a {
+			d += math.Abs(a[i].(float64) - b[i].(float64))
+		}
+		if d > 0.1 {
+			moved++
+		}
+	}
+	if moved < 3 {
+		t.Errorf("%d of 4 vehicles moved on the page in 1.5 s: %v then %v", moved, first, second)
+	}
+	eval(`window.skyloop.select("uav-2")`)
+	time.Sleep(300 * time.Millisecond)
+	panel := eval(`window.skyloop.panel()`).(string)
+	if !strings.Contains(panel, "uav-2") || !strings.Contains(panel, "mode") || !strings.Contains(panel, "goto") && !strings.Contains(panel, "hold") {
+		t.Errorf("the panel shows %q, want uav-2 with its mode", panel)
+	}
+	if rx := eval(`document.getElementById("rx").textContent`).(string); rx == "0" {
+		t.Error("the network panel counts no receptions")
+	}
+	if errs := eval(`window.skyloop.errors`).([]any); len(errs) > 0 {
+		t.Errorf("the page recorded script errors: %v", errs)
+	}
+	tctx, c := context.WithTimeout(ctx, 10*time.Second)
+	defer c()
+	shot, err := chromedp.Run(tctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "view.png")
+	if err := os.WriteFile(file, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	colors := map[[3]uint32]bool{}
+	bnd := img.Bounds()
+	for y := bnd.Min.Y; y < bnd.Max.Y; y += 7 {
+		for x := bnd.Min.X; x < bnd.Max.X; x += 7 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colors[[3]uint32{r >> 12, g >> 12, b >> 12}] = true
+		}
+	}
+	if len(colors) < 20 {
+		t.Errorf("the screenshot (%s) has %d colours: blank?", file, len(colors))
+	}
+	t.Logf("screenshot: %s (%d colours)", file, len(colors))
+}

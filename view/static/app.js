@@ -1,0 +1,365 @@
+// skyloop's live view: a Foxglove WebSocket protocol client (the server
+// is the run's foxglove.Server, on the same address as this page) drawing
+// the vehicles in 3D with three.js, the radio links heard recently
+// coloured by their delivery ratio, packet flashes, and a panel with the
+// selected vehicle's telemetry, the network figures and the events.
+// World frame: x east, y north, z up (the camera's up is +z).
+import * as THREE from "./vendor/three.module.min.js";
+import { OrbitControls } from "./vendor/OrbitControls.js";
+
+const state = {
+  errors: [],
+  vehicles: new Map(), // name -> {mesh, trail, trailGeom, points, telemetry, id}
+  names: [], // by node id
+  links: new Map(), // "src>dst" -> {rx: [times], drop: [times], last}
+  flashes: [],
+  events: [],
+  ages: [], // [simTime, age s] of recent receptions
+  rxTimes: [],
+  dropTimes: [],
+  simTime: 0,
+  selected: null,
+  wallAt: 0,
+  simAt: 0,
+  speed: 0,
+  connected: false,
+  ended: false,
+  seen: 0, // vehicles whose position has come
+  expected: Infinity,
+};
+window.addEventListener("error", (e) => state.errors.push(String(e.message)));
+window.addEventListener("unhandledrejection", (e) => state.errors.push(String(e.reason)));
+
+// The test hooks (runner/view_test.go) and anyone curious.
+window.skyloop = {
+  state,
+  get vehicles() { return state.seen; },
+  positions() {
+    const out = {};
+    for (const [name, v] of state.vehicles) out[name] = [v.mesh.position.x, v.mesh.position.y, v.mesh.position.z];
+    return out;
+  },
+  select(name) { select(name); },
+  panel() { return document.getElementById("telemetry").innerText; },
+  get errors() { return state.errors; },
+  get simTime() { return state.simTime; },
+};
+
+// --- scene ---
+const host = document.getElementById("scene");
+const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+renderer.setPixelRatio(window.devicePixelRatio);
+host.appendChild(renderer.domElement);
+const scene = new THREE.Scene();
+scene.background = new THREE.Color(0x10141a);
+scene.add(new THREE.HemisphereLight(0xddeeff, 0x202830, 1.2));
+const sun = new THREE.DirectionalLight(0xffffff, 1.5);
+sun.position.set(50, -80, 120);
+scene.add(sun);
+const grid = new THREE.GridHelper(400, 40, 0x3a4656, 0x232b36);
+grid.rotation.x = Math.PI / 2; // the XZ grid into the XY (ground) plane
+scene.add(grid);
+scene.add(new THREE.AxesHelper(5));
+
+const persp = new THREE.PerspectiveCamera(50, 1, 0.1, 5000);
+persp.up.set(0, 0, 1);
+persp.position.set(-40, -60, 50);
+const ortho = new THREE.OrthographicCamera(-50, 50, 50, -50, 0.1, 5000);
+ortho.up.set(0, 1, 0);
+ortho.position.set(0, 0, 500);
+let camera = persp;
+let controls = new OrbitControls(camera, renderer.domElement);
+let topView = false;
+let framed = false;
+
+function resize() {
+  const w = host.clientWidth, h = host.clientHeight;
+  renderer.setSize(w, h);
+  persp.aspect = w / h;
+  persp.updateProjectionMatrix();
+  const span = ortho.userData.span ?? 60;
+  ortho.left = -span * w / h; ortho.right = span * w / h; ortho.top = span; ortho.bottom = -span;
+  ortho.updateProjectionMatrix();
+}
+window.addEventListener("resize", resize);
+resize();
+
+document.getElementById("view2d").onclick = (e) => {
+  topView = !topView;
+  e.target.classList.toggle("on", topView);
+  controls.dispose();
+  camera = topView ? ortho : persp;
+  controls = new OrbitControls(camera, renderer.domElement);
+  controls.enableRotate = !topView;
+  frame();
+};
+let showTrails = true;
+document.getElementById("trails").onclick = (e) => {
+  showTrails = !showTrails;
+  e.target.classList.toggle("on", showTrails);
+  for (const v of state.vehicles.values()) v.trail.visible = showTrails;
+};
+
+// frame points the cameras at the swarm.
+function frame() {
+  if (state.vehicles.size === 0) return;
+  const box = new THREE.Box3();
+  for (const v of state.vehicles.values()) box.expandByPoint(v.mesh.position);
+  const c = box.getCenter(new THREE.Vector3());
+  const size = Math.max(20, box.getSize(new THREE.Vector3()).length());
+  controls.target.copy(c);
+  if (camera === persp) {
+    persp.position.set(c.x - size * 0.8, c.y - size * 1.1, c.z + size * 0.9);
+  } else {
+    ortho.position.set(c.x, c.y, c.z + 500);
+    ortho.userData.span = size * 0.7;
+    resize();
+  }
+  controls.update();
+  framed = true;
+}
+
+const vehicleGeom = new THREE.BoxGeometry(1.2, 1.2, 0.35);
+const palette = [0x4a90e2, 0xf5a623, 0x7ed321, 0xd0021b, 0x9013fe, 0x50e3c2, 0xb8e986, 0xf8e71c, 0xbd10e0, 0x8b572a];
+
+function vehicle(name) {
+  let v = state.vehicles.get(name);
+  if (v) return v;
+  const id = state.vehicles.size;
+  const color = palette[id % palette.length];
+  const mesh = new THREE.Mesh(vehicleGeom, new THREE.MeshStandardMaterial({ color }));
+  mesh.userData.name = name;
+  scene.add(mesh);
+  const points = [];
+  const trailGeom = new THREE.BufferGeometry();
+  const trail = new THREE.Line(trailGeom, new THREE.LineBasicMaterial({ color, transparent: true, opacity: 0.5 }));
+  trail.visible = showTrails;
+  scene.add(trail);
+  v = { mesh, trail, trailGeom, points, telemetry: null, id };
+  state.vehicles.set(name, v);
+  const b = document.createElement("button");
+  b.textContent = name;
+  b.onclick = () => select(name);
+  document.getElementById("vehicles").appendChild(b);
+  return v;
+}
+
+function select(name) {
+  state.selected = name;
+  for (const [n, v] of state.vehicles) v.mesh.scale.setScalar(n === name ? 1.8 : 1);
+  for (const b of document.querySelectorAll("#vehicles button")) b.classList.toggle("on", b.textContent === name);
+  showTelemetry();
+}
+
+const raycaster = new THREE.Raycaster();
+renderer.domElement.addEventListener("click", (e) => {
+  const r = renderer.domElement.getBoundingClientRect();
+  const p = new THREE.Vector2(((e.clientX - r.left) / r.width) * 2 - 1, -((e.clientY - r.top) / r.height) * 2 + 1);
+  raycaster.setFromCamera(p, camera);
+  const hit = raycaster.intersectObjects([...state.vehicles.values()].map((v) => v.mesh))[0];
+  if (hit) select(hit.object.userData.name);
+});
+
+function showTelemetry() {
+  const v = state.vehicles.get(state.selected);
+  const t = v?.telemetry;
+  const rows = !t ? [["vehicle", state.selected ?? "–"]] : [
+    ["vehicle", t.name], ["mode", t.mode + (t.armed ? ", armed" : "")], ["altitude", t.position.z.toFixed(2) + " m"],
+    ["speed", t.speed.toFixed(2) + " m/s"], ["position", `${t.position.x.toFixed(1)}, ${t.position.y.toFixed(1)} m`],
+    ["battery", t.battery_v > 0 ? `${t.battery_v.toFixed(2)} V, ${(100 * t.battery_remaining).toFixed(0)}%` : "–"],
+    ["energy", t.energy_j.toFixed(0) + " J"], ["distance", t.distance_m.toFixed(1) + " m"],
+  ];
+  document.getElementById("telemetry").innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join("");
+}
+
+// Obstacles from the scene update.
+function sceneUpdate(msg) {
+  for (const ent of msg.entities ?? []) {
+    if (ent.frame_id !== "world") continue;
+    for (const c of ent.cubes ?? []) {
+      const m = new THREE.Mesh(new THREE.BoxGeometry(c.size.x, c.size.y, c.size.z),
+        new THREE.MeshStandardMaterial({ color: 0x8a93a6, transparent: true, opacity: 0.45 }));
+      m.position.set(c.pose.position.x, c.pose.position.y, c.pose.position.z);
+      scene.add(m);
+    }
+  }
+}
+
+function transform(msg) {
+  const v = vehicle(msg.child_frame_id);
+  const p = msg.translation, q = msg.rotation;
+  v.mesh.position.set(p.x, p.y, p.z);
+  v.mesh.quaternion.set(q.x, q.y, q.z, q.w);
+  const last = v.points[v.points.length - 1];
+  if (!last || last.distanceTo(v.mesh.position) > 0.3) {
+    v.points.push(v.mesh.position.clone());
+    if (v.points.length > 600) v.points.shift();
+    v.trailGeom.setFromPoints(v.points);
+  }
+  if (!v.seen) { v.seen = true; state.seen++; }
+  if (!framed && state.seen >= state.expected) frame();
+}
+
+function stamp(ts) { return ts.sec + ts.nsec / 1e9; }
+
+function networkEvent(msg) {
+  const t = stamp(msg.timestamp);
+  if (msg.event === "tx") {
+    const name = state.names[msg.src];
+    const v = name && state.vehicles.get(name);
+    if (v) state.flashes.push({ pos: v.mesh.position.clone(), until: performance.now() + 250 });
+    return;
+  }
+  const key = `${msg.src}>${msg.node}`;
+  let l = state.links.get(key);
+  if (!l) { l = { rx: [], drop: [], last: -1e9, src: msg.src, dst: msg.node }; state.links.set(key, l); }
+  if (msg.event === "rx") {
+    l.rx.push(t); l.last = t;
+    state.rxTimes.push(t);
+    state.ages.push([t, t - msg.t_gen_ns / 1e9]);
+  } else {
+    l.drop.push(t);
+    state.dropTimes.push(t);
+  }
+}
+
+function logEvent(msg) {
+  state.events.push(`${stamp(msg.timestamp).toFixed(2)} ${msg.name}: ${msg.message}`);
+  if (state.events.length > 12) state.events.shift();
+  document.getElementById("log").textContent = state.events.slice().reverse().join("\n");
+}
+
+// --- connection (Foxglove WebSocket protocol v1) ---
+const topics = new Map(); // subscription id -> topic
+function connect() {
+  const ws = new WebSocket(`ws://${location.host}/`, ["foxglove.websocket.v1"]);
+  ws.binaryType = "arraybuffer";
+  ws.onopen = () => { state.connected = true; document.getElementById("status").textContent = "live"; };
+  ws.onclose = () => {
+    state.connected = false;
+    document.getElementById("status").textContent = state.ended ? "run ended" : "disconnected";
+  };
+  ws.onmessage = (ev) => {
+    if (typeof ev.data === "string") {
+      const m = JSON.parse(ev.data);
+      if (m.op === "advertise") {
+        const subs = [];
+        for (const ch of m.channels) {
+          const id = topics.size;
+          topics.set(id, ch.topic);
+          subs.push({ id, channelId: ch.id });
+          const veh = ch.topic.match(/^\/vehicles\/(.+)\/telemetry$/);
+          if (veh) state.names.push(veh[1]);
+        }
+        state.expected = state.names.length;
+        for (const name of state.names) vehicle(name); // buttons in node order
+        ws.send(JSON.stringify({ op: "subscribe", subscriptions: subs }));
+      } else if (m.op === "status") {
+        if (/ended/.test(m.message)) { state.ended = true; document.getElementById("status").textContent = "run ended"; }
+      }
+      return;
+    }
+    const view = new DataView(ev.data);
+    if (view.getUint8(0) !== 1) return;
+    const topic = topics.get(view.getUint32(1, true));
+    const msg = JSON.parse(new TextDecoder().decode(new Uint8Array(ev.data, 13)));
+    if (msg.timestamp) {
+      const t = stamp(msg.timestamp);
+      if (t > state.simTime) state.simTime = t;
+    }
+    if (topic === "/tf") transform(msg);
+    else if (topic === "/scene") sceneUpdate(msg);
+    else if (topic === "/network/events") networkEvent(msg);
+    else if (topic === "/events") logEvent(msg);
+    else if (topic.endsWith("/telemetry")) {
+      vehicle(msg.name).telemetry = msg;
+      if (msg.name === state.selected) showTelemetry();
+    }
+  };
+}
+connect();
+
+// --- drawing ---
+const linkGeom = new THREE.BufferGeometry();
+const linkLines = new THREE.LineSegments(linkGeom, new THREE.LineBasicMaterial({ vertexColors: true, transparent: true, opacity: 0.85 }));
+scene.add(linkLines);
+const flashGeom = new THREE.SphereGeometry(1, 12, 8);
+const flashMat = new THREE.MeshBasicMaterial({ color: 0xffffff, transparent: true, opacity: 0.5 });
+const flashMeshes = [];
+
+function pdrColor(p) {
+  const c = new THREE.Color();
+  c.setHSL(0.33 * Math.max(0, Math.min(1, p)), 0.75, 0.5);
+  return c;
+}
+
+function prune(list, from) {
+  let i = 0;
+  while (i < list.length && (Array.isArray(list[i]) ? list[i][0] : list[i]) < from) i++;
+  if (i > 0) list.splice(0, i);
+}
+
+function drawLinks() {
+  const now = state.simTime;
+  const pos = [], col = [];
+  let heard = 0;
+  for (const [key, l] of state.links) {
+    prune(l.rx, now - 2); prune(l.drop, now - 2);
+    if (l.rx.length === 0 && l.drop.length === 0) { state.links.delete(key); continue; }
+    if (now - l.last > 1) continue; // nothing heard in the last second
+    const a = state.vehicles.get(state.names[l.src]), b = state.vehicles.get(state.names[l.dst]);
+    if (!a || !b) continue;
+    heard++;
+    const c = pdrColor(l.rx.length / (l.rx.length + l.drop.length));
+    pos.push(a.mesh.position.x, a.mesh.position.y, a.mesh.position.z, b.mesh.position.x, b.mesh.position.y, b.mesh.position.z);
+    col.push(c.r, c.g, c.b, c.r, c.g, c.b);
+  }
+  linkGeom.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
+  linkGeom.setAttribute("color", new THREE.Float32BufferAttribute(col, 3));
+  document.getElementById("links").textContent = heard;
+}
+
+function drawFlashes() {
+  const wall = performance.now();
+  state.flashes = state.flashes.filter((f) => f.until > wall).slice(-200);
+  while (flashMeshes.length < state.flashes.length) {
+    const m = new THREE.Mesh(flashGeom, flashMat);
+    scene.add(m);
+    flashMeshes.push(m);
+  }
+  flashMeshes.forEach((m, i) => {
+    const f = state.flashes[i];
+    m.visible = !!f;
+    if (f) { m.position.copy(f.pos); m.scale.setScalar(1 + 3 * (1 - (f.until - wall) / 250)); }
+  });
+}
+
+function updatePanel() {
+  const now = state.simTime;
+  prune(state.rxTimes, now - 5); prune(state.dropTimes, now - 5); prune(state.ages, now - 5);
+  const rx = state.rxTimes.length, dr = state.dropTimes.length;
+  document.getElementById("rx").textContent = rx;
+  document.getElementById("drops").textContent = dr;
+  document.getElementById("pdr").textContent = rx + dr > 0 ? (rx / (rx + dr)).toFixed(3) : "–";
+  if (state.ages.length > 0) {
+    const a = state.ages.map((x) => x[1]).sort((x, y) => x - y);
+    document.getElementById("p95").textContent = (1000 * a[Math.min(a.length - 1, Math.ceil(0.95 * a.length) - 1)]).toFixed(2) + " ms";
+  }
+  document.getElementById("clock").textContent = now.toFixed(2) + " s";
+  const wall = performance.now() / 1000;
+  if (wall - state.wallAt >= 1) {
+    if (state.wallAt > 0) state.speed = (now - state.simAt) / (wall - state.wallAt);
+    state.wallAt = wall; state.simAt = now;
+  }
+  document.getElementById("speed").textContent = state.connected && state.speed > 0 ? state.speed.toFixed(1) + "x real time" : "–";
+}
+
+function animate() {
+  requestAnimationFrame(animate);
+  drawLinks();
+  drawFlashes();
+  updatePanel();
+  controls.update();
+  renderer.render(scene, camera);
+}
+animate();
