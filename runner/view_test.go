@@ -3,12 +3,14 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image/png"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/foxglove"
+	"skyloop/sim"
 	"skyloop/view"
 )
 
@@ -38,16 +41,20 @@ func TestLiveViewInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	// Paced at four times real time: 20 s simulated last 5 s, time enough to
-	// look twice.
-	text := strings.Replace(mcapYAML, "duration: 4s", "duration: 20s\nrealtime: 4", 1)
+	// Paced at twice real time, long enough for any machine to start
+	// Chromium and look twice; stopped when the test is done.
+	text := strings.Replace(mcapYAML, "duration: 4s", "duration: 120s\nrealtime: 2", 1)
+	var stop atomic.Bool
+	r := buildYAML(t, text, engine.Options{Registry: registry, Workers: 1})
+	r.SetOptions(engine.Options{Stop: stop.Load})
 	done := make(chan error, 1)
 	go func() {
-		_, err := Execute(buildYAML(t, text, engine.Options{Registry: registry, Workers: 1}), filepath.Join(t.TempDir(), "run"), Options{Live: srv})
+		_, err := Execute(r, filepath.Join(t.TempDir(), "run"), Options{Live: srv})
 		done <- err
 	}()
 	defer func() {
-		if err := <-done; err != nil {
+		stop.Store(true)
+		if err := <-done; err != nil && !errors.Is(err, sim.ErrStopped) {
 			t.Errorf("run: %v", err)
 		}
 	}()
