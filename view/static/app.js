@@ -84,15 +84,19 @@ function resize() {
 window.addEventListener("resize", resize);
 resize();
 
-document.getElementById("view2d").onclick = (e) => {
+function toggleTop() {
   topView = !topView;
-  e.target.classList.toggle("on", topView);
+  document.getElementById("view2d").classList.toggle("on", topView);
   controls.dispose();
   camera = topView ? ortho : persp;
   controls = new OrbitControls(camera, renderer.domElement);
   controls.enableRotate = !topView;
   frame();
-};
+}
+document.getElementById("view2d").onclick = toggleTop;
+// ?view=top starts in the top view; ?select=NAME selects a vehicle.
+const params = new URLSearchParams(location.search);
+if (params.get("view") === "top") toggleTop();
 let showTrails = true;
 document.getElementById("trails").onclick = (e) => {
   showTrails = !showTrails;
@@ -253,6 +257,7 @@ function connect() {
         }
         state.expected = state.names.length;
         for (const name of state.names) vehicle(name); // buttons in node order
+        if (params.get("select")) select(params.get("select"));
         ws.send(JSON.stringify({ op: "subscribe", subscriptions: subs }));
       } else if (m.op === "status") {
         if (/ended/.test(m.message)) { state.ended = true; document.getElementById("status").textContent = "run ended"; }
