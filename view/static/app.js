@@ -41,6 +41,8 @@ window.skyloop = {
   },
   select(name) { select(name); },
   panel() { return document.getElementById("telemetry").innerText; },
+  seek(t) { if (replay) seek(t); },
+  get replay() { return !!replay; },
   get errors() { return state.errors; },
   get simTime() { return state.simTime; },
 };
@@ -109,6 +111,10 @@ function frame() {
   if (state.vehicles.size === 0) return;
   const box = new THREE.Box3();
   for (const v of state.vehicles.values()) box.expandByPoint(v.mesh.position);
+  if (replay) { // the whole run's extent
+    const s = replay.doc.samples;
+    for (let i = 0; i < s.t.length; i++) box.expandByPoint(new THREE.Vector3(s.x[i], s.y[i], s.z[i]));
+  }
   const c = box.getCenter(new THREE.Vector3());
   const size = Math.max(20, box.getSize(new THREE.Vector3()).length());
   controls.target.copy(c);
@@ -170,9 +176,10 @@ function showTelemetry() {
   const rows = !t ? [["vehicle", state.selected ?? "–"]] : [
     ["vehicle", t.name], ["mode", t.mode + (t.armed ? ", armed" : "")], ["altitude", t.position.z.toFixed(2) + " m"],
     ["speed", t.speed.toFixed(2) + " m/s"], ["position", `${t.position.x.toFixed(1)}, ${t.position.y.toFixed(1)} m`],
-    ["battery", t.battery_v > 0 ? `${t.battery_v.toFixed(2)} V, ${(100 * t.battery_remaining).toFixed(0)}%` : "–"],
-    ["energy", t.energy_j.toFixed(0) + " J"], ["distance", t.distance_m.toFixed(1) + " m"],
+    ["battery", t.battery_v > 0 ? t.battery_v.toFixed(2) + " V" + (Number.isFinite(t.battery_remaining) ? `, ${(100 * t.battery_remaining).toFixed(0)}%` : "") : "–"],
+    ["energy", t.energy_j.toFixed(0) + " J"],
   ];
+  if (Number.isFinite(t.distance_m)) rows.push(["distance", t.distance_m.toFixed(1) + " m"]);
   document.getElementById("telemetry").innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join("");
 }
 
@@ -282,7 +289,12 @@ function connect() {
     }
   };
 }
-connect();
+// A replay (skyloop view RUN_DIR) serves run.json; a live run does not.
+let replay = null;
+fetch("run.json").then(async (r) => {
+  if (!r.ok) { connect(); return; }
+  startReplay(await r.json());
+}, () => connect()).catch((e) => state.errors.push(String(e && e.stack || e)));
 
 // --- drawing ---
 const linkGeom = new THREE.BufferGeometry();
@@ -359,8 +371,95 @@ function updatePanel() {
   document.getElementById("speed").textContent = state.connected && state.speed > 0 ? state.speed.toFixed(1) + "x real time" : "–";
 }
 
+// --- replay ---
+// The page plays the run from run.json: every vehicle at its last sample
+// at or before the time shown, its trail up to it, the links from the
+// receptions of the last second, the figures of the last five.
+function startReplay(doc) {
+  replay = { doc, t: 0, playing: true, rate: 1, lastWall: performance.now(), byVehicle: [], net: null };
+  document.getElementById("replay").hidden = false;
+  document.getElementById("title").textContent = `${doc.scenario}, seed ${doc.seed}`;
+  document.getElementById("status").textContent = "replay";
+  if (doc.net_cut) document.getElementById("cut").textContent = "trace.csv cut after its first 2,000,000 events";
+  if (doc.missing.length) document.getElementById("cut").textContent += " missing: " + doc.missing.join(", ");
+  for (const o of doc.obstacles) {
+    const size = [0, 1, 2].map((i) => o.max[i] - o.min[i]);
+    sceneUpdate({ entities: [{ frame_id: "world", cubes: [{ size: { x: size[0], y: size[1], z: size[2] },
+      pose: { position: { x: (o.min[0] + o.max[0]) / 2, y: (o.min[1] + o.max[1]) / 2, z: (o.min[2] + o.max[2]) / 2 } } }] }] });
+  }
+  state.names = doc.names;
+  state.expected = doc.names.length;
+  for (const name of doc.names) { vehicle(name); replay.byVehicle.push([]); }
+  const s = doc.samples;
+  for (let i = 0; i < s.t.length; i++) replay.byVehicle[s.id[i]].push(i);
+  const order = doc.net.t.map((_, i) => i).sort((a, b) => doc.net.t[a] - doc.net.t[b]);
+  replay.net = order;
+  const scrub = document.getElementById("scrub");
+  scrub.max = doc.duration_s;
+  scrub.oninput = () => seek(Number(scrub.value));
+  document.getElementById("play").onclick = (e) => {
+    replay.playing = !replay.playing;
+    e.target.textContent = replay.playing ? "pause" : "play";
+  };
+  document.getElementById("rate").onchange = (e) => { replay.rate = Number(e.target.value); };
+  if (params.get("select")) select(params.get("select"));
+  seek(0);
+}
+
+// upper returns the number of entries of sorted idx whose time is <= t.
+function upper(idx, times, t) {
+  let lo = 0, hi = idx.length;
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if (times[idx[m]] <= t) lo = m + 1; else hi = m;
+  }
+  return lo;
+}
+
+function seek(t) {
+  const doc = replay.doc, s = doc.samples;
+  replay.t = Math.max(0, Math.min(doc.duration_s, t));
+  state.simTime = replay.t;
+  document.getElementById("scrub").value = replay.t;
+  doc.names.forEach((name, id) => {
+    const v = state.vehicles.get(name), idx = replay.byVehicle[id];
+    const k = upper(idx, s.t, replay.t) - 1;
+    if (k < 0) return;
+    const i = idx[k];
+    v.mesh.position.set(s.x[i], s.y[i], s.z[i]);
+    v.mesh.rotation.set(s.roll[i], s.pitch[i], s.yaw[i], "ZYX");
+    v.points = idx.slice(Math.max(0, k - 600), k + 1).map((j) => new THREE.Vector3(s.x[j], s.y[j], s.z[j]));
+    v.trailGeom.setFromPoints(v.points);
+    v.telemetry = { name, mode: s.mode[i], armed: s.armed[i], position: { x: s.x[i], y: s.y[i], z: s.z[i] }, speed: s.speed[i],
+      battery_v: s.battery_v[i], battery_remaining: NaN, energy_j: s.energy[i], distance_m: NaN };
+    if (!v.seen) { v.seen = true; state.seen++; }
+  });
+  if (!framed) frame();
+  if (state.selected) showTelemetry();
+  // Network: the events of the last five seconds, links of the last two.
+  const n = doc.net, order = replay.net;
+  const hi = upper(order, n.t, replay.t), lo5 = upper(order, n.t, replay.t - 5);
+  state.links.clear();
+  state.rxTimes = []; state.dropTimes = []; state.ages = [];
+  for (let k = lo5; k < hi; k++) {
+    const i = order[k];
+    if (n.type[i] === 0) continue;
+    networkEvent({ timestamp: { sec: n.t[i], nsec: 0 }, event: n.type[i] === 1 ? "rx" : "drop", src: n.src[i], node: n.node[i], t_gen_ns: n.gen[i] * 1e9 });
+  }
+  state.events = doc.events.filter((e) => e.t <= replay.t).slice(-12).map((e) => `${e.t.toFixed(2)} ${doc.names[e.node] ?? e.node}/${e.source}: ${e.name}${e.detail ? ": " + e.detail : ""}`);
+  document.getElementById("log").textContent = state.events.slice().reverse().join("\n");
+}
+
+function stepReplay() {
+  const wall = performance.now();
+  const dt = (wall - replay.lastWall) / 1000;
+  replay.lastWall = wall;
+  if (replay.playing && replay.t < replay.doc.duration_s) seek(replay.t + dt * replay.rate);
+}
+
 function animate() {
   requestAnimationFrame(animate);
+  if (replay) stepReplay();
   drawLinks();
   drawFlashes();
   updatePanel();
