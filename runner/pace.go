@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -27,6 +29,9 @@ const syncBound = 20 * time.Millisecond
 // wall clock behind the master is never pushed forward: the pacer sleeps
 // until the tick is due.
 type pacer struct {
+	ctl     *PaceControl // nil: no user control
+	seen    uint64       // the control's generation applied
+	base    float64      // the run's own real-time factor
 	factor  float64
 	wall0   time.Time
 	t0      sim.Time
@@ -40,12 +45,86 @@ type pacer struct {
 	clamps int
 }
 
-func newPacer(factor float64, log *slog.Logger) *pacer {
-	return &pacer{factor: factor, log: log}
+func newPacer(factor float64, log *slog.Logger, ctl *PaceControl) *pacer {
+	return &pacer{factor: factor, base: factor, log: log, ctl: ctl}
+}
+
+// PaceControl lets a user pause a real-time run and change its real-time
+// factor while it runs (the live view's buttons). After every change the
+// pacer starts over from the current tick, so a pause leaves no debt to
+// catch up. It is safe for concurrent use.
+type PaceControl struct {
+	mu     sync.Mutex
+	paused bool
+	factor float64 // 0: the run's own
+	gen    uint64  // bumped by every change
+	// Stopped, when set, ends a pause early (the run is being stopped).
+	Stopped func() bool
+}
+
+// Pause pauses (true) or resumes (false) the run at the next tick.
+func (c *PaceControl) Pause(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused = on
+	c.gen++
+}
+
+// SetFactor changes the real-time factor, in (0, 1000].
+func (c *PaceControl) SetFactor(f float64) error {
+	if !(f > 0 && f <= 1000) {
+		return fmt.Errorf("real-time factor must be in (0, 1000], got %v", f)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.factor = f
+	c.gen++
+	return nil
+}
+
+// State returns whether the run is paused and the factor set (0: the
+// run's own).
+func (c *PaceControl) State() (paused bool, factor float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paused, c.factor
+}
+
+func (c *PaceControl) state() (paused bool, factor float64, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paused, c.factor, c.gen
+}
+
+// pausePoll is how often a paused run looks at its control.
+const pausePoll = 20 * time.Millisecond
+
+// control applies the user's changes before tick t: it waits while the
+// run is paused, and restarts pacing from t after any change.
+func (p *pacer) control(t sim.Time) {
+	if p.ctl == nil {
+		return
+	}
+	for {
+		paused, factor, gen := p.ctl.state()
+		if gen != p.seen {
+			p.seen = gen
+			p.started = false // latch (wall0, t0) again at t
+			p.factor = p.base
+			if factor > 0 {
+				p.factor = factor
+			}
+		}
+		if !paused || (p.ctl.Stopped != nil && p.ctl.Stopped()) {
+			return
+		}
+		time.Sleep(pausePoll)
+	}
 }
 
 // wait sleeps until the wall clock reaches simulated time t.
 func (p *pacer) wait(t sim.Time) error {
+	p.control(t)
 	now := time.Now()
 	if !p.started {
 		p.wall0, p.t0, p.started = now, t, true

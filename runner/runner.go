@@ -46,6 +46,9 @@ type Options struct {
 	// Live, when set, also receives the run's Foxglove messages (the
 	// Foxglove WebSocket server of skyloop run --foxglove).
 	Live foxglove.Sink
+	// Pace, when set, lets a user pause a real-time run and change its
+	// real-time factor (the live view's buttons).
+	Pace *PaceControl
 }
 
 // Summary is summary.json: the core's summary and what the edges add.
@@ -216,7 +219,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	var first []sim.Phase
 	var clock *clockLog
 	if realtime > 0 {
-		p := newPacer(realtime, r.Logger())
+		p := newPacer(realtime, r.Logger(), opt.Pace)
 		clock = newClockLog(out, p, r.Backend(), bridges(r))
 		first = append(first, sim.Phase{Name: "pace", Every: 1, Run: p.wait})
 		every := max(int64(10*sim.Millisecond/r.Tick()), 1)

@@ -25,9 +25,9 @@ import (
 // TestLiveViewInChromium serves a real-time run with the web view and
 // opens it in headless Chromium (software WebGL): the page connects,
 // shows every vehicle, the vehicles move between two looks, selecting one
-// shows its flight mode, the network figures fill in, the page records no
-// script error, and the screenshot (saved in the test's directory) is not
-// blank.
+// shows its flight mode, the network figures fill in, the pause button
+// stops simulated time and starts it again, the page records no script
+// error, and the screenshot (saved in the test's directory) is not blank.
 func TestLiveViewInChromium(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -36,7 +36,8 @@ func TestLiveViewInChromium(t *testing.T) {
 		}
 		t.Skipf("skipping: no chromium (%v); apt-get install chromium (CI does)", err)
 	}
-	srv, err := foxglove.NewServer("127.0.0.1:0", nil, view.Pages())
+	pace := &PaceControl{}
+	srv, err := foxglove.NewServer("127.0.0.1:0", nil, view.LivePages(pace, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestLiveViewInChromium(t *testing.T) {
 	r.SetOptions(engine.Options{Stop: stop.Load})
 	done := make(chan error, 1)
 	go func() {
-		_, err := Execute(r, filepath.Join(t.TempDir(), "run"), Options{Live: srv})
+		_, err := Execute(r, filepath.Join(t.TempDir(), "run"), Options{Live: srv, Pace: pace})
 		done <- err
 	}()
 	defer func() {
@@ -112,6 +113,30 @@ func TestLiveViewInChromium(t *testing.T) {
 	}
 	if rx := eval(`document.getElementById("rx").textContent`).(string); rx == "0" {
 		t.Error("the network panel counts no receptions")
+	}
+	// Pause from the page: simulated time stops, then goes on.
+	if err := chromedp.Do(ctx, chromedp.Click("#play")); err != nil {
+		t.Fatal(err)
+	}
+	var still float64
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		a := eval(`window.skyloop.simTime`).(float64)
+		time.Sleep(400 * time.Millisecond)
+		if b := eval(`window.skyloop.simTime`).(float64); a == b {
+			still = b
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("simulated time still runs after pause")
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Click("#play")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); eval(`window.skyloop.simTime`).(float64) == still; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("simulated time does not go on after resume")
+		}
 	}
 	if errs := eval(`window.skyloop.errors`).([]any); len(errs) > 0 {
 		t.Errorf("the page recorded script errors: %v", errs)

@@ -268,7 +268,12 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		return badInput("--serve already serves Foxglove's protocol on its address: give --serve or --foxglove, not both")
 	}
 	if f.serve != "" {
-		srv, err := foxglove.NewServer(f.serve, opt.Logger, view.Pages())
+		var pace *runner.PaceControl
+		if f.realtime > 0 {
+			pace = &runner.PaceControl{Stopped: sigs.Stopped}
+			ropt.Pace = pace
+		}
+		srv, err := foxglove.NewServer(f.serve, opt.Logger, view.LivePages(pacer(pace), f.realtime))
 		if err != nil {
 			return badInput("--serve: %v", err)
 		}
@@ -480,4 +485,13 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// pacer returns p as the view's Pacer, nil when there is none (a nil
+// *runner.PaceControl in the interface would not be nil).
+func pacer(p *runner.PaceControl) view.Pacer {
+	if p == nil {
+		return nil
+	}
+	return p
 }

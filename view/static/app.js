@@ -292,9 +292,34 @@ function connect() {
 // A replay (skyloop view RUN_DIR) serves run.json; a live run does not.
 let replay = null;
 fetch("run.json").then(async (r) => {
-  if (!r.ok) { connect(); return; }
+  if (!r.ok) { connect(); liveControls(); return; }
   startReplay(await r.json());
 }, () => connect()).catch((e) => state.errors.push(String(e && e.stack || e)));
+
+// liveControls shows pause and speed for a real-time run (the server
+// answers /control only then).
+async function liveControls() {
+  const r = await fetch("control");
+  if (!r.ok) return;
+  let c = await r.json();
+  const box = document.getElementById("replay");
+  box.hidden = false;
+  document.getElementById("scrub").hidden = true;
+  const play = document.getElementById("play"), rate = document.getElementById("rate");
+  const show = () => {
+    play.textContent = c.paused ? "resume" : "pause";
+    if (![...rate.options].some((o) => Number(o.value) === c.factor)) rate.add(new Option(String(c.factor), String(c.factor)));
+    rate.value = String(c.factor);
+  };
+  const post = async (body) => {
+    const r = await fetch("control", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    if (r.ok) { c = await r.json(); show(); }
+  };
+  play.onclick = () => post({ pause: !c.paused });
+  rate.onchange = () => post({ factor: Number(rate.value) });
+  window.skyloop.pause = (on) => post({ pause: on });
+  show();
+}
 
 // --- drawing ---
 const linkGeom = new THREE.BufferGeometry();
