@@ -58,6 +58,9 @@ type Run struct {
 	Origin geom.Geodetic
 	// Boxes are the world's obstacles.
 	Boxes []Box
+	// Fixed are the positions of the nodes that are not vehicles (ground
+	// stations, relays), by node id from Vehicles on.
+	Fixed []geom.Vec3
 	// Scenario and Seed go into the file's metadata.
 	Scenario string
 	Seed     uint64
@@ -320,6 +323,16 @@ func (r *Recorder) scene() {
 		world.Metadata = append(world.Metadata, keyValue{Key: "obstacle", Value: b.Name})
 	}
 	up.Entities = append(up.Entities, world)
+	for i, p := range r.run.Fixed {
+		id := r.run.Vehicles + i
+		if id >= len(r.run.Nodes) {
+			break
+		}
+		up.Entities = append(up.Entities, entity{FrameID: WorldFrame, ID: "node/" + r.run.Nodes[id],
+			Metadata: []keyValue{{Key: "id", Value: strconv.Itoa(id)}, {Key: "name", Value: r.run.Nodes[id]}},
+			Cubes: []cube{{Pose: pose{Position: v3(p), Orientation: q4(geom.Identity)}, Size: vec3{0.8, 0.8, 0.8},
+				Color: color{R: 0.95, G: 0.55, B: 0.1, A: 1}}}})
+	}
 	for i := 0; i < r.run.Vehicles; i++ {
 		name := r.run.Nodes[i]
 		up.Entities = append(up.Entities, entity{FrameID: name, ID: "vehicle/" + name, FrameLocked: true,

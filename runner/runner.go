@@ -293,6 +293,9 @@ func newFoxglove(r *engine.Run, sinks []foxglove.Sink) (*foxglove.Recorder, erro
 	for _, o := range sc.World.Obstacles {
 		run.Boxes = append(run.Boxes, foxglove.Box{Name: o.Name, Min: o.Min, Max: o.Max})
 	}
+	for _, n := range sc.Nodes {
+		run.Fixed = append(run.Fixed, n.Position)
+	}
 	return foxglove.NewRecorder(run, sinks...)
 }
 

@@ -27,11 +27,18 @@ type Replay struct {
 	DurationS float64    `json:"duration_s"`
 	Names     []string   `json:"names"`
 	Obstacles []obstacle `json:"obstacles"`
-	Samples   samples    `json:"samples"`
-	Net       netEvents  `json:"net"`
-	NetCut    bool       `json:"net_cut"`
-	Events    []event    `json:"events"`
-	Missing   []string   `json:"missing"`
+	// Fixed are the nodes that are not vehicles, by id after them.
+	Fixed   []fixedNode `json:"fixed"`
+	Samples samples     `json:"samples"`
+	Net     netEvents   `json:"net"`
+	NetCut  bool        `json:"net_cut"`
+	Events  []event     `json:"events"`
+	Missing []string    `json:"missing"`
+}
+
+type fixedNode struct {
+	Name     string     `json:"name"`
+	Position [3]float64 `json:"position"`
 }
 
 type obstacle struct {
@@ -95,9 +102,13 @@ func LoadReplay(dir string) (*Replay, error) {
 		World struct {
 			Obstacles []obstacle `json:"obstacles"`
 		} `json:"world"`
+		Nodes []fixedNode `json:"nodes"`
 	}
 	if err := readJSON(filepath.Join(dir, "config.json"), &cfg); err == nil {
-		r.Obstacles = cfg.World.Obstacles
+		r.Obstacles, r.Fixed = cfg.World.Obstacles, cfg.Nodes
+	}
+	if r.Fixed == nil {
+		r.Fixed = []fixedNode{}
 	}
 	if r.Obstacles == nil {
 		r.Obstacles = []obstacle{}

@@ -25,6 +25,7 @@ const state = {
   connected: false,
   ended: false,
   seen: 0, // vehicles whose position has come
+  fixed: new Map(), // name -> mesh of the nodes that are not vehicles
   expected: Infinity,
 };
 window.addEventListener("error", (e) => state.errors.push(String(e.message)));
@@ -183,10 +184,31 @@ function showTelemetry() {
   document.getElementById("telemetry").innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join("");
 }
 
-// Obstacles from the scene update.
+// fixedNode marks a node that is not a vehicle (a ground station) at p.
+function fixedNode(id, name, p) {
+  const m = new THREE.Mesh(new THREE.OctahedronGeometry(1.2), new THREE.MeshStandardMaterial({ color: 0xf28c1a }));
+  m.position.set(p.x, p.y, p.z);
+  m.userData.name = name;
+  scene.add(m);
+  state.fixed.set(name, m);
+  state.names[id] = name;
+}
+
+// nodeMesh returns the mesh of a vehicle or fixed node by id.
+function nodeMesh(id) {
+  const name = state.names[id];
+  return state.vehicles.get(name)?.mesh ?? state.fixed.get(name);
+}
+
+// Obstacles and fixed nodes from the scene update.
 function sceneUpdate(msg) {
   for (const ent of msg.entities ?? []) {
     if (ent.frame_id !== "world") continue;
+    if ((ent.id ?? "").startsWith("node/")) {
+      const meta = Object.fromEntries((ent.metadata ?? []).map((kv) => [kv.key, kv.value]));
+      fixedNode(Number(meta.id), meta.name, ent.cubes[0].pose.position);
+      continue;
+    }
     for (const c of ent.cubes ?? []) {
       const m = new THREE.Mesh(new THREE.BoxGeometry(c.size.x, c.size.y, c.size.z),
         new THREE.MeshStandardMaterial({ color: 0x8a93a6, transparent: true, opacity: 0.45 }));
@@ -216,9 +238,8 @@ function stamp(ts) { return ts.sec + ts.nsec / 1e9; }
 function networkEvent(msg) {
   const t = stamp(msg.timestamp);
   if (msg.event === "tx") {
-    const name = state.names[msg.src];
-    const v = name && state.vehicles.get(name);
-    if (v) state.flashes.push({ pos: v.mesh.position.clone(), until: performance.now() + 250 });
+    const m = nodeMesh(msg.src);
+    if (m) state.flashes.push({ pos: m.position.clone(), until: performance.now() + 250 });
     return;
   }
   const key = `${msg.src}>${msg.node}`;
@@ -255,15 +276,17 @@ function connect() {
       const m = JSON.parse(ev.data);
       if (m.op === "advertise") {
         const subs = [];
+        const vehicles = [];
         for (const ch of m.channels) {
           const id = topics.size;
           topics.set(id, ch.topic);
           subs.push({ id, channelId: ch.id });
           const veh = ch.topic.match(/^\/vehicles\/(.+)\/telemetry$/);
-          if (veh) state.names.push(veh[1]);
+          if (veh) vehicles.push(veh[1]);
         }
-        state.expected = state.names.length;
-        for (const name of state.names) vehicle(name); // buttons in node order
+        vehicles.forEach((name, i) => { state.names[i] = name; });
+        state.expected = vehicles.length;
+        for (const name of vehicles) vehicle(name); // buttons in node order
         if (params.get("select")) select(params.get("select"));
         ws.send(JSON.stringify({ op: "subscribe", subscriptions: subs }));
       } else if (m.op === "status") {
@@ -349,11 +372,11 @@ function drawLinks() {
     prune(l.rx, now - 2); prune(l.drop, now - 2);
     if (l.rx.length === 0 && l.drop.length === 0) { state.links.delete(key); continue; }
     if (now - l.last > 1) continue; // nothing heard in the last second
-    const a = state.vehicles.get(state.names[l.src]), b = state.vehicles.get(state.names[l.dst]);
+    const a = nodeMesh(l.src), b = nodeMesh(l.dst);
     if (!a || !b) continue;
     heard++;
     const c = pdrColor(l.rx.length / (l.rx.length + l.drop.length));
-    pos.push(a.mesh.position.x, a.mesh.position.y, a.mesh.position.z, b.mesh.position.x, b.mesh.position.y, b.mesh.position.z);
+    pos.push(a.position.x, a.position.y, a.position.z, b.position.x, b.position.y, b.position.z);
     col.push(c.r, c.g, c.b, c.r, c.g, c.b);
   }
   linkGeom.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
@@ -412,8 +435,9 @@ function startReplay(doc) {
     sceneUpdate({ entities: [{ frame_id: "world", cubes: [{ size: { x: size[0], y: size[1], z: size[2] },
       pose: { position: { x: (o.min[0] + o.max[0]) / 2, y: (o.min[1] + o.max[1]) / 2, z: (o.min[2] + o.max[2]) / 2 } } }] }] });
   }
-  state.names = doc.names;
+  state.names = doc.names.slice();
   state.expected = doc.names.length;
+  doc.fixed.forEach((f, i) => fixedNode(doc.names.length + i, f.name, { x: f.position[0], y: f.position[1], z: f.position[2] }));
   for (const name of doc.names) { vehicle(name); replay.byVehicle.push([]); }
   const s = doc.samples;
   for (let i = 0; i < s.t.length; i++) replay.byVehicle[s.id[i]].push(i);
@@ -471,7 +495,7 @@ function seek(t) {
     if (n.type[i] === 0) continue;
     networkEvent({ timestamp: { sec: n.t[i], nsec: 0 }, event: n.type[i] === 1 ? "rx" : "drop", src: n.src[i], node: n.node[i], t_gen_ns: n.gen[i] * 1e9 });
   }
-  state.events = doc.events.filter((e) => e.t <= replay.t).slice(-12).map((e) => `${e.t.toFixed(2)} ${doc.names[e.node] ?? e.node}/${e.source}: ${e.name}${e.detail ? ": " + e.detail : ""}`);
+  state.events = doc.events.filter((e) => e.t <= replay.t).slice(-12).map((e) => `${e.t.toFixed(2)} ${state.names[e.node] ?? e.node}/${e.source}: ${e.name}${e.detail ? ": " + e.detail : ""}`);
   document.getElementById("log").textContent = state.events.slice().reverse().join("\n");
 }
 
