@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"skyloop/report"
+	"skyloop/sweep"
 )
 
 func newReportCmd() *cobra.Command {
@@ -138,8 +139,8 @@ samples, mean, mean |offset|, min and max per module. See docs/isolation.md.`,
 	c.AddCommand(clock)
 	var htmlOut string
 	html := &cobra.Command{
-		Use:   "html RUN_DIR",
-		Short: "Write one self-contained HTML page with a run's tables and figures",
+		Use:   "html RUN_DIR|SWEEP_DIR",
+		Short: "Write one self-contained HTML page with a run's or a sweep's tables and figures",
 		Long: `Reads a finished run directory (summary.json, and vehicles.csv, deliveries.csv
 and trace.csv where the run wrote them) and writes report.html in it (or --out):
 one file, figures inlined, that any browser opens offline. It holds the network
@@ -150,14 +151,26 @@ and the figures: trajectories, the altitude profile (multirotor runs of at most 
 vehicles), the latency CDF per kind, the packet delivery ratio per second per
 kind, and the mean age of information of every receiver/source pair as a heat
 map (up to 200 nodes). A figure whose file the run did not write is left out
-with a note. Sweep directories are not reported yet.`,
-		Example: `  skyloop report html runs/quickstart/seed1`,
+with a note.
+
+For a sweep directory (an experiment's, or one holding several) the page has,
+per experiment, the table skyloop summarize prints (mean ± std over seeds of
+the main metrics per variant) and every figure of the experiment's figures
+directory.`,
+		Example: `  skyloop report html runs/quickstart/seed1
+  skyloop report html results/netbots`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := os.Stat(filepath.Join(args[0], "summary.json")); err != nil {
-				return badInput("%s is not a finished run directory (no summary.json)", args[0])
+			var page []byte
+			var err error
+			if _, serr := os.Stat(filepath.Join(args[0], "summary.json")); serr == nil {
+				page, err = report.RunHTML(args[0])
+			} else {
+				page, err = sweep.ReportHTML(args[0])
+				if errors.Is(err, sweep.ErrNoResults) {
+					return badInput("%s is neither a finished run directory (no summary.json) nor a sweep's (no summary.csv here or one level down)", args[0])
+				}
 			}
-			page, err := report.RunHTML(args[0])
 			if err != nil {
 				return err
 			}
