@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -279,6 +281,9 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		return nil, err
 	}
 	res.Dir = dir.Dest()
+	if sc.Outputs.Report && !r.NoFiles() {
+		writeReport(res.Dir, r.Logger())
+	}
 	return res, nil
 }
 
@@ -297,6 +302,23 @@ func newFoxglove(r *engine.Run, sinks []foxglove.Sink) (*foxglove.Recorder, erro
 		run.Fixed = append(run.Fixed, n.Position)
 	}
 	return foxglove.NewRecorder(run, sinks...)
+}
+
+// writeReport writes report.html into the finished run directory dir. It
+// reads the run's files back, so it comes after the commit; a report that
+// cannot be made is a warning, never a failed run (skyloop report html
+// makes it again).
+func writeReport(dir string, log *slog.Logger) {
+	page, err := report.RunHTML(dir)
+	if err == nil {
+		tmp := filepath.Join(dir, ".report.html.tmp")
+		if err = os.WriteFile(tmp, page, 0o644); err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, "report.html"))
+		}
+	}
+	if err != nil {
+		log.Warn("report.html not written; skyloop report html makes it", "dir", dir, "err", err)
+	}
 }
 
 // writeFiles writes the run's documents and plots into dir.

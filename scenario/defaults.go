@@ -31,7 +31,7 @@ func Defaults() *Scenario {
 		// The origin is PX4 SITL's default home (Zurich, Irchel park).
 		World: World{CheckPeriod: 10 * sim.Millisecond, Origin: geom.Geodetic{Lat: 47.397742, Lon: 8.545594, Alt: 488}},
 		Outputs: Outputs{
-			Trace: true, Deliveries: true, Vehicles: true, Events: true, Plots: true,
+			Trace: true, Deliveries: true, Vehicles: true, Events: true, Plots: true, Report: true,
 			SamplePeriod: 100 * sim.Millisecond,
 		},
 	}

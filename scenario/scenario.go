@@ -129,6 +129,7 @@ type Outputs struct {
 	Pcap         bool         `yaml:"pcap" json:"pcap,omitempty"`         // packets.pcap: every packet as its sender hands it to the network
 	MCAP         bool         `yaml:"mcap" json:"mcap,omitempty"`         // run.mcap: the run for Foxglove (package foxglove)
 	Format       string       `yaml:"format" json:"format,omitempty"`     // "csv" (default) or "parquet" for trace, deliveries and vehicles
+	Report       bool         `yaml:"report" json:"report"`               // report.html: the run's tables and figures in one page
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
 }
 

@@ -232,6 +232,13 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 	if err := analyse(dir, e, preps, seeds); err != nil {
 		return nil, fmt.Errorf("%s analysis: %w", e.Analysis.Type, err)
 	}
+	if page, err := ReportHTML(dir); err == nil {
+		// The experiment's page: its table and figures (skyloop report
+		// html makes it again, or for several experiments at once).
+		if err := os.WriteFile(filepath.Join(dir, "report.html"), page, 0o644); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", filepath.Join(dir, "report.html"), err)
+		}
+	}
 	return res, nil
 }
 
