@@ -92,6 +92,9 @@ and write the results to a run directory:
   events.csv       mode changes, arrivals, commands, collisions
   profile.png      altitude and east offset against time (multirotor runs)
   trajectory.png   the paths seen from above
+  report.html      the tables and figures in one page (outputs: {report: false} to skip)
+  run.mcap         outputs: {mcap: true}: the run for Foxglove
+  *.parquet        outputs: {format: parquet}: trace, deliveries and vehicles instead of the CSVs
   mavlink-*.tlog   MAVLink telemetry logs of vehicles with the mavlink behaviour
   packets.pcap     outputs: {pcap: true}: every packet sent, any backend (Wireshark)
   capture.pcap     the backend's own capture (wifi or ns3 with pcap: true)
