@@ -159,7 +159,7 @@ the main metrics per variant) and every figure of the experiment's figures
 directory.`,
 		Example: `  skyloop report html runs/quickstart/seed1
   skyloop report html results/netbots`,
-		Args:    cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var page []byte
 			var err error
