@@ -2,6 +2,7 @@ package foxglove
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,7 @@ type Server struct {
 	http  *http.Server
 	log   *slog.Logger
 	pages http.Handler // plain HTTP requests (the web view), or nil
+	token string       // required of every request when set
 
 	mu       sync.Mutex
 	run      Run
@@ -93,26 +95,51 @@ type outFrame struct {
 	b    []byte
 }
 
-// NewServer listens on addr (host:port; port 0 picks one). Only loopback
-// addresses are accepted: the protocol has no authentication. WebSocket
-// requests get the protocol; other requests go to pages (404 when nil),
-// which serves the web view.
-func NewServer(addr string, log *slog.Logger, pages http.Handler) (*Server, error) {
+// ServerOptions configures a Server.
+type ServerOptions struct {
+	// Log gets the server's warnings (nil: none).
+	Log *slog.Logger
+	// Pages serves the requests that are not WebSocket upgrades (the web
+	// view); nil answers them 404.
+	Pages http.Handler
+	// Token, when set, is required of every request, as the query
+	// parameter token or the cookie a page request with it sets. It is
+	// required on addresses other than loopback.
+	Token string
+}
+
+// TokenCookie is the cookie that carries the token after the first page
+// request, so that the page's scripts and WebSocket need not.
+const TokenCookie = "skyloop_token"
+
+// IsLoopback reports whether host (an IP address or localhost) is a
+// loopback address.
+func IsLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// NewServer listens on addr (host:port; port 0 picks one). An address
+// other than loopback needs opt.Token: the protocol has no authentication
+// of its own. WebSocket requests get the protocol; other requests go to
+// opt.Pages.
+func NewServer(addr string, opt ServerOptions) (*Server, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("foxglove server address %q: %w", addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("foxglove server address %q: only loopback addresses (127.0.0.1, ::1, localhost) are served; the Foxglove WebSocket protocol has no authentication", addr)
+	if !IsLoopback(host) && opt.Token == "" {
+		return nil, fmt.Errorf("foxglove server address %q: an address other than loopback (127.0.0.1, ::1, localhost) needs a token", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("foxglove server: %w", err)
 	}
+	log := opt.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{ln: ln, log: log, pages: pages, clients: map[*client]struct{}{}, states: map[stateKey]frame{},
+	s := &Server{ln: ln, log: log, pages: opt.Pages, token: opt.Token, clients: map[*client]struct{}{}, states: map[stateKey]frame{},
 		dirty: map[stateKey]bool{}, stop: make(chan struct{})}
 	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 5 * time.Second}
 	s.wg.Add(2)
@@ -293,6 +320,21 @@ func (s *Server) flush() {
 
 // serve upgrades a connection and runs the client until it leaves.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.token != "" {
+		q := r.URL.Query().Get("token")
+		c, _ := r.Cookie(TokenCookie)
+		ok := q != "" && subtle.ConstantTimeCompare([]byte(q), []byte(s.token)) == 1
+		if !ok && c != nil {
+			ok = subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.token)) == 1
+		}
+		if !ok {
+			http.Error(w, "a token is required: open the address skyloop printed, with its ?token=", http.StatusUnauthorized)
+			return
+		}
+		if q != "" {
+			http.SetCookie(w, &http.Cookie{Name: TokenCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		}
+	}
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		if s.pages == nil {
 			http.NotFound(w, r)

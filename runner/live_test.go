@@ -2,15 +2,20 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"skyloop/engine"
 	"skyloop/foxglove"
+	"skyloop/view"
 )
 
 // TestFoxgloveLiveClient serves a run over the Foxglove WebSocket protocol
@@ -31,10 +36,10 @@ func TestFoxgloveLiveClient(t *testing.T) {
 		}
 		t.Skipf("skipping: Node.js or @foxglove/ws-protocol missing (%v); install Node.js and run `npm ci` in %s (CI does)", err, dir)
 	}
-	if _, err := foxglove.NewServer("0.0.0.0:0", nil, nil); err == nil {
-		t.Fatal("a server on 0.0.0.0 was accepted: only loopback may be served")
+	if _, err := foxglove.NewServer("0.0.0.0:0", foxglove.ServerOptions{}); err == nil {
+		t.Fatal("a server on 0.0.0.0 without a token was accepted")
 	}
-	srv, err := foxglove.NewServer("127.0.0.1:0", nil, nil)
+	srv, err := foxglove.NewServer("127.0.0.1:0", foxglove.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,4 +102,61 @@ func TestFoxgloveLiveClient(t *testing.T) {
 			t.Errorf("%s differs with the live server", name)
 		}
 	}
+}
+
+// TestServerToken: a server with a token answers nothing without it (page
+// or WebSocket), serves the page with ?token= and sets the cookie that
+// lets the page's next requests through.
+func TestServerToken(t *testing.T) {
+	srv, err := foxglove.NewServer("127.0.0.1:0", foxglove.ServerOptions{Pages: view.Pages(), Token: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := "http://" + srv.Addr()
+	get := func(url string, cookie *http.Cookie) *http.Response {
+		req, _ := http.NewRequest("GET", url, nil)
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := get(base+"/", nil); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: %s", r.Status)
+	}
+	if r := get(base+"/?token=wrong", nil); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("wrong token: %s", r.Status)
+	}
+	r := get(base+"/?token=s3cret", nil)
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("right token: %s", r.Status)
+	}
+	var cookie *http.Cookie
+	for _, c := range r.Cookies() {
+		if c.Name == foxglove.TokenCookie {
+			cookie = c
+		}
+	}
+	if cookie == nil {
+		t.Fatal("no token cookie set")
+	}
+	if r := get(base+"/app.js", cookie); r.StatusCode != http.StatusOK {
+		t.Errorf("script with the cookie: %s", r.Status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if c, _, err := websocket.Dial(ctx, "ws://"+srv.Addr()+"/", &websocket.DialOptions{Subprotocols: []string{foxglove.Subprotocol}}); err == nil {
+		c.CloseNow()
+		t.Error("a WebSocket without the token was accepted")
+	}
+	c, _, err := websocket.Dial(ctx, "ws://"+srv.Addr()+"/?token=s3cret", &websocket.DialOptions{Subprotocols: []string{foxglove.Subprotocol}})
+	if err != nil {
+		t.Fatalf("a WebSocket with the token: %v", err)
+	}
+	c.CloseNow()
 }

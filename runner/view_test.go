@@ -37,7 +37,7 @@ func TestLiveViewInChromium(t *testing.T) {
 		t.Skipf("skipping: no chromium (%v); apt-get install chromium (CI does)", err)
 	}
 	pace := &PaceControl{}
-	srv, err := foxglove.NewServer("127.0.0.1:0", nil, view.LivePages(pace, 2))
+	srv, err := foxglove.NewServer("127.0.0.1:0", foxglove.ServerOptions{Pages: view.LivePages(pace, 2)})
 	if err != nil {
 		t.Fatal(err)
 	}

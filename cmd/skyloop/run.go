@@ -1,12 +1,15 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,17 +111,21 @@ and write the results to a run directory:
   procs/ardupilot-<i>.out|err, procs/ardupilot-<i>/
                    real ArduCopter (controller: ardupilot-sitl): its console, eeprom and logs
 
-With --serve[=ADDR] (default 127.0.0.1:8080; loopback only) the run is shown live
+With --serve[=ADDR] (default 127.0.0.1:8080) the run is shown live
 in a browser at http://ADDR/: the vehicles in 3D with trails (and a top view),
 the radio links heard in the last second coloured by their delivery ratio,
 packet flashes, the selected vehicle's telemetry, the network figures and the
 events; add --realtime 1 to watch at the speed of the clock.
 
-With --foxglove[=ADDR] (default 127.0.0.1:8765; loopback only) the run is also
+With --foxglove[=ADDR] (default 127.0.0.1:8765) the run is also
 served live over the Foxglove WebSocket protocol: in Foxglove, open a connection
 to ws://ADDR and see the vehicles in the 3D and Map panels, their telemetry, the
 network events and the log, updated 25 times a second; add --realtime 1 to
 watch at the speed of the clock. The run never waits for Foxglove.
+
+Both serve loopback addresses openly. On any other address (--serve=0.0.0.0:8080,
+to watch from another machine) skyloop makes a random token and prints the
+address with ?token=...: every request needs it (the page keeps it in a cookie).
 
 With --realtime the run is paced to the wall clock, so that people and programs
 can take part; with --mavlink-udp every vehicle running the mavlink behaviour is
@@ -165,9 +172,9 @@ whatever the number of workers.`,
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log agent diagnostics to stderr")
 	fl.Float64Var(&f.realtime, "realtime", 0, "pace the run to the wall clock at this real-time factor, e.g. 1 (default: as fast as possible)")
 	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
-	fl.StringVar(&f.foxglove, "foxglove", "", "serve the run live to Foxglove over its WebSocket protocol: --foxglove (on "+defaultFoxgloveAddr+") or --foxglove=ADDR (loopback); use with --realtime")
+	fl.StringVar(&f.foxglove, "foxglove", "", "serve the run live to Foxglove over its WebSocket protocol: --foxglove (on "+defaultFoxgloveAddr+") or --foxglove=ADDR (not loopback: a token is printed, required); use with --realtime")
 	fl.Lookup("foxglove").NoOptDefVal = defaultFoxgloveAddr
-	fl.StringVar(&f.serve, "serve", "", "serve the live web view: --serve (on "+defaultServeAddr+") or --serve=ADDR (loopback); Foxglove can connect to the same address; use with --realtime")
+	fl.StringVar(&f.serve, "serve", "", "serve the live web view: --serve (on "+defaultServeAddr+") or --serve=ADDR (not loopback: a token is printed, required); Foxglove can connect to the same address; use with --realtime")
 	fl.Lookup("serve").NoOptDefVal = defaultServeAddr
 	d := mavlink.DefaultUDPConfig()
 	f.udpCfg.Host = d.Host
@@ -276,28 +283,44 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 			pace = &runner.PaceControl{Stopped: sigs.Stopped}
 			ropt.Pace = pace
 		}
-		srv, err := foxglove.NewServer(f.serve, opt.Logger, view.LivePages(pacer(pace), f.realtime))
+		token, err := tokenFor(f.serve)
+		if err != nil {
+			return badInput("--serve: %v", err)
+		}
+		srv, err := foxglove.NewServer(f.serve, foxglove.ServerOptions{Log: opt.Logger, Pages: view.LivePages(pacer(pace), f.realtime), Token: token})
 		if err != nil {
 			return badInput("--serve: %v", err)
 		}
 		defer srv.Close()
 		ropt.Live = srv
 		if !f.quiet {
-			fmt.Fprintf(stderr, "live view: http://%s/ (Foxglove: ws://%s)\n", srv.Addr(), srv.Addr())
+			q := ""
+			if token != "" {
+				q = "?token=" + token
+			}
+			fmt.Fprintf(stderr, "live view: http://%s/%s (Foxglove: ws://%s/%s)\n", srv.Addr(), q, srv.Addr(), q)
 			if f.realtime == 0 {
 				fmt.Fprintln(stderr, "warning: --serve without --realtime: the run may end before the page connects")
 			}
 		}
 	}
 	if f.foxglove != "" {
-		srv, err := foxglove.NewServer(f.foxglove, opt.Logger, nil)
+		token, err := tokenFor(f.foxglove)
+		if err != nil {
+			return badInput("--foxglove: %v", err)
+		}
+		srv, err := foxglove.NewServer(f.foxglove, foxglove.ServerOptions{Log: opt.Logger, Token: token})
 		if err != nil {
 			return badInput("--foxglove: %v", err)
 		}
 		defer srv.Close()
 		ropt.Live = srv
 		if !f.quiet {
-			fmt.Fprintf(stderr, "Foxglove: open a Foxglove WebSocket connection to %s (https://app.foxglove.dev/?ds=foxglove-websocket&ds.url=%s)\n", srv.URL(), srv.URL())
+			url := srv.URL()
+			if token != "" {
+				url += "/?token=" + token
+			}
+			fmt.Fprintf(stderr, "Foxglove: open a Foxglove WebSocket connection to %s (https://app.foxglove.dev/?ds=foxglove-websocket&ds.url=%s)\n", url, url)
 			if f.realtime == 0 {
 				fmt.Fprintln(stderr, "warning: --foxglove without --realtime: the run may end before Foxglove connects")
 			}
@@ -497,4 +520,21 @@ func pacer(p *runner.PaceControl) view.Pacer {
 		return nil
 	}
 	return p
+}
+
+// tokenFor returns a fresh random token for a server on addr when addr is
+// not loopback (anyone who can reach it needs the token), else "".
+func tokenFor(addr string) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("address %q: %w", addr, err)
+	}
+	if foxglove.IsLoopback(host) {
+		return "", nil
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
