@@ -114,6 +114,9 @@ func TestLiveViewInChromium(t *testing.T) {
 	if rx := eval(`document.getElementById("rx").textContent`).(string); rx == "0" {
 		t.Error("the network panel counts no receptions")
 	}
+	if aoi := eval(`document.getElementById("aoi").textContent`).(string); !strings.HasSuffix(aoi, " s") {
+		t.Errorf("the network panel shows no age of information: %q", aoi)
+	}
 	// Pause from the page: simulated time stops, then goes on.
 	if err := chromedp.Do(ctx, chromedp.Click("#play")); err != nil {
 		t.Fatal(err)

@@ -247,6 +247,7 @@ function networkEvent(msg) {
   if (!l) { l = { rx: [], drop: [], last: -1e9, src: msg.src, dst: msg.node }; state.links.set(key, l); }
   if (msg.event === "rx") {
     l.rx.push(t); l.last = t;
+    if (msg.kind === undefined || msg.kind === "state") l.gen = Math.max(l.gen ?? -Infinity, msg.t_gen_ns / 1e9);
     state.rxTimes.push(t);
     state.ages.push([t, t - msg.t_gen_ns / 1e9]);
   } else {
@@ -410,6 +411,13 @@ function updatePanel() {
     const a = state.ages.map((x) => x[1]).sort((x, y) => x - y);
     document.getElementById("p95").textContent = (1000 * a[Math.min(a.length - 1, Math.ceil(0.95 * a.length) - 1)]).toFixed(2) + " ms";
   }
+  // Age of information: now minus the freshest state update each
+  // receiver has from each source it heard in the last two seconds.
+  let aoiSum = 0, aoiN = 0;
+  for (const l of state.links.values()) {
+    if (Number.isFinite(l.gen)) { aoiSum += now - l.gen; aoiN++; }
+  }
+  document.getElementById("aoi").textContent = aoiN > 0 ? (aoiSum / aoiN).toFixed(3) + " s" : "–";
   document.getElementById("clock").textContent = now.toFixed(2) + " s";
   const wall = performance.now() / 1000;
   if (wall - state.wallAt >= 1) {
