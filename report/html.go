@@ -203,9 +203,10 @@ func aerial(s runSummary) bool {
 	return false
 }
 
-// csvRows reads path's rows after the header, handing each to f with the
-// column index by name.
-func csvRows(path string, f func(col map[string]int, row []string) error) error {
+// CSVRows reads path's rows after the header, handing each to f with the
+// column index by name; f's error stops the reading and comes back with
+// the file and line (errors.Is still finds it). The row is reused.
+func CSVRows(path string, f func(col map[string]int, row []string) error) error {
 	file, err := os.Open(path)
 	if err != nil {
 		return err
@@ -251,7 +252,7 @@ func num(row []string, col map[string]int, name string) (float64, error) {
 // sample at most 4000 per vehicle is plenty for a plot).
 func readTracks(path string, names []string) ([]Track, error) {
 	tr := NewTracker(names, 4000)
-	err := csvRows(path, func(col map[string]int, row []string) error {
+	err := CSVRows(path, func(col map[string]int, row []string) error {
 		var v [5]float64
 		for i, n := range []string{"t_ns", "id", "x", "y", "z"} {
 			x, err := num(row, col, n)
@@ -288,7 +289,7 @@ func readDeliveries(path string, nodes int, endNs int64) ([]Series, [][]float64,
 	if nodes > 0 && nodes <= heatMapLimit {
 		pairs = make([]pair, nodes*nodes)
 	}
-	err := csvRows(path, func(col map[string]int, row []string) error {
+	err := CSVRows(path, func(col map[string]int, row []string) error {
 		kind := row[col["kind"]]
 		l, err := num(row, col, "latency_ns")
 		if err != nil {
@@ -376,7 +377,7 @@ func readPDR(path string, nodes int, endNs int64) ([]Series, error) {
 	secs := int(endNs/1e9) + 1
 	type counts struct{ exp, rx []float64 }
 	byKind := map[string]*counts{}
-	err := csvRows(path, func(col map[string]int, row []string) error {
+	err := CSVRows(path, func(col map[string]int, row []string) error {
 		kind := row[col["kind"]]
 		c := byKind[kind]
 		if c == nil {

@@ -1,17 +1,16 @@
 package view
 
 import (
-	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"skyloop/report"
 )
 
 // MaxNetworkEvents is the most network events (trace.csv rows) a replay
@@ -214,36 +213,9 @@ func (c *cols) num(name string) float64 {
 
 // rows calls f for every row of a CSV file after its header.
 func rows(path string, f func(c cols) error) error {
-	file, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	r := csv.NewReader(bufio.NewReaderSize(file, 1<<20))
-	r.ReuseRecord = true
-	head, err := r.Read()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	idx := map[string]int{}
-	for i, h := range head {
-		idx[h] = i
-	}
-	for line := 2; ; line++ {
-		row, err := r.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if err := f(cols{idx: idx, row: row}); err != nil {
-			if errors.Is(err, errStop) {
-				return err
-			}
-			return fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-	}
+	return report.CSVRows(path, func(idx map[string]int, row []string) error {
+		return f(cols{idx: idx, row: row})
+	})
 }
 
 // ReplayPages serves the page and run.json, which makes the page replay r
