@@ -1,11 +1,8 @@
 package runner
 
 import (
-	"context"
 	"math"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,13 +21,7 @@ import (
 // than at 0.5 s, and back where they were when it returns); selecting a
 // vehicle shows its mode; no script error.
 func TestReplayViewInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("Chromium is required (SKYLOOP_REQUIRE_CHROMIUM) but missing: %v", err)
-		}
-		t.Skipf("skipping: no chromium (%v); apt-get install chromium (CI does)", err)
-	}
+	ctx := browser(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	runYAML(t, mcapYAML, engine.Options{Registry: registry, Workers: 1}, dir)
 	rep, err := view.LoadReplay(dir)
@@ -46,27 +37,10 @@ func TestReplayViewInChromium(t *testing.T) {
 	}
 	srv := httptest.NewServer(pages)
 	defer srv.Close()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.Flag("use-angle", "swiftshader"), chromedp.Flag("enable-unsafe-swiftshader", true), chromedp.Flag("disable-gpu", false),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.UserDataDir(t.TempDir()))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitReady("#panel")); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	eval := func(js string) any {
-		t.Helper()
-		tctx, c := context.WithTimeout(ctx, 10*time.Second)
-		defer c()
-		v, err := chromedp.Run(tctx, chromedp.Evaluate[any](js))
-		if err != nil {
-			t.Fatalf("evaluating %s: %v", js, err)
-		}
-		return v
-	}
+	eval := evaluator(t, ctx)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if ok, _ := eval(`!!(window.skyloop && window.skyloop.replay && window.skyloop.vehicles === 4)`).(bool); ok {
 			break

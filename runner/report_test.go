@@ -7,7 +7,6 @@ import (
 	stdhtml "html"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -60,20 +59,7 @@ func TestRunReportHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("Chromium is required (SKYLOOP_REQUIRE_CHROMIUM) but missing: %v", err)
-		}
-		t.Skipf("skipping the browser check: no chromium (%v); apt-get install chromium (CI does)", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.UserDataDir(t.TempDir()))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := browser(t)
 	abs, _ := filepath.Abs(file)
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs), chromedp.WaitReady("body")); err != nil {
 		t.Fatalf("chromium: %v", err)

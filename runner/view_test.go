@@ -7,7 +7,6 @@ import (
 	"image/png"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -29,13 +28,7 @@ import (
 // stops simulated time and starts it again, the page records no script
 // error, and the screenshot (saved in the test's directory) is not blank.
 func TestLiveViewInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("Chromium is required (SKYLOOP_REQUIRE_CHROMIUM) but missing: %v", err)
-		}
-		t.Skipf("skipping: no chromium (%v); apt-get install chromium (CI does)", err)
-	}
+	ctx := browser(t)
 	pace := &PaceControl{}
 	srv, err := foxglove.NewServer("127.0.0.1:0", foxglove.ServerOptions{Pages: view.LivePages(pace, 2)})
 	if err != nil {
@@ -59,27 +52,10 @@ func TestLiveViewInChromium(t *testing.T) {
 			t.Errorf("run: %v", err)
 		}
 	}()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.Flag("use-angle", "swiftshader"), chromedp.Flag("enable-unsafe-swiftshader", true), chromedp.Flag("disable-gpu", false),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1200, 800), chromedp.UserDataDir(t.TempDir()))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr()+"/"), chromedp.WaitReady("#panel")); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	eval := func(js string) any {
-		t.Helper()
-		tctx, c := context.WithTimeout(ctx, 10*time.Second)
-		defer c()
-		v, err := chromedp.Run(tctx, chromedp.Evaluate[any](js))
-		if err != nil {
-			t.Fatalf("evaluating %s: %v", js, err)
-		}
-		return v
-	}
+	eval := evaluator(t, ctx)
 	for deadline := time.Now().Add(8 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if n, _ := eval(`window.skyloop ? window.skyloop.vehicles : 0`).(float64); n == 4 {
 			break
