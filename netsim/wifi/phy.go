@@ -55,6 +55,9 @@ func (tm *timing) duration(m Mode, n int) sim.Duration {
 // 100-node Wi-Fi run); every reference run's outputs stayed identical.
 func dbmToW(dbm float64) float64 { return math.Exp((dbm - 30) * (math.Ln10 / 10)) }
 
+// wToDbm converts watts to dBm.
+func wToDbm(w float64) float64 { return 10*math.Log10(w) + 30 }
+
 // noiseW is the thermal noise of a 20 MHz channel with noise figure nf
 // (dB), as ns-3 computes it (Boltzmann 1.3803e-23 J/K, 290 K). ns-3 3.37
 // takes 20 MHz for 802.11b receptions too: DsssPhy::GetRxChannelWidth

@@ -853,7 +853,6 @@ func (b *Backend) txEnd(f *frame) {
 		r.locked, r.lockF = 0, nil
 		u := sim.Unit(sim.Hash(b.seed, f.id, uint64(rc.node), 0xdec0de))
 		ok := u < ps
-		dbm := 10*math.Log10(s.w) + 30
 		if !ok {
 			r.eifs = true
 			b.schedule(r)
@@ -861,6 +860,10 @@ func (b *Backend) txEnd(f *frame) {
 				why := netsim.DropErrorModel
 				if interfered {
 					why = netsim.DropCollision
+				}
+				dbm := netsim.NoPower // counted drops carry no power
+				if !b.counting {
+					dbm = wToDbm(s.w)
 				}
 				b.dropAt(t, f.pkt, rc.node, why, dbm)
 			}
@@ -876,11 +879,11 @@ func (b *Backend) txEnd(f *frame) {
 				b.acked(r)
 			}
 		case f.dst == -1:
-			b.deliver(f.pkt, rc.node, s.end, dbm)
+			b.deliver(f.pkt, rc.node, s.end, wToDbm(s.w))
 		case f.dst == rc.node:
 			if last, seen := r.lastUni[f.src]; !seen || last != f.pkt.ID {
 				r.lastUni[f.src] = f.pkt.ID
-				b.deliver(f.pkt, rc.node, s.end, dbm)
+				b.deliver(f.pkt, rc.node, s.end, wToDbm(s.w))
 			}
 			f.pkt.Refs++ // held by the ACK until it has been sent
 			b.push(s.end.Add(b.tm.sifs), event{kind: evSendAck, node: r.id, f: f})
