@@ -128,3 +128,64 @@ func TestSurveyGrid(t *testing.T) {
 		t.Error("a start on an obstacle was accepted")
 	}
 }
+
+// TestMovePricing: the O(1) price of every 2-opt and Or-opt move equals
+// the full evaluation of the order it makes.
+func TestMovePricing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 20; trial++ {
+		g, s := randomGrid(rng, 5, 4, 20)
+		p, _ := newProblem(g, s)
+		n := len(p.cells)
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		rng.Shuffle(n-1, func(i, j int) { order[i+1], order[j+1] = order[j+1], order[i+1] })
+		tr := &tour{p: p, o: order, e: make([]float64, n), tc: make([]float64, n)}
+		tr.reset()
+		check := func(mv move) {
+			tr.spans(mv)
+			var cand []int
+			for q := 0; q < tr.ns; q++ {
+				for i := 0; i <= tr.sp[q].b-tr.sp[q].a; i++ {
+					cand = append(cand, tr.at(q, i))
+				}
+			}
+			if len(cand) != n {
+				t.Fatalf("move %+v makes %d cells of %d", mv, len(cand), n)
+			}
+			if got, want := tr.cost(), p.cost(cand); math.Abs(got-want) > 1e-9 {
+				t.Fatalf("move %+v: priced %v J, costs %v J", mv, got, want)
+			}
+		}
+		for i := 1; i < n-1; i++ {
+			for j := i + 1; j < n; j++ {
+				check(move{i: i, j: j})
+			}
+		}
+		for l := 1; l <= 3; l++ {
+			for i := 1; i+l <= n; i++ {
+				for k := 1; k <= n-l; k++ {
+					if k != i {
+						check(move{or: true, i: i, l: l, k: k})
+						check(move{or: true, i: i, l: l, k: k, rev: true})
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSurveyGrid plans SPEC.md D (4)'s 8 x 15 grid with 20 restarts.
+func BenchmarkSurveyGrid(b *testing.B) {
+	g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}}
+	for _, c := range []Cell{{4, 2}, {4, 3}, {4, 4}, {10, 4}, {10, 5}, {11, 4}, {11, 5}, {7, 7}} {
+		g.Blocked[c] = true
+	}
+	for b.Loop() {
+		if _, err := TurnAware(g, Cell{0, 0}, 1, 20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // problem is a grid's free cells with their distances and headings, the
@@ -67,14 +68,16 @@ func (p *problem) plan(order []int) Plan {
 	return Evaluate(p.g, path)
 }
 
-// TurnAware returns the cheapest coverage path it finds from start: a
-// turn-aware nearest-neighbour path, then, from it and from restarts-1
-// random paths (seeded), 2-opt moves (reverse a stretch) and Or-opt moves
-// (move a stretch of 1 to 3 cells elsewhere, either way round), taking the
-// best improving move until none improves; the best local optimum wins.
-// The same seed gives the same plan. Each move is evaluated in full
-// (O(n) per move, O(n^3) per pass): fine for the hundreds of cells of a
-// survey area.
+// TurnAware returns the cheapest coverage path it finds from start, by
+// local search from seeded restarts in the manner of chained
+// Lin-Kernighan. A turn-aware nearest-neighbour path is improved with
+// 2-opt moves (reverse a stretch) and Or-opt moves (move a stretch of 1 to
+// 3 cells elsewhere, either way round), taking the best improving move
+// until none improves. Then restarts-1 more local optima are sought, taking
+// the first improving move each time: odd restarts start from a random
+// order, even ones from the best path so far after a random double-bridge
+// kick; the cheapest path wins. The same seed gives the same plan. Moves
+// are priced in O(1), so a pass costs O(n^2) for n free cells.
 func TurnAware(g *Grid, start Cell, seed uint64, restarts int) (Plan, error) {
 	p, err := newProblem(g, start)
 	if err != nil {
@@ -89,25 +92,42 @@ func TurnAware(g *Grid, start Cell, seed uint64, restarts int) (Plan, error) {
 		return p.plan(order), nil
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x7a1))
-	var best []int
-	bestCost := math.Inf(1)
-	for r := 0; r < max(1, restarts); r++ {
-		var order []int
-		if r == 0 {
-			order = p.greedy()
-		} else {
-			order = make([]int, n)
-			for i := range order {
-				order[i] = i
+	best := p.greedy()
+	bestCost := p.improve(best, false)
+	cand := make([]int, n)
+	for r := 1; r < max(1, restarts); r++ {
+		if r%2 == 1 {
+			for i := range cand {
+				cand[i] = i
 			}
-			rng.Shuffle(n-1, func(i, j int) { order[i+1], order[j+1] = order[j+1], order[i+1] })
+			rng.Shuffle(n-1, func(i, j int) { cand[i+1], cand[j+1] = cand[j+1], cand[i+1] })
+		} else {
+			p.kick(best, cand, rng)
 		}
-		c := p.improve(order)
-		if c < bestCost-1e-12 {
-			best, bestCost = append([]int(nil), order...), c
+		if c := p.improve(cand, true); c < bestCost-1e-12 {
+			copy(best, cand)
+			bestCost = c
 		}
 	}
 	return p.plan(best), nil
+}
+
+// kick writes into out a double-bridge perturbation of order: cut it at
+// three random positions after the start into A B C D and reorder to A C B
+// D, a change 2-opt and Or-opt cannot undo in one move.
+func (p *problem) kick(order, out []int, rng *rand.Rand) {
+	n := len(order)
+	copy(out, order)
+	if n < 5 {
+		rng.Shuffle(n-1, func(i, j int) { out[i+1], out[j+1] = out[j+1], out[i+1] })
+		return
+	}
+	cuts := [3]int{1 + rng.IntN(n-1), 1 + rng.IntN(n-1), 1 + rng.IntN(n-1)}
+	slices.Sort(cuts[:])
+	a, b, c := cuts[0], cuts[1], cuts[2]
+	k := a
+	k += copy(out[k:], order[b:c])
+	copy(out[k:], order[a:b])
 }
 
 // greedy builds a path from the start, always flying to the unvisited
@@ -138,64 +158,204 @@ func (p *problem) greedy() []int {
 	return order
 }
 
-// improve applies the best 2-opt or Or-opt move until none improves the
-// cost, in place, and returns the final cost.
-func (p *problem) improve(order []int) float64 {
+// span is a stretch of the current order, positions a..b inclusive, flown
+// backwards when rev.
+type span struct {
+	a, b int
+	rev  bool
+}
+
+// tour is an order with the prefix sums that price a move in O(1): a
+// move's candidate is the current order cut into at most four spans, so
+// its cost is the spans' inner costs (from the prefix sums; reversing a
+// span does not change them, as distances and turn angles are symmetric)
+// plus the legs and turns at the joints.
+type tour struct {
+	p  *problem
+	o  []int
+	e  []float64 // e[k]: metres flown from position 0 to k
+	tc []float64 // tc[k]: degrees turned at positions 1..k-1
+	sp [4]span
+	ns int
+}
+
+func (t *tour) reset() {
+	n := len(t.o)
+	t.e[0], t.tc[0] = 0, 0
+	for k := 1; k < n; k++ {
+		t.e[k] = t.e[k-1] + t.p.d[t.o[k-1]][t.o[k]]
+		turn := 0.0
+		if k > 1 {
+			turn = t.p.turnDeg(t.o[k-2], t.o[k-1], t.o[k])
+		}
+		t.tc[k] = t.tc[k-1] + turn // degrees turned at positions < k
+	}
+}
+
+func (t *tour) add(a, b int, rev bool) {
+	if a <= b {
+		t.sp[t.ns] = span{a, b, rev}
+		t.ns++
+	}
+}
+
+// at returns the cell index at position i of span q.
+func (t *tour) at(q, i int) int {
+	s := t.sp[q]
+	if s.rev {
+		return t.o[s.b-i]
+	}
+	return t.o[s.a+i]
+}
+
+// cost prices the candidate made of the current spans.
+func (t *tour) cost() float64 {
+	var m, deg float64
+	for q := 0; q < t.ns; q++ {
+		s := t.sp[q]
+		m += t.e[s.b] - t.e[s.a]
+		if s.b-s.a >= 2 {
+			deg += t.tc[s.b] - t.tc[s.a+1]
+		}
+		l := s.b - s.a + 1
+		if q > 0 {
+			ps := t.sp[q-1]
+			m += t.p.d[t.at(q-1, ps.b-ps.a)][t.at(q, 0)]
+		}
+		// The turns at the span's ends, which see across the joints.
+		// A one-cell span has one end.
+		for _, i := range ([]int{0, l - 1})[:min(l, 2)] {
+			if (q == 0 && i == 0) || (q == t.ns-1 && i == l-1) {
+				continue // the path's first and last cells turn nowhere
+			}
+			deg += t.p.turnDeg(t.neighbour(q, i, -1), t.at(q, i), t.neighbour(q, i, +1))
+		}
+	}
+	return JoulesPerMetre*m + JoulesPerDegree*deg
+}
+
+// neighbour returns the cell before (dir -1) or after (dir +1) position i
+// of span q in the candidate.
+func (t *tour) neighbour(q, i, dir int) int {
+	l := t.sp[q].b - t.sp[q].a + 1
+	switch {
+	case dir < 0 && i > 0, dir > 0 && i < l-1:
+		return t.at(q, i+dir)
+	case dir < 0:
+		ps := t.sp[q-1]
+		return t.at(q-1, ps.b-ps.a)
+	default:
+		return t.at(q+1, 0)
+	}
+}
+
+// apply makes the candidate of the current spans the order.
+func (t *tour) apply(buf []int) {
+	buf = buf[:0]
+	for q := 0; q < t.ns; q++ {
+		s := t.sp[q]
+		for i := 0; i <= s.b-s.a; i++ {
+			buf = append(buf, t.at(q, i))
+		}
+	}
+	copy(t.o, buf)
+	t.reset()
+}
+
+// move is a candidate move: a 2-opt reversal of positions i..j, or an
+// Or-opt move of the l cells at i to before rest position k.
+type move struct {
+	or      bool
+	i, j, l int
+	k       int
+	rev     bool
+}
+
+// spans sets the spans of mv's candidate.
+func (t *tour) spans(mv move) {
+	n := len(t.o)
+	t.ns = 0
+	if !mv.or {
+		t.add(0, mv.i-1, false)
+		t.add(mv.i, mv.j, true)
+		t.add(mv.j+1, n-1, false)
+		return
+	}
+	i, l, k := mv.i, mv.l, mv.k
+	if k < i {
+		t.add(0, k-1, false)
+		t.add(i, i+l-1, mv.rev)
+		t.add(k, i-1, false)
+		t.add(i+l, n-1, false)
+		return
+	}
+	t.add(0, i-1, false)
+	t.add(i+l, k+l-1, false)
+	t.add(i, i+l-1, mv.rev)
+	t.add(k+l, n-1, false)
+}
+
+// improve applies improving 2-opt and Or-opt moves until none improves the
+// cost, in place, and returns the final cost: the best move of each pass,
+// or with first every improving move as the pass meets it. Each move is priced in O(1)
+// from the tour's prefix sums, so a pass over the O(n^2) moves costs
+// O(n^2).
+func (p *problem) improve(order []int, first bool) float64 {
 	n := len(order)
+	t := &tour{p: p, o: order, e: make([]float64, n), tc: make([]float64, n)}
+	t.reset()
+	buf := make([]int, 0, n)
 	cur := p.cost(order)
-	cand := make([]int, n)
+	improved := false
 	for {
 		bestCost := cur
-		var best []int
-		try := func() {
-			if c := p.cost(cand); c < bestCost-1e-9 {
-				bestCost = c
-				best = append(best[:0], cand...)
+		var best move
+		found := false
+		try := func(mv move) {
+			t.spans(mv)
+			if c := t.cost(); c < bestCost-1e-9 {
+				bestCost, best, found = c, mv, true
+				if first {
+					t.apply(buf)
+					cur, bestCost, found = c, c, false
+					improved = true
+				}
 			}
 		}
 		// 2-opt: reverse order[i..j] (the start stays first).
 		for i := 1; i < n-1; i++ {
 			for j := i + 1; j < n; j++ {
-				copy(cand, order)
-				for a, b := i, j; a < b; a, b = a+1, b-1 {
-					cand[a], cand[b] = cand[b], cand[a]
-				}
-				try()
+				try(move{i: i, j: j})
 			}
 		}
-		// Or-opt: move order[i:i+l] to before position k, forward or
-		// reversed.
+		// Or-opt: move order[i:i+l] to before position k of the rest,
+		// forward or reversed.
 		for l := 1; l <= 3; l++ {
 			for i := 1; i+l <= n; i++ {
-				seg := order[i : i+l]
-				rest := make([]int, 0, n-l)
-				rest = append(rest, order[:i]...)
-				rest = append(rest, order[i+l:]...)
-				for k := 1; k <= len(rest); k++ {
+				for k := 1; k <= n-l; k++ {
 					if k == i {
 						continue
 					}
-					for _, rev := range []bool{false, true} {
-						cand = cand[:0]
-						cand = append(cand, rest[:k]...)
-						if rev {
-							for x := len(seg) - 1; x >= 0; x-- {
-								cand = append(cand, seg[x])
-							}
-						} else {
-							cand = append(cand, seg...)
-						}
-						cand = append(cand, rest[k:]...)
-						try()
+					try(move{or: true, i: i, l: l, k: k})
+					if l > 1 {
+						try(move{or: true, i: i, l: l, k: k, rev: true})
 					}
 				}
 			}
 		}
-		if best == nil {
+		if first {
+			if !improved {
+				return p.cost(order)
+			}
+			improved = false
+			continue
+		}
+		if !found {
 			return cur
 		}
-		copy(order, best)
-		cur = bestCost
+		t.spans(best)
+		t.apply(buf)
+		cur = p.cost(order)
 	}
 }
 
