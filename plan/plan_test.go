@@ -65,8 +65,8 @@ func TestOptimalIsExact(t *testing.T) {
 		if want := brute(g, s); math.Abs(opt.Energy-want) > 1e-9 {
 			t.Fatalf("trial %d: Optimal %v J, every order %v J", trial, opt.Energy, want)
 		}
-		if opt.Covered != len(g.Free()) {
-			t.Fatalf("trial %d: covered %d of %d", trial, opt.Covered, len(g.Free()))
+		if opt.Covered != len(g.reachable(s)) {
+			t.Fatalf("trial %d: covered %d of %d", trial, opt.Covered, len(g.reachable(s)))
 		}
 	}
 }
@@ -88,8 +88,11 @@ func TestTurnAwareFindsTheOptimum(t *testing.T) {
 		if got.Energy > opt.Energy+1e-9 {
 			t.Fatalf("trial %d (%d free cells): TurnAware %.4f J, the optimum %.4f J\n%v\n%v", trial, len(g.Free()), got.Energy, opt.Energy, got.Path, opt.Path)
 		}
-		if got.Covered != len(g.Free()) {
-			t.Fatalf("trial %d: covered %d of %d", trial, got.Covered, len(g.Free()))
+		if got.Crossings != 0 {
+			t.Fatalf("trial %d: %d legs cross obstacles: %v", trial, got.Crossings, got.Path)
+		}
+		if got.Covered != len(g.reachable(s)) {
+			t.Fatalf("trial %d: covered %d of %d", trial, got.Covered, len(g.reachable(s)))
 		}
 	}
 }
@@ -103,7 +106,7 @@ func TestSurveyGrid(t *testing.T) {
 		g.Blocked[c] = true
 	}
 	start := Cell{0, 0}
-	ta, err := TurnAware(g, start, 1, 1)
+	ta, err := TurnAware(g, start, 1, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +118,15 @@ func TestSurveyGrid(t *testing.T) {
 	if ta.Covered != free || dls.Covered != free {
 		t.Fatalf("covered %d and %d of %d", ta.Covered, dls.Covered, free)
 	}
+	if ta.Crossings != 0 || dls.Crossings != 0 {
+		t.Fatalf("the plans cross obstacles: turn-aware %d legs, DLS %d", ta.Crossings, dls.Crossings)
+	}
 	t.Logf("turn-aware: %.1f m, %d turns (%.0f deg), %.1f J; DLS: %.1f m, %d turns (%.0f deg), %.1f J",
 		ta.Distance, ta.Turns, ta.TurnDeg, ta.Energy, dls.Distance, dls.Turns, dls.TurnDeg, dls.Energy)
 	if ta.Energy >= dls.Energy {
 		t.Errorf("turn-aware %.1f J, DLS %.1f J: the planner should beat the baseline", ta.Energy, dls.Energy)
 	}
-	again, _ := TurnAware(g, start, 1, 1)
+	again, _ := TurnAware(g, start, 1, 20)
 	if again.Energy != ta.Energy || len(again.Path) != len(ta.Path) {
 		t.Error("the same seed gave another plan")
 	}
@@ -186,6 +192,29 @@ func BenchmarkSurveyGrid(b *testing.B) {
 	for b.Loop() {
 		if _, err := TurnAware(g, Cell{0, 0}, 1, 20); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestClear: legs between neighbours are clear, a leg through or past the
+// corner of an obstacle is not, and the survey plan crosses no obstacle.
+func TestClear(t *testing.T) {
+	g := &Grid{Cols: 4, Rows: 4, Size: 10, Blocked: map[Cell]bool{{1, 1}: true}}
+	for _, c := range []struct {
+		a, b Cell
+		want bool
+	}{
+		{Cell{0, 0}, Cell{1, 0}, true},  // neighbours beside the obstacle
+		{Cell{0, 0}, Cell{3, 0}, true},  // along the row below it
+		{Cell{0, 1}, Cell{2, 1}, false}, // through it
+		{Cell{0, 0}, Cell{2, 2}, false}, // diagonally through it
+		{Cell{1, 0}, Cell{2, 1}, false}, // past its corner
+		{Cell{0, 2}, Cell{1, 3}, true},  // a diagonal one cell away
+		{Cell{0, 0}, Cell{0, 3}, true},  // the column beside it
+		{Cell{0, 0}, Cell{3, 1}, false}, // a long leg grazing it
+	} {
+		if got := g.Clear(c.a, c.b); got != c.want {
+			t.Errorf("Clear(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }

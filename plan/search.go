@@ -7,40 +7,111 @@ import (
 	"slices"
 )
 
-// problem is a grid's free cells with their distances and headings, the
-// start first.
+// problem is a grid's free cells reachable from the start, the start
+// first, with the route, length and headings of the leg between every
+// two of them.
 type problem struct {
 	g     *Grid
 	cells []Cell
-	d     [][]float64 // m
-	h     [][]float64 // heading from i to j, rad
+	// d is the price of the leg from i to j in metres: its length, plus
+	// the turns inside a detour converted at JoulesPerDegree/JoulesPerMetre.
+	d [][]float64
+	// out[i*n+j] and in[i*n+j] are the headings (degrees) at which the
+	// leg leaves i and arrives at j.
+	out, in []float64
+	n       int
+	// via are the cells a detour turns at (nil for a straight leg).
+	via map[[2]int][]int
 }
+
+// maxTurnAwareCells bounds the free cells TurnAware plans over: it keeps
+// four n x n tables.
+const maxTurnAwareCells = 2000
 
 func newProblem(g *Grid, start Cell) (*problem, error) {
 	if err := g.Validate(start); err != nil {
 		return nil, err
 	}
+	// The cells reachable from the start by clear steps to one of the
+	// eight neighbours, in row order after the start.
+	reach := g.reachable(start)
 	cells := []Cell{start}
 	for _, c := range g.Free() {
-		if c != start {
+		if c != start && reach[c] {
 			cells = append(cells, c)
 		}
 	}
 	n := len(cells)
-	p := &problem{g: g, cells: cells, d: make([][]float64, n), h: make([][]float64, n)}
+	if n > maxTurnAwareCells {
+		return nil, fmt.Errorf("%d free cells: the turn-aware planner plans at most %d (use larger cells, or dls)", n, maxTurnAwareCells)
+	}
+	p := &problem{g: g, cells: cells, d: make([][]float64, n), out: make([]float64, n*n), in: make([]float64, n*n), n: n, via: map[[2]int][]int{}}
 	for i := range cells {
-		p.d[i], p.h[i] = make([]float64, n), make([]float64, n)
-		for j := range cells {
-			p.d[i][j] = dist(g, cells[i], cells[j])
-			p.h[i][j] = math.Atan2(float64(cells[j].Row-cells[i].Row), float64(cells[j].Col-cells[i].Col))
+		p.d[i] = make([]float64, n)
+	}
+	index := map[Cell]int{}
+	for i, c := range cells {
+		index[c] = i
+	}
+	for i := range cells {
+		var routes map[Cell][]Cell
+		for j := i + 1; j < n; j++ {
+			a, b := cells[i], cells[j]
+			if len(g.Blocked) == 0 || g.Clear(a, b) {
+				h := heading(a, b)
+				p.d[i][j], p.d[j][i] = dist(g, a, b), dist(g, a, b)
+				p.setHeadings(i, j, h, h)
+				continue
+			}
+			if routes == nil {
+				routes = g.routes(a)
+			}
+			r := g.straighten(routes[b])
+			var m, deg float64
+			via := make([]int, 0, len(r)-2)
+			for k := 1; k < len(r); k++ {
+				m += dist(g, r[k-1], r[k])
+				if k > 1 {
+					deg += turn(r[k-2], r[k-1], r[k])
+					via = append(via, index[r[k-1]])
+				}
+			}
+			price := m + deg*JoulesPerDegree/JoulesPerMetre
+			p.d[i][j], p.d[j][i] = price, price
+			p.setHeadings(i, j, heading(r[0], r[1]), heading(r[len(r)-2], r[len(r)-1]))
+			p.via[[2]int{i, j}] = via
+			back := make([]int, len(via))
+			for k, v := range via {
+				back[len(via)-1-k] = v
+			}
+			p.via[[2]int{j, i}] = back
 		}
 	}
 	return p, nil
 }
 
+// setHeadings sets the headings (rad) of the leg from i to j, and of the
+// leg back.
+func (p *problem) setHeadings(i, j int, out, in float64) {
+	p.out[i*p.n+j], p.in[i*p.n+j] = out*180/math.Pi, in*180/math.Pi
+	p.out[j*p.n+i], p.in[j*p.n+i] = reverse(in)*180/math.Pi, reverse(out)*180/math.Pi
+}
+
+func heading(a, b Cell) float64 {
+	return math.Atan2(float64(b.Row-a.Row), float64(b.Col-a.Col))
+}
+
+// reverse returns the opposite heading, in (-pi, pi].
+func reverse(h float64) float64 {
+	if h > 0 {
+		return h - math.Pi
+	}
+	return h + math.Pi
+}
+
 // turnDeg is the heading change at b flying a -> b -> c, degrees.
 func (p *problem) turnDeg(a, b, c int) float64 {
-	d := math.Abs(p.h[b][c]-p.h[a][b]) * 180 / math.Pi
+	d := math.Abs(p.out[b*p.n+c] - p.in[a*p.n+b])
 	if d > 180 {
 		d = 360 - d
 	}
@@ -60,10 +131,16 @@ func (p *problem) cost(order []int) float64 {
 	return JoulesPerMetre*m + JoulesPerDegree*deg
 }
 
+// plan returns the plan of flying the cells in order, detours included.
 func (p *problem) plan(order []int) Plan {
-	path := make([]Cell, len(order))
+	path := make([]Cell, 0, len(order))
 	for i, k := range order {
-		path[i] = p.cells[k]
+		if i > 0 {
+			for _, v := range p.via[[2]int{order[i-1], k}] {
+				path = append(path, p.cells[v])
+			}
+		}
+		path = append(path, p.cells[k])
 	}
 	return Evaluate(p.g, path)
 }

@@ -437,6 +437,19 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value, skip ...strin
 			d.decode(e, fmt.Sprintf("%s[%d]", path, i), s.Index(i))
 		}
 		v.Set(s)
+	case reflect.Array:
+		seq, ok := n.(*ast.SequenceNode)
+		if !ok || len(seq.Values) != t.Len() {
+			got := kindName(n)
+			if ok {
+				got = fmt.Sprintf("a list of %d", len(seq.Values))
+			}
+			d.errorf(n, path, "want a list of %d numbers, got %s", t.Len(), got)
+			return
+		}
+		for i, e := range seq.Values {
+			d.decode(e, fmt.Sprintf("%s[%d]", path, i), v.Index(i))
+		}
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			d.errorf(n, path, "internal: unsupported map key type %v", t.Key())

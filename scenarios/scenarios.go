@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-//go:embed *.yaml netbots/*.yaml ubanc/*.yaml
+//go:embed *.yaml netbots/*.yaml ubanc/*.yaml coverage/*.yaml
 var files embed.FS
 
 // Lookup returns the text of the embedded scenario with the given name

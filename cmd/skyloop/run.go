@@ -408,6 +408,9 @@ func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 		if g, ok := s.Agents[name]["gcs"].(map[string]any); ok {
 			fmt.Fprintf(w, "ground station %s: %v of %d vehicles completed all %v legs\n", name, g["vehicles_done"], len(s.Vehicles), g["legs"])
 		}
+		if c, ok := s.Agents[name]["coverage"].(map[string]any); ok {
+			printCoverage(w, name, c)
+		}
 		if g, ok := s.Agents[name]["mavlink_gcs"].(map[string]any); ok {
 			for _, v := range slices.Sorted(maps.Keys(g)) {
 				r, ok := g[v].(map[string]any)
@@ -537,4 +540,18 @@ func tokenFor(addr string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// printCoverage prints a coverage behaviour's plan and flight.
+func printCoverage(w io.Writer, name string, c map[string]any) {
+	pl, _ := c["planned"].(map[string]any)
+	fmt.Fprintf(w, "coverage %s (%v): planned %v of %v cells, %.1f m, %v turns (%.0f deg), %.1f J (planning model)\n",
+		name, c["planner"], pl["cells"], pl["free_cells"], pl["distance_m"], pl["turns"], pl["turn_deg"], pl["energy_j"])
+	fl, ok := c["flown"].(map[string]any)
+	if !ok {
+		fmt.Fprintf(w, "  flight not finished before the end of the run\n")
+		return
+	}
+	fmt.Fprintf(w, "  flown: %.1f m in %.1f s (%.2f m/s), %.0f deg turned, %.1f J (planning model), %.0f J (physics)\n",
+		fl["distance_m"], fl["time_s"], fl["avg_speed_mps"], fl["turn_deg"], fl["planning_energy_j"], fl["energy_j"])
 }

@@ -1,0 +1,290 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+
+	"skyloop/fields"
+	"skyloop/geom"
+	"skyloop/plan"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// CoverageParams configure the coverage behaviour: the area (a grid of
+// square cells with obstacle cells), the planner, and how the plan is
+// flown.
+type CoverageParams struct {
+	// Origin is the area's corner of least x and y, m.
+	Origin [2]float64 `yaml:"origin" json:"origin"`
+	// Area is the area's size along x and y, m: whole multiples of Cell.
+	Area [2]float64 `yaml:"area" json:"area"`
+	// Cell is the side of a grid cell, m.
+	Cell float64 `yaml:"cell" json:"cell"`
+	// Obstacles are the blocked cells, [column, row] from the origin.
+	Obstacles [][2]int `yaml:"obstacles" json:"obstacles"`
+	// Start is the cell the plan starts from, [column, row].
+	Start [2]int `yaml:"start" json:"start"`
+	// Altitude is the flight height, m.
+	Altitude float64 `yaml:"altitude" json:"altitude"`
+	// Planner is turn-aware (plan.TurnAware) or dls (plan.DLS).
+	Planner string `yaml:"planner" json:"planner"`
+	// Restarts is the turn-aware search's number of local searches.
+	Restarts int `yaml:"restarts" json:"restarts"`
+	// PlanSeed seeds the turn-aware search's restarts; the plan does not
+	// depend on the run's seed.
+	PlanSeed uint64 `yaml:"plan_seed" json:"plan_seed"`
+	// Depth is DLS's depth limit in cells (0: none).
+	Depth int `yaml:"depth" json:"depth"`
+	// Speed is the flight speed, m/s (0: the vehicle's limit).
+	Speed float64 `yaml:"speed" json:"speed"`
+	// Accept is the arrival radius at each turn point, m.
+	Accept float64 `yaml:"accept" json:"accept"`
+	// Period is how often progress is checked.
+	Period sim.Duration `yaml:"period" json:"period"`
+	// Final is what follows the last cell: hold, land or rtl.
+	Final string `yaml:"final" json:"final"`
+}
+
+// Validate checks the parameters and that the grid and start make sense.
+func (p *CoverageParams) Validate() fields.Errors {
+	bad := fields.Errors{}
+	if !(p.Cell > 0) || math.IsInf(p.Cell, 0) {
+		bad["cell"] = fmt.Sprintf("must be a positive number of metres, got %v", p.Cell)
+	} else {
+		for i, a := range p.Area {
+			n := a / p.Cell
+			if !(a > 0) || math.IsInf(a, 0) || math.Abs(n-math.Round(n)) > 1e-9 || n > 10000 {
+				bad["area"] = fmt.Sprintf("%s size %v m must be a positive whole multiple of the %v m cell (at most 10000 cells)", "xy"[i:i+1], a, p.Cell)
+			}
+		}
+	}
+	for i, o := range p.Origin {
+		if math.IsNaN(o) || math.Abs(o) > vehicle.MaxWorldXY {
+			bad["origin"] = fmt.Sprintf("%s %v is not a position within %g m", "xy"[i:i+1], o, float64(vehicle.MaxWorldXY))
+		}
+	}
+	if _, ok := bad["area"]; !ok && bad["cell"] == "" {
+		g := p.grid()
+		for i, o := range p.Obstacles {
+			if c := (plan.Cell{Col: o[0], Row: o[1]}); c.Col < 0 || c.Row < 0 || c.Col >= g.Cols || c.Row >= g.Rows {
+				bad[fmt.Sprintf("obstacles[%d]", i)] = fmt.Sprintf("cell %v is outside the %dx%d grid", o, g.Cols, g.Rows)
+			}
+		}
+		if err := g.Validate(plan.Cell{Col: p.Start[0], Row: p.Start[1]}); err != nil {
+			bad["start"] = err.Error()
+		}
+	}
+	if !(p.Altitude > 0) || p.Altitude > vehicle.MaxWorldZ {
+		bad["altitude"] = fmt.Sprintf("must be > 0 m, got %v", p.Altitude)
+	}
+	switch p.Planner {
+	case "turn-aware", "dls":
+	default:
+		bad["planner"] = fmt.Sprintf("must be turn-aware or dls, got %q", p.Planner)
+	}
+	if p.Restarts < 1 || p.Restarts > 10000 {
+		bad["restarts"] = fmt.Sprintf("must be 1..10000, got %d", p.Restarts)
+	}
+	if p.Depth < 0 {
+		bad["depth"] = fmt.Sprintf("must be >= 0, got %d", p.Depth)
+	}
+	if p.Speed < 0 || p.Speed > vehicle.MaxCommandSpeed {
+		bad["speed"] = fmt.Sprintf("must be 0..%g m/s, got %v", float64(vehicle.MaxCommandSpeed), p.Speed)
+	}
+	if !(p.Accept > 0) {
+		bad["accept"] = fmt.Sprintf("must be > 0, got %v", p.Accept)
+	}
+	positive(bad, "period", p.Period)
+	checkFinal(bad, p.Final)
+	return bad
+}
+
+// grid returns the area as a plan.Grid.
+func (p *CoverageParams) grid() *plan.Grid {
+	g := &plan.Grid{Cols: int(math.Round(p.Area[0] / p.Cell)), Rows: int(math.Round(p.Area[1] / p.Cell)),
+		Size: p.Cell, Blocked: map[plan.Cell]bool{}}
+	for _, o := range p.Obstacles {
+		g.Blocked[plan.Cell{Col: o[0], Row: o[1]}] = true
+	}
+	return g
+}
+
+// Plan computes the coverage plan the parameters describe.
+func (p *CoverageParams) Plan() (plan.Plan, error) {
+	g, start := p.grid(), plan.Cell{Col: p.Start[0], Row: p.Start[1]}
+	if p.Planner == "dls" {
+		return plan.DLS(g, start, p.Depth)
+	}
+	return plan.TurnAware(g, start, p.PlanSeed, p.Restarts)
+}
+
+// Coverage plans a coverage path over a grid area (SPEC.md D (4)) and
+// flies it: it goes to the start cell's centre, then through the plan's
+// cells, stopping only where the path turns (cells in a straight line are
+// flown over in one leg), facing the direction of travel. It reports the
+// plan's figures and the flight's: distance, flight time, average speed,
+// the physics model's energy, the planning model's energy of the path
+// actually flown, and the cells flown over.
+type Coverage struct {
+	p    *CoverageParams
+	g    *plan.Grid
+	plan plan.Plan
+	legs []geom.Vec3 // turn points, the start cell first
+	idx  int
+	// The flight, from arrival over the start cell to the last point.
+	// track holds the positions where turn points were reached.
+	started, done  bool
+	t0, t1         sim.Time
+	e0, d0, e1, d1 float64
+	track          trackTurns
+	seen           []bool // cells flown over, row-major
+	over           int
+}
+
+// coverageSpec is the coverage behaviour type (see Builtins).
+var coverageSpec = Spec{
+	Name: "coverage",
+	Doc: "Energy-aware coverage (SPEC.md D (4)): plans a path over the free cells of a grid `area` (`cell` m squares from `origin`, " +
+		"`obstacles` as [col, row]) from `start`, with the `turn-aware` planner (least 0.1164 J/m + 0.0173 J/deg; 2-opt and Or-opt local search " +
+		"from `restarts` seeded restarts) or `dls` (depth-limited search with backtracking), and flies it at `altitude` and `speed`; reports " +
+		"the planned and flown distance, turns, energy, flight time and average speed.",
+	Vehicle: true,
+	Params: func() Params {
+		return &CoverageParams{Cell: 10, Altitude: 10, Planner: "turn-aware", Restarts: 20, PlanSeed: 1,
+			Speed: 5, Accept: 0.5, Period: 20 * sim.Millisecond, Final: "land"}
+	},
+	New: func(p Params) Behavior { return &Coverage{p: p.(*CoverageParams)} },
+}
+
+// Start plans the path and heads for the start cell.
+func (c *Coverage) Start(ctx *Context) error {
+	pl, err := c.p.Plan()
+	if err != nil {
+		return fmt.Errorf("coverage plan: %w", err)
+	}
+	c.plan, c.g = pl, c.p.grid()
+	c.seen = make([]bool, c.g.Cols*c.g.Rows)
+	c.legs = c.legs[:0]
+	for i, cell := range pl.Path {
+		// Keep a cell where the path turns, or ends.
+		if i > 0 && i < len(pl.Path)-1 {
+			a, b := pl.Path[i-1], pl.Path[i+1]
+			d1 := plan.Cell{Col: cell.Col - a.Col, Row: cell.Row - a.Row}
+			d2 := plan.Cell{Col: b.Col - cell.Col, Row: b.Row - cell.Row}
+			if d1.Col*d2.Row == d1.Row*d2.Col && d1.Col*d2.Col+d1.Row*d2.Row > 0 {
+				continue // straight on
+			}
+		}
+		c.legs = append(c.legs, c.centre(cell))
+	}
+	ctx.Event("coverage_plan", fmt.Sprintf("%s: %d cells, %.1f m, %d turns, %.1f J", c.p.Planner, pl.Covered, pl.Distance, pl.Turns, pl.Energy))
+	c.send(ctx)
+	return nil
+}
+
+func (c *Coverage) centre(cell plan.Cell) geom.Vec3 {
+	return geom.Vec3{X: c.p.Origin[0] + (float64(cell.Col)+0.5)*c.p.Cell, Y: c.p.Origin[1] + (float64(cell.Row)+0.5)*c.p.Cell, Z: c.p.Altitude}
+}
+
+// Schedule returns the check period.
+func (c *Coverage) Schedule() (sim.Duration, sim.Duration) { return c.p.Period, 0 }
+
+func (c *Coverage) send(ctx *Context) {
+	to := c.legs[c.idx]
+	d := to.Sub(ctx.Telemetry().Pos)
+	yaw := nan
+	if d.NormXY() > c.p.Accept {
+		yaw = math.Atan2(d.Y, d.X)
+	}
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: to, Speed: c.p.Speed, Yaw: yaw})
+}
+
+// Step follows the flight and moves to the next turn point on arrival.
+func (c *Coverage) Step(ctx *Context) {
+	if c.done {
+		return
+	}
+	tel := ctx.Telemetry()
+	if c.started {
+		col := int(math.Floor((tel.Pos.X - c.p.Origin[0]) / c.p.Cell))
+		row := int(math.Floor((tel.Pos.Y - c.p.Origin[1]) / c.p.Cell))
+		if col >= 0 && row >= 0 && col < c.g.Cols && row < c.g.Rows && !c.seen[row*c.g.Cols+col] {
+			c.seen[row*c.g.Cols+col] = true
+			c.over++
+		}
+	}
+	if tel.Pos.Dist(c.legs[c.idx]) > c.p.Accept {
+		return
+	}
+	if !c.started {
+		c.started, c.t0, c.e0, c.d0 = true, ctx.Now(), tel.Energy, tel.Distance
+		ctx.Event("coverage_start", "")
+	}
+	c.track.add(tel.Pos)
+	c.idx++
+	if c.idx == len(c.legs) {
+		c.done, c.t1, c.e1, c.d1 = true, ctx.Now(), tel.Energy, tel.Distance
+		ctx.Event("coverage_done", fmt.Sprintf("%.1f s", sim.Duration(c.t1-c.t0).Seconds()))
+		if cmd, ok := finalCommand(c.p.Final); ok {
+			ctx.Command(cmd)
+		}
+		return
+	}
+	c.send(ctx)
+}
+
+// Finish reports the plan and the flight (the flight's figures only when
+// the vehicle finished the plan).
+func (c *Coverage) Finish(ctx *Context) map[string]any {
+	pl := c.plan
+	path := make([][2]int, len(pl.Path))
+	for i, cell := range pl.Path {
+		path[i] = [2]int{cell.Col, cell.Row}
+	}
+	out := map[string]any{
+		"planner": c.p.Planner,
+		"grid":    map[string]any{"cols": c.g.Cols, "rows": c.g.Rows, "cell_m": c.p.Cell, "origin": c.p.Origin, "obstacles": c.p.Obstacles},
+		"planned": map[string]any{"cells": pl.Covered, "free_cells": len(c.g.Free()), "crossings": pl.Crossings, "distance_m": round3(pl.Distance),
+			"turns": pl.Turns, "turn_deg": round3(pl.TurnDeg), "energy_j": round3(pl.Energy), "path": path},
+		"complete": c.done,
+	}
+	if c.done {
+		secs := sim.Duration(c.t1 - c.t0).Seconds()
+		dist := c.d1 - c.d0
+		out["flown"] = map[string]any{"distance_m": round3(dist), "time_s": round3(secs), "avg_speed_mps": round3(dist / max(secs, 1e-9)),
+			"energy_j": round3(c.e1 - c.e0), "turn_deg": round3(c.track.deg),
+			"planning_energy_j": round3(plan.JoulesPerMetre*dist + plan.JoulesPerDegree*c.track.deg), "cells_flown_over": c.over}
+	}
+	return out
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// trackTurns sums the heading changes of the path flown through the turn
+// points: the legs between the positions where the vehicle reached
+// consecutive turn points (so the figure compares with the plan's turns,
+// and position noise along a leg counts nothing).
+type trackTurns struct {
+	last    geom.Vec3
+	heading float64
+	have    bool // last is set
+	hasHead bool // heading is set
+	deg     float64
+}
+
+func (t *trackTurns) add(p geom.Vec3) {
+	if !t.have {
+		t.last, t.have = p, true
+		return
+	}
+	dx, dy := p.X-t.last.X, p.Y-t.last.Y
+	if dx*dx+dy*dy < 1e-6 {
+		return
+	}
+	h := math.Atan2(dy, dx)
+	if t.hasHead {
+		t.deg += math.Abs(geom.WrapAngle(h-t.heading)) * 180 / math.Pi
+	}
+	t.heading, t.hasHead, t.last = h, true, p
+}

@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"skyloop/engine"
+	"skyloop/scenario"
+	"skyloop/scenarios"
+)
+
+// TestCoverageSurvey flies SPEC.md D (4)'s survey with both planners: each
+// plan covers the 112 free cells without crossing an obstacle, the
+// multirotor flies over exactly those cells and into no building, the
+// planning model's energy of the path flown agrees with the plan within
+// 1% (the vehicle cuts corners inside its arrival radius), the turn-aware
+// plan costs less than DLS's both in the planning model and in the physics
+// model, and the same seed gives a byte-identical summary.
+func TestCoverageSurvey(t *testing.T) {
+	text, ok := scenarios.Lookup("coverage/survey")
+	if !ok {
+		t.Fatal("coverage/survey is not embedded")
+	}
+	base := t.TempDir()
+	physics := map[string]float64{}
+	planned := map[string]float64{}
+	for _, planner := range []string{"turn-aware", "dls"} {
+		yaml := strings.Replace(string(text), "planner: turn-aware", "planner: "+planner, 1)
+		dir := filepath.Join(base, planner)
+		s := runYAML(t, yaml, engine.Options{Registry: registry}, dir).Summary
+		c, ok := s.Agents["uav-0"]["coverage"].(map[string]any)
+		if !ok {
+			t.Fatalf("%s: no coverage result in %v", planner, s.Agents)
+		}
+		pl := c["planned"].(map[string]any)
+		fl, ok := c["flown"].(map[string]any)
+		if !ok {
+			t.Fatalf("%s: the flight did not finish: %v", planner, c)
+		}
+		t.Logf("%s: planned %v", planner, pl["energy_j"])
+		t.Logf("%s: flown %v", planner, fl)
+		if pl["cells"] != 112 || pl["free_cells"] != 112 || pl["crossings"] != 0 {
+			t.Errorf("%s: plan covers %v of %v cells with %v obstacle crossings", planner, pl["cells"], pl["free_cells"], pl["crossings"])
+		}
+		if fl["cells_flown_over"] != 112 {
+			t.Errorf("%s: flew over %v cells, want the 112 free ones", planner, fl["cells_flown_over"])
+		}
+		if s.ObstacleHits != 0 {
+			t.Errorf("%s: %d flights into obstacles", planner, s.ObstacleHits)
+		}
+		pe, fe := pl["energy_j"].(float64), fl["planning_energy_j"].(float64)
+		if math.Abs(fe-pe) > 0.01*pe {
+			t.Errorf("%s: planned %.2f J, flown path %.2f J by the planning model: more than 1%% apart", planner, pe, fe)
+		}
+		if d, pd := fl["distance_m"].(float64), pl["distance_m"].(float64); math.Abs(d-pd) > 0.01*pd {
+			t.Errorf("%s: planned %.1f m, flew %.1f m", planner, pd, d)
+		}
+		planned[planner], physics[planner] = pe, fl["energy_j"].(float64)
+	}
+	if planned["turn-aware"] >= planned["dls"] || physics["turn-aware"] >= physics["dls"] {
+		t.Errorf("turn-aware %.1f J planned, %.0f J flown; DLS %.1f J, %.0f J: the turn-aware plan should cost less",
+			planned["turn-aware"], physics["turn-aware"], planned["dls"], physics["dls"])
+	}
+	again := filepath.Join(base, "again")
+	runYAML(t, string(text), engine.Options{Registry: registry}, again)
+	a, _ := os.ReadFile(filepath.Join(base, "turn-aware", "summary.json"))
+	b, _ := os.ReadFile(filepath.Join(again, "summary.json"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the same seed gave another summary.json")
+	}
+}
+
+// TestCoverageBadInput: a bad area, an obstacle outside the grid and a
+// start on an obstacle are reported with their field paths.
+func TestCoverageBadInput(t *testing.T) {
+	text, _ := scenarios.Lookup("coverage/survey")
+	for _, c := range []struct{ from, to, want string }{
+		{"area: [150, 80]", "area: [155, 80]", "behaviors[0].area: x size 155 m must be a positive whole multiple of the 10 m cell"},
+		{"[7, 7]]", "[7, 9]]", "behaviors[0].obstacles[7]: cell [7 9] is outside the 15x8 grid"},
+		{"start: [0, 0]", "start: [4, 2]", "behaviors[0].start: start cell {4 2} is an obstacle"},
+		{"planner: turn-aware", "planner: tsp", `behaviors[0].planner: must be turn-aware or dls, got "tsp"`},
+	} {
+		yaml := strings.Replace(string(text), c.from, c.to, 1)
+		sc, err := scenario.Parse("survey.yaml", []byte(yaml))
+		if err == nil {
+			_, err = engine.Build(sc, engine.Options{Registry: registry})
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.to, err, c.want)
+		}
+	}
+}
