@@ -24,8 +24,9 @@ func Lookup(name string) ([]byte, bool) {
 func Names() []string { return list(".", "") }
 
 // collections are the directories of built-in experiments: SPEC.md C's
-// platoon study and SPEC.md D's network experiments.
-var collections = []string{"netbots", "ubanc"}
+// platoon study, SPEC.md D's network experiments and its coverage
+// planning experiment.
+var collections = []string{"netbots", "ubanc", "coverage"}
 
 // Collections lists the directories of built-in experiments; each name
 // runs all of its experiments (skyloop sweep ubanc).

@@ -32,6 +32,8 @@ func analyse(dir string, e *Experiment, preps []prepared, seeds int) error {
 		return nodeToNode(dir, e, runs)
 	case EndToEnd:
 		return endToEnd(dir, e, runs)
+	case Coverage:
+		return coverage(dir, e, runs)
 	}
 	return nil
 }

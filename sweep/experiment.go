@@ -71,7 +71,10 @@ type Analysis struct {
 	// Type is node-to-node (a sender on the stations behaviour sends to a
 	// fixed receiver: packets received per station vs distance and RSS;
 	// node2node.csv) or end-to-end (data relayed from one node to another:
-	// data rates and routing overhead per node, delay CDF; end2end.csv).
+	// data rates and routing overhead per node, delay CDF; end2end.csv) or
+	// coverage (vehicles on the coverage behaviour: plan and flight figures
+	// per run, coverage.csv, and the plans over the grid,
+	// figures/coverage_paths.png).
 	Type string `yaml:"type" json:"type"`
 	// Lines and Panels are paths in the runs' config.json (flattened as in
 	// summary.csv, e.g. network.params.mode): the figures draw one line
@@ -85,6 +88,7 @@ type Analysis struct {
 const (
 	NodeToNode = "node-to-node"
 	EndToEnd   = "end-to-end"
+	Coverage   = "coverage"
 )
 
 // Option adjusts how an experiment file is read.
@@ -209,8 +213,8 @@ func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Re
 	}
 	e := &Experiment{Name: f.Experiment, Description: f.Description, Seeds: f.Seeds, Source: data, File: name, reg: reg,
 		Analysis: f.Analysis, Backend: o.backend}
-	if a := f.Analysis; a != nil && a.Type != NodeToNode && a.Type != EndToEnd {
-		doc.Errorf(at("analysis"), "analysis.type", "must be %s or %s, got %q", NodeToNode, EndToEnd, a.Type)
+	if a := f.Analysis; a != nil && a.Type != NodeToNode && a.Type != EndToEnd && a.Type != Coverage {
+		doc.Errorf(at("analysis"), "analysis.type", "must be %s, %s or %s, got %q", NodeToNode, EndToEnd, Coverage, a.Type)
 	}
 	if e.Name == "" {
 		e.Name = strings.TrimSuffix(name, filepath.Ext(name))

@@ -34,8 +34,10 @@ run (reference: {network: {backend: ideal, epoch: 10ms}, ...}). Paths are
 dotted field names with list elements by index or name:
 vehicles[robot].behaviors[beacon].policy. EXPERIMENT is a file, a built-in
 experiment such as netbots/delay, or a collection: "netbots" (SPEC.md C's
-robot platoon study, scenarios/netbots/) or "ubanc" (SPEC.md D's network
-experiments, scenarios/ubanc/) for all of its experiments. --backend runs
+robot platoon study, scenarios/netbots/), "ubanc" (SPEC.md D's network
+experiments, scenarios/ubanc/) or "coverage" (SPEC.md D's coverage planning:
+turn-aware vs DLS on the 8 x 15 grid, scenarios/coverage/) for all of its
+experiments. --backend runs
 every variant on another network backend (e.g. ns3 for the ubanc ones,
 which use the native wifi model); its results go to OUT/<experiment>-<backend>/.
 
@@ -54,7 +56,8 @@ byte-identical files. Print the tables with skyloop summarize.`,
 		Example: `  skyloop sweep netbots/baseline
   skyloop sweep scenarios/netbots/delay.yaml --seeds 2 --duration 20s
   skyloop sweep netbots && skyloop summarize runs
-  skyloop sweep ubanc && skyloop sweep ubanc --backend ns3`,
+  skyloop sweep ubanc && skyloop sweep ubanc --backend ns3
+  skyloop sweep coverage   # then read runs/coverage/coverage.md and figures/coverage_paths.png`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return badInput("sweep needs at least one experiment (a file, a built-in name such as netbots/delay, or a collection: %s); built-in: %s",
