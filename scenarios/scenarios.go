@@ -54,6 +54,18 @@ func CollectionExperiments(dir string) []string {
 	return out
 }
 
+// CollectionScenarios lists the embedded scenarios (not experiments) of
+// one collection, such as "coverage/survey".
+func CollectionScenarios(dir string) []string {
+	var out []string
+	for _, n := range list(dir, dir+"/") {
+		if b, ok := Lookup(n); ok && !isExperiment(b) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // isExperiment reports whether a file is an experiment: it has a
 // top-level scenario key.
 func isExperiment(b []byte) bool {

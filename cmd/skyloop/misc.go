@@ -92,19 +92,31 @@ func newVersionCmd() *cobra.Command {
 func newScenariosCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "scenarios",
-		Short: "List the built-in scenarios (run one with: skyloop run NAME)",
+		Short: "List the built-in scenarios (run one with: skyloop run NAME) and experiments (skyloop sweep NAME)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, n := range scenarios.Names() {
-				b, _ := scenarios.Lookup(n)
-				desc := ""
-				for _, line := range strings.Split(string(b), "\n") {
-					if strings.HasPrefix(line, "description:") {
-						desc = strings.TrimSpace(strings.TrimPrefix(line, "description:"))
+			w := cmd.OutOrStdout()
+			describe := func(names []string) {
+				for _, n := range names {
+					b, _ := scenarios.Lookup(n)
+					desc := ""
+					for _, line := range strings.Split(string(b), "\n") {
+						if strings.HasPrefix(line, "description:") {
+							desc = strings.TrimSpace(strings.TrimPrefix(line, "description:"))
+						}
 					}
+					fmt.Fprintf(w, "%-22s %s\n", n, desc)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%-20s %s\n", n, desc)
 			}
+			describe(scenarios.Names())
+			var inColl []string
+			for _, c := range scenarios.Collections() {
+				inColl = append(inColl, scenarios.CollectionScenarios(c)...)
+			}
+			fmt.Fprintf(w, "\nThe experiments' base scenarios (skyloop run DIR/NAME):\n")
+			describe(inColl)
+			fmt.Fprintf(w, "\nExperiments (skyloop sweep NAME, or a whole collection: %s):\n", strings.Join(scenarios.Collections(), ", "))
+			describe(scenarios.Experiments())
 			return nil
 		},
 	}
