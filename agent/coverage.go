@@ -119,6 +119,34 @@ func (p *CoverageParams) Plan() (plan.Plan, error) {
 	return plan.TurnAware(g, start, p.PlanSeed, p.Restarts)
 }
 
+// DefaultCoverageParams returns the coverage defaults: 10 m cells at 10 m
+// altitude, the turn-aware planner with 20 restarts, 5 m/s, land at the
+// end. The area is empty: a scenario must give it.
+func DefaultCoverageParams() CoverageParams {
+	return CoverageParams{Cell: 10, Altitude: 10, Planner: "turn-aware", Restarts: 20, PlanSeed: 1,
+		Speed: 5, Accept: 0.5, Period: 20 * sim.Millisecond, Final: "land"}
+}
+
+// TurnPoints returns the points a vehicle flies through to follow pl at
+// the parameters' altitude: the centres of the cells where the path turns
+// or ends, the start cell first (cells in a straight line between them
+// are flown over).
+func (p *CoverageParams) TurnPoints(pl plan.Plan) []geom.Vec3 {
+	var out []geom.Vec3
+	for i, cell := range pl.Path {
+		if i > 0 && i < len(pl.Path)-1 {
+			a, b := pl.Path[i-1], pl.Path[i+1]
+			d1 := plan.Cell{Col: cell.Col - a.Col, Row: cell.Row - a.Row}
+			d2 := plan.Cell{Col: b.Col - cell.Col, Row: b.Row - cell.Row}
+			if d1.Col*d2.Row == d1.Row*d2.Col && d1.Col*d2.Col+d1.Row*d2.Row > 0 {
+				continue // straight on
+			}
+		}
+		out = append(out, geom.Vec3{X: p.Origin[0] + (float64(cell.Col)+0.5)*p.Cell, Y: p.Origin[1] + (float64(cell.Row)+0.5)*p.Cell, Z: p.Altitude})
+	}
+	return out
+}
+
 // Coverage plans a coverage path over a grid area (SPEC.md D (4)) and
 // flies it: it goes to the start cell's centre, then through the plan's
 // cells, stopping only where the path turns (cells in a straight line are
@@ -151,8 +179,8 @@ var coverageSpec = Spec{
 		"the planned and flown distance, turns, energy, flight time and average speed.",
 	Vehicle: true,
 	Params: func() Params {
-		return &CoverageParams{Cell: 10, Altitude: 10, Planner: "turn-aware", Restarts: 20, PlanSeed: 1,
-			Speed: 5, Accept: 0.5, Period: 20 * sim.Millisecond, Final: "land"}
+		p := DefaultCoverageParams()
+		return &p
 	},
 	New: func(p Params) Behavior { return &Coverage{p: p.(*CoverageParams)} },
 }
@@ -165,26 +193,10 @@ func (c *Coverage) Start(ctx *Context) error {
 	}
 	c.plan, c.g = pl, c.p.grid()
 	c.seen = make([]bool, c.g.Cols*c.g.Rows)
-	c.legs = c.legs[:0]
-	for i, cell := range pl.Path {
-		// Keep a cell where the path turns, or ends.
-		if i > 0 && i < len(pl.Path)-1 {
-			a, b := pl.Path[i-1], pl.Path[i+1]
-			d1 := plan.Cell{Col: cell.Col - a.Col, Row: cell.Row - a.Row}
-			d2 := plan.Cell{Col: b.Col - cell.Col, Row: b.Row - cell.Row}
-			if d1.Col*d2.Row == d1.Row*d2.Col && d1.Col*d2.Col+d1.Row*d2.Row > 0 {
-				continue // straight on
-			}
-		}
-		c.legs = append(c.legs, c.centre(cell))
-	}
+	c.legs = c.p.TurnPoints(pl)
 	ctx.Event("coverage_plan", fmt.Sprintf("%s: %d cells, %.1f m, %d turns, %.1f J", c.p.Planner, pl.Covered, pl.Distance, pl.Turns, pl.Energy))
 	c.send(ctx)
 	return nil
-}
-
-func (c *Coverage) centre(cell plan.Cell) geom.Vec3 {
-	return geom.Vec3{X: c.p.Origin[0] + (float64(cell.Col)+0.5)*c.p.Cell, Y: c.p.Origin[1] + (float64(cell.Row)+0.5)*c.p.Cell, Z: c.p.Altitude}
 }
 
 // Schedule returns the check period.

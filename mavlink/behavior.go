@@ -606,12 +606,12 @@ var GCSSpec = agent.Spec{
 	Name: "mavlink_gcs",
 	Doc: "A scripted MAVLink ground station (system id `system_id`) on a fixed node: from `start`, for each vehicle of `group` " +
 		"(or the group indices in `vehicles`) it connects (heartbeats until it hears a position), writes `params`, uploads `mission` " +
-		"(items relative to each vehicle's home), arms and starts the mission, then waits until the vehicle has landed and disarmed. " +
+		"(items relative to each vehicle's home; or, with a `coverage` area, the coverage behaviour's plan as takeoff, waypoints at the turn points and `final`), arms and starts the mission, then waits until the vehicle has landed and disarmed. " +
 		"Every command and mission transfer is resent after `retry` until acknowledged, so it completes over lossy links.",
 	Fixed:   true,
 	Vehicle: true,
 	Params: func() agent.Params {
-		return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second}
+		return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second, Coverage: agent.DefaultCoverageParams()}
 	},
 	New: func(p agent.Params) agent.Behavior { return &GCSBehavior{p: p.(*GCSParams)} },
 }

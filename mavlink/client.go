@@ -73,6 +73,9 @@ type Item struct {
 	// Here leaves the position out: the item applies where the vehicle
 	// is when it starts (landing or loitering in place).
 	Here bool
+	// Absolute makes Offset's x and y a position in the scenario's frame
+	// rather than an offset from home (z stays above home).
+	Absolute bool
 }
 
 // OpResult is how one operation went.
@@ -242,6 +245,9 @@ func (c *Client) begin(op *Op) {
 			lastX, lastY, lastZ := deg7(g.Lat), deg7(g.Lon), float32(0)
 			for _, it := range op.Items {
 				p := home.Add(geom.V(it.Offset.X, it.Offset.Y, 0))
+				if it.Absolute {
+					p = geom.V(it.Offset.X, it.Offset.Y, home.Z)
+				}
 				g := c.origin.ToGeodetic(p)
 				mi := common.MessageMissionItemInt{Frame: common.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT, Command: it.Cmd,
 					Autocontinue: 1, X: deg7(g.Lat), Y: deg7(g.Lon), Z: float32(it.Offset.Z), Param4: float32(math.NaN())}

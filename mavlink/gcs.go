@@ -12,6 +12,7 @@ import (
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
+	"skyloop/plan"
 	"skyloop/sim"
 )
 
@@ -59,7 +60,15 @@ type GCSParams struct {
 	Period   sim.Duration       `yaml:"period" json:"period"` // how often the station runs
 	Params   map[string]float64 `yaml:"params" json:"params"` // parameters written before the mission
 	Mission  []MissionItem      `yaml:"mission" json:"mission"`
+	// Coverage, when its area is set (instead of a mission), plans a
+	// coverage path as the coverage behaviour does and flies it as the
+	// mission: takeoff to its altitude above home, a waypoint at every
+	// turn point, then its final action.
+	Coverage agent.CoverageParams `yaml:"coverage" json:"coverage"`
 }
+
+// covers reports whether the station flies a coverage plan.
+func (p *GCSParams) covers() bool { return p.Coverage.Area != [2]float64{} }
 
 // Validate checks the parameters.
 func (p *GCSParams) Validate() fields.Errors {
@@ -86,8 +95,15 @@ func (p *GCSParams) Validate() fields.Errors {
 			bad["params."+name] = fmt.Sprintf("must be a number, got %v", v)
 		}
 	}
-	if len(p.Mission) == 0 {
-		bad["mission"] = "needs at least one item"
+	switch {
+	case p.covers() && len(p.Mission) > 0:
+		bad["mission"] = "give a mission or a coverage area, not both"
+	case p.covers():
+		for k, v := range p.Coverage.Validate() {
+			bad["coverage."+k] = v
+		}
+	case len(p.Mission) == 0:
+		bad["mission"] = "needs at least one item, or a coverage area (coverage: {area: ...})"
 	}
 	for i, it := range p.Mission {
 		path := fmt.Sprintf("mission[%d]", i)
@@ -158,6 +174,7 @@ type GCSBehavior struct {
 	clients []*Client
 	nodes   []netsim.NodeID
 	bySys   map[uint8]int
+	plan    *plan.Plan // the coverage plan flown, if any
 }
 
 // Clients returns the per-vehicle clients (after Start).
@@ -210,6 +227,15 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 	for i := range g.p.Mission {
 		items = append(items, g.p.Mission[i].item())
 	}
+	last := ""
+	if len(g.p.Mission) > 0 {
+		last = g.p.Mission[len(g.p.Mission)-1].Cmd
+	}
+	if g.p.covers() {
+		if items, last, err = g.coverageMission(ctx); err != nil {
+			return err
+		}
+	}
 	names := make([]string, 0, len(g.p.Params))
 	for n := range g.p.Params {
 		names = append(names, n)
@@ -225,7 +251,6 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 		}
 		c.Add(Op{Kind: OpUpload, Name: "upload", Items: items})
 		c.Add(startMission(items)...)
-		last := g.p.Mission[len(g.p.Mission)-1].Cmd
 		if last == "land" || last == "rtl" {
 			c.Add(Op{Kind: OpWaitLanded, Name: "landed"})
 		}
@@ -234,6 +259,29 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 		g.nodes = append(g.nodes, id)
 	}
 	return nil
+}
+
+// coverageMission plans the coverage path and returns it as mission items
+// and the mission's last command.
+func (g *GCSBehavior) coverageMission(ctx *agent.Context) ([]Item, string, error) {
+	cp := &g.p.Coverage
+	pl, err := cp.Plan()
+	if err != nil {
+		return nil, "", fmt.Errorf("coverage plan: %w", err)
+	}
+	g.plan = &pl
+	items := []Item{{Cmd: common.MAV_CMD_NAV_TAKEOFF, Offset: geom.V(0, 0, cp.Altitude)}}
+	for _, p := range cp.TurnPoints(pl) {
+		items = append(items, Item{Cmd: common.MAV_CMD_NAV_WAYPOINT, Offset: p, Absolute: true})
+	}
+	last := "waypoint"
+	if cp.Final == "land" || cp.Final == "rtl" {
+		last = cp.Final
+		items = append(items, Item{Cmd: itemCmds[last], Here: true})
+	}
+	ctx.Event("coverage_plan", fmt.Sprintf("%s: %d cells, %.1f m, %d turns, %.1f J, %d mission items",
+		cp.Planner, pl.Covered, pl.Distance, pl.Turns, pl.Energy, len(items)))
+	return items, last, nil
 }
 
 // Schedule implements agent.Behavior.
@@ -262,6 +310,10 @@ func (g *GCSBehavior) Receive(ctx *agent.Context, m *agent.Message) {
 // finished and how many sends it took.
 func (g *GCSBehavior) Finish(ctx *agent.Context) map[string]any {
 	out := map[string]any{"bad_frames": g.dec.Bad, "skipped_frames": g.dec.Skipped}
+	if pl := g.plan; pl != nil {
+		out["coverage_plan"] = map[string]any{"planner": g.p.Coverage.Planner, "cells": pl.Covered, "crossings": pl.Crossings,
+			"distance_m": pl.Distance, "turns": pl.Turns, "turn_deg": pl.TurnDeg, "energy_j": pl.Energy}
+	}
 	for i, c := range g.clients {
 		r := results(c)
 		// The mission runs from MISSION_START (PX4) or AUTO (ArduPilot).

@@ -2,12 +2,16 @@ package mavlink_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"skyloop/components"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -220,4 +224,80 @@ func TestCommandsOverLossyNetwork(t *testing.T) {
 	}
 	t.Logf("upload+arm+start done after %.3f s at 0%% loss, %.3f s at 30%% (%v and %v sends); mission done after %.1f s and %.1f s",
 		done[0], done[1], sends[0], sends[1], mission[0], mission[1])
+}
+
+const coverageMission = `
+name: mavlink-coverage
+seed: 1
+duration: 200s
+tick: 1ms
+vehicles:
+  - name: drone
+    kind: multirotor
+    count: 1
+    spawn: {layout: explicit, positions: [[5, 5, 0]]}
+    behaviors:
+      - type: mavlink
+        gcs: [gcs]
+nodes:
+  - name: gcs
+    position: [0, -5, 1]
+    behaviors:
+      - type: mavlink_gcs
+        start: 1s
+        coverage:
+          area: [40, 30]
+          cell: 10
+          obstacles: [[1, 1], [2, 1]]
+          altitude: 8
+outputs: {sample_period: 100ms}
+network:
+  backend: impair
+  latency: 5ms
+  loss: 0.1
+`
+
+// TestCoverageAsMission: a ground station plans a coverage path and flies
+// it as a MAVLink mission over a lossy network: the upload completes, the
+// vehicle lands, and its track passed over the centre of every free cell
+// (within 2 m) and over no obstacle cell.
+func TestCoverageAsMission(t *testing.T) {
+	dir := t.TempDir()
+	sum := runScenario(t, "mavlink-coverage", []byte(coverageMission), dir)
+	g := agentData(t, sum)["gcs"]["mavlink_gcs"]
+	r := g["drone-0"].(map[string]any)
+	if r["complete"] != true || r["mission_done_s"] == nil {
+		t.Fatalf("the mission did not complete: %v", r)
+	}
+	pl := g["coverage_plan"].(map[string]any)
+	t.Logf("plan %v; mission done after %.1f s", pl, r["mission_done_s"])
+	if pl["cells"] != 10.0 || pl["crossings"] != 0.0 {
+		t.Fatalf("plan %v: want the 10 free cells and no crossings", pl)
+	}
+	f, err := os.Open(filepath.Join(dir, "vehicles.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, iy, iz := slices.Index(rows[0], "x"), slices.Index(rows[0], "y"), slices.Index(rows[0], "z")
+	near := map[[2]int]bool{}
+	for _, row := range rows[1:] {
+		x, _ := strconv.ParseFloat(row[ix], 64)
+		y, _ := strconv.ParseFloat(row[iy], 64)
+		z, _ := strconv.ParseFloat(row[iz], 64)
+		col, rw := int(math.Floor(x/10)), int(math.Floor(y/10))
+		if z > 4 && (col == 1 || col == 2) && rw == 1 {
+			t.Fatalf("flew over obstacle cell %d,%d at %.1f, %.1f, %.1f", col, rw, x, y, z)
+		}
+		if math.Hypot(x-(float64(col)*10+5), y-(float64(rw)*10+5)) < 2 && z > 4 {
+			near[[2]int{col, rw}] = true
+		}
+	}
+	if len(near) != 10 {
+		t.Fatalf("passed over the centres of %d cells: %v; want the 10 free ones", len(near), near)
+	}
 }
