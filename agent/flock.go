@@ -88,7 +88,7 @@ var flockSpec = Spec{
 		"plus the migration velocity `migrate` and an altitude band (`altitude` +- `altitude_band` m, `altitude_gain`); speed capped at `max_speed`. Needs a beacon (format 3d) on the same vehicles.",
 	Vehicle: true,
 	Params: func() Params {
-		return &FlockParams{Radius: 15, Spacing: 5, Separation: 1.5, Alignment: 0.5, Cohesion: 0.3, Migrate: geom.V(2, 0, 0),
+		return &FlockParams{Radius: 15, Spacing: 5, Separation: 4, Alignment: 0.5, Cohesion: 0.1, Migrate: geom.V(2, 0, 0),
 			MaxSpeed: 6, Altitude: 10, AltBand: 1, AltGain: 1, Extrapolate: true, Period: 50 * sim.Millisecond}
 	},
 	New: func(p Params) Behavior { return &Flock{p: p.(*FlockParams)} },
