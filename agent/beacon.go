@@ -22,6 +22,7 @@ type BeaconParams struct {
 	TurnThresh float64      `yaml:"turn_threshold" json:"turn_threshold"` // event policy: or turning this much (deg)
 	Heartbeat  sim.Duration `yaml:"heartbeat" json:"heartbeat"`           // event policy: or after this long without sending
 	Format     StateFormat  `yaml:"format" json:"format"`                 // planar (56 bytes, SPEC.md C) or 3d (72 bytes)
+	Size       int          `yaml:"size" json:"size"`                     // bytes per update: 0 = the format's own, or more (zero padding)
 	Stale      sim.Duration `yaml:"stale" json:"stale"`                   // beliefs older than this are withheld
 	Port       uint16       `yaml:"port" json:"port"`
 }
@@ -48,6 +49,8 @@ func (p *BeaconParams) Validate() fields.Errors {
 	}
 	if p.Format != Planar && p.Format != Format3D {
 		bad["format"] = fmt.Sprintf("must be planar or 3d, got %v", p.Format)
+	} else if own := p.formatSize(); p.Size != 0 && (p.Size < own || p.Size > maxStateSize) {
+		bad["size"] = fmt.Sprintf("must be 0 (the format's %d bytes) or %d..%d bytes, got %d", own, own, maxStateSize, p.Size)
 	}
 	return bad
 }
@@ -81,7 +84,7 @@ type Beacon struct {
 var beaconSpec = Spec{
 	Name: "beacon",
 	Doc: "Broadcasts the vehicle's state (kind state) periodically or when it moved `move_threshold` m / turned `turn_threshold` deg / after `heartbeat` (policy event), " +
-		"staggered by group index; receives others' updates into the node's beliefs, dropping duplicates and out-of-order updates and withholding beliefs older than `stale`.",
+		"staggered by group index, in `format` planar (56 bytes) or 3d (72 bytes), zero-padded to `size` bytes if set (receivers with the same `size` strip the padding); receives others' updates into the node's beliefs, dropping duplicates and out-of-order updates and withholding beliefs older than `stale`.",
 	Vehicle: true,
 	Params: func() Params {
 		return &BeaconParams{Period: 100 * sim.Millisecond, Stagger: 10 * sim.Millisecond, Policy: Periodic,
@@ -168,11 +171,21 @@ func (b *Beacon) send(ctx *Context, at sim.Time, deferred bool) {
 	}
 }
 
-func (b *Beacon) size() int {
-	if b.p.Format == Planar {
+// maxStateSize bounds a padded state update: one unfragmented UDP
+// datagram on Ethernet-sized links.
+const maxStateSize = 1472
+
+// formatSize returns the byte size of the format's encoding.
+func (p *BeaconParams) formatSize() int {
+	if p.Format == Planar {
 		return PlanarStateSize
 	}
 	return State3DSize
+}
+
+// size returns the bytes of an update on the wire, padding included.
+func (b *Beacon) size() int {
+	return max(b.p.Size, b.p.formatSize())
 }
 
 // content appends update seq generated at tgen, carrying the vehicle's
@@ -190,9 +203,14 @@ func (b *Beacon) content(ctx *Context, seq uint32, tgen sim.Time, buf []byte) []
 			// Signed forward speed: negative when moving backwards.
 			s.V = -s.V
 		}
-		return s.AppendPlanar(buf)
+		buf = s.AppendPlanar(buf)
+	} else {
+		buf = s.Append3D(buf)
 	}
-	return s.Append3D(buf)
+	for len(buf) < b.p.Size {
+		buf = append(buf, 0)
+	}
+	return buf
 }
 
 // Plan hands over the updates of the epoch [now, end): periodic ones at
@@ -227,7 +245,11 @@ func (b *Beacon) Receive(ctx *Context, m *Message) {
 	if m.Kind != netsim.KindState {
 		return
 	}
-	if err := DecodeStateInto(m.Payload, &b.rx); err != nil {
+	pl := m.Payload
+	if own := b.p.formatSize(); b.p.Size > own && len(pl) == b.p.Size {
+		pl = pl[:own] // this beacon's padded updates: the padding carries nothing
+	}
+	if err := DecodeStateInto(pl, &b.rx); err != nil {
 		b.decodeErrs++
 		return
 	}

@@ -34,9 +34,9 @@ type Spec struct {
 	New func(p Params) Behavior
 }
 
-// Builtins returns the behaviour types of this package: waypoints, beacon, platoon, gcs, remote, traffic, stations, orbit, coverage.
+// Builtins returns the behaviour types of this package: waypoints, beacon, platoon, formation, flock, gcs, remote, traffic, stations, orbit, coverage.
 func Builtins() []Spec {
-	return []Spec{waypointsSpec, beaconSpec, platoonSpec, gcsSpec, remoteSpec, trafficSpec, stationsSpec, orbitSpec, coverageSpec}
+	return []Spec{waypointsSpec, beaconSpec, platoonSpec, formationSpec, flockSpec, gcsSpec, remoteSpec, trafficSpec, stationsSpec, orbitSpec, coverageSpec}
 }
 
 // positive adds a message to bad when d is not a positive duration.

@@ -223,7 +223,7 @@ vehicles:
     behaviors:
       - type: flocking
 `,
-		want: []string{`bad.yaml:8: vehicles[0].behaviors[0].type: unknown behaviour "flocking": want one of beacon, extern, gcs, mavlink, mavlink_gcs, mavlink_udp, orbit, platoon, remote, stations, traffic, waypoints`},
+		want: []string{`bad.yaml:8: vehicles[0].behaviors[0].type: unknown behaviour "flocking": want one of beacon, coverage, extern, flock, formation, gcs, mavlink, mavlink_gcs, mavlink_udp, orbit, platoon, remote, stations, traffic, waypoints`},
 	},
 	{
 		name: "behaviour without type",
@@ -268,7 +268,7 @@ vehicles:
       - type: beacon
         perod: 100ms
 `,
-		want: []string{`bad.yaml:9: vehicles[0].behaviors[0].perod: unknown field "perod" (known fields: check, format, heartbeat, move_threshold, period, policy, port, stagger, stale, turn_threshold, type)`},
+		want: []string{`bad.yaml:9: vehicles[0].behaviors[0].perod: unknown field "perod" (known fields: check, format, heartbeat, move_threshold, period, policy, port, size, stagger, stale, turn_threshold, type)`},
 	},
 	{
 		name: "invalid behaviour param value",

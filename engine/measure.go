@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/metrics"
@@ -47,6 +48,30 @@ var measureTypes = map[string]measureSpec{
 		params: func() validator { p := metrics.DefaultPlatoonParams(); return &platoonParams{PlatoonParams: p} },
 		new:    newPlatoonMeasure,
 	},
+	"formation": {
+		params: func() validator {
+			return &formationParams{FormationParams: metrics.DefaultFormationParams(),
+				FormationGeometry: agent.FormationGeometry{Shape: "line", Spacing: 10}}
+		},
+		new: newFormationMeasure,
+	},
+}
+
+// formationParams are the formation measure's parameters: the group, mode
+// and sampling, and the slots (the formation behaviour's geometry; in
+// flock mode only spacing counts).
+type formationParams struct {
+	Name                    string `yaml:"name" json:"name"`
+	metrics.FormationParams `yaml:",inline"`
+	agent.FormationGeometry `yaml:",inline"`
+}
+
+func (p *formationParams) Validate() fields.Errors {
+	bad := p.FormationParams.Validate()
+	for k, v := range p.FormationGeometry.Validate() {
+		bad[k] = v
+	}
+	return bad
 }
 
 // platoonParams are the platoon measure's parameters with its name.
@@ -97,7 +122,10 @@ func (r *Run) buildMeasures() {
 			continue
 		}
 		seen[name] = true
-		if pp, ok := p.(*platoonParams); ok {
+		switch pp := p.(type) {
+		case *platoonParams:
+			pp.Name = name
+		case *formationParams:
 			pp.Name = name
 		}
 		if m := ms.new(r, p, name, path); m != nil {
@@ -224,6 +252,59 @@ func (pm *platoonMeasure) finish(file func(name string) (io.Writer, error)) erro
 	_, err = w.Write(append(b, '\n'))
 	return err
 }
+
+// formationMeasure feeds metrics.Formation with a vehicle group's true
+// positions.
+type formationMeasure struct {
+	r   *Run
+	nm  string
+	m   *metrics.Formation
+	ids []int
+	pos []geom.Vec3
+}
+
+func newFormationMeasure(r *Run, p validator, name, path string) measure {
+	fp := p.(*formationParams)
+	var ids []int
+	for i := range r.nodes {
+		if i < len(r.veh) && r.nodes[i].ref.Group == fp.Group {
+			ids = append(ids, i)
+		}
+	}
+	if len(ids) == 0 {
+		r.sc.Errorf(path+".group", "no vehicle group %q", fp.Group)
+		return nil
+	}
+	if fp.Period%r.tick != 0 {
+		r.sc.Errorf(path+".period", "%v must be a multiple of the tick %v", fp.Period, r.tick)
+		return nil
+	}
+	slots, err := fp.Slots(len(ids))
+	if err != nil {
+		r.sc.Errorf(path+".offsets", "%v", err)
+		return nil
+	}
+	return &formationMeasure{r: r, nm: name, m: metrics.NewFormation(fp.FormationParams, len(ids), slots, fp.Spacing),
+		ids: ids, pos: make([]geom.Vec3, len(ids))}
+}
+
+func (fm *formationMeasure) name() string { return fm.nm }
+
+func (fm *formationMeasure) open(func(name string) (io.Writer, error)) error { return nil }
+
+func (fm *formationMeasure) observe(t sim.Time) {
+	if int64(t)%int64(fm.m.Params().Period) != 0 {
+		return
+	}
+	for i, id := range fm.ids {
+		fm.pos[i] = posOf(fm.r.veh[id])
+	}
+	fm.m.Observe(t, fm.pos)
+}
+
+func (fm *formationMeasure) result() any { return fm.m.Result() }
+
+func (fm *formationMeasure) finish(func(name string) (io.Writer, error)) error { return nil }
 
 // forwardSpeeder is implemented by vehicles that know their signed speed
 // along their heading exactly (ground robots).

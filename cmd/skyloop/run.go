@@ -23,6 +23,7 @@ import (
 	"skyloop/engine"
 	"skyloop/foxglove"
 	"skyloop/mavlink"
+	"skyloop/metrics"
 	"skyloop/record"
 	"skyloop/runner"
 	"skyloop/sim"
@@ -404,6 +405,22 @@ func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 		fmt.Fprintf(w, "; closest approach %.2f m (vehicles %d and %d at %v), %d collisions", sp.MinM, sp.Pair[0], sp.Pair[1], sim.Duration(sp.TNs), sp.Collisions)
 	}
 	fmt.Fprintln(w)
+	for _, name := range slices.Sorted(maps.Keys(s.Measures)) {
+		switch m := s.Measures[name].(type) {
+		case metrics.PlatoonResult:
+			fmt.Fprintf(w, "measure %s: platoon %s, gap error mean %.3f m, max %.3f m\n", name, m.Group, m.GapErrMeanM, m.GapErrMaxM)
+		case metrics.FormationResult:
+			fmt.Fprintf(w, "measure %s: formation %s (%s, %d vehicles), error mean %.3f m, max %.3f m, final %.3f m", name, m.Group, m.Mode,
+				m.Vehicles, m.ErrMeanM, m.ErrMaxM, m.ErrFinalM)
+			switch {
+			case m.SettledS < 0:
+				fmt.Fprintf(w, ", not settled within %.2f m", m.ToleranceM)
+			default:
+				fmt.Fprintf(w, ", within %.2f m from %.2fs", m.ToleranceM, m.SettledS)
+			}
+			fmt.Fprintf(w, "; closest approach %.2f m\n", m.ClosestM)
+		}
+	}
 	for _, name := range sortedAgentNames(s.Agents) {
 		if g, ok := s.Agents[name]["gcs"].(map[string]any); ok {
 			fmt.Fprintf(w, "ground station %s: %v of %d vehicles completed all %v legs\n", name, g["vehicles_done"], len(s.Vehicles), g["legs"])

@@ -1,0 +1,288 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+
+	"skyloop/fields"
+	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
+	"skyloop/vehicle"
+)
+
+// FormationGeometry says where the members of a leader-follower formation
+// fly relative to the leader (group index 0). Offsets are in the world
+// frame (x east, y north, z up): the formation keeps its orientation while
+// the leader turns. The shape is laid out along the direction Heading
+// (forward) and its right-hand side:
+//
+//   - line: follower k abreast of the leader, k*spacing to its right;
+//   - column: follower k k*spacing behind the leader;
+//   - echelon: follower k k*spacing behind-right of the leader, at 45 deg;
+//   - vee: odd followers on the behind-left arm, even ones on the
+//     behind-right arm, at 45 deg, spacing between neighbours on an arm.
+//
+// Offsets, when given, list follower 1..n-1's offsets explicitly (3D) and
+// replace the shape.
+type FormationGeometry struct {
+	Shape   string      `yaml:"shape" json:"shape"`     // line, column, echelon or vee
+	Spacing float64     `yaml:"spacing" json:"spacing"` // m between neighbouring slots
+	Heading float64     `yaml:"heading" json:"heading"` // deg counter-clockwise from east: the formation's forward direction
+	Offsets []geom.Vec3 `yaml:"offsets" json:"offsets"` // explicit offsets of followers 1..n-1 (m, world frame); replace shape
+}
+
+// Validate checks the geometry's fields.
+func (g *FormationGeometry) Validate() fields.Errors {
+	bad := fields.Errors{}
+	if len(g.Offsets) > 0 {
+		for i, o := range g.Offsets {
+			if !o.IsFinite() || math.Abs(o.X) > vehicle.MaxWorldXY || math.Abs(o.Y) > vehicle.MaxWorldXY || math.Abs(o.Z) > vehicle.MaxWorldZ {
+				bad["offsets"] = fmt.Sprintf("offset %d %v is not a plausible finite offset", i, o)
+			}
+		}
+	} else {
+		switch g.Shape {
+		case "line", "column", "echelon", "vee":
+		default:
+			bad["shape"] = fmt.Sprintf("must be line, column, echelon or vee (or give offsets), got %q", g.Shape)
+		}
+	}
+	if !(g.Spacing > 0) || g.Spacing > vehicle.MaxWorldXY {
+		bad["spacing"] = fmt.Sprintf("must be > 0 m, got %v", g.Spacing)
+	}
+	if math.IsNaN(g.Heading) || math.IsInf(g.Heading, 0) {
+		bad["heading"] = "must be a finite number"
+	}
+	return bad
+}
+
+// Slots returns the offsets of n formation members from the leader: slot 0
+// (the leader's) is zero. It fails when explicit offsets cover fewer than
+// n-1 followers.
+func (g *FormationGeometry) Slots(n int) ([]geom.Vec3, error) {
+	out := make([]geom.Vec3, max(n, 0))
+	if len(g.Offsets) > 0 {
+		if len(g.Offsets) < n-1 {
+			return nil, fmt.Errorf("offsets lists %d followers, the group has %d", len(g.Offsets), n-1)
+		}
+		copy(out[1:], g.Offsets)
+		return out, nil
+	}
+	h := g.Heading * math.Pi / 180
+	fwd := geom.V(math.Cos(h), math.Sin(h), 0)
+	right := geom.V(math.Sin(h), -math.Cos(h), 0)
+	s := g.Spacing
+	for k := 1; k < n; k++ {
+		fk := float64(k)
+		switch g.Shape {
+		case "line":
+			out[k] = right.Scale(fk * s)
+		case "column":
+			out[k] = fwd.Scale(-fk * s)
+		case "echelon":
+			out[k] = fwd.Scale(-1).Add(right).Scale(fk * s / math.Sqrt2)
+		case "vee":
+			m := float64((k + 1) / 2)
+			side := right
+			if k%2 == 1 {
+				side = right.Scale(-1)
+			}
+			out[k] = fwd.Scale(-1).Add(side).Scale(m * s / math.Sqrt2)
+		}
+	}
+	return out, nil
+}
+
+// FormationParams configure the formation behaviour.
+type FormationParams struct {
+	FormationGeometry `yaml:",inline" json:",inline"`
+	Waypoints         []geom.Vec3  `yaml:"waypoints" json:"waypoints"`     // the leader's route
+	Relative          bool         `yaml:"relative" json:"relative"`       // waypoints are offsets from the leader's start
+	Loop              bool         `yaml:"loop" json:"loop"`               // the leader starts its route over after the last point
+	Speed             float64      `yaml:"speed" json:"speed"`             // leader speed, m/s
+	Accept            float64      `yaml:"accept" json:"accept"`           // leader waypoint arrival radius, m
+	Start             sim.Duration `yaml:"start" json:"start"`             // when the leader sets off (followers take their slots before)
+	Follow            string       `yaml:"follow" json:"follow"`           // whose belief a follower tracks: leader or predecessor
+	Gain              float64      `yaml:"gain" json:"gain"`               // follower position gain, 1/s
+	MaxSpeed          float64      `yaml:"max_speed" json:"max_speed"`     // follower speed limit, m/s
+	Extrapolate       bool         `yaml:"extrapolate" json:"extrapolate"` // move the belief on by its velocity times its age
+	Period            sim.Duration `yaml:"period" json:"period"`           // controller period
+}
+
+// Validate checks the parameters.
+func (p *FormationParams) Validate() fields.Errors {
+	bad := p.FormationGeometry.Validate()
+	checkRoute(bad, p.Waypoints, p.Speed, p.Accept)
+	for _, w := range p.Waypoints {
+		if !w.IsFinite() {
+			bad["waypoints"] = "must be finite"
+		}
+	}
+	switch p.Follow {
+	case "leader", "predecessor":
+	default:
+		bad["follow"] = fmt.Sprintf("must be leader or predecessor, got %q", p.Follow)
+	}
+	if !(p.Gain > 0) || math.IsInf(p.Gain, 0) {
+		bad["gain"] = fmt.Sprintf("must be > 0, got %v", p.Gain)
+	}
+	if !(p.MaxSpeed > 0) || p.MaxSpeed > vehicle.MaxCommandSpeed {
+		bad["max_speed"] = fmt.Sprintf("must be in (0, %v] m/s, got %v", float64(vehicle.MaxCommandSpeed), p.MaxSpeed)
+	}
+	nonNegative(bad, "start", p.Start)
+	positive(bad, "period", p.Period)
+	return bad
+}
+
+// Formation is a 3D leader-follower formation for multirotors. The node
+// with group index 0 leads: it holds its position until `start`, then
+// flies through the waypoints (looping if asked). Follower k keeps the
+// slot leader + slot_k (FormationGeometry): it reads its belief of the
+// leader (or, with follow: predecessor, of follower k-1, aiming at that
+// belief + slot_k - slot_{k-1}), moves the believed position on by the
+// believed velocity times the belief's age, and commands the believed
+// velocity plus gain times its distance to the slot, capped at max_speed.
+// It reads beliefs only, never the other vehicles' true states; without a
+// fresh belief it holds its position (events belief_lost, belief_ok).
+type Formation struct {
+	p      *FormationParams
+	leader bool
+	target netsim.NodeID // whose belief the follower tracks
+	rel    geom.Vec3     // the follower's slot relative to the tracked node
+	route  []geom.Vec3
+	wp     int
+	flying bool // the leader has set off
+	done   bool // the leader finished its route
+	noInfo bool
+	beliefSteps,
+	staleSteps uint64
+}
+
+// formationSpec is the formation behaviour type (see Builtins).
+var formationSpec = Spec{
+	Name: "formation",
+	Doc: "3D leader-follower formation for multirotors: group index 0 sets off at `start` through `waypoints` (offsets from its start if `relative`, looping if `loop`) at `speed`; " +
+		"follower k holds the slot leader + offset k, the offsets (world frame) laid out by `shape` (line, column, echelon, vee) with `spacing` m along `heading` deg, or listed in `offsets`. " +
+		"A follower tracks its belief of the leader (`follow: leader`) or of follower k-1 (`predecessor`), moved on by the believed velocity times the belief's age (`extrapolate`), " +
+		"commanding that velocity plus `gain` times its distance to the slot (at most `max_speed`); without a fresh belief it holds its position. Needs a beacon (format 3d) on the same vehicles.",
+	Vehicle: true,
+	Params: func() Params {
+		return &FormationParams{FormationGeometry: FormationGeometry{Shape: "line", Spacing: 10}, Loop: true, Speed: 3, Accept: 1,
+			Start: 5 * sim.Second, Follow: "leader", Gain: 2, MaxSpeed: 8, Extrapolate: true, Period: 50 * sim.Millisecond}
+	},
+	New: func(p Params) Behavior { return &Formation{p: p.(*FormationParams)} },
+}
+
+// Start resolves the route (leader) or the tracked node and slot
+// (followers).
+func (f *Formation) Start(ctx *Context) error {
+	ref := ctx.Ref()
+	ids := ctx.Group(ref.Group)
+	slots, err := f.p.Slots(len(ids))
+	if err != nil {
+		return fieldErr("offsets", err.Error())
+	}
+	f.leader = ref.Index == 0
+	if f.leader {
+		start := ctx.Telemetry().Pos
+		f.route = make([]geom.Vec3, len(f.p.Waypoints))
+		for i, w := range f.p.Waypoints {
+			if f.p.Relative {
+				w = w.Add(start)
+			}
+			f.route[i] = w
+		}
+		return nil
+	}
+	k := ref.Index
+	ref0 := 0
+	if f.p.Follow == "predecessor" {
+		ref0 = k - 1
+	}
+	f.target = ids[ref0]
+	f.rel = slots[k].Sub(slots[ref0])
+	return nil
+}
+
+// Schedule returns the controller period.
+func (f *Formation) Schedule() (sim.Duration, sim.Duration) { return f.p.Period, 0 }
+
+// Step flies the leader's route or the follower law.
+func (f *Formation) Step(ctx *Context) {
+	if f.leader {
+		f.lead(ctx)
+		return
+	}
+	now := ctx.Now()
+	b, ok := ctx.Beliefs().Get(now, f.target)
+	if !ok {
+		f.staleSteps++
+		if !f.noInfo {
+			f.noInfo = true
+			ctx.Event("belief_lost", fmt.Sprintf("%d", f.target))
+			ctx.Command(vehicle.Command{Kind: vehicle.CmdHold})
+		}
+		return
+	}
+	f.beliefSteps++
+	if f.noInfo {
+		f.noInfo = false
+		ctx.Event("belief_ok", fmt.Sprintf("%d", f.target))
+	}
+	tel := ctx.Telemetry()
+	age := 0.0
+	if f.p.Extrapolate {
+		age = max(now.Sub(b.TGen).Seconds(), 0)
+	}
+	v := FormationLaw(tel.Pos, b.Pos, b.Vel, age, f.rel, f.p.Gain, f.p.MaxSpeed)
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdVelocity, Vel: v, Yaw: nan})
+}
+
+// FormationLaw is the follower's velocity command: with the tracked node
+// believed at pos ref moving at refVel, age seconds ago, the slot is
+// ref + refVel*age + rel; the command is refVel plus gain times the
+// distance from pos to the slot, its norm capped at maxSpeed.
+func FormationLaw(pos, ref, refVel geom.Vec3, age float64, rel geom.Vec3, gain, maxSpeed float64) geom.Vec3 {
+	slot := ref.Add(refVel.Scale(age)).Add(rel)
+	return refVel.Add(slot.Sub(pos).Scale(gain)).ClampNorm(maxSpeed)
+}
+
+// lead holds until start, then flies the route.
+func (f *Formation) lead(ctx *Context) {
+	if f.done || ctx.Now() < sim.Time(f.p.Start) {
+		return
+	}
+	if !f.flying {
+		f.flying = true
+		ctx.Event("formation_start", "")
+		f.goTo(ctx)
+		return
+	}
+	if ctx.Telemetry().Pos.Dist(f.route[f.wp]) > f.p.Accept {
+		return
+	}
+	f.wp++
+	if f.wp == len(f.route) {
+		if !f.p.Loop {
+			f.done = true
+			ctx.Event("mission_done", "")
+			return
+		}
+		f.wp = 0
+	}
+	f.goTo(ctx)
+}
+
+func (f *Formation) goTo(ctx *Context) {
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: f.route[f.wp], Speed: f.p.Speed, Yaw: nan})
+}
+
+// Finish reports, for a follower, how many steps found a fresh belief of
+// the tracked node and how many held for want of one.
+func (f *Formation) Finish(ctx *Context) map[string]any {
+	if f.leader {
+		return map[string]any{"leader": true, "waypoint": f.wp, "done": f.done}
+	}
+	return map[string]any{"tracks": int(f.target), "belief_steps": f.beliefSteps, "stale_steps": f.staleSteps}
+}
