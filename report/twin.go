@@ -74,4 +74,3 @@ func decimate(pts []geom.Vec3) plotter.XYs {
 	}
 	return xy
 }
-
