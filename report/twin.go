@@ -12,7 +12,7 @@ import (
 
 // maxTwinPoints bounds the points drawn per path in TwinPNG: longer paths
 // are drawn with every n-th sample (and the last).
-const maxTwinPoints = 4000
+const maxTwinPoints = 1000
 
 // TwinPNG draws each vehicle's path seen from above in a run (solid) and in
 // its ideal-network twin (dashed, the same colour); run[i] and twin[i] are

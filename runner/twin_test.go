@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/scenario"
+	"skyloop/scenarios"
 	"skyloop/twin"
 )
 
@@ -104,7 +106,7 @@ func runWithTwin(t *testing.T, network string) (string, *twin.Report) {
 
 func TestTwinOfIdealNetworkCostsNothing(t *testing.T) {
 	dir, tw := runWithTwin(t, "{backend: ideal}")
-	for _, f := range []string{"twin.png", "twin/summary.json", "twin/config.json", "twin/vehicles.csv"} {
+	for _, f := range []string{"twin.png", "twin/summary.json", "twin/config.json", "twin/vehicles.csv", "trajectory.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -182,5 +184,41 @@ func TestTwinIsDeterministic(t *testing.T) {
 		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
 			t.Errorf("%s differs between two runs (%v, %v)", f, err1, err2)
 		}
+	}
+}
+
+// BenchmarkTwin runs the quickstart scenario (60 s) into a run directory
+// without (twin=off) and with (twin=on) its ideal-network twin: the twin
+// should cost at most one more run.
+func BenchmarkTwin(b *testing.B) {
+	text, _ := scenarios.Lookup("quickstart")
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("twin=%v", map[bool]string{false: "off", true: "on"}[on]), func(b *testing.B) {
+			for b.Loop() {
+				sc, err := scenario.Parse("quickstart.yaml", text, registry.Check)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sc.Outputs.Report = false
+				r, err := engine.Build(sc, engine.Options{Registry: registry})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var opt Options
+				if on {
+					tsc, err := twin.Scenario("quickstart.yaml", text, "", registry.Check)
+					if err != nil {
+						b.Fatal(err)
+					}
+					tsc.Outputs.Report = false
+					if opt.Twin, err = engine.Build(tsc, engine.Options{Registry: registry}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := Execute(r, b.TempDir()+"/run", opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

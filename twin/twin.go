@@ -24,15 +24,17 @@ import (
 // plan their sends (epochs), so that the twin runs the same agents.
 var keptNetworkKeys = map[string]bool{"epoch": true, "mode": true, "position_period": true}
 
-// idealText is the change that makes a scenario its twin.
-const idealText = "network: {backend: ideal}\noutputs.twin: false\n"
+// idealText is the change that makes a scenario its twin. The twin draws
+// no plots and writes no report.html of its own: the run's twin.png draws
+// both runs, and the twin costs no more than the run.
+const idealText = "network: {backend: ideal}\noutputs.twin: false\noutputs.plots: false\noutputs.report: false\n"
 
 // Text returns the scenario text of the ideal-network twin of the scenario
 // text (name is the file name, for messages): the same scenario with its
 // network section replaced by {backend: ideal}, keeping the engine's keys
 // network.epoch, network.mode (coupled or replay; a radio's transmission
 // mode is dropped with the radio) and network.position_period, and with
-// outputs.twin off. Everything else (seed, tick, vehicles, agents,
+// outputs.twin, plots and report off. Everything else (seed, tick, vehicles, agents,
 // measures, outputs) is unchanged.
 func Text(name string, text []byte) ([]byte, error) {
 	doc, err := scenario.ParseDocument(name, text)

@@ -118,7 +118,7 @@ and write the results to a run directory:
 With --twin (or outputs: {twin: true} in the scenario) the scenario runs a second
 time, after the first, with the same seed, physics and agents on the ideal network
 (network: {backend: ideal}, keeping network.epoch, mode and position_period; no loss,
-no range limit, delivery at the next tick), into twin/. summary.json's "twin" section
+no range limit, delivery at the next tick), into twin/ (no plots or report of its own). summary.json's "twin" section
 and the console then say what the network cost, overall and per vehicle: mission
 completion time (the last mission_done event of a waypoints or stations behaviour, or
 the last leg a gcs ground station saw done; null when not completed), extra distance
