@@ -47,7 +47,7 @@ type outputs struct {
 	foxAll      bool // fox writes every event (run.mcap)
 	// traj is every vehicle's position at every sample time after 0
 	// (kept when the run is compared with its twin); done when each
-	// vehicle's mission_done event came.
+	// vehicle's mission_done (or coverage_done) event came.
 	traj     *metrics.Track
 	done     map[int]sim.Time
 	vehicleN int
@@ -221,7 +221,7 @@ func (o *outputs) Event(t sim.Time, node netsim.NodeID, source, name, detail str
 	if o.fox != nil {
 		o.fox.Event(t, node, source, name, detail)
 	}
-	if o.done != nil && source == "agent" && name == "mission_done" && int(node) >= 0 && int(node) < o.vehicleN {
+	if o.done != nil && source == "agent" && (name == "mission_done" || name == "coverage_done") && int(node) >= 0 && int(node) < o.vehicleN {
 		if _, ok := o.done[int(node)]; !ok {
 			o.done[int(node)] = t
 		}

@@ -246,7 +246,8 @@ func Errors(measures map[string]any) map[string]map[string]float64 {
 
 // FromSummary returns a run's figures from its summary, the times its
 // vehicles reported their missions done (by vehicle index, from the
-// mission_done events of waypoints and stations behaviours) and its
+// mission_done and coverage_done events of the waypoints, stations and
+// coverage behaviours) and its
 // sampled trajectory (nil: none). A vehicle commanded by a ground station
 // (the gcs behaviour) completed its mission when its last leg was done.
 func FromSummary(s *engine.Summary, done map[int]sim.Time, track *metrics.Track) *Figures {

@@ -120,7 +120,8 @@ time, after the first, with the same seed, physics and agents on the ideal netwo
 (network: {backend: ideal}, keeping network.epoch, mode and position_period; no loss,
 no range limit, delivery at the next tick), into twin/ (no plots or report of its own). summary.json's "twin" section
 and the console then say what the network cost, overall and per vehicle: mission
-completion time (the last mission_done event of a waypoints or stations behaviour, or
+completion time (the mission_done or coverage_done event of a waypoints, stations or
+coverage behaviour, or
 the last leg a gcs ground station saw done; null when not completed), extra distance
 and energy, the excess of every measure's error (gap_err_mean_m, ...), and the
 deviation from the twin's trajectory (mean and max distance at the same sample times,
