@@ -5,7 +5,10 @@ import (
 	"io"
 	"math"
 
+	"skyloop/engine"
 	"skyloop/foxglove"
+	"skyloop/geom"
+	"skyloop/metrics"
 	"skyloop/netsim"
 	"skyloop/netsim/pcap"
 	"skyloop/netsim/tracecsv"
@@ -42,6 +45,19 @@ type outputs struct {
 	deliveryTab *tables.Table[tables.DeliveryRow]
 	vehicleTab  *tables.Table[tables.VehicleRow]
 	foxAll      bool // fox writes every event (run.mcap)
+	// traj is every vehicle's position at every sample time after 0
+	// (kept when the run is compared with its twin); done when each
+	// vehicle's mission_done (or coverage_done) event came.
+	traj     *metrics.Track
+	done     map[int]sim.Time
+	vehicleN int
+}
+
+// keepTrack keeps r's sampled trajectory and mission completions.
+func (o *outputs) keepTrack(r *engine.Run) {
+	o.vehicleN = r.Vehicles()
+	o.traj = &metrics.Track{Sample: r.Scenario().Outputs.SamplePeriod, Positions: make([][]geom.Vec3, o.vehicleN)}
+	o.done = map[int]sim.Time{}
 }
 
 func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {
@@ -174,6 +190,9 @@ func (o *outputs) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 	if o.tracks != nil {
 		o.tracks.Add(id, t.Seconds(), tel.Pos, tel.Target, tel.HasTarget)
 	}
+	if o.traj != nil && t > 0 {
+		o.traj.Positions[id] = append(o.traj.Positions[id], tel.Pos)
+	}
 	if o.fox != nil {
 		o.fox.Vehicle(t, id, tel)
 	}
@@ -201,6 +220,11 @@ func (o *outputs) Event(t sim.Time, node netsim.NodeID, source, name, detail str
 	}
 	if o.fox != nil {
 		o.fox.Event(t, node, source, name, detail)
+	}
+	if o.done != nil && source == "agent" && (name == "mission_done" || name == "coverage_done") && int(node) >= 0 && int(node) < o.vehicleN {
+		if _, ok := o.done[int(node)]; !ok {
+			o.done[int(node)] = t
+		}
 	}
 	if o.events != nil {
 		o.events.Int(int64(t)).Int(int64(node)).Str(source).Str(name).Quoted(detail).End()

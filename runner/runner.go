@@ -27,6 +27,7 @@ import (
 	"skyloop/record"
 	"skyloop/report"
 	"skyloop/sim"
+	"skyloop/twin"
 )
 
 // Options adjust how a run is executed.
@@ -51,6 +52,16 @@ type Options struct {
 	// Pace, when set, lets a user pause a real-time run and change its
 	// real-time factor (the live view's buttons).
 	Pace *PaceControl
+	// Twin, when set, is the run's ideal-network twin (package twin),
+	// built from the twin scenario with the same engine options and
+	// checked with twin.Check. Execute runs it after the run, into the run
+	// directory's twin/ (with the same Meta and FS, nothing else), and adds
+	// the comparison to summary.json (twin) and, with plots, twin.png.
+	// Execute closes it, whatever happens.
+	Twin *engine.Run
+	// track keeps the sampled trajectory and the mission completions (a
+	// run compared with its twin, and the twin).
+	track bool
 }
 
 // Summary is summary.json: the core's summary and what the edges add.
@@ -65,6 +76,9 @@ type Summary struct {
 	// Processes says how each orchestrated process ended (isolation:
 	// netns).
 	Processes []orchestrate.ProcResult `json:"processes,omitempty"`
+	// Twin is what the network cost: the comparison with the run's
+	// ideal-network twin (Options.Twin).
+	Twin *twin.Report `json:"twin,omitempty"`
 }
 
 // Result is what Execute returns.
@@ -72,6 +86,11 @@ type Result struct {
 	// Dir is the committed run directory ("" when no files were written).
 	Dir     string
 	Summary *Summary
+	// Twin is the twin's result (Options.Twin).
+	Twin *Result
+	// figures are what the run is compared on (kept with Options.Twin,
+	// and for the twin itself).
+	figures *twin.Figures
 }
 
 // closers is a stack of things to undo, run in reverse order.
@@ -91,6 +110,9 @@ func (c *closers) run(cause error) {
 // atomically (see package record); on failure the partial files are kept
 // in dest.incomplete.
 func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
+	if tw := opt.Twin; tw != nil {
+		defer tw.Close() // nothing when it ran
+	}
 	sc := r.Scenario()
 	iso := newIsolation(r)
 	if err := iso.check(); err != nil {
@@ -156,7 +178,10 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	r.SetRecorder(out, out.vehicles != nil || out.vehicleTab != nil || out.tracks != nil || out.fox != nil)
+	if opt.track || opt.Twin != nil {
+		out.keepTrack(r)
+	}
+	r.SetRecorder(out, out.vehicles != nil || out.vehicleTab != nil || out.tracks != nil || out.fox != nil || out.traj != nil)
 	if dir != nil {
 		r.SetFiles(dir.File)
 	}
@@ -268,13 +293,21 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		}
 	}
 	res = &Result{Summary: sum}
+	if out.traj != nil {
+		res.figures = twin.FromSummary(core, out.done, out.traj)
+	}
+	if opt.Twin != nil {
+		if res.Twin, err = runTwin(opt, dir, res); err != nil {
+			return nil, err
+		}
+	}
 	if dir == nil {
 		return res, nil
 	}
 	if out.pcap != nil && out.pcap.Err() != nil {
 		return nil, out.pcap.Err()
 	}
-	if err = writeFiles(r, dir, out, sum, opt); err != nil {
+	if err = writeFiles(r, dir, out, res, opt); err != nil {
 		return nil, err
 	}
 	if err = dir.Commit(); err != nil {
@@ -285,6 +318,23 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		writeReport(res.Dir, r.Logger())
 	}
 	return res, nil
+}
+
+// runTwin executes the twin of the run whose result is res into dir's
+// twin/ (no files when dir is nil) and adds the comparison to res's
+// summary.
+func runTwin(opt Options, dir *record.Dir, res *Result) (*Result, error) {
+	tw := opt.Twin
+	dest, rel := "", ""
+	if dir != nil {
+		dest, rel = dir.Path("twin"), "twin"
+	}
+	tres, err := Execute(tw, dest, Options{Meta: opt.Meta, FS: opt.FS, track: true})
+	if err != nil {
+		return nil, fmt.Errorf("the ideal-network twin: %w", err)
+	}
+	res.Summary.Twin = &twin.Report{Dir: rel, Network: tres.Summary.Backend, Comparison: *twin.Compare(res.figures, tres.figures)}
+	return tres, nil
 }
 
 // newFoxglove starts the run's Foxglove messages on sinks: run.mcap
@@ -322,8 +372,9 @@ func writeReport(dir string, log *slog.Logger) {
 }
 
 // writeFiles writes the run's documents and plots into dir.
-func writeFiles(r *engine.Run, dir *record.Dir, out *outputs, sum *Summary, opt Options) error {
+func writeFiles(r *engine.Run, dir *record.Dir, out *outputs, res *Result, opt Options) error {
 	sc := r.Scenario()
+	sum := res.Summary
 	if err := dir.JSON("config.json", r.Effective()); err != nil {
 		return err
 	}
@@ -347,6 +398,20 @@ func writeFiles(r *engine.Run, dir *record.Dir, out *outputs, sum *Summary, opt 
 			if err = report.WriteFile(dir.Path("profile.png"), png); err != nil {
 				return err
 			}
+		}
+	}
+	if res.Twin != nil && out.tracks != nil {
+		names := make([]string, r.Vehicles())
+		for i := range names {
+			names[i] = r.Nodes()[i].Name
+		}
+		png, err := report.TwinPNG(fmt.Sprintf("%s, seed %d: the run (solid) and its ideal-network twin (dashed)", sc.Name, r.Seed()),
+			names, res.figures.Track.Positions, res.Twin.figures.Track.Positions)
+		if err != nil {
+			return err
+		}
+		if err = report.WriteFile(dir.Path("twin.png"), png); err != nil {
+			return err
 		}
 	}
 	if err := dir.JSON("summary.json", sum); err != nil {

@@ -131,6 +131,10 @@ type Outputs struct {
 	Format       string       `yaml:"format" json:"format,omitempty"`     // "csv" (default) or "parquet" for trace, deliveries and vehicles
 	Report       bool         `yaml:"report" json:"report"`               // report.html: the run's tables and figures in one page
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
+	// Twin runs the scenario a second time, with the same seed, on an
+	// ideal network (skyloop run --twin; package twin) into the run
+	// directory's twin/, and adds what the network cost to summary.json.
+	Twin bool `yaml:"twin" json:"twin,omitempty"`
 }
 
 // Load reads and checks a scenario file; see Parse.

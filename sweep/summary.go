@@ -20,6 +20,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/metrics"
+	"skyloop/twin"
 )
 
 // Metrics are one run's figures in summary.csv. The state-update figures
@@ -60,9 +61,15 @@ type Metrics struct {
 // runFigures reads one finished run: its metrics and, when it has a
 // platoon measure, its track.
 type runFigures struct {
-	m     Metrics
-	track *metrics.Track
-	gap   bool // the run has a platoon measure
+	m       Metrics
+	track   *metrics.Track
+	gap     bool   // the run has a platoon measure
+	gapName string // its name
+	// fig is what the run is compared with its reference on.
+	fig *twin.Figures
+	// twin is the comparison with the run's ideal-network twin
+	// (outputs.twin), from summary.json.
+	twin *twin.Report
 }
 
 func readRun(dir string) (*runFigures, error) {
@@ -74,7 +81,13 @@ func readRun(dir string) (*runFigures, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
 	}
-	rf := &runFigures{}
+	var tw struct {
+		Twin *twin.Report `json:"twin"`
+	}
+	if err := json.Unmarshal(b, &tw); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+	}
+	rf := &runFigures{twin: tw.Twin}
 	m := &rf.m
 	ms := func(ns float64) float64 { return ns / 1e6 }
 	if st, ok := s.Network.ByKind["state"]; ok {
@@ -108,7 +121,7 @@ func readRun(dir string) (*runFigures, error) {
 		if json.Unmarshal(raw, &pr) != nil || pr.Group == "" {
 			continue
 		}
-		m.GapErrMeanM, m.GapErrMaxM, rf.gap = pr.GapErrMeanM, pr.GapErrMaxM, true
+		m.GapErrMeanM, m.GapErrMaxM, rf.gap, rf.gapName = pr.GapErrMeanM, pr.GapErrMaxM, true, name
 		tb, err := os.ReadFile(filepath.Join(dir, name+".json"))
 		if err != nil {
 			return nil, err
@@ -119,6 +132,7 @@ func readRun(dir string) (*runFigures, error) {
 		}
 		break
 	}
+	rf.fig = twin.FromSummary(&s, nil, rf.track)
 	return rf, nil
 }
 
@@ -127,16 +141,50 @@ func count(v any) uint64 {
 	return uint64(f)
 }
 
-// compare fills the excess and deviation of a run over its reference.
+// compare fills the excess and deviation of a run over its reference,
+// with the comparison of runs and their ideal-network twins (twin.Compare)
+// on the platoon measure's trajectory.
 func compare(run, ref *runFigures) {
+	c := twin.Compare(run.fig, ref.fig)
 	if run.gap && ref.gap {
-		run.m.GapErrExcessM = run.m.GapErrMeanM - ref.m.GapErrMeanM
-	}
-	if run.track != nil && ref.track != nil {
-		if mean, mx, ok := metrics.Deviation(run.track, ref.track); ok {
-			run.m.TrajDevMeanM, run.m.TrajDevMaxM = mean, mx
+		if x, ok := c.Measures[run.gapName]["gap_err_mean_m"]; ok {
+			run.m.GapErrExcessM = x
 		}
 	}
+	if c.Overall.TrajDevMeanM != nil {
+		run.m.TrajDevMeanM, run.m.TrajDevMaxM = *c.Overall.TrajDevMeanM, *c.Overall.TrajDevMaxM
+	}
+}
+
+// twinColumns are the summary.csv columns of a run's comparison with its
+// ideal-network twin (outputs.twin), after the metrics; the excess of each
+// measure's error fields follows as twin_<measure>.<field>_excess.
+var twinColumns = []string{"twin_missions", "twin_completed", "twin_twin_completed", "twin_completion_delta_s",
+	"twin_extra_distance_m", "twin_extra_energy_j", "twin_traj_dev_mean_m", "twin_traj_dev_max_m"}
+
+// twinValues returns the twin columns of a run (nil without a twin): by
+// column name, the value as text ("" for a null).
+func twinValues(t *twin.Report) map[string]string {
+	if t == nil {
+		return nil
+	}
+	o := t.Overall
+	num := func(v any) string {
+		b, _ := json.Marshal(v)
+		if string(b) == "null" {
+			return ""
+		}
+		return string(b)
+	}
+	out := map[string]string{"twin_missions": num(o.Missions), "twin_completed": num(o.Completed), "twin_twin_completed": num(o.TwinCompleted),
+		"twin_completion_delta_s": num(o.CompletionDeltaS), "twin_extra_distance_m": num(o.ExtraDistanceM), "twin_extra_energy_j": num(o.ExtraEnergyJ),
+		"twin_traj_dev_mean_m": num(o.TrajDevMeanM), "twin_traj_dev_max_m": num(o.TrajDevMaxM)}
+	for m, fs := range t.Measures {
+		for f, v := range fs {
+			out["twin_"+m+"."+f+"_excess"] = num(v)
+		}
+	}
+	return out
 }
 
 // finishedRuns reads every finished run of the sweep, with the references'
@@ -191,8 +239,11 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 		head []string
 		cfg  map[string]string
 		met  []string
+		twin map[string]string
 	}
 	var rows []row
+	var twinCols []string
+	twinKnown := map[string]bool{}
 	var cols []string
 	known := map[string]bool{}
 	var metricNames []string
@@ -224,6 +275,25 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 				r.cfg[n] = vals[k]
 			}
 			metricNames, r.met = flattenStruct(rf.m)
+			if r.twin = twinValues(rf.twin); r.twin != nil {
+				for _, c := range twinColumns {
+					if !twinKnown[c] {
+						twinKnown[c] = true
+						twinCols = append(twinCols, c)
+					}
+				}
+				var extra []string
+				for c := range r.twin {
+					if !twinKnown[c] {
+						extra = append(extra, c)
+					}
+				}
+				slices.Sort(extra)
+				for _, c := range extra {
+					twinKnown[c] = true
+					twinCols = append(twinCols, c)
+				}
+			}
 			rows = append(rows, r)
 		}
 	}
@@ -234,14 +304,18 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 	}
 	w := csv.NewWriter(f)
 	if len(rows) > 0 {
-		w.Write(append(append(append([]string(nil), summaryHead...), cols...), metricNames...))
+		w.Write(append(append(append(append([]string(nil), summaryHead...), cols...), metricNames...), twinCols...))
 	}
 	for _, r := range rows {
 		line := append([]string(nil), r.head...)
 		for _, c := range cols {
 			line = append(line, r.cfg[c])
 		}
-		w.Write(append(line, r.met...))
+		line = append(line, r.met...)
+		for _, c := range twinCols {
+			line = append(line, r.twin[c])
+		}
+		w.Write(line)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -18,6 +18,7 @@ import (
 	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/sim"
+	"skyloop/twin"
 	"skyloop/version"
 )
 
@@ -272,7 +273,16 @@ func runOne(e *Experiment, j job, base engine.Options, stop func() bool) error {
 		return j.ov.Locate(err)
 	}
 	r.SetOptions(engine.Options{Stop: stop})
-	_, err = runner.Execute(r, j.dir, runner.Options{Meta: func() map[string]any { return j.meta }})
+	ropt := runner.Options{Meta: func() map[string]any { return j.meta }}
+	if sc.Outputs.Twin && j.seed > 0 {
+		// Every run of the variant makes its ideal-network twin.
+		if ropt.Twin, err = buildTwin(r, j.ov, e, opt); err != nil {
+			r.Close()
+			return err
+		}
+		ropt.Twin.SetOptions(engine.Options{Stop: stop})
+	}
+	_, err = runner.Execute(r, j.dir, ropt)
 	if errors.Is(err, sim.ErrStopped) {
 		// A stopped run is redone when the sweep resumes: its partial
 		// files are ours and of no use.
@@ -283,6 +293,23 @@ func runOne(e *Experiment, j job, base engine.Options, stop func() bool) error {
 		return sim.ErrStopped
 	}
 	return err
+}
+
+// buildTwin builds the ideal-network twin of the run r of ov.
+func buildTwin(r *engine.Run, ov *scenario.Overridden, e *Experiment, opt engine.Options) (*engine.Run, error) {
+	tsc, err := twin.Scenario(e.Scenario, ov.Text, e.ScenarioDir, e.reg.Check)
+	if err != nil {
+		return nil, err
+	}
+	tw, err := engine.Build(tsc, opt)
+	if err != nil {
+		return nil, fmt.Errorf("building the ideal-network twin: %w", err)
+	}
+	if err := twin.Check(r, tw); err != nil {
+		tw.Close()
+		return nil, err
+	}
+	return tw, nil
 }
 
 // hash identifies what decides a run's results: a finished run directory

@@ -14,16 +14,22 @@ import (
 // loadScenario reads a scenario from a file, or from the built-in set when
 // no file of that name exists.
 func loadScenario(arg string) (*scenario.Scenario, error) {
+	sc, _, err := loadScenarioText(arg)
+	return sc, err
+}
+
+// loadScenarioText is loadScenario that also returns the scenario's text.
+func loadScenarioText(arg string) (*scenario.Scenario, []byte, error) {
 	name, data, dir, err := scenarioSource(arg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sc, err := scenario.Parse(name, data, registry.Check)
 	if err != nil {
-		return nil, asBadInput(err)
+		return nil, nil, asBadInput(err)
 	}
 	sc.Dir = dir
-	return sc, nil
+	return sc, data, nil
 }
 
 // scenarioSource reads the text of a scenario file, or of a built-in

@@ -27,6 +27,7 @@ import (
 	"skyloop/record"
 	"skyloop/runner"
 	"skyloop/sim"
+	"skyloop/twin"
 	"skyloop/version"
 	"skyloop/view"
 )
@@ -44,6 +45,7 @@ type runFlags struct {
 	udpCfg   mavlink.UDPConfig
 	foxglove string
 	serve    string
+	twin     bool
 }
 
 // defaultServeAddr is where --serve serves the web view without an address.
@@ -111,6 +113,22 @@ and write the results to a run directory:
                    real PX4 (controller: px4-sitl): its console and its working directory
   procs/ardupilot-<i>.out|err, procs/ardupilot-<i>/
                    real ArduCopter (controller: ardupilot-sitl): its console, eeprom and logs
+  twin/            --twin: the ideal-network twin's own run directory
+  twin.png         --twin: every vehicle's path in the run (solid) and in the twin (dashed)
+
+With --twin (or outputs: {twin: true} in the scenario) the scenario runs a second
+time, after the first, with the same seed, physics and agents on the ideal network
+(network: {backend: ideal}, keeping network.epoch, mode and position_period; no loss,
+no range limit, delivery at the next tick), into twin/ (no plots or report of its own). summary.json's "twin" section
+and the console then say what the network cost, overall and per vehicle: mission
+completion time (the mission_done or coverage_done event of a waypoints, stations or
+coverage behaviour, or
+the last leg a gcs ground station saw done; null when not completed), extra distance
+and energy, the excess of every measure's error (gap_err_mean_m, ...), and the
+deviation from the twin's trajectory (mean and max distance at the same sample times,
+every outputs.sample_period). It costs one more run. Scenarios whose agents reach
+outside skyloop are refused: external agents, real firmware (px4-sitl, ardupilot-sitl),
+MAVLink UDP links, TAP bridges, isolation: netns, and --realtime.
 
 With --serve[=ADDR] (default 127.0.0.1:8080) the run is shown live
 in a browser at http://ADDR/: the vehicles in 3D with trails (and a top view),
@@ -175,6 +193,7 @@ whatever the number of workers.`,
 	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
 	fl.StringVar(&f.foxglove, "foxglove", "", "serve the run live to Foxglove over its WebSocket protocol: --foxglove (on "+defaultFoxgloveAddr+") or --foxglove=ADDR (not loopback: a token is printed, required); use with --realtime")
 	fl.Lookup("foxglove").NoOptDefVal = defaultFoxgloveAddr
+	fl.BoolVar(&f.twin, "twin", false, "also run the scenario on an ideal network with the same seed and report what the network cost (summary.json twin, twin/, twin.png)")
 	fl.StringVar(&f.serve, "serve", "", "serve the live web view: --serve (on "+defaultServeAddr+") or --serve=ADDR (not loopback: a token is printed, required); Foxglove can connect to the same address; use with --realtime")
 	fl.Lookup("serve").NoOptDefVal = defaultServeAddr
 	d := mavlink.DefaultUDPConfig()
@@ -217,7 +236,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 			}
 		}
 	}
-	sc, err := loadScenario(arg)
+	sc, text, err := loadScenarioText(arg)
 	if err != nil {
 		return err
 	}
@@ -248,6 +267,12 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		}
 		return err
 	}
+	if f.twin || sc.Outputs.Twin {
+		if ropt.Twin, err = buildTwin(r, text, opt, f); err != nil {
+			r.Close()
+			return err
+		}
+	}
 	seed := sc.Seed
 	if opt.Seed != nil {
 		seed = *opt.Seed
@@ -270,6 +295,9 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		opt.Progress = progressPrinter(stderr, wallStart)
 	}
 	r.SetOptions(opt)
+	if ropt.Twin != nil {
+		ropt.Twin.SetOptions(opt)
+	}
 	ropt.Meta = func() map[string]any {
 		host, _ := os.Hostname()
 		return map[string]any{"version": version.Info(), "host": host, "args": os.Args, "realtime": f.realtime,
@@ -345,6 +373,28 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		printSummary(cmd.OutOrStdout(), res, time.Since(wallStart))
 	}
 	return nil
+}
+
+// buildTwin builds the ideal-network twin of r (see package twin) from the
+// scenario's text with the same options, or says why it cannot be made.
+func buildTwin(r *engine.Run, text []byte, opt engine.Options, f runFlags) (*engine.Run, error) {
+	sc := r.Scenario()
+	if f.udp {
+		return nil, badInput("--twin: %v: --mavlink-udp connects the vehicles to programs outside (%s)", twin.ErrUnsupported, twin.Supported)
+	}
+	tsc, err := twin.Scenario(sc.File, text, sc.Dir, registry.Check)
+	if err != nil {
+		return nil, fmt.Errorf("--twin: %w", err)
+	}
+	tw, err := engine.Build(tsc, opt)
+	if err != nil {
+		return nil, fmt.Errorf("--twin: building the ideal-network twin: %w", err)
+	}
+	if err := twin.Check(r, tw); err != nil {
+		tw.Close()
+		return nil, badInput("--twin: %v", err)
+	}
+	return tw, nil
 }
 
 // progressPrinter returns a progress callback that redraws one status line
@@ -486,9 +536,66 @@ func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 		}
 		fmt.Fprintf(w, "processes: %s (logs in procs/)\n", strings.Join(parts, ", "))
 	}
+	if tw := s.Twin; tw != nil {
+		printTwin(w, tw)
+	}
 	if res.Dir != "" {
 		fmt.Fprintf(w, "results: %s\n", res.Dir)
 	}
+}
+
+// printTwin prints what the network cost, from the comparison with the
+// ideal-network twin.
+func printTwin(w io.Writer, tw *twin.Report) {
+	o := tw.Overall
+	where := ""
+	if tw.Dir != "" {
+		where = " in " + tw.Dir + "/"
+	}
+	fmt.Fprintf(w, "network cost (vs the ideal-network twin%s):\n", where)
+	if o.Missions > 0 {
+		fmt.Fprintf(w, "  mission completion: %s (twin %s): %s; %d of %d vehicles completed (twin %d)\n",
+			secs(o.CompletionS, false), secs(o.TwinCompletionS, false), secs(o.CompletionDeltaS, true), o.Completed, o.Missions, o.TwinCompleted)
+	} else {
+		fmt.Fprintln(w, "  mission completion: no vehicle reported a mission done")
+	}
+	fmt.Fprintf(w, "  extra distance %+.2f m, extra energy %+.1f J", o.ExtraDistanceM, o.ExtraEnergyJ)
+	if o.TrajDevMeanM != nil {
+		fmt.Fprintf(w, "; deviation from the twin's trajectory: mean %.3f m, max %.3f m", *o.TrajDevMeanM, *o.TrajDevMaxM)
+	}
+	fmt.Fprintln(w)
+	for _, m := range slices.Sorted(maps.Keys(tw.Measures)) {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(tw.Measures[m])) {
+			parts = append(parts, fmt.Sprintf("%s %+.4f", k, tw.Measures[m][k]))
+		}
+		fmt.Fprintf(w, "  measure %s excess: %s\n", m, strings.Join(parts, ", "))
+	}
+	if len(tw.Vehicles) > 20 {
+		fmt.Fprintf(w, "  (per vehicle: summary.json twin.vehicles)\n")
+		return
+	}
+	fmt.Fprintf(w, "  %-12s %14s %12s %12s %12s %12s\n", "vehicle", "completion", "distance m", "energy J", "dev mean m", "dev max m")
+	for _, v := range tw.Vehicles {
+		dm, dx := "-", "-"
+		if v.TrajDevMeanM != nil {
+			dm, dx = fmt.Sprintf("%.3f", *v.TrajDevMeanM), fmt.Sprintf("%.3f", *v.TrajDevMaxM)
+		}
+		fmt.Fprintf(w, "  %-12s %14s %+12.2f %+12.1f %12s %12s\n", v.Name, secs(v.CompletionDeltaS, true), v.ExtraDistanceM, v.ExtraEnergyJ, dm, dx)
+	}
+}
+
+// secs formats a time in seconds, or "never"/"-" when there is none.
+func secs(s *float64, delta bool) string {
+	switch {
+	case s == nil && delta:
+		return "-"
+	case s == nil:
+		return "never"
+	case delta:
+		return fmt.Sprintf("%+.3fs", *s)
+	}
+	return fmt.Sprintf("%.3fs", *s)
 }
 
 // listMAVLink tells the user where the MAVLink vehicles listen.
