@@ -324,6 +324,7 @@ func (g *GCSBehavior) Finish(ctx *agent.Context) map[string]any {
 		}
 		if res, ok := c.Result("landed"); ok && res.OK {
 			r["mission_done_s"] = res.End.Sub(sim.Time(g.p.Start)).Seconds()
+			r["mission_done_ns"] = int64(res.End) // run time, for the ideal-network twin's comparison
 		}
 		sends := 0
 		for _, res := range c.Results {

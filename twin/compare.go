@@ -249,10 +249,16 @@ func Errors(measures map[string]any) map[string]map[string]float64 {
 // mission_done and coverage_done events of the waypoints, stations and
 // coverage behaviours) and its
 // sampled trajectory (nil: none). A vehicle commanded by a ground station
-// (the gcs behaviour) completed its mission when its last leg was done.
+// (the gcs behaviour) completed its mission when its last leg was done; one
+// flown by a scripted MAVLink ground station (mavlink_gcs), when it landed.
 func FromSummary(s *engine.Summary, done map[int]sim.Time, track *metrics.Track) *Figures {
 	f := &Figures{Errors: Errors(s.Measures), Track: track}
 	legs := gcsDone(s.Agents)
+	for id, t := range mavlinkDone(s) {
+		if old, ok := legs[id]; !ok || t > old {
+			legs[id] = t
+		}
+	}
 	for _, v := range s.Vehicles {
 		fv := Vehicle{ID: v.ID, Name: v.Name, DistanceM: v.DistanceM, EnergyJ: v.EnergyJ}
 		t, ok := done[v.ID]
@@ -265,6 +271,42 @@ func FromSummary(s *engine.Summary, done map[int]sim.Time, track *metrics.Track)
 		f.Vehicles = append(f.Vehicles, fv)
 	}
 	return f
+}
+
+// mavlinkDone returns, by vehicle, when a scripted MAVLink ground station
+// (mavlink_gcs) saw the vehicle's mission end with its landing.
+func mavlinkDone(s *engine.Summary) map[int]sim.Time {
+	ids := map[string]int{}
+	for _, v := range s.Vehicles {
+		ids[v.Name] = v.ID
+	}
+	out := map[int]sim.Time{}
+	for _, node := range slices.Sorted(maps.Keys(s.Agents)) {
+		g, ok := s.Agents[node]["mavlink_gcs"].(map[string]any)
+		if !ok {
+			continue
+		}
+		for name, rep := range g {
+			r, ok := rep.(map[string]any)
+			id, known := ids[name]
+			if !ok || !known {
+				continue
+			}
+			var ns sim.Time
+			switch v := r["mission_done_ns"].(type) {
+			case int64:
+				ns = sim.Time(v)
+			case float64:
+				ns = sim.Time(v)
+			default:
+				continue
+			}
+			if old, ok := out[id]; !ok || ns > old {
+				out[id] = ns
+			}
+		}
+	}
+	return out
 }
 
 // gcsDone returns, by vehicle, when ground stations (the gcs behaviour)

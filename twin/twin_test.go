@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"skyloop/engine"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/sim"
@@ -89,5 +90,28 @@ func TestCompare(t *testing.T) {
 	}
 	if len(c.Measures) != 1 || c.Measures["p"]["gap_err_mean_m"] != 0.25 {
 		t.Errorf("measures %v", c.Measures)
+	}
+}
+
+// TestMAVLinkMissionCompletion: a vehicle flown by a scripted MAVLink
+// ground station completed its mission when the station saw it land,
+// whether the summary was read back from JSON (float) or is fresh (int64).
+func TestMAVLinkMissionCompletion(t *testing.T) {
+	for _, done := range []any{int64(42e9), float64(42e9)} {
+		s := &engine.Summary{
+			Vehicles: []engine.VehicleSummary{{ID: 0, Name: "drone-0"}, {ID: 1, Name: "drone-1"}},
+			Agents: map[string]map[string]any{"gcs": {"mavlink_gcs": map[string]any{
+				"drone-0":       map[string]any{"mission_done_ns": done},
+				"drone-1":       map[string]any{"complete": false},
+				"coverage_plan": map[string]any{"cells": 10},
+			}}},
+		}
+		f := FromSummary(s, nil, nil)
+		if f.Vehicles[0].Done == nil || *f.Vehicles[0].Done != sim.Time(42*sim.Second) {
+			t.Errorf("%T: drone-0 done at %v, want 42s", done, f.Vehicles[0].Done)
+		}
+		if f.Vehicles[1].Done != nil {
+			t.Errorf("drone-1 never landed but is done at %v", *f.Vehicles[1].Done)
+		}
 	}
 }
