@@ -25,6 +25,10 @@ type CoverageParams struct {
 	Obstacles [][2]int `yaml:"obstacles" json:"obstacles"`
 	// Start is the cell the plan starts from, [column, row].
 	Start [2]int `yaml:"start" json:"start"`
+	// EnergyPerM and EnergyPerDeg are the planning energy model, J per
+	// metre flown and per degree turned.
+	EnergyPerM   float64 `yaml:"energy_per_m" json:"energy_per_m"`
+	EnergyPerDeg float64 `yaml:"energy_per_deg" json:"energy_per_deg"`
 	// Altitude is the flight height, m.
 	Altitude float64 `yaml:"altitude" json:"altitude"`
 	// Planner is turn-aware (plan.TurnAware) or dls (plan.DLS).
@@ -75,6 +79,12 @@ func (p *CoverageParams) Validate() fields.Errors {
 			bad["start"] = err.Error()
 		}
 	}
+	if !(p.EnergyPerM > 0) || math.IsInf(p.EnergyPerM, 0) {
+		bad["energy_per_m"] = fmt.Sprintf("must be a positive number of joules, got %v", p.EnergyPerM)
+	}
+	if !(p.EnergyPerDeg >= 0) || math.IsInf(p.EnergyPerDeg, 0) {
+		bad["energy_per_deg"] = fmt.Sprintf("must be a number of joules >= 0, got %v", p.EnergyPerDeg)
+	}
 	if !(p.Altitude > 0) || p.Altitude > vehicle.MaxWorldZ {
 		bad["altitude"] = fmt.Sprintf("must be > 0 m, got %v", p.Altitude)
 	}
@@ -103,11 +113,15 @@ func (p *CoverageParams) Validate() fields.Errors {
 // grid returns the area as a plan.Grid.
 func (p *CoverageParams) grid() *plan.Grid {
 	g := &plan.Grid{Cols: int(math.Round(p.Area[0] / p.Cell)), Rows: int(math.Round(p.Area[1] / p.Cell)),
-		Size: p.Cell, Blocked: map[plan.Cell]bool{}}
+		Size: p.Cell, Blocked: map[plan.Cell]bool{}, Energy: p.energy()}
 	for _, o := range p.Obstacles {
 		g.Blocked[plan.Cell{Col: o[0], Row: o[1]}] = true
 	}
 	return g
+}
+
+func (p *CoverageParams) energy() plan.Energy {
+	return plan.Energy{PerMetre: p.EnergyPerM, PerDegree: p.EnergyPerDeg}
 }
 
 // Plan computes the coverage plan the parameters describe.
@@ -123,7 +137,7 @@ func (p *CoverageParams) Plan() (plan.Plan, error) {
 // altitude, the turn-aware planner with 20 restarts, 5 m/s, land at the
 // end. The area is empty: a scenario must give it.
 func DefaultCoverageParams() CoverageParams {
-	return CoverageParams{Cell: 10, Altitude: 10, Planner: "turn-aware", Restarts: 20, PlanSeed: 1,
+	return CoverageParams{Cell: 10, EnergyPerM: plan.JoulesPerMetre, EnergyPerDeg: plan.JoulesPerDegree, Altitude: 10, Planner: "turn-aware", Restarts: 20, PlanSeed: 1,
 		Speed: 5, Accept: 0.5, Period: 20 * sim.Millisecond, Final: "land"}
 }
 
@@ -174,7 +188,7 @@ type Coverage struct {
 var coverageSpec = Spec{
 	Name: "coverage",
 	Doc: "Energy-aware coverage (SPEC.md D (4)): plans a path over the free cells of a grid `area` (`cell` m squares from `origin`, " +
-		"`obstacles` as [col, row]) from `start`, with the `turn-aware` planner (least 0.1164 J/m + 0.0173 J/deg; 2-opt and Or-opt local search " +
+		"`obstacles` as [col, row]) from `start`, with the `turn-aware` planner (least `energy_per_m` J/m + `energy_per_deg` J/deg, 0.1164 and 0.0173 by default; 2-opt and Or-opt local search " +
 		"from `restarts` seeded restarts) or `dls` (depth-limited search with backtracking), and flies it at `altitude` and `speed`; reports " +
 		"the planned and flown distance, turns, energy, flight time and average speed.",
 	Vehicle: true,
@@ -266,7 +280,7 @@ func (c *Coverage) Finish(ctx *Context) map[string]any {
 		dist := c.d1 - c.d0
 		out["flown"] = map[string]any{"distance_m": round3(dist), "time_s": round3(secs), "avg_speed_mps": round3(dist / max(secs, 1e-9)),
 			"energy_j": round3(c.e1 - c.e0), "turn_deg": round3(c.track.deg),
-			"planning_energy_j": round3(plan.JoulesPerMetre*dist + plan.JoulesPerDegree*c.track.deg), "cells_flown_over": c.over}
+			"planning_energy_j": round3(c.p.energy().Of(dist, c.track.deg)), "cells_flown_over": c.over}
 	}
 	return out
 }

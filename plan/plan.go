@@ -1,8 +1,8 @@
 // Package plan plans coverage paths over a grid of cells by energy: the
 // path visits the centre of every free cell once, starting from a given
-// cell, and costs SPEC.md D's empirical planning model, 0.1164 J per metre
-// flown plus 0.0173 J per degree turned (autopilot.PlanningEnergy's
-// constants). TurnAware searches for the cheapest such path (a generalised
+// cell, and costs a planning energy model (Energy; by default SPEC.md D's
+// empirical one, 0.1164 J per metre flown plus 0.0173 J per degree turned,
+// autopilot.PlanningEnergy's constants). TurnAware searches for the cheapest such path (a generalised
 // travelling-salesman path whose cost depends on consecutive triples) with
 // 2-opt and Or-opt moves from seeded random restarts; DLS is the
 // depth-limited search with backtracking it is compared with.
@@ -14,11 +14,24 @@ import (
 	"math"
 )
 
-// Energy model constants (SPEC.md D (4)).
+// The planning energy model of SPEC.md D (4) for a small quadrotor.
 const (
 	JoulesPerMetre  = 0.1164
 	JoulesPerDegree = 0.0173
 )
+
+// Energy is a planning energy model: the energy of a path is PerMetre
+// times its length plus PerDegree times the degrees it turns.
+type Energy struct {
+	PerMetre  float64 // J/m
+	PerDegree float64 // J/deg
+}
+
+// DefaultEnergy is SPEC.md D (4)'s model: 0.1164 J/m and 0.0173 J/deg.
+var DefaultEnergy = Energy{PerMetre: JoulesPerMetre, PerDegree: JoulesPerDegree}
+
+// Of returns the energy of a path of the given length and turns.
+func (e Energy) Of(metres, degrees float64) float64 { return e.PerMetre*metres + e.PerDegree*degrees }
 
 // Cell is a grid cell by column and row.
 type Cell struct{ Col, Row int }
@@ -35,6 +48,7 @@ type Grid struct {
 	Cols, Rows int
 	Size       float64 // cell side, m
 	Blocked    map[Cell]bool
+	Energy     Energy // prices the plans
 }
 
 // Validate checks the grid and a start cell.
@@ -46,6 +60,8 @@ func (g *Grid) Validate(start Cell) error {
 		return fmt.Errorf("grid of %dx%d cells: at most 10000 cells", g.Cols, g.Rows)
 	case !(g.Size > 0) || math.IsInf(g.Size, 0):
 		return fmt.Errorf("cell size must be a positive number of metres, got %v", g.Size)
+	case !(g.Energy.PerMetre > 0) || math.IsInf(g.Energy.PerMetre, 0) || !(g.Energy.PerDegree >= 0) || math.IsInf(g.Energy.PerDegree, 0):
+		return fmt.Errorf("energy model %v J/m, %v J/deg: want a positive finite cost per metre and a finite cost per degree >= 0", g.Energy.PerMetre, g.Energy.PerDegree)
 	case !g.in(start):
 		return fmt.Errorf("start cell %v is outside the %dx%d grid", start, g.Cols, g.Rows)
 	case g.Blocked[start]:
@@ -137,7 +153,7 @@ func Evaluate(g *Grid, path []Cell) Plan {
 		}
 	}
 	p.Covered = len(seen)
-	p.Energy = JoulesPerMetre*p.Distance + JoulesPerDegree*p.TurnDeg
+	p.Energy = g.Energy.Of(p.Distance, p.TurnDeg)
 	return p
 }
 

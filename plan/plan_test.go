@@ -33,7 +33,7 @@ func brute(g *Grid, start Cell) float64 {
 
 func randomGrid(rng *rand.Rand, cols, rows, maxFree int) (*Grid, Cell) {
 	for {
-		g := &Grid{Cols: cols, Rows: rows, Size: 10, Blocked: map[Cell]bool{}}
+		g := &Grid{Cols: cols, Rows: rows, Size: 10, Blocked: map[Cell]bool{}, Energy: DefaultEnergy}
 		free := cols * rows
 		for free > maxFree || rng.IntN(3) == 0 {
 			c := Cell{rng.IntN(cols), rng.IntN(rows)}
@@ -101,7 +101,7 @@ func TestTurnAwareFindsTheOptimum(t *testing.T) {
 // planners cover every reachable cell, the turn-aware plan costs less
 // than the depth-limited search's, and the same seed gives the same plan.
 func TestSurveyGrid(t *testing.T) {
-	g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}}
+	g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}, Energy: DefaultEnergy}
 	for _, c := range []Cell{{4, 2}, {4, 3}, {4, 4}, {10, 4}, {10, 5}, {11, 4}, {11, 5}, {7, 7}} {
 		g.Blocked[c] = true
 	}
@@ -185,7 +185,7 @@ func TestMovePricing(t *testing.T) {
 
 // BenchmarkSurveyGrid plans SPEC.md D (4)'s 8 x 15 grid with 20 restarts.
 func BenchmarkSurveyGrid(b *testing.B) {
-	g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}}
+	g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}, Energy: DefaultEnergy}
 	for _, c := range []Cell{{4, 2}, {4, 3}, {4, 4}, {10, 4}, {10, 5}, {11, 4}, {11, 5}, {7, 7}} {
 		g.Blocked[c] = true
 	}
@@ -199,7 +199,7 @@ func BenchmarkSurveyGrid(b *testing.B) {
 // TestClear: legs between neighbours are clear, a leg through or past the
 // corner of an obstacle is not, and the survey plan crosses no obstacle.
 func TestClear(t *testing.T) {
-	g := &Grid{Cols: 4, Rows: 4, Size: 10, Blocked: map[Cell]bool{{1, 1}: true}}
+	g := &Grid{Cols: 4, Rows: 4, Size: 10, Blocked: map[Cell]bool{{1, 1}: true}, Energy: DefaultEnergy}
 	for _, c := range []struct {
 		a, b Cell
 		want bool
@@ -216,5 +216,32 @@ func TestClear(t *testing.T) {
 		if got := g.Clear(c.a, c.b); got != c.want {
 			t.Errorf("Clear(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestEnergyModelSteersThePlan: pricing turns at nothing gives a path no
+// longer than the default model's, pricing them ten times higher one with
+// no more turning; a bad model is refused.
+func TestEnergyModelSteersThePlan(t *testing.T) {
+	grid := func(e Energy) *Grid {
+		g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}, Energy: e}
+		for _, c := range []Cell{{4, 2}, {4, 3}, {4, 4}, {10, 4}, {10, 5}, {11, 4}, {11, 5}, {7, 7}} {
+			g.Blocked[c] = true
+		}
+		return g
+	}
+	def, _ := TurnAware(grid(DefaultEnergy), Cell{0, 0}, 1, 20)
+	flat, _ := TurnAware(grid(Energy{PerMetre: JoulesPerMetre}), Cell{0, 0}, 1, 20)
+	steep, _ := TurnAware(grid(Energy{PerMetre: JoulesPerMetre, PerDegree: 10 * JoulesPerDegree}), Cell{0, 0}, 1, 20)
+	t.Logf("default %.0f m, %.0f deg; turns free %.0f m, %.0f deg; turns x10 %.0f m, %.0f deg",
+		def.Distance, def.TurnDeg, flat.Distance, flat.TurnDeg, steep.Distance, steep.TurnDeg)
+	if flat.Distance > def.Distance+1e-9 || steep.TurnDeg > def.TurnDeg+1e-9 {
+		t.Error("the energy model does not steer the plan")
+	}
+	if flat.Energy != JoulesPerMetre*flat.Distance {
+		t.Errorf("a model without turn costs priced the plan at %v J for %v m", flat.Energy, flat.Distance)
+	}
+	if _, err := TurnAware(grid(Energy{PerMetre: 0, PerDegree: 1}), Cell{0, 0}, 1, 1); err == nil {
+		t.Error("a model with no cost per metre was accepted")
 	}
 }

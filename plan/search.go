@@ -14,7 +14,8 @@ type problem struct {
 	g     *Grid
 	cells []Cell
 	// d is the price of the leg from i to j in metres: its length, plus
-	// the turns inside a detour converted at JoulesPerDegree/JoulesPerMetre.
+	// the turns inside a detour converted at the energy model's
+	// PerDegree/PerMetre.
 	d [][]float64
 	// out[i*n+j] and in[i*n+j] are the headings (degrees) at which the
 	// leg leaves i and arrives at j.
@@ -76,7 +77,7 @@ func newProblem(g *Grid, start Cell) (*problem, error) {
 					via = append(via, index[r[k-1]])
 				}
 			}
-			price := m + deg*JoulesPerDegree/JoulesPerMetre
+			price := m + deg*g.Energy.PerDegree/g.Energy.PerMetre
 			p.d[i][j], p.d[j][i] = price, price
 			p.setHeadings(i, j, heading(r[0], r[1]), heading(r[len(r)-2], r[len(r)-1]))
 			p.via[[2]int{i, j}] = via
@@ -128,7 +129,7 @@ func (p *problem) cost(order []int) float64 {
 			deg += p.turnDeg(order[k-2], order[k-1], order[k])
 		}
 	}
-	return JoulesPerMetre*m + JoulesPerDegree*deg
+	return p.g.Energy.Of(m, deg)
 }
 
 // plan returns the plan of flying the cells in order, detours included.
@@ -221,9 +222,9 @@ func (p *problem) greedy() []int {
 			if used[j] {
 				continue
 			}
-			c := JoulesPerMetre * p.d[last][j]
+			c := p.g.Energy.PerMetre * p.d[last][j]
 			if len(order) > 1 {
-				c += JoulesPerDegree * p.turnDeg(order[len(order)-2], last, j)
+				c += p.g.Energy.PerDegree * p.turnDeg(order[len(order)-2], last, j)
 			}
 			if c < bestC-1e-12 {
 				bestJ, bestC = j, c
@@ -308,7 +309,7 @@ func (t *tour) cost() float64 {
 			deg += t.p.turnDeg(t.neighbour(q, i, -1), t.at(q, i), t.neighbour(q, i, +1))
 		}
 	}
-	return JoulesPerMetre*m + JoulesPerDegree*deg
+	return t.p.g.Energy.Of(m, deg)
 }
 
 // neighbour returns the cell before (dir -1) or after (dir +1) position i
@@ -467,7 +468,7 @@ func Optimal(g *Grid, start Cell) (Plan, error) {
 	}
 	at := func(set, last, prev int) int { return (set*n+last)*n + prev }
 	for j := 1; j < n; j++ {
-		f[at(1|1<<j, j, 0)] = JoulesPerMetre * p.d[0][j]
+		f[at(1|1<<j, j, 0)] = p.g.Energy.PerMetre * p.d[0][j]
 		from[at(1|1<<j, j, 0)] = -1
 	}
 	for set := 0; set < size; set++ {
@@ -487,7 +488,7 @@ func Optimal(g *Grid, start Cell) (Plan, error) {
 					if set&(1<<next) != 0 {
 						continue
 					}
-					nc := c + JoulesPerMetre*p.d[last][next] + JoulesPerDegree*p.turnDeg(prev, last, next)
+					nc := c + p.g.Energy.Of(p.d[last][next], p.turnDeg(prev, last, next))
 					k := at(set|1<<next, next, last)
 					if nc < f[k] {
 						f[k], from[k] = nc, int16(prev)
