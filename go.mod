@@ -13,6 +13,8 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
+require github.com/ebitengine/purego v0.11.3 // indirect
+
 require (
 	github.com/andybalholm/brotli v1.3.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -11,6 +11,7 @@ import (
 	"skyloop/sim"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
+	"skyloop/vehicle/mujoco"
 	"skyloop/vehicle/multirotor"
 	"skyloop/vehicle/pointmass"
 )
@@ -40,6 +41,10 @@ type KindSpec struct {
 	// stream(purpose) gives the vehicle's random stream for one purpose
 	// ("turbulence", "sensors"), keyed by (seed, purpose, vehicle id).
 	NewGroup func(p fields.Validator) func(pos geom.Vec3, yaw float64, stream func(purpose string) *rand.Rand) vehicle.Vehicle
+	// NewGroupIn, when set, is used instead of NewGroup: it also gets the
+	// run's shared physics worlds, for kinds whose vehicles live in one
+	// (a MuJoCo world holding every robot of the run).
+	NewGroupIn func(p fields.Validator, w *vehicle.Worlds) func(pos geom.Vec3, yaw float64, stream func(purpose string) *rand.Rand) vehicle.Vehicle
 	// Controller is the name of the kind's own controller, for kinds that
 	// can be flown by others instead (Registry.AddController); NewPhysics
 	// then returns the constructor of a group's physics models alone.
@@ -131,9 +136,16 @@ var coreKinds = []KindSpec{
 			q := p.(*groundbot.Params)
 			return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
 		},
-		NewGroup: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
+		NewGroupIn: func(p validator, worlds *vehicle.Worlds) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
+			q := p.(*groundbot.Params)
+			if q.Physics != groundbot.PhysicsMuJoCo {
+				return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
+					return groundbot.New(q, pos, yaw)
+				}
+			}
+			w := worlds.Get("mujoco", func() vehicle.World { return mujoco.NewWorld(q.PhysicsPeriod) }).(*mujoco.World)
 			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
-				return groundbot.New(p.(*groundbot.Params), pos, yaw)
+				return groundbot.NewMuJoCo(q, w, w.Parts(), pos, yaw)
 			}
 		},
 	},

@@ -133,10 +133,13 @@ func (r *Run) Finish() (*Summary, error) {
 	r.measurePhase(r.end)
 	for _, m := range r.measures {
 		if err := m.finish(r.summaryFile); err != nil {
+			r.closeWorlds()
 			return nil, err
 		}
 	}
-	return r.summary(), nil
+	s := r.summary()
+	r.closeWorlds()
+	return s, nil
 }
 
 // Close releases what the run holds (the network backend, the worker
@@ -146,6 +149,7 @@ func (r *Run) Close() {
 		return
 	}
 	r.finished = true
+	r.closeWorlds()
 	if r.pool != nil {
 		r.pool.Close()
 	}

@@ -148,6 +148,11 @@ type Run struct {
 	met      *metrics.Collector
 	world    worldCheck
 	measures []measure
+	// worlds are the shared physics worlds (MuJoCo); worldList and
+	// worldEvery, once built, the worlds and their periods in ticks.
+	worlds     vehicle.Worlds
+	worldList  []vehicle.World
+	worldEvery []int64
 
 	pool      *sim.Pool
 	curTick   int64
@@ -257,6 +262,9 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 	if opt.CheckOnly {
 		return r, nil // no vehicles: nothing to measure or check
 	}
+	if err := r.buildWorlds(); err != nil {
+		return nil, err
+	}
 	r.met = metrics.New(len(r.nodes))
 	r.world = newWorldCheck(sc.World, r.veh)
 	return r, nil
@@ -362,6 +370,8 @@ func (r *Run) buildVehicles() {
 					id := len(r.nodes) // the node being built
 					return vehicle.Compose(phys(pos, yaw, stream), ctrl(id, fmt.Sprintf("%s-%d", g.Name, id-first), pos, yaw))
 				}
+			} else if ks.NewGroupIn != nil {
+				newVehicle = ks.NewGroupIn(p, &r.worlds)
 			} else {
 				newVehicle = ks.NewGroup(p)
 			}
@@ -398,6 +408,36 @@ func (r *Run) buildVehicles() {
 	}
 	r.vev = make([]vehicle.Events, len(r.veh))
 	r.effective["vehicles"] = groups
+}
+
+// buildWorlds builds the shared physics worlds (MuJoCo) with the
+// scenario's obstacles, and notes how often each steps.
+func (r *Run) buildWorlds() error {
+	var boxes []geom.Box
+	for _, o := range r.sc.World.Obstacles {
+		boxes = append(boxes, geom.Box{Min: o.Min, Max: o.Max})
+	}
+	for _, w := range r.worlds.All() {
+		if err := w.Build(boxes); err != nil {
+			r.closeWorlds()
+			return fmt.Errorf("building the MuJoCo world: %w", err)
+		}
+		every := int64(w.Period() / r.tick)
+		if every < 1 || sim.Duration(every)*r.tick != w.Period() {
+			r.closeWorlds()
+			return fmt.Errorf("a shared physics world steps every %v: not a whole number of ticks of %v", w.Period(), r.tick)
+		}
+		r.worldList = append(r.worldList, w)
+		r.worldEvery = append(r.worldEvery, every)
+	}
+	return nil
+}
+
+// closeWorlds frees the shared physics worlds.
+func (r *Run) closeWorlds() {
+	for _, w := range r.worlds.All() {
+		w.Close()
+	}
 }
 
 // controller reads the `controller:` choice of a vehicle group's params:

@@ -292,6 +292,15 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 	} else {
 		r.pool.Run(len(r.veh), r.vehicleFn)
 	}
+	// Shared worlds step once their vehicles have handed them this
+	// tick's actuator commands.
+	for k, w := range r.worldList {
+		if r.curTick%r.worldEvery[k] == 0 {
+			if err := w.Step(t); err != nil {
+				return err
+			}
+		}
+	}
 	for _, i := range r.remotes {
 		if err := r.veh[i].(vehicle.RemoteControlled).Err(); err != nil {
 			return fmt.Errorf("vehicle %s: %w", r.nodes[i].ref.Name, err)

@@ -46,6 +46,11 @@ type Params struct {
 	DriveEff      float64      `yaml:"drive_eff" json:"drive_eff"`             // motor+gear efficiency (0,1]
 	PhysicsPeriod sim.Duration `yaml:"physics_period" json:"physics_period"`
 	ControlPeriod sim.Duration `yaml:"control_period" json:"control_period"`
+	// Physics is native (this package's kinematic model) or mujoco (a
+	// rigid body in MuJoCo; needs libmujoco2.2.2).
+	Physics string `yaml:"physics" json:"physics"`
+	// MuJoCo holds the parameters only the MuJoCo model uses.
+	MuJoCo MuJoCoParams `yaml:"mujoco" json:"mujoco"`
 }
 
 // DefaultParams returns a small warehouse robot (TurtleBot-like size): a
@@ -59,6 +64,7 @@ func DefaultParams() Params {
 		MaxSpeed: 0.5, HeadingGain: 2.0, PosGain: 1.0, AcceptRadius: 0.1,
 		RollingCoeff: 0.02, BasePower: 2, DriveEff: 0.7,
 		PhysicsPeriod: 2 * sim.Millisecond, ControlPeriod: 2 * sim.Millisecond,
+		Physics: PhysicsNative, MuJoCo: DefaultMuJoCoParams(),
 	}
 }
 
@@ -98,6 +104,13 @@ func (p *Params) Validate() fields.Errors {
 	}
 	if p.ControlPeriod <= 0 {
 		bad["control_period"] = fmt.Sprintf("must be positive, got %v", p.ControlPeriod)
+	}
+	switch p.Physics {
+	case PhysicsNative:
+	case PhysicsMuJoCo:
+		p.validateMuJoCo(bad)
+	default:
+		bad["physics"] = fmt.Sprintf("must be %s or %s, got %q", PhysicsNative, PhysicsMuJoCo, p.Physics)
 	}
 	if p.MaxSpeed > p.MaxWheelSpeed*p.WheelRadius {
 		bad["max_speed"] = fmt.Sprintf("%.3g m/s exceeds what the wheels can do (max_wheel_speed*wheel_radius = %.3g m/s)",

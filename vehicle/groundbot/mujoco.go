@@ -1,0 +1,235 @@
+package groundbot
+
+import (
+	"fmt"
+	"math"
+
+	"skyloop/fields"
+	"skyloop/geom"
+	"skyloop/sim"
+	"skyloop/vehicle"
+	"skyloop/vehicle/mujoco"
+)
+
+// Physics engines of the robot (Params.Physics).
+const (
+	// PhysicsNative is the kinematic model of this package: unicycle
+	// kinematics of the wheels, first-order motor lag, no slip.
+	PhysicsNative = "native"
+	// PhysicsMuJoCo is the robot as a rigid body in MuJoCo: a box chassis
+	// on a free joint, two hinge wheels driven by velocity actuators, two
+	// frictionless casters, all robots of the run in one world.
+	PhysicsMuJoCo = "mujoco"
+)
+
+// MuJoCoParams are the robot's parameters that only its MuJoCo model
+// uses; the chassis size, mass, wheel radius, track and speed limit come
+// from Params. Every default is in DefaultParams.
+type MuJoCoParams struct {
+	WheelKv      float64 `yaml:"wheel_kv" json:"wheel_kv"`           // velocity actuator gain, N m s/rad
+	WheelTorque  float64 `yaml:"wheel_torque" json:"wheel_torque"`   // actuator torque limit, N m
+	WheelWidth   float64 `yaml:"wheel_width" json:"wheel_width"`     // m
+	WheelMass    float64 `yaml:"wheel_mass" json:"wheel_mass"`       // kg, each (part of mass)
+	WheelDamping float64 `yaml:"wheel_damping" json:"wheel_damping"` // hinge damping, N m s/rad
+	CasterRadius float64 `yaml:"caster_radius" json:"caster_radius"` // m
+	Clearance    float64 `yaml:"clearance" json:"clearance"`         // chassis bottom above the ground, m
+	Friction     float64 `yaml:"friction" json:"friction"`           // wheel-ground sliding friction coefficient
+}
+
+// DefaultMuJoCoParams returns the MuJoCo model's defaults. The wheels are
+// stiff velocity servos (5 N m s/rad: under the turning load of the
+// wheels' contact patches they hold within 0.2% of their command, where
+// the native model's 50 ms lag would let them droop 3%), so the torque
+// limit, 0.4 N m, bounds the acceleration at the native max_wheel_accel's
+// 2 m/s^2 for the default 8 kg robot.
+func DefaultMuJoCoParams() MuJoCoParams {
+	return MuJoCoParams{WheelKv: 5, WheelTorque: 0.4, WheelWidth: 0.02, WheelMass: 0.2, WheelDamping: 0.001,
+		CasterRadius: 0.025, Clearance: 0.02, Friction: 1}
+}
+
+// validateMuJoCo checks the MuJoCo parameters, and that MuJoCo is there.
+func (p *Params) validateMuJoCo(bad fields.Errors) {
+	m := &p.MuJoCo
+	for name, v := range map[string]float64{"wheel_kv": m.WheelKv, "wheel_torque": m.WheelTorque, "wheel_width": m.WheelWidth,
+		"wheel_mass": m.WheelMass, "caster_radius": m.CasterRadius, "friction": m.Friction} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			bad["mujoco."+name] = fmt.Sprintf("must be a positive number, got %v", v)
+		}
+	}
+	if !(m.WheelDamping >= 0) || math.IsInf(m.WheelDamping, 0) {
+		bad["mujoco.wheel_damping"] = fmt.Sprintf("must be >= 0, got %v", m.WheelDamping)
+	}
+	if !(m.Clearance >= 0) || math.IsInf(m.Clearance, 0) {
+		bad["mujoco.clearance"] = fmt.Sprintf("must be >= 0, got %v", m.Clearance)
+	}
+	if 2*m.WheelMass >= p.Mass {
+		bad["mujoco.wheel_mass"] = fmt.Sprintf("two wheels of %v kg leave nothing of the robot's %v kg for the chassis", m.WheelMass, p.Mass)
+	}
+	if m.CasterRadius > p.Length/2 {
+		bad["mujoco.caster_radius"] = fmt.Sprintf("%v m does not fit under a %v m chassis", m.CasterRadius, p.Length)
+	}
+	if err := mujoco.Load(); err != nil {
+		bad["physics"] = err.Error()
+	}
+}
+
+// chassisHeight is the chassis centre's height above the ground at rest.
+func (p *Params) chassisHeight() float64 {
+	return max(p.WheelRadius, p.Height/2+p.MuJoCo.Clearance)
+}
+
+// MuJoCoPhysics is one robot in a MuJoCo world. It implements
+// vehicle.Physics: Step hands the world the wheel speed commands, and the
+// world's step moves the robot.
+type MuJoCoPhysics struct {
+	p      *Params
+	w      *mujoco.World
+	prefix string
+	spawn  geom.Vec3
+	yaw0   float64
+
+	chassis     mujoco.Body
+	left, right int // actuator indices
+	m           *mujoco.Model
+
+	// State after the last world step.
+	pos, vel              geom.Vec3
+	yaw, yawRate, v, prev float64
+	energy, distance      float64
+}
+
+// NewMuJoCoPhysics puts a robot in w at pos (its wheels on the ground
+// below pos) heading yaw. Robots need names unique in the world: n is the
+// robot's number in it.
+func NewMuJoCoPhysics(p *Params, w *mujoco.World, n int, pos geom.Vec3, yaw float64) *MuJoCoPhysics {
+	ph := &MuJoCoPhysics{p: p, w: w, prefix: fmt.Sprintf("bot%d_", n), spawn: pos, yaw0: yaw}
+	ph.pos = geom.Vec3{X: pos.X, Y: pos.Y, Z: pos.Z + p.chassisHeight()}
+	ph.yaw = yaw
+	w.Add(ph)
+	return ph
+}
+
+// MJCF returns the robot: the chassis box on a free joint, the wheels on
+// hinges along the body's y axis at ±track/2 (positive speed drives
+// forward), the frictionless casters front and back, and the wheels'
+// velocity actuators.
+func (ph *MuJoCoPhysics) MJCF() (bodies, actuators string) {
+	p, m, n := ph.p, &ph.p.MuJoCo, ph.prefix
+	zc := p.chassisHeight()
+	chassisMass := p.Mass - 2*m.WheelMass
+	half := mujoco.Vec(p.Length/2, p.Width/2, p.Height/2)
+	q := mujoco.Vec(math.Cos(ph.yaw0/2), 0, 0, math.Sin(ph.yaw0/2))
+	wheel := func(side string, y float64) string {
+		return fmt.Sprintf(`      <body name="%swheel_%s" pos="%s">
+        <joint name="%s%s" type="hinge" axis="0 1 0" damping="%s"/>
+        <geom name="%swheel_%s" type="cylinder" size="%s" euler="90 0 0" mass="%s" friction="%s 0.005 0.0001"/>
+      </body>
+`, n, side, mujoco.Vec(0, y, p.WheelRadius-zc), n, side, mujoco.Vec(m.WheelDamping), n, side,
+			mujoco.Vec(p.WheelRadius, m.WheelWidth/2), mujoco.Vec(m.WheelMass), mujoco.Vec(m.Friction))
+	}
+	caster := func(side string, x float64) string {
+		return fmt.Sprintf("      <geom name=\"%scaster_%s\" type=\"sphere\" size=\"%s\" pos=\"%s\" condim=\"1\" priority=\"1\" mass=\"0.001\"/>\n",
+			n, side, mujoco.Vec(m.CasterRadius), mujoco.Vec(x, 0, m.CasterRadius-zc))
+	}
+	bodies = fmt.Sprintf("    <body name=\"%schassis\" pos=\"%s\" quat=\"%s\">\n      <freejoint name=\"%sroot\"/>\n"+
+		"      <geom name=\"%sbox\" type=\"box\" size=\"%s\" mass=\"%s\"/>\n",
+		n, mujoco.Vec(ph.pos.X, ph.pos.Y, ph.pos.Z), q, n, n, half, mujoco.Vec(chassisMass)) +
+		caster("front", p.Length/2-m.CasterRadius) + caster("back", -(p.Length/2 - m.CasterRadius)) +
+		wheel("left", p.Track/2) + wheel("right", -p.Track/2) + "    </body>\n"
+	motor := func(side string) string {
+		return fmt.Sprintf("    <velocity name=\"%s%s_motor\" joint=\"%s%s\" kv=\"%s\" forcelimited=\"true\" forcerange=\"%s\"/>\n",
+			n, side, n, side, mujoco.Vec(m.WheelKv), mujoco.Vec(-m.WheelTorque, m.WheelTorque))
+	}
+	return bodies, motor("left") + motor("right")
+}
+
+// Bind finds the chassis and the motors.
+func (ph *MuJoCoPhysics) Bind(m *mujoco.Model) error {
+	ph.chassis = mujoco.Body{ID: m.ID(mujoco.ObjBody, ph.prefix+"chassis")}
+	ph.left, ph.right = m.ID(mujoco.ObjActuator, ph.prefix+"left_motor"), m.ID(mujoco.ObjActuator, ph.prefix+"right_motor")
+	if ph.chassis.ID < 0 || ph.left < 0 || ph.right < 0 {
+		return fmt.Errorf("internal error: robot %s not found in the MuJoCo model", ph.prefix)
+	}
+	ph.m = m
+	ph.pos = ph.chassis.Pos(m)
+	ph.yaw = ph.chassis.Quat(m).Yaw()
+	return nil
+}
+
+// Stepped reads the chassis' pose after a world step and derives its
+// velocity, forward speed, turn rate, distance and energy (the native
+// model's power: electronics, rolling resistance and acceleration over
+// the drive efficiency).
+func (ph *MuJoCoPhysics) Stepped(m *mujoco.Model, dt float64) {
+	p := ph.p
+	pos, yaw := ph.chassis.Pos(m), ph.chassis.Quat(m).Yaw()
+	ph.vel = pos.Sub(ph.pos).Scale(1 / dt)
+	ph.yawRate = geom.WrapAngle(yaw-ph.yaw) / dt
+	ph.distance += math.Hypot(pos.X-ph.pos.X, pos.Y-ph.pos.Y)
+	ph.pos, ph.yaw = pos, yaw
+	ph.prev, ph.v = ph.v, ph.vel.X*math.Cos(yaw)+ph.vel.Y*math.Sin(yaw)
+	mech := p.RollingCoeff*p.Mass*9.81*math.Abs(ph.v) + nonneg(p.Mass*(ph.v-ph.prev)/dt*ph.v)
+	ph.energy += (p.BasePower + mech/p.DriveEff) * dt
+}
+
+// Kind returns "groundbot".
+func (ph *MuJoCoPhysics) Kind() string { return Kind }
+
+// Period returns the physics period, the world's step.
+func (ph *MuJoCoPhysics) Period() sim.Duration { return ph.p.PhysicsPeriod }
+
+// World returns the MuJoCo world the robot is in.
+func (ph *MuJoCoPhysics) World() vehicle.World { return ph.w }
+
+// Radius returns half the chassis diagonal.
+func (ph *MuJoCoPhysics) Radius() float64 { return 0.5 * math.Hypot(ph.p.Length, ph.p.Width) }
+
+// Pos returns the chassis centre.
+func (ph *MuJoCoPhysics) Pos() geom.Vec3 { return ph.pos }
+
+// Motion returns the position, velocity and heading.
+func (ph *MuJoCoPhysics) Motion() vehicle.Motion {
+	return vehicle.Motion{Pos: ph.pos, Vel: ph.vel, Yaw: ph.yaw}
+}
+
+// Telemetry returns the true state.
+func (ph *MuJoCoPhysics) Telemetry() vehicle.Telemetry {
+	return vehicle.Telemetry{Pos: ph.pos, Vel: ph.vel, Yaw: ph.yaw, YawRate: ph.yawRate,
+		Landed: true, Energy: ph.energy, Distance: ph.distance}
+}
+
+// Sense gives the exact pose, as the native model does.
+func (ph *MuJoCoPhysics) Sense(t sim.Time, s *vehicle.Sensors) {
+	s.Truth = vehicle.Pose{Pos: ph.pos, Speed: ph.v, Yaw: ph.yaw, YawRate: ph.yawRate}
+	s.Contact = true
+}
+
+// Step sets the wheels' speed commands, clipped to max_wheel_speed, for
+// the world's coming step.
+func (ph *MuJoCoPhysics) Step(t sim.Time, a *vehicle.Actuators, ev *vehicle.Events) {
+	lim := ph.p.MaxWheelSpeed
+	ph.m.Ctrl[ph.left] = clamp(a.WheelL, lim)
+	ph.m.Ctrl[ph.right] = clamp(a.WheelR, lim)
+}
+
+// ForwardSpeed returns the speed along the heading.
+func (ph *MuJoCoPhysics) ForwardSpeed() float64 { return ph.v }
+
+// MuJoCoVehicle is a robot in a MuJoCo world driven by its controller.
+type MuJoCoVehicle struct {
+	*vehicle.Composed
+	// Phys is the robot in the world.
+	Phys *MuJoCoPhysics
+	// Ctrl is the controller.
+	Ctrl *Controller
+}
+
+// ForwardSpeed returns the signed speed along the heading.
+func (v *MuJoCoVehicle) ForwardSpeed() float64 { return v.Phys.v }
+
+// NewMuJoCo returns a robot in w at pos heading yaw, idle; n numbers it in
+// the world.
+func NewMuJoCo(p *Params, w *mujoco.World, n int, pos geom.Vec3, yaw float64) *MuJoCoVehicle {
+	ph, c := NewMuJoCoPhysics(p, w, n, pos, yaw), NewController(p, pos, yaw)
+	return &MuJoCoVehicle{Composed: vehicle.Compose(ph, c), Phys: ph, Ctrl: c}
+}

@@ -1,0 +1,164 @@
+// Package mujoco steps vehicles in MuJoCo (mujoco.org): the shared library
+// is loaded at run time with purego, so skyloop builds without cgo and
+// without MuJoCo, and only scenarios that ask for MuJoCo physics need it.
+//
+// Only the small part of the C API a co-simulation needs is bound: load a
+// model from MJCF, make its data, step, look names up, and read and write
+// the state arrays (qpos, qvel, ctrl, xpos, xquat, sensordata) in place.
+// The arrays are reached through mjModel and mjData, whose layouts change
+// between MuJoCo versions: this package reads them as laid out in MuJoCo
+// 2.2.2 (Debian 12's libmujoco2.2.2), checks mj_version() when it loads
+// the library, and refuses any other version (TestLayout compares the
+// offsets with the C headers').
+//
+// A World is one MuJoCo model and data for a run: every robot of the run
+// is generated into the same MJCF, so robots touch each other and the
+// obstacles. It is stepped by one goroutine at a time; MuJoCo is
+// deterministic single-threaded, so the same inputs give the same states.
+package mujoco
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Version is the MuJoCo version this package reads the structures of, as
+// mj_version() reports it (2.2.2).
+const Version = 222
+
+// InstallHint is what to do when MuJoCo is missing.
+const InstallHint = "apt-get install -y libmujoco2.2.2 (Debian 12; libmujoco-dev also brings the headers)"
+
+// libNames are the file names tried, in order.
+var libNames = []string{"libmujoco.so.2.2.2", "libmujoco.so"}
+
+// Object types of mjtObj (mjmodel.h) that names are looked up in.
+const (
+	ObjBody     = 1
+	ObjJoint    = 3
+	ObjGeom     = 5
+	ObjActuator = 18
+	ObjSensor   = 19
+)
+
+// Offsets into mjModel and mjData of MuJoCo 2.2.2 (x86-64 and arm64, LP64),
+// in bytes; TestLayout checks them against the headers.
+const (
+	offModelNQ          = 0
+	offModelNV          = 4
+	offModelNU          = 8
+	offModelNBody       = 16
+	offModelNJnt        = 20
+	offModelNSensorData = 224
+	offModelTimestep    = 232
+	offModelJntQposAdr  = 1288
+	offModelJntDofAdr   = 1296
+	offModelSensorAdr   = 2928
+	offDataTime         = 40336
+	offDataQpos         = 40376
+	offDataQvel         = 40384
+	offDataCtrl         = 40408
+	offDataSensorData   = 40472
+	offDataXpos         = 40480
+	offDataXquat        = 40488
+)
+
+// lib is the loaded library's functions.
+type lib struct {
+	path        string
+	version     func() int32
+	loadXML     func(filename string, vfs unsafe.Pointer, errbuf *byte, errsz int32) unsafe.Pointer
+	makeData    func(m unsafe.Pointer) unsafe.Pointer
+	deleteData  func(d unsafe.Pointer)
+	deleteModel func(m unsafe.Pointer)
+	step        func(m, d unsafe.Pointer)
+	forward     func(m, d unsafe.Pointer)
+	name2id     func(m unsafe.Pointer, typ int32, name string) int32
+}
+
+var (
+	loadOnce sync.Once
+	theLib   *lib
+	errLoad  error
+)
+
+// ErrNotInstalled is wrapped by Load's error when no MuJoCo library is
+// found.
+var ErrNotInstalled = errors.New("MuJoCo is not installed")
+
+// Load loads the MuJoCo library once per process and checks its version.
+func Load() error {
+	loadOnce.Do(func() { theLib, errLoad = load(libNames) })
+	return errLoad
+}
+
+func load(libNames []string) (*lib, error) {
+	var h uintptr
+	var errs []string
+	var path string
+	for _, n := range libNames {
+		var err error
+		if h, err = purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_LOCAL); err == nil {
+			path = n
+			break
+		}
+		errs = append(errs, err.Error())
+	}
+	if h == 0 {
+		return nil, fmt.Errorf("%w (%v): %s", ErrNotInstalled, errs, InstallHint)
+	}
+	l := &lib{path: path}
+	if err := bind(h, l); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if v := l.version(); v != Version {
+		return nil, fmt.Errorf("%s is MuJoCo %d.%d.%d: skyloop reads MuJoCo's structures as laid out in %d.%d.%d and supports only that version (%s)",
+			path, v/100, v/10%10, v%10, Version/100, Version/10%10, Version%10, InstallHint)
+	}
+	return l, nil
+}
+
+// bind looks every function up; a missing one is an error, not a panic.
+func bind(h uintptr, l *lib) (err error) {
+	for _, f := range []struct {
+		ptr  any
+		name string
+	}{
+		{&l.version, "mj_version"}, {&l.loadXML, "mj_loadXML"}, {&l.makeData, "mj_makeData"},
+		{&l.deleteData, "mj_deleteData"}, {&l.deleteModel, "mj_deleteModel"}, {&l.step, "mj_step"},
+		{&l.forward, "mj_forward"}, {&l.name2id, "mj_name2id"},
+	} {
+		sym, e := purego.Dlsym(h, f.name)
+		if e != nil {
+			return fmt.Errorf("no symbol %s: %w", f.name, e)
+		}
+		purego.RegisterFunc(f.ptr, sym)
+	}
+	return nil
+}
+
+// Path returns the file name the library was loaded from ("" before Load).
+func Path() string {
+	if theLib == nil {
+		return ""
+	}
+	return theLib.path
+}
+
+// Layout returns the offsets and constants this package assumes, named as
+// TestLayout prints them from the C headers.
+func Layout() map[string]int {
+	return map[string]int{
+		"model.nq": offModelNQ, "model.nv": offModelNV, "model.nu": offModelNU, "model.nbody": offModelNBody,
+		"model.njnt": offModelNJnt, "model.nsensordata": offModelNSensorData, "model.opt.timestep": offModelTimestep,
+		"model.jnt_qposadr": offModelJntQposAdr, "model.jnt_dofadr": offModelJntDofAdr, "model.sensor_adr": offModelSensorAdr,
+		"data.time": offDataTime, "data.qpos": offDataQpos, "data.qvel": offDataQvel, "data.ctrl": offDataCtrl,
+		"data.sensordata": offDataSensorData, "data.xpos": offDataXpos, "data.xquat": offDataXquat,
+		"obj.body": ObjBody, "obj.joint": ObjJoint, "obj.geom": ObjGeom, "obj.actuator": ObjActuator, "obj.sensor": ObjSensor,
+		"version": Version, "mjtNum": 8,
+	}
+}
