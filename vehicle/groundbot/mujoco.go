@@ -134,7 +134,7 @@ func (ph *MuJoCoPhysics) MJCF() (bodies, actuators string) {
 	bodies = fmt.Sprintf("    <body name=\"%schassis\" pos=\"%s\" quat=\"%s\">\n      <freejoint name=\"%sroot\"/>\n"+
 		"      <geom name=\"%sbox\" type=\"box\" size=\"%s\" mass=\"%s\"/>\n",
 		n, mujoco.Vec(ph.pos.X, ph.pos.Y, ph.pos.Z), q, n, n, half, mujoco.Vec(chassisMass)) +
-		caster("front", p.Length/2-m.CasterRadius) + caster("back", -(p.Length/2 - m.CasterRadius)) +
+		caster("front", p.Length/2-m.CasterRadius) + caster("back", -(p.Length/2-m.CasterRadius)) +
 		wheel("left", p.Track/2) + wheel("right", -p.Track/2) + "    </body>\n"
 	motor := func(side string) string {
 		return fmt.Sprintf("    <velocity name=\"%s%s_motor\" joint=\"%s%s\" kv=\"%s\" forcelimited=\"true\" forcerange=\"%s\"/>\n",
