@@ -94,7 +94,19 @@ const (
 // Option adjusts how an experiment file is read.
 type Option func(*options)
 
-type options struct{ backend string }
+type options struct {
+	backend string
+	sets    []string
+	tag     string
+}
+
+// Set changes every variant (and reference) of the experiment by field
+// path after the experiment's own changes: sets are PATH=VALUE, as in an
+// experiment's set; the results go to <experiment>-<tag>/, other runs
+// than the experiment's own.
+func Set(tag string, sets ...string) Option {
+	return func(o *options) { o.tag, o.sets = tag, append(o.sets, sets...) }
+}
 
 // Backend runs every variant (and reference) of the experiment on the
 // named network backend: network.backend is set to it after the
@@ -223,6 +235,9 @@ func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Re
 		// Its own directory: the runs on another backend are other runs.
 		e.Name += "-" + o.backend
 	}
+	if len(o.sets) > 0 {
+		e.Name += "-" + o.tag
+	}
 	if !nameOK.MatchString(e.Name) {
 		doc.Errorf(at("experiment"), "experiment", "%q: use letters, digits, '.', '_', '-' (it names the output directory)", e.Name)
 	}
@@ -237,6 +252,17 @@ func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Re
 		bd, err := scenario.ParseDocument("--backend", []byte("network.backend: "+o.backend+"\n"))
 		if err != nil {
 			return nil, &OptionError{fmt.Errorf("--backend %q: %w", o.backend, err)}
+		}
+		base = append(base, sets(bd, bd.Root, "")...)
+	}
+	for _, kv := range o.sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, &OptionError{fmt.Errorf("--set %q: want PATH=VALUE", kv)}
+		}
+		bd, err := scenario.ParseDocument("--set", []byte(strings.TrimSpace(k)+": "+v+"\n"))
+		if err != nil {
+			return nil, &OptionError{fmt.Errorf("--set %q: %w", kv, err)}
 		}
 		base = append(base, sets(bd, bd.Root, "")...)
 	}

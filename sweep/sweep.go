@@ -168,7 +168,9 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 	}
 	var mu sync.Mutex
 	var firstErr error
-	run := func(js []job, report bool) {
+	// References and runs share the workers: a run needs its reference
+	// only for the summary, so no core waits for the references.
+	run := func(js []job) {
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for w := 0; w < min(workers, max(len(js), 1)); w++ {
@@ -181,6 +183,7 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 						return
 					}
 					j := js[i]
+					report := j.seed != 0 // references are not counted
 					err := runOne(e, j, eopt, stop)
 					mu.Lock()
 					switch {
@@ -210,8 +213,7 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 		}
 		wg.Wait()
 	}
-	run(refJobs, false)
-	run(jobs, true)
+	run(append(refJobs, jobs...))
 	// The summary always reflects every finished run, also after a stop.
 	rows, err := writeSummary(dir, e, preps, seeds)
 	if err != nil {

@@ -19,7 +19,8 @@ import (
 )
 
 func newSweepCmd() *cobra.Command {
-	var out, duration, backend string
+	var out, duration, backend, tag string
+	var sets []string
 	var seeds, workers int
 	var noFiles, quiet bool
 	c := &cobra.Command{
@@ -79,7 +80,7 @@ byte-identical files. Print the tables with skyloop summarize.`,
 			}
 			var exps []*sweep.Experiment
 			for _, a := range args {
-				es, err := loadExperiments(a, backend)
+				es, err := loadExperiments(a, backend, tag, sets)
 				if err != nil {
 					return err
 				}
@@ -127,19 +128,27 @@ byte-identical files. Print the tables with skyloop summarize.`,
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: one per CPU)")
 	f.BoolVar(&noFiles, "no-files", false, "skip the per-run CSV files (summary.csv and figures stay)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
+	f.StringArrayVar(&sets, "set", nil, "change every variant: PATH=VALUE, as an experiment's set (repeatable), e.g. vehicles[robot].params.physics=mujoco; results go to OUT/<experiment>-<tag>/")
+	f.StringVar(&tag, "tag", "", "with --set: the suffix of the experiments' directories (default: the values set, e.g. mujoco)")
 	f.StringVar(&backend, "backend", "", "run every variant on this network backend (wifi, ns3, ...), checking that it has the parameters used")
 	return c
 }
 
-func loadExperiments(arg, backend string) ([]*sweep.Experiment, error) {
+func loadExperiments(arg, backend, tag string, sets []string) ([]*sweep.Experiment, error) {
 	var opts []sweep.Option
 	if backend != "" {
 		opts = append(opts, sweep.Backend(backend))
 	}
+	if len(sets) > 0 {
+		if tag == "" {
+			tag = setTag(sets)
+		}
+		opts = append(opts, sweep.Set(tag, sets...))
+	}
 	if slices.Contains(scenarios.Collections(), arg) {
 		var out []*sweep.Experiment
 		for _, n := range scenarios.CollectionExperiments(arg) {
-			es, err := loadExperiments(n, backend)
+			es, err := loadExperiments(n, backend, tag, sets)
 			if err != nil {
 				return nil, err
 			}
@@ -225,4 +234,21 @@ overhead.`,
 			return nil
 		},
 	}
+}
+
+// setTag names the runs of a --set sweep after the values set, in the
+// letters a directory name may have.
+func setTag(sets []string) string {
+	var parts []string
+	for _, s := range sets {
+		_, v, _ := strings.Cut(s, "=")
+		v = strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+				return r
+			}
+			return '_'
+		}, strings.TrimSpace(v))
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, "-")
 }

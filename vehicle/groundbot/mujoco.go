@@ -26,35 +26,42 @@ const (
 // uses; the chassis size, mass, wheel radius, track and speed limit come
 // from Params. Every default is in DefaultParams.
 type MuJoCoParams struct {
-	WheelKv      float64 `yaml:"wheel_kv" json:"wheel_kv"`           // velocity actuator gain, N m s/rad
-	WheelTorque  float64 `yaml:"wheel_torque" json:"wheel_torque"`   // actuator torque limit, N m
-	WheelWidth   float64 `yaml:"wheel_width" json:"wheel_width"`     // m
-	WheelMass    float64 `yaml:"wheel_mass" json:"wheel_mass"`       // kg, each (part of mass)
-	WheelDamping float64 `yaml:"wheel_damping" json:"wheel_damping"` // hinge damping, N m s/rad
-	CasterRadius float64 `yaml:"caster_radius" json:"caster_radius"` // m
-	Clearance    float64 `yaml:"clearance" json:"clearance"`         // chassis bottom above the ground, m
-	Friction     float64 `yaml:"friction" json:"friction"`           // wheel-ground sliding friction coefficient
+	WheelKp       float64 `yaml:"wheel_kp" json:"wheel_kp"`             // wheel speed controller: proportional gain, N m s/rad
+	WheelKi       float64 `yaml:"wheel_ki" json:"wheel_ki"`             // and integral gain, N m/rad
+	WheelTorque   float64 `yaml:"wheel_torque" json:"wheel_torque"`     // motor torque limit, N m
+	WheelArmature float64 `yaml:"wheel_armature" json:"wheel_armature"` // motor rotor inertia seen at the wheel, kg m^2
+	WheelMass     float64 `yaml:"wheel_mass" json:"wheel_mass"`         // kg, each (part of mass)
+	WheelDamping  float64 `yaml:"wheel_damping" json:"wheel_damping"`   // hinge damping, N m s/rad
+	CasterRadius  float64 `yaml:"caster_radius" json:"caster_radius"`   // m
+	Clearance     float64 `yaml:"clearance" json:"clearance"`           // chassis bottom above the ground, m
+	Friction      float64 `yaml:"friction" json:"friction"`             // wheel-ground sliding friction coefficient
 }
 
-// DefaultMuJoCoParams returns the MuJoCo model's defaults. The wheels are
-// stiff velocity servos (5 N m s/rad: under the turning load of the
-// wheels' contact patches they hold within 0.2% of their command, where
-// the native model's 50 ms lag would let them droop 3%), so the torque
-// limit, 0.4 N m, bounds the acceleration at the native max_wheel_accel's
-// 2 m/s^2 for the default 8 kg robot.
+// DefaultMuJoCoParams returns the MuJoCo model's defaults. Each wheel is
+// driven by a torque motor (limit 0.4 N m: the native max_wheel_accel's
+// 2 m/s^2 for the default 8 kg robot) under a PI speed controller run every
+// physics step, as a motor driver does; its integral holds the commanded
+// speed under the turning load of the wheels' contact patches, where a
+// proportional servo droops. The armature, 0.0025 kg m^2, is the rotor
+// of a small 50:1 gear motor seen at the wheel; it also keeps the
+// controller stable with the wheel off the ground.
 func DefaultMuJoCoParams() MuJoCoParams {
-	return MuJoCoParams{WheelKv: 5, WheelTorque: 0.4, WheelWidth: 0.02, WheelMass: 0.2, WheelDamping: 0.001,
-		CasterRadius: 0.025, Clearance: 0.02, Friction: 1}
+	return MuJoCoParams{WheelKp: 0.5, WheelKi: 5, WheelTorque: 0.4, WheelArmature: 0.0025, WheelMass: 0.2,
+		WheelDamping: 0.001, CasterRadius: 0.025, Clearance: 0.02, Friction: 1}
 }
 
 // validateMuJoCo checks the MuJoCo parameters, and that MuJoCo is there.
 func (p *Params) validateMuJoCo(bad fields.Errors) {
 	m := &p.MuJoCo
-	for name, v := range map[string]float64{"wheel_kv": m.WheelKv, "wheel_torque": m.WheelTorque, "wheel_width": m.WheelWidth,
-		"wheel_mass": m.WheelMass, "caster_radius": m.CasterRadius, "friction": m.Friction} {
+	for name, v := range map[string]float64{"wheel_kp": m.WheelKp, "wheel_torque": m.WheelTorque,
+		"wheel_armature": m.WheelArmature,
+		"wheel_mass":     m.WheelMass, "caster_radius": m.CasterRadius, "friction": m.Friction} {
 		if !(v > 0) || math.IsInf(v, 0) {
 			bad["mujoco."+name] = fmt.Sprintf("must be a positive number, got %v", v)
 		}
+	}
+	if !(m.WheelKi >= 0) || math.IsInf(m.WheelKi, 0) {
+		bad["mujoco.wheel_ki"] = fmt.Sprintf("must be >= 0, got %v", m.WheelKi)
 	}
 	if !(m.WheelDamping >= 0) || math.IsInf(m.WheelDamping, 0) {
 		bad["mujoco.wheel_damping"] = fmt.Sprintf("must be >= 0, got %v", m.WheelDamping)
@@ -90,6 +97,8 @@ type MuJoCoPhysics struct {
 
 	chassis     mujoco.Body
 	left, right int // actuator indices
+	dofL, dofR  int // the wheels' indices in qvel
+	intL, intR  float64
 	m           *mujoco.Model
 
 	// State after the last world step.
@@ -111,8 +120,12 @@ func NewMuJoCoPhysics(p *Params, w *mujoco.World, n int, pos geom.Vec3, yaw floa
 
 // MJCF returns the robot: the chassis box on a free joint, the wheels on
 // hinges along the body's y axis at ±track/2 (positive speed drives
-// forward), the frictionless casters front and back, and the wheels'
-// velocity actuators.
+// forward; each touches the ground at one point, a sphere of the wheel's
+// radius, as a thin tyre does: a cylinder's several contact points scrub
+// when the robot turns, and cost a fifth more time per step), the
+// frictionless casters front and back (priority 1 makes their condim 1,
+// normal force only, win over the floor's), and the wheels' torque
+// motors.
 func (ph *MuJoCoPhysics) MJCF() (bodies, actuators string) {
 	p, m, n := ph.p, &ph.p.MuJoCo, ph.prefix
 	zc := p.chassisHeight()
@@ -121,11 +134,11 @@ func (ph *MuJoCoPhysics) MJCF() (bodies, actuators string) {
 	q := mujoco.Vec(math.Cos(ph.yaw0/2), 0, 0, math.Sin(ph.yaw0/2))
 	wheel := func(side string, y float64) string {
 		return fmt.Sprintf(`      <body name="%swheel_%s" pos="%s">
-        <joint name="%s%s" type="hinge" axis="0 1 0" damping="%s"/>
-        <geom name="%swheel_%s" type="cylinder" size="%s" euler="90 0 0" mass="%s" friction="%s 0.005 0.0001"/>
+        <joint name="%s%s" type="hinge" axis="0 1 0" damping="%s" armature="%s"/>
+        <geom name="%swheel_%s" type="sphere" size="%s" mass="%s" friction="%s 0.005 0.0001"/>
       </body>
-`, n, side, mujoco.Vec(0, y, p.WheelRadius-zc), n, side, mujoco.Vec(m.WheelDamping), n, side,
-			mujoco.Vec(p.WheelRadius, m.WheelWidth/2), mujoco.Vec(m.WheelMass), mujoco.Vec(m.Friction))
+`, n, side, mujoco.Vec(0, y, p.WheelRadius-zc), n, side, mujoco.Vec(m.WheelDamping), mujoco.Vec(m.WheelArmature), n, side,
+			mujoco.Vec(p.WheelRadius), mujoco.Vec(m.WheelMass), mujoco.Vec(m.Friction))
 	}
 	caster := func(side string, x float64) string {
 		return fmt.Sprintf("      <geom name=\"%scaster_%s\" type=\"sphere\" size=\"%s\" pos=\"%s\" condim=\"1\" priority=\"1\" mass=\"0.001\"/>\n",
@@ -137,8 +150,8 @@ func (ph *MuJoCoPhysics) MJCF() (bodies, actuators string) {
 		caster("front", p.Length/2-m.CasterRadius) + caster("back", -(p.Length/2-m.CasterRadius)) +
 		wheel("left", p.Track/2) + wheel("right", -p.Track/2) + "    </body>\n"
 	motor := func(side string) string {
-		return fmt.Sprintf("    <velocity name=\"%s%s_motor\" joint=\"%s%s\" kv=\"%s\" forcelimited=\"true\" forcerange=\"%s\"/>\n",
-			n, side, n, side, mujoco.Vec(m.WheelKv), mujoco.Vec(-m.WheelTorque, m.WheelTorque))
+		return fmt.Sprintf("    <motor name=\"%s%s_motor\" joint=\"%s%s\" ctrllimited=\"true\" ctrlrange=\"%s\"/>\n",
+			n, side, n, side, mujoco.Vec(-m.WheelTorque, m.WheelTorque))
 	}
 	return bodies, motor("left") + motor("right")
 }
@@ -147,9 +160,11 @@ func (ph *MuJoCoPhysics) MJCF() (bodies, actuators string) {
 func (ph *MuJoCoPhysics) Bind(m *mujoco.Model) error {
 	ph.chassis = mujoco.Body{ID: m.ID(mujoco.ObjBody, ph.prefix+"chassis")}
 	ph.left, ph.right = m.ID(mujoco.ObjActuator, ph.prefix+"left_motor"), m.ID(mujoco.ObjActuator, ph.prefix+"right_motor")
-	if ph.chassis.ID < 0 || ph.left < 0 || ph.right < 0 {
+	jl, jr := m.ID(mujoco.ObjJoint, ph.prefix+"left"), m.ID(mujoco.ObjJoint, ph.prefix+"right")
+	if ph.chassis.ID < 0 || ph.left < 0 || ph.right < 0 || jl < 0 || jr < 0 {
 		return fmt.Errorf("internal error: robot %s not found in the MuJoCo model", ph.prefix)
 	}
+	ph.dofL, ph.dofR = m.JointDofAdr(jl), m.JointDofAdr(jr)
 	ph.m = m
 	ph.pos = ph.chassis.Pos(m)
 	ph.yaw = ph.chassis.Quat(m).Yaw()
@@ -204,12 +219,26 @@ func (ph *MuJoCoPhysics) Sense(t sim.Time, s *vehicle.Sensors) {
 	s.Contact = true
 }
 
-// Step sets the wheels' speed commands, clipped to max_wheel_speed, for
-// the world's coming step.
+// Step runs the wheels' PI speed controllers towards a.WheelL and
+// a.WheelR (clipped to max_wheel_speed) and sets the motor torques for the
+// world's coming step. The integrals stop growing while the torque is at
+// its limit (no wind-up).
 func (ph *MuJoCoPhysics) Step(t sim.Time, a *vehicle.Actuators, ev *vehicle.Events) {
+	m, dt := ph.m, ph.p.PhysicsPeriod.Seconds()
 	lim := ph.p.MaxWheelSpeed
-	ph.m.Ctrl[ph.left] = clamp(a.WheelL, lim)
-	ph.m.Ctrl[ph.right] = clamp(a.WheelR, lim)
+	m.Ctrl[ph.left] = ph.pi(clamp(a.WheelL, lim)-m.Qvel[ph.dofL], &ph.intL, dt)
+	m.Ctrl[ph.right] = ph.pi(clamp(a.WheelR, lim)-m.Qvel[ph.dofR], &ph.intR, dt)
+}
+
+// pi returns the torque for speed error e, updating the integral.
+func (ph *MuJoCoPhysics) pi(e float64, integ *float64, dt float64) float64 {
+	mp := &ph.p.MuJoCo
+	tq := mp.WheelKp*e + mp.WheelKi*(*integ+e*dt)
+	if tq > mp.WheelTorque || tq < -mp.WheelTorque {
+		return clamp(tq, mp.WheelTorque)
+	}
+	*integ += e * dt
+	return tq
 }
 
 // ForwardSpeed returns the speed along the heading.

@@ -66,7 +66,7 @@ func Vec(v ...float64) string {
 // MJCF returns the world's model text with the given obstacles.
 func (w *World) MJCF(obstacles []geom.Box) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "<mujoco model=\"skyloop\">\n  <option timestep=\"%s\" integrator=\"implicit\"/>\n  <worldbody>\n", num(w.period.Seconds()))
+	fmt.Fprintf(&b, "<mujoco model=\"skyloop\">\n  <option timestep=\"%s\" jacobian=\"sparse\"/>\n  <worldbody>\n", num(w.period.Seconds()))
 	b.WriteString("    <geom name=\"floor\" type=\"plane\" size=\"0 0 1\" friction=\"1 0.005 0.0001\"/>\n")
 	for i, o := range obstacles {
 		c, h := o.Min.Add(o.Max).Scale(0.5), o.Max.Sub(o.Min).Scale(0.5)
