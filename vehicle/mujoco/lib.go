@@ -162,3 +162,12 @@ func Layout() map[string]int {
 		"version": Version, "mjtNum": 8,
 	}
 }
+
+// VersionNumber returns mj_version() of the loaded library (222 for
+// 2.2.2), or 0 when it is not loaded.
+func VersionNumber() int {
+	if theLib == nil {
+		return 0
+	}
+	return int(theLib.version())
+}
