@@ -151,6 +151,31 @@ var coreKinds = []KindSpec{
 	},
 }
 
+// mujocoKind is the kind of robots read from MJCF files, stepped in the
+// run's MuJoCo world and driven by the groundbot's drive controller
+// through two wheel velocity actuators.
+var mujocoKind = KindSpec{
+	Name:   mujoco.Kind,
+	StepNs: 30,
+	Params: func() validator { p := mujoco.DefaultRobotParams(); return &p },
+	Timing: func(p validator) vehicle.Timing {
+		q := p.(*mujoco.RobotParams)
+		return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
+	},
+	NewGroupIn: func(p validator, worlds *vehicle.Worlds) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
+		q := p.(*mujoco.RobotParams)
+		w := worlds.Get("mujoco", func() vehicle.World { return mujoco.NewWorld(q.PhysicsPeriod) }).(*mujoco.World)
+		rs := mujoco.NewRobots(q, w, worlds.Dir)
+		gp := groundbot.DefaultParams()
+		gp.WheelRadius, gp.Track, gp.MaxWheelSpeed = q.WheelRadius, q.Track, q.MaxWheelSpeed
+		gp.MaxSpeed, gp.HeadingGain, gp.PosGain, gp.AcceptRadius = q.MaxSpeed, q.HeadingGain, q.PosGain, q.AcceptRadius
+		gp.PhysicsPeriod, gp.ControlPeriod = q.PhysicsPeriod, q.ControlPeriod
+		return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
+			return mujoco.NewRobotVehicle(rs.New(w.Parts(), pos, yaw), groundbot.NewController(&gp, pos, yaw))
+		}
+	},
+}
+
 // noParams is the parameter set of components without parameters.
 type noParams struct{}
 

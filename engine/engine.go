@@ -285,6 +285,7 @@ func (r *Run) ticks(path string, d sim.Duration) int64 {
 
 func (r *Run) buildVehicles() {
 	sc := r.sc
+	r.worlds.Dir = sc.Dir
 	var groups []any
 	// Too many vehicles in all (reported by the scenario's own check):
 	// check the groups' parameters but build no vehicle.
@@ -420,7 +421,9 @@ func (r *Run) buildWorlds() error {
 	for _, w := range r.worlds.All() {
 		if err := w.Build(boxes); err != nil {
 			r.closeWorlds()
-			return fmt.Errorf("building the MuJoCo world: %w", err)
+			// Mostly a robot model's problem: bad input.
+			r.sc.Errorf("vehicles", "MuJoCo: %v", err)
+			return r.sc.Err()
 		}
 		every := int64(w.Period() / r.tick)
 		if every < 1 || sim.Duration(every)*r.tick != w.Period() {

@@ -205,7 +205,7 @@ vehicles:
 	{
 		name: "unknown vehicle kind",
 		yaml: "name: t\nvehicles:\n  - {name: d, kind: quadcopter, count: 1, spawn: {layout: line, spacing: 1}}\n",
-		want: []string{`bad.yaml:3: vehicles[0].kind: unknown vehicle kind "quadcopter": want one of groundbot, multirotor, pointmass`},
+		want: []string{`bad.yaml:3: vehicles[0].kind: unknown vehicle kind "quadcopter": want one of groundbot, mujoco, multirotor, pointmass`},
 	},
 	{
 		name: "missing spawn",

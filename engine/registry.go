@@ -71,6 +71,7 @@ func Core() *Registry {
 	for _, k := range coreKinds {
 		g.AddKind(k)
 	}
+	g.AddKind(mujocoKind)
 	for _, b := range agent.Builtins() {
 		g.AddBehavior(b)
 	}

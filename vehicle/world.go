@@ -27,6 +27,9 @@ type World interface {
 // Worlds are a run's shared physics worlds, by name, in the order they
 // were first asked for.
 type Worlds struct {
+	// Dir is the scenario's directory, where model files named by
+	// relative paths are.
+	Dir   string
 	names []string
 	by    map[string]World
 }

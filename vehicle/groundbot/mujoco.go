@@ -101,7 +101,9 @@ type MuJoCoPhysics struct {
 	intL, intR  float64
 	m           *mujoco.Model
 
-	// State after the last world step.
+	// State after the last world step; pos is the chassis centre less
+	// its height at rest (zOff): where the robot stands.
+	zOff                  float64
 	pos, vel              geom.Vec3
 	yaw, yawRate, v, prev float64
 	energy, distance      float64
@@ -112,7 +114,7 @@ type MuJoCoPhysics struct {
 // robot's number in it.
 func NewMuJoCoPhysics(p *Params, w *mujoco.World, n int, pos geom.Vec3, yaw float64) *MuJoCoPhysics {
 	ph := &MuJoCoPhysics{p: p, w: w, prefix: fmt.Sprintf("bot%d_", n), spawn: pos, yaw0: yaw}
-	ph.pos = geom.Vec3{X: pos.X, Y: pos.Y, Z: pos.Z + p.chassisHeight()}
+	ph.pos = pos
 	ph.yaw = yaw
 	w.Add(ph)
 	return ph
@@ -146,7 +148,7 @@ func (ph *MuJoCoPhysics) MJCF() (bodies, actuators string) {
 	}
 	bodies = fmt.Sprintf("    <body name=\"%schassis\" pos=\"%s\" quat=\"%s\">\n      <freejoint name=\"%sroot\"/>\n"+
 		"      <geom name=\"%sbox\" type=\"box\" size=\"%s\" mass=\"%s\"/>\n",
-		n, mujoco.Vec(ph.pos.X, ph.pos.Y, ph.pos.Z), q, n, n, half, mujoco.Vec(chassisMass)) +
+		n, mujoco.Vec(ph.spawn.X, ph.spawn.Y, ph.spawn.Z+zc), q, n, n, half, mujoco.Vec(chassisMass)) +
 		caster("front", p.Length/2-m.CasterRadius) + caster("back", -(p.Length/2-m.CasterRadius)) +
 		wheel("left", p.Track/2) + wheel("right", -p.Track/2) + "    </body>\n"
 	motor := func(side string) string {
@@ -166,7 +168,8 @@ func (ph *MuJoCoPhysics) Bind(m *mujoco.Model) error {
 	}
 	ph.dofL, ph.dofR = m.JointDofAdr(jl), m.JointDofAdr(jr)
 	ph.m = m
-	ph.pos = ph.chassis.Pos(m)
+	ph.zOff = ph.p.chassisHeight()
+	ph.pos = ph.ground(m)
 	ph.yaw = ph.chassis.Quat(m).Yaw()
 	return nil
 }
@@ -177,7 +180,7 @@ func (ph *MuJoCoPhysics) Bind(m *mujoco.Model) error {
 // the drive efficiency).
 func (ph *MuJoCoPhysics) Stepped(m *mujoco.Model, dt float64) {
 	p := ph.p
-	pos, yaw := ph.chassis.Pos(m), ph.chassis.Quat(m).Yaw()
+	pos, yaw := ph.ground(m), ph.chassis.Quat(m).Yaw()
 	ph.vel = pos.Sub(ph.pos).Scale(1 / dt)
 	ph.yawRate = geom.WrapAngle(yaw-ph.yaw) / dt
 	ph.distance += math.Hypot(pos.X-ph.pos.X, pos.Y-ph.pos.Y)
@@ -185,6 +188,13 @@ func (ph *MuJoCoPhysics) Stepped(m *mujoco.Model, dt float64) {
 	ph.prev, ph.v = ph.v, ph.vel.X*math.Cos(yaw)+ph.vel.Y*math.Sin(yaw)
 	mech := p.RollingCoeff*p.Mass*9.81*math.Abs(ph.v) + nonneg(p.Mass*(ph.v-ph.prev)/dt*ph.v)
 	ph.energy += (p.BasePower + mech/p.DriveEff) * dt
+}
+
+// ground returns the chassis centre less its height at rest.
+func (ph *MuJoCoPhysics) ground(m *mujoco.Model) geom.Vec3 {
+	p := ph.chassis.Pos(m)
+	p.Z -= ph.zOff
+	return p
 }
 
 // Kind returns "groundbot".
@@ -199,7 +209,9 @@ func (ph *MuJoCoPhysics) World() vehicle.World { return ph.w }
 // Radius returns half the chassis diagonal.
 func (ph *MuJoCoPhysics) Radius() float64 { return 0.5 * math.Hypot(ph.p.Length, ph.p.Width) }
 
-// Pos returns the chassis centre.
+// Pos returns where the robot stands: the chassis centre less its height
+// at rest (the ground's height when it rests on it, as for the native
+// model).
 func (ph *MuJoCoPhysics) Pos() geom.Vec3 { return ph.pos }
 
 // Motion returns the position, velocity and heading.

@@ -2,6 +2,7 @@ package mujoco
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -23,6 +24,21 @@ type Part interface {
 	Stepped(m *Model, dt float64)
 }
 
+// HeadPart is a Part whose model has sections shared by every copy
+// (compiler settings, defaults, assets), written once per key.
+type HeadPart interface {
+	Part
+	Head() (key, text string)
+}
+
+// SectionsPart is a Part with more sections than bodies and actuators
+// (tendons, equality constraints, contact pairs, sensors), each written
+// whole.
+type SectionsPart interface {
+	Part
+	Sections() string
+}
+
 // World is one MuJoCo model for every robot of a run: a ground plane at
 // z = 0, the scenario's obstacles as static boxes, and the robots' parts.
 // It implements vehicle.World.
@@ -30,7 +46,12 @@ type World struct {
 	period sim.Duration
 	parts  []Part
 	model  *Model
+	errs   []error
 }
+
+// Fail records a problem found while the robots were put in the world
+// (a model file that cannot be read, say); Build reports it.
+func (w *World) Fail(err error) { w.errs = append(w.errs, err) }
 
 // NewWorld returns an empty world stepped every period (MuJoCo's time
 // step).
@@ -64,19 +85,40 @@ func Vec(v ...float64) string {
 }
 
 // MJCF returns the world's model text with the given obstacles.
-func (w *World) MJCF(obstacles []geom.Box) []byte {
+func (w *World) MJCF(obstacles []geom.Box) ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "<mujoco model=\"skyloop\">\n  <option timestep=\"%s\" jacobian=\"sparse\"/>\n  <worldbody>\n", num(w.period.Seconds()))
+	fmt.Fprintf(&b, "<mujoco model=\"skyloop\">\n  <option timestep=\"%s\" jacobian=\"sparse\"/>\n", num(w.period.Seconds()))
+	heads := map[string]bool{}
+	var first string
+	for _, p := range w.parts {
+		hp, ok := p.(HeadPart)
+		if !ok {
+			continue
+		}
+		key, text := hp.Head()
+		if heads[key] {
+			continue
+		}
+		if len(heads) > 0 {
+			return nil, fmt.Errorf("robots of two MJCF models (%s and %s) in one run: their defaults and assets would clash; use one model", first, key)
+		}
+		heads[key], first = true, key
+		b.WriteString(text)
+	}
+	b.WriteString("  <worldbody>\n")
 	b.WriteString("    <geom name=\"floor\" type=\"plane\" size=\"0 0 1\" friction=\"1 0.005 0.0001\"/>\n")
 	for i, o := range obstacles {
 		c, h := o.Min.Add(o.Max).Scale(0.5), o.Max.Sub(o.Min).Scale(0.5)
 		fmt.Fprintf(&b, "    <geom name=\"obstacle_%d\" type=\"box\" pos=\"%s\" size=\"%s\"/>\n", i, Vec(c.X, c.Y, c.Z), Vec(h.X, h.Y, h.Z))
 	}
-	var act bytes.Buffer
+	var act, more bytes.Buffer
 	for _, p := range w.parts {
 		bodies, actuators := p.MJCF()
 		b.WriteString(bodies)
 		act.WriteString(actuators)
+		if sp, ok := p.(SectionsPart); ok {
+			more.WriteString(sp.Sections())
+		}
 	}
 	b.WriteString("  </worldbody>\n")
 	if act.Len() > 0 {
@@ -84,8 +126,9 @@ func (w *World) MJCF(obstacles []geom.Box) []byte {
 		b.Write(act.Bytes())
 		b.WriteString("  </actuator>\n")
 	}
+	b.Write(more.Bytes())
 	b.WriteString("</mujoco>\n")
-	return b.Bytes()
+	return b.Bytes(), nil
 }
 
 // Build compiles the world and binds its parts. Obstacles with no volume
@@ -93,6 +136,9 @@ func (w *World) MJCF(obstacles []geom.Box) []byte {
 func (w *World) Build(obstacles []geom.Box) error {
 	if w.model != nil {
 		return fmt.Errorf("internal error: MuJoCo world built twice")
+	}
+	if len(w.errs) > 0 {
+		return errors.Join(w.errs...)
 	}
 	for _, p := range w.parts {
 		if pp, ok := p.(interface{ Period() sim.Duration }); ok && pp.Period() != w.period {
@@ -105,7 +151,11 @@ func (w *World) Build(obstacles []geom.Box) error {
 			boxes = append(boxes, o)
 		}
 	}
-	m, err := LoadXML(w.MJCF(boxes), "")
+	text, err := w.MJCF(boxes)
+	if err != nil {
+		return err
+	}
+	m, err := LoadXML(text, "")
 	if err != nil {
 		return err
 	}
