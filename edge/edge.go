@@ -99,6 +99,13 @@ type Env struct {
 	// Ready, when set, is told where external programs connect (the
 	// extern server's Unix socket, TCP address and token).
 	Ready func(socket, addr, token string)
+	// Listen, when set, is where the extern server also listens for
+	// agents and relays on other hosts (TLS; skyloop run --listen).
+	Listen string
+	// Remote, when set, is told the remote address, the TLS
+	// certificate's fingerprint and the token once the server listens
+	// there.
+	Remote func(addr, fingerprint, token string)
 
 	namespaces []*Namespace
 	services   map[string]Service

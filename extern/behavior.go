@@ -134,7 +134,7 @@ func (b *Behavior) Prepare(ctx *agent.Context) {
 		f.Telemetry = &Telemetry{Pos: [3]float64{t.Pos.X, t.Pos.Y, t.Pos.Z}, Vel: [3]float64{t.Vel.X, t.Vel.Y, t.Vel.Z},
 			Yaw: t.Yaw, Mode: t.Mode.String(), Armed: t.Armed, Landed: t.Landed, Battery: t.BatteryRemaining}
 	}
-	if err := b.ag.conn.write(f, time.Duration(b.p.Timeout)); err != nil {
+	if err := b.ag.srv.sendTick(b.ag, f, time.Duration(b.p.Timeout)); err != nil {
 		b.ag.fail(fmt.Errorf("sending tick %v: %w", now, err))
 		b.handle(b.ag.err)
 		return
@@ -150,6 +150,7 @@ func (b *Behavior) Step(ctx *agent.Context) {
 		return
 	}
 	b.pending = false
+	b.ag.srv.flushBatches(time.Duration(b.p.Timeout))
 	b.steps++
 	start := time.Now()
 	defer func() { b.waitSum += time.Since(start) }()
@@ -272,6 +273,13 @@ func (b *Behavior) apply(ctx *agent.Context, f *Frame) (done bool, err error) {
 			return false, err
 		}
 		ctx.Event(name, detail)
+	case TypeError:
+		// A relay reports that the agent behind it failed.
+		reason := strings.ToValidUTF8(f.Reason, "\uFFFD")
+		if len(reason) > MaxEventDetail {
+			reason = reason[:MaxEventDetail] + truncMark
+		}
+		return false, errors.New(reason)
 	default:
 		return false, fmt.Errorf("protocol error: a %s frame during a step", f.Type)
 	}

@@ -39,6 +39,8 @@ const (
 	// Network phase (type 1 subscribers).
 	TypeNetTick = "net_tick" // server: time, positions, packets sent since the last one
 	TypeNetDone = "net_done" // client: receptions, drops and released packets up to that time
+	// Relays (a hello with batch set): many frames in one, both ways.
+	TypeBatch = "batch"
 )
 
 // Frame is one protocol message. Which fields matter depends on Type; the
@@ -52,6 +54,14 @@ type Frame struct {
 	Role     int    `json:"role,omitempty"`     // 0: mission logic (the only role served so far)
 	Vehicles []int  `json:"vehicles,omitempty"` // node ids the client steps
 	Name     string `json:"name,omitempty"`     // free text for messages
+	// Batch, in a hello, asks for the ticks of all the connection's
+	// vehicles in one batch frame per round, and promises its answers
+	// in batch frames too (a relay, docs/cluster.md).
+	Batch bool `json:"batch,omitempty"`
+
+	// batch: the frames it carries, in order (no hello, welcome or
+	// batch among them).
+	Frames []Frame `json:"frames,omitempty"`
 
 	// welcome
 	TickNs int64       `json:"tick_ns,omitempty"`
@@ -194,6 +204,20 @@ func DecodeFrame(b []byte) (*Frame, error) {
 	}
 	switch f.Type {
 	case TypeHello, TypeSend, TypeCommand, TypeEvent, TypeDone, TypeWelcome, TypeTick, TypeEnd, TypeError, TypeNetTick, TypeNetDone:
+		if len(f.Frames) > 0 {
+			return nil, fmt.Errorf("malformed frame: a %s frame carrying frames", f.Type)
+		}
+	case TypeBatch:
+		for i := range f.Frames {
+			switch t := f.Frames[i].Type; t {
+			case TypeTick, TypeSend, TypeCommand, TypeEvent, TypeDone, TypeError:
+				if len(f.Frames[i].Frames) > 0 {
+					return nil, fmt.Errorf("malformed frame: batch frame %d (%s) carries frames", i, t)
+				}
+			default:
+				return nil, fmt.Errorf("malformed frame: batch frame %d has type %q (a batch carries tick, send, command, event, done and error frames)", i, t)
+			}
+		}
 	case "":
 		return nil, errors.New("malformed frame: no type")
 	default:
@@ -213,4 +237,59 @@ func AppendFrame(b []byte, f *Frame) ([]byte, error) {
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(body)))
 	return append(b, body...), nil
+}
+
+// Batcher gathers frames into batch frames of at most MaxFrame bytes.
+// Add appends one frame; Take returns the length-prefixed batch frames
+// gathered so far and starts over.
+type Batcher struct {
+	body []byte // the open batch's JSON, without its closing "]}"
+	n    int    // frames in the open batch
+	out  []byte // finished batch frames, length-prefixed
+}
+
+const batchHead = `{"type":"batch","frames":[`
+
+// Add appends f.
+func (b *Batcher) Add(f *Frame) error {
+	j, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("encoding a %s frame: %w", f.Type, err)
+	}
+	if len(batchHead)+len(j)+2 > MaxFrame {
+		return fmt.Errorf("%w: a %s frame of %d bytes", ErrFrameTooLarge, f.Type, len(j))
+	}
+	if b.n > 0 && len(b.body)+1+len(j)+2 > MaxFrame {
+		b.close()
+	}
+	if b.n == 0 {
+		b.body = append(b.body[:0], batchHead...)
+	} else {
+		b.body = append(b.body, ',')
+	}
+	b.body = append(b.body, j...)
+	b.n++
+	return nil
+}
+
+func (b *Batcher) close() {
+	if b.n == 0 {
+		return
+	}
+	b.body = append(b.body, "]}"...)
+	b.out = binary.BigEndian.AppendUint32(b.out, uint32(len(b.body)))
+	b.out = append(b.out, b.body...)
+	b.body, b.n = b.body[:0], 0
+}
+
+// Pending reports whether frames were added since the last Take.
+func (b *Batcher) Pending() bool { return b.n > 0 || len(b.out) > 0 }
+
+// Take returns the batch frames (length prefixes included) and starts
+// over; the slice is valid until the next Add.
+func (b *Batcher) Take() []byte {
+	b.close()
+	out := b.out
+	b.out = b.out[:0]
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -43,6 +44,14 @@ type Config struct {
 	// the server listens (before it waits for the agents); by default the
 	// server prints it when some agent has no command.
 	Ready func(socket, addr, token string)
+	// Listen, when set, is a TCP address (host:port) where agents and
+	// relays on other hosts connect over TLS, with a certificate made for
+	// the run (Fingerprint) and the run's token.
+	Listen string
+	// Remote, when set, is told the remote address and the certificate's
+	// fingerprint once the server listens there; by default the server
+	// prints them with the token.
+	Remote func(addr, fingerprint, token string)
 }
 
 // Server accepts external agents on a Unix socket and on TCP loopback,
@@ -55,6 +64,8 @@ type Server struct {
 	owner    *record.Lock
 	unixLn   net.Listener
 	tcpLn    net.Listener
+	tlsLn    net.Listener
+	finger   string
 	agents   map[int]*Agent
 	netAgent *Agent
 	order    []*Agent
@@ -64,7 +75,9 @@ type Server struct {
 	conns   []*conn
 	fatal   error
 	closed  bool
-	refusal string // the last refused hello that named no waiting agent
+	refusal string  // the last refused hello that named no waiting agent
+	batched []*conn // connections in batch mode (relays)
+	queued  bool    // some batch connection has ticks to send
 	wg      sync.WaitGroup
 
 	// wake is poked when an agent joins or fails, so that Start sees it
@@ -133,6 +146,31 @@ type conn struct {
 	agents []*Agent
 	wmu    sync.Mutex
 	wbuf   []byte
+	// batch: the ticks of a round go out in one batch frame (a relay);
+	// bat gathers them until the round's first step flushes it.
+	batch bool
+	bat   Batcher
+}
+
+// queue adds a tick to the connection's batch.
+func (c *conn) queue(f *Frame) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.bat.Add(f)
+}
+
+// flush sends the batch gathered so far.
+func (c *conn) flush(timeout time.Duration) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if !c.bat.Pending() {
+		return nil
+	}
+	if timeout > 0 {
+		c.c.SetWriteDeadline(time.Now().Add(timeout))
+	}
+	_, err := c.c.Write(c.bat.Take())
+	return err
 }
 
 func (c *conn) write(f *Frame, timeout time.Duration) error {
@@ -198,6 +236,55 @@ func (s *Server) SocketPath() string { return filepath.Join(s.tmp, "extern.sock"
 // TCPAddr returns the TCP address (after Start).
 func (s *Server) TCPAddr() string { return s.tcpLn.Addr().String() }
 
+// RemoteAddr returns the address of the TLS listener for other hosts, or
+// "" (after Start).
+func (s *Server) RemoteAddr() string {
+	if s.tlsLn == nil {
+		return ""
+	}
+	return s.tlsLn.Addr().String()
+}
+
+// Fingerprint returns the TLS certificate's fingerprint, or "" without a
+// remote listener (after Start).
+func (s *Server) Fingerprint() string { return s.finger }
+
+// sendTick hands a tick to a's connection: at once, or into the batch of
+// a relay's connection.
+func (s *Server) sendTick(a *Agent, f *Frame, timeout time.Duration) error {
+	if !a.conn.batch {
+		return a.conn.write(f, timeout)
+	}
+	if err := a.conn.queue(f); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.queued = true
+	s.mu.Unlock()
+	return nil
+}
+
+// flushBatches sends the relays the ticks gathered in this round's
+// prepare phase; the round's first step calls it, so every relay gets
+// its batch before the server waits for any answer.
+func (s *Server) flushBatches(timeout time.Duration) {
+	s.mu.Lock()
+	if !s.queued {
+		s.mu.Unlock()
+		return
+	}
+	s.queued = false
+	conns := append([]*conn(nil), s.batched...)
+	s.mu.Unlock()
+	for _, c := range conns {
+		if err := c.flush(timeout); err != nil {
+			for _, a := range c.agents {
+				a.fail(fmt.Errorf("sending ticks to relay %s: %w", c.name, err))
+			}
+		}
+	}
+}
+
 // Err returns the error that must end the run, if any.
 func (s *Server) Err() error {
 	s.mu.Lock()
@@ -251,7 +338,20 @@ func (s *Server) Start() error {
 	if s.tcpLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return fmt.Errorf("extern: listening on TCP loopback: %w", err)
 	}
-	for _, ln := range []net.Listener{s.unixLn, s.tcpLn} {
+	lns := []net.Listener{s.unixLn, s.tcpLn}
+	if s.cfg.Listen != "" {
+		cert, finger, err := NewCertificate()
+		if err != nil {
+			return fmt.Errorf("extern: %w", err)
+		}
+		ln, err := net.Listen("tcp", s.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("extern: listening for remote agents on %s (--listen): %w", s.cfg.Listen, err)
+		}
+		s.tlsLn, s.finger = tls.NewListener(ln, ServerTLS(cert)), finger
+		lns = append(lns, s.tlsLn)
+	}
+	for _, ln := range lns {
 		s.wg.Add(1)
 		go s.accept(ln)
 	}
@@ -266,6 +366,16 @@ func (s *Server) Start() error {
 			} else {
 				waiting = append(waiting, fmt.Sprintf("%s (node %d)", a.node.Name, a.node.ID))
 			}
+		}
+	}
+	if s.tlsLn != nil {
+		if s.cfg.Remote != nil {
+			s.cfg.Remote(s.RemoteAddr(), s.finger, s.token)
+		} else {
+			msg := fmt.Sprintf("extern: agents and relays on other hosts connect to %s (TLS) with --fingerprint %s --token %s",
+				s.RemoteAddr(), s.finger, s.token)
+			s.cfg.Log.Info(msg)
+			fmt.Fprintln(os.Stderr, msg)
 		}
 	}
 	if s.cfg.Ready != nil {
@@ -505,24 +615,48 @@ func (s *Server) serve(cn *conn) {
 			}
 			return
 		}
-		var to *Agent
+		frames := []*Frame{f}
+		if f.Type == TypeBatch {
+			if !cn.batch {
+				err := errors.New("protocol error: a batch frame on a connection whose hello did not ask for batches")
+				for _, a := range cn.agents {
+					a.fail(err)
+				}
+				return
+			}
+			frames = frames[:0]
+			for i := range f.Frames {
+				frames = append(frames, &f.Frames[i])
+			}
+		}
+		for _, f := range frames {
+			if !s.route(cn, f) {
+				return
+			}
+		}
+	}
+}
+
+// route hands a frame to the agent it is for; false ends the connection.
+func (s *Server) route(cn *conn, f *Frame) bool {
+	var to *Agent
+	for _, a := range cn.agents {
+		if a.role == 1 || int(a.node.ID) == f.Vehicle {
+			to = a
+		}
+	}
+	if to == nil || f.Type == TypeHello {
+		err := fmt.Errorf("protocol error: a %s frame for node %d, which this connection does not step", f.Type, f.Vehicle)
 		for _, a := range cn.agents {
-			if a.role == 1 || int(a.node.ID) == f.Vehicle {
-				to = a
-			}
+			a.fail(err)
 		}
-		if to == nil || f.Type == TypeHello {
-			err := fmt.Errorf("protocol error: a %s frame for node %d, which this connection does not step", f.Type, f.Vehicle)
-			for _, a := range cn.agents {
-				a.fail(err)
-			}
-			return
-		}
-		select {
-		case to.in <- f:
-		case <-to.failed:
-			return
-		}
+		return false
+	}
+	select {
+	case to.in <- f:
+		return true
+	case <-to.failed:
+		return false
 	}
 }
 
@@ -646,6 +780,10 @@ func (s *Server) join(cn *conn, h *Frame) error {
 	if h.Name != "" {
 		cn.name = h.Name
 	}
+	if h.Batch {
+		cn.batch = true
+		s.batched = append(s.batched, cn)
+	}
 	s.mu.Unlock()
 	if err := cn.write(s.welcome(list), 5*time.Second); err != nil {
 		return fmt.Errorf("sending the welcome: %w", err)
@@ -688,6 +826,9 @@ func (s *Server) Stop(reason string) {
 	}
 	if s.tcpLn != nil {
 		s.tcpLn.Close()
+	}
+	if s.tlsLn != nil {
+		s.tlsLn.Close()
 	}
 	// Give the processes a moment to exit on their own, then SIGTERM
 	// their process groups, then SIGKILL.
@@ -817,7 +958,7 @@ const serviceKey = "extern"
 func server(env *edge.Env) *Server {
 	return env.Service(serviceKey, func() edge.Service {
 		cfg := Config{Tick: int64(env.Tick), Nodes: env.Nodes, Origin: env.Origin, Dir: env.Dir, Log: env.Log,
-			Vehicle: env.IsVehicle, Ready: env.Ready}
+			Vehicle: env.IsVehicle, Ready: env.Ready, Listen: env.Listen, Remote: env.Remote}
 		if env.Output != nil {
 			cfg.Output = env.Output
 		}

@@ -43,6 +43,12 @@ type Options struct {
 	// the token of the external-agent server once it listens, instead of
 	// the message printed for agents that connect on their own.
 	ExternReady func(socket, addr, token string)
+	// ExternListen, when set, is a TCP address where the extern server
+	// also accepts agents and relays from other hosts, over TLS.
+	ExternListen string
+	// ExternRemote, when set, is told that address, the certificate's
+	// fingerprint and the token (by default they are printed).
+	ExternRemote func(addr, fingerprint, token string)
 	// FS is the file system the run directory is written through (nil:
 	// the operating system's); tests inject disk faults with it.
 	FS record.FS
@@ -186,7 +192,8 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		r.SetFiles(dir.File)
 	}
 	env := &edge.Env{Tick: sim.Duration(r.Tick()), Nodes: r.Nodes(), IsVehicle: func(id int) bool { return id >= 0 && id < r.Vehicles() },
-		Origin: sc.World.Origin, Dir: procDir(r), Log: r.Logger(), Realtime: realtime, Ready: opt.ExternReady}
+		Origin: sc.World.Origin, Dir: procDir(r), Log: r.Logger(), Realtime: realtime, Ready: opt.ExternReady,
+		Listen: opt.ExternListen, Remote: opt.ExternRemote}
 	if dir != nil {
 		env.Output = func(name string) (io.Writer, error) { return dir.Unbuffered(name) }
 		env.WorkDir = func(name string) (string, error) {

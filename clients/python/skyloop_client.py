@@ -17,14 +17,20 @@ effect at the current simulated time, exactly like a built-in agent's.
 
 skyloop launches the process with SKYLOOP_SOCKET (a Unix socket),
 SKYLOOP_ADDR (TCP on loopback), SKYLOOP_TOKEN and SKYLOOP_VEHICLE set; a
-process started by hand passes them to connect(). When the run ends, every
-blocking call raises Ended.
+process started by hand passes them to connect(). A process on another host
+connects to the address skyloop run --listen (or skyloop relay) printed,
+with the token and the certificate fingerprint (fingerprint=... or
+SKYLOOP_FINGERPRINT): the connection is TLS, and the server's certificate
+must have exactly that fingerprint. When the run ends, every blocking call
+raises Ended.
 """
 
 import base64
+import hashlib
 import json
 import os
 import socket
+import ssl
 import struct
 from collections import namedtuple
 
@@ -51,10 +57,12 @@ class ProtocolError(Exception):
 class Agent:
     """One agent stepping one node of the run."""
 
-    def __init__(self, vehicle=None, socket_path=None, addr=None, token=None, name=None):
+    def __init__(self, vehicle=None, socket_path=None, addr=None, token=None, name=None, fingerprint=None):
         if socket_path is None and addr is None:
             socket_path = os.environ.get("SKYLOOP_SOCKET")
             addr = os.environ.get("SKYLOOP_ADDR")
+        if fingerprint is None:
+            fingerprint = os.environ.get("SKYLOOP_FINGERPRINT") or None
         if token is None:
             token = os.environ.get("SKYLOOP_TOKEN", "")
         if vehicle is None:
@@ -65,8 +73,14 @@ class Agent:
             self._sock.connect(socket_path)
         elif addr:
             host, port = addr.rsplit(":", 1)
+            host = host.strip("[]")
+            if fingerprint is None and not _loopback(host):
+                raise ValueError("%s is not a loopback address: pass the certificate fingerprint skyloop printed "
+                                 "(fingerprint=... or SKYLOOP_FINGERPRINT)" % addr)
             self._sock = socket.create_connection((host, int(port)))
             self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if fingerprint is not None:
+                self._sock = _pinned_tls(self._sock, fingerprint, addr)
         else:
             raise ValueError("no socket or address: set SKYLOOP_SOCKET or SKYLOOP_ADDR, or pass one")
         self._rfile = self._sock.makefile("rb")
@@ -237,6 +251,39 @@ class Agent:
         except OSError:
             pass
         self._sock.close()
+
+
+def _loopback(host):
+    if host == "localhost":
+        return True
+    try:
+        import ipaddress
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _pinned_tls(sock, fingerprint, addr):
+    """Wraps sock in TLS and checks that the server's certificate is the
+    one with this fingerprint (a run's self-signed certificate)."""
+    want = fingerprint.strip().lower()
+    if want.startswith("sha256:"):
+        want = want[len("sha256:"):]
+    want = want.replace(":", "")
+    if len(want) != 64 or any(c not in "0123456789abcdef" for c in want):
+        raise ValueError("certificate fingerprint %r: want sha256: and 64 hex digits, as skyloop prints it" % fingerprint)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    # Checked below against the pinned fingerprint, not against authorities.
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    tls = ctx.wrap_socket(sock)
+    got = hashlib.sha256(tls.getpeercert(binary_form=True)).hexdigest()
+    if got != want:
+        tls.close()
+        raise ConnectionError("%s: the server's certificate is sha256:%s, not the sha256:%s given: wrong address, "
+                              "an older run, or someone in between" % (addr, got, want))
+    return tls
 
 
 def connect(**kw):

@@ -46,6 +46,7 @@ type runFlags struct {
 	foxglove string
 	serve    string
 	twin     bool
+	listen   string
 }
 
 // defaultServeAddr is where --serve serves the web view without an address.
@@ -193,6 +194,7 @@ whatever the number of workers.`,
 	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
 	fl.StringVar(&f.foxglove, "foxglove", "", "serve the run live to Foxglove over its WebSocket protocol: --foxglove (on "+defaultFoxgloveAddr+") or --foxglove=ADDR (not loopback: a token is printed, required); use with --realtime")
 	fl.Lookup("foxglove").NoOptDefVal = defaultFoxgloveAddr
+	fl.StringVar(&f.listen, "listen", "", "also accept external agents and relays from other hosts on this address (host:port, e.g. 0.0.0.0:7000), over TLS: the certificate fingerprint and the token are printed (docs/cluster.md)")
 	fl.BoolVar(&f.twin, "twin", false, "also run the scenario on an ideal network with the same seed and report what the network cost (summary.json twin, twin/, twin.png)")
 	fl.StringVar(&f.serve, "serve", "", "serve the live web view: --serve (on "+defaultServeAddr+") or --serve=ADDR (not loopback: a token is printed, required); Foxglove can connect to the same address; use with --realtime")
 	fl.Lookup("serve").NoOptDefVal = defaultServeAddr
@@ -228,6 +230,15 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		return badInput("--realtime must be a real-time factor in (0, 1000], or 0 for as fast as possible; got %v", f.realtime)
 	}
 	opt.Realtime = f.realtime
+	if f.listen != "" {
+		if _, _, err := net.SplitHostPort(f.listen); err != nil {
+			return badInput("--listen %q: want host:port, e.g. 0.0.0.0:7000: %v", f.listen, err)
+		}
+		if f.twin {
+			return badInput("--listen serves external agents, which a --twin run cannot repeat: give one or the other")
+		}
+		ropt.ExternListen = f.listen
+	}
 	if f.udp {
 		for name, p := range map[string]int{"--mavlink-bind-base": f.udpCfg.BindBase, "--mavlink-offboard-base": f.udpCfg.OffboardBase,
 			"--mavlink-gcs-port": f.udpCfg.GCSPort} {

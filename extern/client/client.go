@@ -27,13 +27,17 @@ type Telemetry = extern.Telemetry
 
 // Options say where and as whom to connect; zero fields come from the
 // environment skyloop gives the processes it launches (SKYLOOP_SOCKET or
-// SKYLOOP_ADDR, SKYLOOP_TOKEN, SKYLOOP_VEHICLE).
+// SKYLOOP_ADDR, SKYLOOP_TOKEN, SKYLOOP_FINGERPRINT, SKYLOOP_VEHICLE).
 type Options struct {
-	Socket  string // Unix socket path
-	Addr    string // TCP address, used when Socket is empty
-	Token   string
-	Vehicle int // node id; -1 = from the environment
-	Name    string
+	Socket string // Unix socket path
+	Addr   string // TCP address (host:port), used when Socket is empty
+	Token  string
+	// Fingerprint pins the TLS certificate of a skyloop or relay on
+	// another host (SKYLOOP_FINGERPRINT): with it, Addr is reached over
+	// TLS; without it, Addr must be a loopback address.
+	Fingerprint string
+	Vehicle     int // node id; -1 = from the environment
+	Name        string
 }
 
 // Agent is one connected agent stepping one node.

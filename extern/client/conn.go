@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"skyloop/extern"
 )
@@ -59,14 +60,21 @@ func dial(o Options, hello *extern.Frame) (conn, *extern.Frame, error) {
 	if o.Token == "" {
 		o.Token = os.Getenv("SKYLOOP_TOKEN")
 	}
-	network, addr := "unix", o.Socket
-	if addr == "" {
-		network, addr = "tcp", o.Addr
+	if o.Fingerprint == "" {
+		o.Fingerprint = os.Getenv("SKYLOOP_FINGERPRINT")
 	}
-	if addr == "" {
+	var c net.Conn
+	var err error
+	switch {
+	case o.Socket != "":
+		c, err = net.Dial("unix", o.Socket)
+	case o.Addr != "":
+		// Another host's skyloop or relay: TLS pinned to the fingerprint
+		// it printed; plain TCP on loopback.
+		c, err = extern.Dial(o.Addr, o.Fingerprint, 30*time.Second)
+	default:
 		return conn{}, nil, errors.New("skyloop: no socket or address given (SKYLOOP_SOCKET / SKYLOOP_ADDR)")
 	}
-	c, err := net.Dial(network, addr)
 	if err != nil {
 		return conn{}, nil, fmt.Errorf("skyloop: connecting: %w", err)
 	}

@@ -1,0 +1,649 @@
+// Package relay is SPEC.md B's synchronisation tree across machines: a
+// relay runs on a host with external agents, which connect to it as if it
+// were skyloop; the relay joins the run with one connection for all of
+// them, receives each round's ticks in one batch frame, fans them out,
+// gathers the agents' answers and sends them upstream in one batch frame
+// when every agent of the round is done. The coordinator thus exchanges
+// one message each way per host and round instead of one per agent.
+// Relays chain: a relay's upstream may be another relay.
+//
+// The relay changes no result: the server applies each agent's frames in
+// the order the agent sent them and steps agents in node order, whichever
+// way the frames travelled.
+package relay
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"skyloop/extern"
+)
+
+// Config is what a relay needs.
+type Config struct {
+	// Upstream is skyloop's remote address (skyloop run --listen) or
+	// another relay's.
+	Upstream string
+	// Fingerprint pins the upstream's TLS certificate; without it the
+	// upstream must be on loopback.
+	Fingerprint string
+	// Token is the run's token; local agents must present it too.
+	Token string
+	// Vehicles are the node ids whose agents connect here.
+	Vehicles []int
+	// Listen is where local agents (or relays below) connect: plain TCP
+	// on a loopback address, TLS with a certificate made for the relay on
+	// any other.
+	Listen string
+	// Name names the relay in messages upstream.
+	Name string
+	// ConnectTimeout bounds the wait for every local agent, and for the
+	// upstream's welcome.
+	ConnectTimeout time.Duration
+	// Ready, when set, is told where local agents connect and the TLS
+	// fingerprint ("" on loopback) once the relay listens.
+	Ready func(addr, fingerprint string)
+	Log   *slog.Logger
+}
+
+// Stats count what the relay carried.
+type Stats struct {
+	// Rounds is the number of batches sent upstream.
+	Rounds int
+	// Down and Up count the frames fanned out to and gathered from the
+	// local agents.
+	Down, Up int
+}
+
+// local is one connection of a local agent (or of a relay below).
+type local struct {
+	c        net.Conn
+	name     string
+	vehicles []int
+	batch    bool
+	bat      extern.Batcher
+	wbuf     []byte
+}
+
+func (l *local) describe() string {
+	return fmt.Sprintf("local agent %q at %s (nodes %v)", l.name, l.c.RemoteAddr(), l.vehicles)
+}
+
+// event is a frame from a connection, or its end.
+type event struct {
+	from *local // nil: upstream
+	f    *extern.Frame
+	err  error
+}
+
+// Run serves one run: it waits for every local agent, joins upstream and
+// relays until the run ends (nil) or fails (an error naming the peer at
+// fault). Cancelling ctx stops it.
+func Run(ctx context.Context, cfg Config) (Stats, error) {
+	var st Stats
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = time.Minute
+	}
+	if len(cfg.Vehicles) == 0 {
+		return st, errors.New("relay: no vehicles to serve (--vehicles)")
+	}
+	want := map[int]bool{}
+	for _, v := range cfg.Vehicles {
+		if want[v] {
+			return st, fmt.Errorf("relay: vehicle %d listed twice", v)
+		}
+		want[v] = true
+	}
+	ln, finger, err := listen(cfg.Listen)
+	if err != nil {
+		return st, err
+	}
+	defer ln.Close()
+	if cfg.Ready != nil {
+		cfg.Ready(ln.Addr().String(), finger)
+	}
+	cfg.Log.Info("relay listening", "addr", ln.Addr().String(), "fingerprint", finger, "vehicles", len(cfg.Vehicles))
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan event, 256)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var locals []*local
+	defer func() {
+		cancel()
+		ln.Close()
+		mu.Lock()
+		for _, l := range locals {
+			l.c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}()
+
+	// Accept local agents until every vehicle has one.
+	owner := map[int]*local{}
+	joined := make(chan *local)
+	refusals := make(chan error, 16)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l, err := hello(c, cfg.Token)
+				if err != nil {
+					writeFrame(c, &extern.Frame{Type: extern.TypeError, Reason: err.Error()})
+					c.Close()
+					select {
+					case refusals <- err:
+					default:
+					}
+					return
+				}
+				select {
+				case joined <- l:
+				case <-ctx.Done():
+					c.Close()
+				}
+			}()
+		}
+	}()
+	deadline := time.NewTimer(cfg.ConnectTimeout)
+	defer deadline.Stop()
+	lastRefusal := ""
+	for len(owner) < len(want) {
+		select {
+		case l := <-joined:
+			var bad error
+			for _, v := range l.vehicles {
+				switch {
+				case !want[v]:
+					bad = fmt.Errorf("node %d is not served by this relay (--vehicles %s)", v, FormatList(cfg.Vehicles))
+				case owner[v] != nil:
+					bad = fmt.Errorf("node %d is already connected (%s)", v, owner[v].name)
+				}
+			}
+			if bad != nil {
+				writeFrame(l.c, &extern.Frame{Type: extern.TypeError, Reason: bad.Error()})
+				l.c.Close()
+				lastRefusal = bad.Error()
+				cfg.Log.Warn("relay: agent refused", "from", l.c.RemoteAddr().String(), "err", bad)
+				continue
+			}
+			for _, v := range l.vehicles {
+				owner[v] = l
+			}
+			mu.Lock()
+			locals = append(locals, l)
+			mu.Unlock()
+		case err := <-refusals:
+			lastRefusal = err.Error()
+			cfg.Log.Warn("relay: agent refused", "err", err)
+		case <-deadline.C:
+			var missing []int
+			for _, v := range cfg.Vehicles {
+				if owner[v] == nil {
+					missing = append(missing, v)
+				}
+			}
+			msg := fmt.Sprintf("relay: nodes %s did not connect within %v", FormatList(missing), cfg.ConnectTimeout)
+			if lastRefusal != "" {
+				msg += "; the last connection refused: " + lastRefusal
+			}
+			err := errors.New(msg)
+			failLocals(locals, err)
+			return st, err
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
+
+	// Late or extra connections are refused from now on.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case l := <-joined:
+				writeFrame(l.c, &extern.Frame{Type: extern.TypeError, Reason: fmt.Sprintf("every node of this relay (%s) is already connected", FormatList(cfg.Vehicles))})
+				l.c.Close()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	// Join upstream for all of them.
+	up, err := extern.Dial(cfg.Upstream, cfg.Fingerprint, cfg.ConnectTimeout)
+	if err != nil {
+		err = fmt.Errorf("relay: upstream %s: %w", cfg.Upstream, err)
+		failLocals(locals, err)
+		return st, err
+	}
+	defer up.Close()
+	ids := slices.Clone(cfg.Vehicles)
+	sort.Ints(ids)
+	name := cfg.Name
+	if name == "" {
+		name = "relay"
+	}
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if err := writeFrame(up, &extern.Frame{Type: extern.TypeHello, Version: extern.Version, Token: cfg.Token, Vehicles: ids, Name: name, Batch: true}); err != nil {
+		err = fmt.Errorf("relay: upstream %s: sending the hello: %w", cfg.Upstream, err)
+		failLocals(locals, err)
+		return st, err
+	}
+	ur := bufio.NewReaderSize(up, 64<<10)
+	var ubuf []byte
+	up.SetReadDeadline(time.Now().Add(cfg.ConnectTimeout))
+	w, err := extern.ReadFrame(ur, &ubuf)
+	if err == nil && w.Type == extern.TypeError {
+		err = fmt.Errorf("refused: %s", w.Reason)
+	} else if err == nil && w.Type != extern.TypeWelcome {
+		err = fmt.Errorf("expected a welcome, got %q", w.Type)
+	}
+	if err != nil {
+		err = fmt.Errorf("relay: upstream %s: %w", cfg.Upstream, err)
+		failLocals(locals, err)
+		return st, err
+	}
+	up.SetReadDeadline(time.Time{})
+	for _, l := range locals {
+		lw := *w
+		lw.Vehicles = l.vehicles
+		if err := writeFrame(l.c, &lw); err != nil {
+			err = fmt.Errorf("relay: %s: sending the welcome: %w", l.describe(), err)
+			failLocals(locals, err)
+			return st, err
+		}
+	}
+	cfg.Log.Info("relay joined the run", "upstream", cfg.Upstream, "agents", len(locals), "vehicles", len(ids))
+
+	// Readers.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			f, err := extern.ReadFrame(ur, &ubuf)
+			select {
+			case events <- event{f: f, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for _, l := range locals {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := bufio.NewReaderSize(l.c, 64<<10)
+			var buf []byte
+			for {
+				f, err := extern.ReadFrame(r, &buf)
+				select {
+				case events <- event{from: l, f: f, err: err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+
+	// The relay loop.
+	var upBat extern.Batcher
+	outstanding := map[int]bool{}
+	dead := map[int]string{}
+	answer := func(v int, f *extern.Frame) error {
+		st.Up++
+		if err := upBat.Add(f); err != nil {
+			return err
+		}
+		if f.Type == extern.TypeDone || f.Type == extern.TypeError {
+			delete(outstanding, v)
+		}
+		return nil
+	}
+	flushUp := func() error {
+		if len(outstanding) > 0 || !upBat.Pending() {
+			return nil
+		}
+		st.Rounds++
+		up.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if _, err := up.Write(upBat.Take()); err != nil {
+			return fmt.Errorf("relay: upstream %s: %w", cfg.Upstream, err)
+		}
+		return nil
+	}
+	for {
+		var ev event
+		select {
+		case ev = <-events:
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+		if ev.from == nil {
+			if ev.err != nil {
+				err := fmt.Errorf("relay: upstream %s: %w", cfg.Upstream, ev.err)
+				if errors.Is(ev.err, io.EOF) {
+					err = fmt.Errorf("relay: upstream %s closed the connection without ending the run", cfg.Upstream)
+				}
+				failLocals(locals, err)
+				return st, err
+			}
+			switch ev.f.Type {
+			case extern.TypeEnd, extern.TypeError:
+				for _, l := range locals {
+					writeFrame(l.c, ev.f)
+				}
+				if ev.f.Type == extern.TypeError {
+					return st, fmt.Errorf("relay: upstream %s: %s", cfg.Upstream, ev.f.Reason)
+				}
+				return st, nil
+			case extern.TypeBatch:
+			default:
+				err := fmt.Errorf("relay: upstream %s: protocol error: a %s frame (want batch, end or error)", cfg.Upstream, ev.f.Type)
+				failLocals(locals, err)
+				return st, err
+			}
+			var touched []*local
+			for i := range ev.f.Frames {
+				f := &ev.f.Frames[i]
+				l := owner[f.Vehicle]
+				if f.Type != extern.TypeTick || l == nil {
+					err := fmt.Errorf("relay: upstream %s: protocol error: a %s frame for node %d in a batch (want ticks for nodes %s)",
+						cfg.Upstream, f.Type, f.Vehicle, FormatList(cfg.Vehicles))
+					failLocals(locals, err)
+					return st, err
+				}
+				if why, ok := dead[f.Vehicle]; ok {
+					if err := answer(f.Vehicle, &extern.Frame{Type: extern.TypeError, Vehicle: f.Vehicle, Reason: why}); err != nil {
+						return st, err
+					}
+					continue
+				}
+				if outstanding[f.Vehicle] {
+					err := fmt.Errorf("relay: upstream %s: protocol error: a tick for node %d before its last step ended", cfg.Upstream, f.Vehicle)
+					failLocals(locals, err)
+					return st, err
+				}
+				outstanding[f.Vehicle] = true
+				st.Down++
+				var err error
+				if l.batch {
+					err = l.bat.Add(f)
+				} else {
+					l.wbuf, err = extern.AppendFrame(l.wbuf, f)
+				}
+				if err != nil {
+					return st, fmt.Errorf("relay: %w", err)
+				}
+				if !slices.Contains(touched, l) {
+					touched = append(touched, l)
+				}
+			}
+			for _, l := range touched {
+				b := l.wbuf
+				if l.batch {
+					b = l.bat.Take()
+				}
+				l.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+				_, err := l.c.Write(b)
+				l.wbuf = l.wbuf[:0]
+				if err != nil {
+					if err := kill(l, fmt.Errorf("sending ticks: %w", err), dead, outstanding, answer); err != nil {
+						return st, err
+					}
+				}
+			}
+			if err := flushUp(); err != nil {
+				return st, err
+			}
+			continue
+		}
+		l := ev.from
+		if _, gone := dead[l.vehicles[0]]; gone {
+			continue
+		}
+		if ev.err != nil {
+			why := fmt.Errorf("protocol error: %w", ev.err)
+			if errors.Is(ev.err, io.EOF) || errors.Is(ev.err, syscall.ECONNRESET) {
+				why = errors.New("connection closed by the agent")
+			}
+			if err := kill(l, why, dead, outstanding, answer); err != nil {
+				return st, err
+			}
+			if err := flushUp(); err != nil {
+				return st, err
+			}
+			continue
+		}
+		frames := []*extern.Frame{ev.f}
+		if ev.f.Type == extern.TypeBatch {
+			if !l.batch {
+				frames = nil
+				if err := kill(l, errors.New("protocol error: a batch frame from an agent whose hello did not ask for batches"), dead, outstanding, answer); err != nil {
+					return st, err
+				}
+			} else {
+				frames = frames[:0]
+				for i := range ev.f.Frames {
+					frames = append(frames, &ev.f.Frames[i])
+				}
+			}
+		}
+		for _, f := range frames {
+			var bad error
+			switch {
+			case !slices.Contains(l.vehicles, f.Vehicle):
+				bad = fmt.Errorf("protocol error: a %s frame for node %d, which this connection does not step", f.Type, f.Vehicle)
+			case f.Type == extern.TypeTick || f.Type == extern.TypeHello || f.Type == extern.TypeBatch:
+				bad = fmt.Errorf("protocol error: a %s frame from an agent", f.Type)
+			case !outstanding[f.Vehicle]:
+				bad = fmt.Errorf("protocol error: a %s frame for node %d outside its step", f.Type, f.Vehicle)
+			}
+			if bad != nil {
+				if err := kill(l, bad, dead, outstanding, answer); err != nil {
+					return st, err
+				}
+				break
+			}
+			if err := answer(f.Vehicle, f); err != nil {
+				return st, fmt.Errorf("relay: %s: %w", l.describe(), err)
+			}
+		}
+		if err := flushUp(); err != nil {
+			return st, err
+		}
+	}
+}
+
+// kill marks a local connection's vehicles dead: the steps they owe are
+// answered with an error frame that fails just those agents upstream (as
+// if they had failed on a direct connection), and so are their later
+// ticks.
+func kill(l *local, why error, dead map[int]string, outstanding map[int]bool, answer func(int, *extern.Frame) error) error {
+	reason := "via relay: " + why.Error()
+	l.c.Close()
+	for _, v := range l.vehicles {
+		dead[v] = reason
+		if outstanding[v] {
+			if err := answer(v, &extern.Frame{Type: extern.TypeError, Vehicle: v, Reason: reason}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// hello reads and checks a local agent's hello.
+func hello(c net.Conn, token string) (*local, error) {
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer c.SetReadDeadline(time.Time{})
+	var buf []byte
+	h, err := extern.ReadFrame(bufio.NewReader(io.LimitReader(c, extern.MaxFrame+4)), &buf)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the hello: %w", c.RemoteAddr(), err)
+	}
+	switch {
+	case h.Type != extern.TypeHello:
+		return nil, fmt.Errorf("the first frame must be a hello, got %q", h.Type)
+	case h.Version != extern.Version:
+		return nil, fmt.Errorf("protocol version %d not served (this relay speaks version %d)", h.Version, extern.Version)
+	case h.Token != token:
+		return nil, errors.New("wrong token")
+	case h.Role != 0:
+		return nil, fmt.Errorf("role %d not served by a relay: only mission logic (role 0) connects through one", h.Role)
+	case len(h.Vehicles) == 0:
+		return nil, errors.New("hello names no vehicles")
+	case len(h.Name) > 64:
+		return nil, fmt.Errorf("a name of %d bytes (at most 64)", len(h.Name))
+	}
+	seen := map[int]bool{}
+	for _, v := range h.Vehicles {
+		if seen[v] {
+			return nil, fmt.Errorf("hello names node %d twice", v)
+		}
+		seen[v] = true
+	}
+	name := h.Name
+	if name == "" {
+		name = c.RemoteAddr().String()
+	}
+	return &local{c: c, name: name, vehicles: slices.Clone(h.Vehicles), batch: h.Batch}, nil
+}
+
+// listen opens the relay's local listener: plain on loopback, TLS with a
+// fresh certificate elsewhere.
+func listen(addr string) (net.Listener, string, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("relay: --listen %q: %w", addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("relay: listening on %s: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return ln, "", nil
+	}
+	cert, finger, err := extern.NewCertificate()
+	if err != nil {
+		ln.Close()
+		return nil, "", fmt.Errorf("relay: %w", err)
+	}
+	return tlsListener(ln, cert), finger, nil
+}
+
+func writeFrame(c net.Conn, f *extern.Frame) error {
+	b, err := extern.AppendFrame(nil, f)
+	if err != nil {
+		return err
+	}
+	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err = c.Write(b)
+	return err
+}
+
+// failLocals tells every local agent why the relay stops.
+func failLocals(ls []*local, err error) {
+	for _, l := range ls {
+		writeFrame(l.c, &extern.Frame{Type: extern.TypeError, Reason: err.Error()})
+	}
+}
+
+// ParseList reads node ids as "0-24,30,32-33".
+func ParseList(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("node list %q: %q is not a node id or a range like 0-24", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("node list %q: %q is not a range like 0-24", s, part)
+			}
+		}
+		if b-a > 1<<20 {
+			return nil, fmt.Errorf("node list %q: range %q is too long", s, part)
+		}
+		for v := a; v <= b; v++ {
+			if seen[v] {
+				return nil, fmt.Errorf("node list %q: node %d twice", s, v)
+			}
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("node list %q names no nodes", s)
+	}
+	return out, nil
+}
+
+// FormatList writes node ids as ParseList reads them, ranges merged.
+func FormatList(ids []int) string {
+	s := slices.Clone(ids)
+	sort.Ints(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", s[i], s[j])
+		} else {
+			b.WriteString(strconv.Itoa(s[i]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+func tlsListener(ln net.Listener, cert tls.Certificate) net.Listener {
+	return tls.NewListener(ln, extern.ServerTLS(cert))
+}
