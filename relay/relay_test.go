@@ -27,7 +27,14 @@ import (
 // test binary runs one agent per node of SKYLOOP_VEHICLES, each on its own
 // connection to SKYLOOP_ADDR (TLS when SKYLOOP_FINGERPRINT is set).
 func TestMain(m *testing.M) {
-	if os.Getenv("SKYLOOP_HELPER") == "fleet" {
+	if ok, err := helperMode(); ok {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, os.Getenv("SKYLOOP_HELPER")+":", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if mode := os.Getenv("SKYLOOP_HELPER"); mode == "fleet" || mode == "steps" {
 		if err := fleet(); err != nil {
 			fmt.Fprintln(os.Stderr, "fleet:", err)
 			os.Exit(1)
@@ -60,7 +67,18 @@ func fleet() error {
 				return
 			}
 			defer a.Close()
-			if err := fly(a, id, die == id); err != nil && !client.IsEnd(err) {
+			run := func() error { return fly(a, id, die == id) }
+			if os.Getenv("SKYLOOP_HELPER") == "steps" {
+				// Step and do nothing else: the protocol's own cost.
+				run = func() error {
+					for {
+						if err := a.Step(); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			if err := run(); err != nil && !client.IsEnd(err) {
 				errs <- fmt.Errorf("node %d: %w", id, err)
 			}
 		}()
@@ -129,11 +147,13 @@ func fly(a *client.Agent, id int, die bool) error {
 	}
 }
 
-func swarm(n int, onFailure string) string {
+func swarm(n int, onFailure string) string { return swarmFor(n, onFailure, "100ms", "10s") }
+
+func swarmFor(n int, onFailure, period, duration string) string {
 	return fmt.Sprintf(`
 name: relay-test
 seed: 3
-duration: 10s
+duration: %s
 tick: 1ms
 vehicles:
   - name: uav
@@ -141,16 +161,20 @@ vehicles:
     count: %d
     spawn: {layout: grid, origin: [0, 0, 0], spacing: 3}
     behaviors:
-      - {type: extern, period: 100ms, connect_timeout: 60s, on_failure: %s}
+      - {type: extern, period: %s, connect_timeout: 60s, on_failure: %s}
 network:
   backend: impair
   latency: 5ms
   jitter: 3ms
   loss: 0.2
-`, n, onFailure)
+`, duration, n, period, onFailure)
 }
 
 var registry = components.Registry()
+
+func buildErr(sc *scenario.Scenario) (*engine.Run, error) {
+	return engine.Build(sc, engine.Options{Registry: registry})
+}
 
 func build(t testing.TB, text string) *engine.Run {
 	t.Helper()

@@ -46,6 +46,11 @@ type Options struct {
 	// ExternListen, when set, is a TCP address where the extern server
 	// also accepts agents and relays from other hosts, over TLS.
 	ExternListen string
+	// Started and Ended, when set, are called just before the first tick
+	// (every service started, every external agent connected) and just
+	// after the last: the span of the simulation proper, for speed
+	// figures.
+	Started, Ended func()
 	// ExternRemote, when set, is told that address, the certificate's
 	// fingerprint and the token (by default they are printed).
 	ExternRemote func(addr, fingerprint, token string)
@@ -276,7 +281,14 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	if err = iso.startProcesses(); err != nil {
 		return nil, err
 	}
-	if err = r.Run(); err != nil {
+	if opt.Started != nil {
+		opt.Started()
+	}
+	err = r.Run()
+	if opt.Ended != nil {
+		opt.Ended()
+	}
+	if err != nil {
 		return nil, err
 	}
 	undo.run(nil) // processes, services, components, namespaces: before the summary
