@@ -241,3 +241,44 @@ func TestSelfConnectingAgents(t *testing.T) {
 		t.Fatalf("wrong token: %v", err)
 	}
 }
+
+// TestRemoteTLS: the Go client reaches skyloop's --listen address over TLS
+// with the printed fingerprint; a wrong fingerprint, a malformed one and a
+// wrong token are refused with messages that say which.
+func TestRemoteTLS(t *testing.T) {
+	got := make(chan error, 4)
+	_, err := runner.Execute(build(t, withBehavior("{type: extern, period: 100ms, connect_timeout: 10s}")), "", runner.Options{
+		ExternListen: "127.0.0.1:0",
+		ExternRemote: func(addr, fp, token string) {
+			go func() {
+				_, err := client.Connect(client.Options{Addr: addr, Fingerprint: "sha256:" + strings.Repeat("0", 64), Token: token, Vehicle: 0})
+				got <- err
+				_, err = client.Connect(client.Options{Addr: addr, Fingerprint: "abc", Token: token, Vehicle: 0})
+				got <- err
+				_, err = client.Connect(client.Options{Addr: addr, Fingerprint: fp, Token: "nope", Vehicle: 1})
+				got <- err
+				for id := 0; id < 4; id++ {
+					go func() {
+						a, err := client.Connect(client.Options{Addr: addr, Fingerprint: fp, Token: token, Vehicle: id})
+						if err != nil {
+							got <- err
+							return
+						}
+						defer a.Close()
+						for a.Step() == nil {
+						}
+					}()
+				}
+			}()
+		}})
+	for i, want := range []string{"not the sha256:0000", "want sha256: and 64 hex digits", "wrong token"} {
+		if e := <-got; e == nil || !strings.Contains(e.Error(), want) {
+			t.Errorf("case %d: got %v, want %q", i, e, want)
+		}
+	}
+	// The wrong token named node 1, which fails at once: the run ends with
+	// that reason.
+	if err == nil || !strings.Contains(err.Error(), "wrong token") {
+		t.Errorf("run: %v", err)
+	}
+}

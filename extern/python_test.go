@@ -1,6 +1,7 @@
 package extern_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,5 +90,63 @@ func TestFlockingExample(t *testing.T) {
 		if v.Final.Z < 8 || v.DistanceM < 40 {
 			t.Errorf("%s: at %v after %.0f m; the flock should cruise at 10 m", v.Name, v.Final, v.DistanceM)
 		}
+	}
+}
+
+// TestPythonClientOverTLS: the Python client on "another host" connects to
+// skyloop's --listen address over TLS with the printed fingerprint and
+// token, and flies; with a wrong fingerprint it refuses the server.
+func TestPythonClientOverTLS(t *testing.T) {
+	py := python(t)
+	script, _ := filepath.Abs(filepath.Join("testdata", "fly_one.py"))
+	text := `
+name: python-tls
+seed: 1
+duration: 40s
+tick: 1ms
+vehicles:
+  - name: uav
+    kind: multirotor
+    count: 1
+    spawn: {layout: explicit, positions: [[0, 0, 0]]}
+    behaviors:
+      - {type: extern, period: 10ms, connect_timeout: 20s}
+network:
+  backend: ideal
+`
+	start := func(addr, fp, token string, out *bytes.Buffer) *exec.Cmd {
+		c := exec.Command(py, script)
+		c.Env = append(os.Environ(), "SKYLOOP_ADDR="+addr, "SKYLOOP_FINGERPRINT="+fp, "SKYLOOP_TOKEN="+token, "SKYLOOP_VEHICLE=0", "SKYLOOP_SOCKET=")
+		c.Stderr = out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	var stderr bytes.Buffer
+	var proc *exec.Cmd
+	res, err := runner.Execute(build(t, text), "", runner.Options{ExternListen: "127.0.0.1:0",
+		ExternRemote: func(addr, fp, token string) { proc = start(addr, fp, token, &stderr) }})
+	if err != nil {
+		t.Fatalf("%v; python: %s", err, stderr.String())
+	}
+	proc.Wait()
+	if v := res.Summary.Vehicles[0]; v.Final.Sub(v.Start).X < 9.6 || v.Mode != "disarmed" {
+		t.Fatalf("the UAV ended at %v (mode %s), want landed 10 m east; python: %s", v.Final, v.Mode, stderr.String())
+	}
+	// A wrong fingerprint: the client refuses the server; the run, whose
+	// agent never says hello, fails at its connect timeout.
+	stderr.Reset()
+	wrong := "sha256:" + strings.Repeat("ab", 32)
+	text = strings.Replace(text, "connect_timeout: 20s", "connect_timeout: 3s", 1)
+	_, err = runner.Execute(build(t, text), "", runner.Options{ExternListen: "127.0.0.1:0",
+		ExternRemote: func(addr, fp, token string) { proc = start(addr, wrong, token, &stderr) }})
+	if err == nil || !strings.Contains(err.Error(), "did not connect") {
+		t.Errorf("run: %v", err)
+	}
+	proc.Wait()
+	if !strings.Contains(stderr.String(), "not the sha256:"+strings.Repeat("ab", 32)+" given") {
+		t.Errorf("python with a wrong fingerprint said: %s", stderr.String())
 	}
 }
