@@ -383,7 +383,7 @@ func (s *Server) Start() error {
 	} else if len(waiting) > 0 {
 		msg := fmt.Sprintf("extern: waiting for agents %s: connect to unix:%s or tcp:%s with token %s",
 			strings.Join(waiting, ", "), s.SocketPath(), s.TCPAddr(), s.token)
-		s.cfg.Log.Warn(msg)
+		s.cfg.Log.Info(msg) // printed just below; the log keeps it for --verbose and files
 		fmt.Fprintln(os.Stderr, msg)
 	}
 	begin := time.Now()
