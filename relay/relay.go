@@ -53,6 +53,11 @@ type Config struct {
 	// ConnectTimeout bounds the wait for every local agent, and for the
 	// upstream's welcome.
 	ConnectTimeout time.Duration
+	// StepTimeout bounds, in wall-clock time, how long a round waits for
+	// the local agents' answers (default 10 s, the extern behaviour's
+	// default timeout): agents that have not answered by then fail, so
+	// that one hung agent does not hold up the others behind the relay.
+	StepTimeout time.Duration
 	// Ready, when set, is told where local agents connect and the TLS
 	// fingerprint ("" on loopback) once the relay listens.
 	Ready func(addr, fingerprint string)
@@ -99,6 +104,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = time.Minute
+	}
+	if cfg.StepTimeout <= 0 {
+		cfg.StepTimeout = 10 * time.Second
 	}
 	if len(cfg.Vehicles) == 0 {
 		return st, errors.New("relay: no vehicles to serve (--vehicles)")
@@ -323,6 +331,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	var upBat extern.Batcher
 	outstanding := map[int]bool{}
 	dead := map[int]string{}
+	roundTimer := time.NewTimer(time.Hour)
+	roundTimer.Stop()
+	defer roundTimer.Stop()
 	answer := func(v int, f *extern.Frame) error {
 		st.Up++
 		if err := upBat.Add(f); err != nil {
@@ -338,6 +349,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			return nil
 		}
 		st.Rounds++
+		roundTimer.Stop()
 		up.SetWriteDeadline(time.Now().Add(30 * time.Second))
 		if _, err := up.Write(upBat.Take()); err != nil {
 			return fmt.Errorf("relay: upstream %s: %w", cfg.Upstream, err)
@@ -348,6 +360,24 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		var ev event
 		select {
 		case ev = <-events:
+		case <-roundTimer.C:
+			// Agents that did not answer in time fail; the others' answers
+			// go upstream.
+			hung := map[*local]bool{}
+			for v := range outstanding {
+				hung[owner[v]] = true
+			}
+			for _, l := range locals {
+				if hung[l] {
+					if err := kill(l, fmt.Errorf("no END-TICK within %v of wall-clock time (hung?)", cfg.StepTimeout), dead, outstanding, answer); err != nil {
+						return st, err
+					}
+				}
+			}
+			if err := flushUp(); err != nil {
+				return st, err
+			}
+			continue
 		case <-ctx.Done():
 			return st, ctx.Err()
 		}
@@ -424,6 +454,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 						return st, err
 					}
 				}
+			}
+			if len(outstanding) > 0 {
+				roundTimer.Reset(cfg.StepTimeout)
 			}
 			if err := flushUp(); err != nil {
 				return st, err

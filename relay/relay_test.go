@@ -97,6 +97,9 @@ func fly(a *client.Agent, id int, die bool) error {
 	for {
 		now := a.Time()
 		if die && now >= 2*time.Second {
+			if os.Getenv("SKYLOOP_HANG") != "" {
+				select {} // hung: never answers again
+			}
 			os.Exit(3)
 		}
 		for _, d := range a.Inbox() {
@@ -161,7 +164,7 @@ vehicles:
     count: %d
     spawn: {layout: grid, origin: [0, 0, 0], spacing: 3}
     behaviors:
-      - {type: extern, period: %s, connect_timeout: 60s, on_failure: %s}
+      - {type: extern, period: %s, connect_timeout: 60s, timeout: 3s, on_failure: %s}
 network:
   backend: impair
   latency: 5ms
@@ -291,44 +294,52 @@ func TestRelayMatchesDirect(t *testing.T) {
 	}
 }
 
-// TestRelayAgentFailure: an agent that dies behind a relay fails only its
-// own node upstream (on_failure: continue), with a message naming the
-// relay; the others fly on to the end.
+// TestRelayAgentFailure: an agent that dies, or hangs, behind a relay
+// fails only its own node upstream (on_failure: continue), with a message
+// naming the relay; the others fly on to the end.
 func TestRelayAgentFailure(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var rerr error
-	done := make(chan struct{})
-	res, err := runner.Execute(build(t, swarm(4, "continue")), "", runner.Options{ExternListen: "127.0.0.1:0",
-		ExternRemote: func(addr, fp, token string) {
-			go func() {
-				defer close(done)
-				_, rerr = relay.Run(ctx, relay.Config{Upstream: addr, Fingerprint: fp, Token: token, Vehicles: span(0, 3),
-					Ready: func(local, _ string) {
-						startFleet(t, local, "", token, span(0, 0))
-						startFleet(t, local, "", token, span(1, 1), "SKYLOOP_DIE=1")
-						startFleet(t, local, "", token, span(2, 3))
-					}})
-			}()
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-done
-	if rerr != nil {
-		t.Errorf("relay: %v", rerr)
-	}
-	for name, want := range map[string]bool{"uav-0": false, "uav-1": true, "uav-2": false, "uav-3": false} {
-		ag := res.Summary.Agents[name]["extern"].(map[string]any)
-		if ag["dead"] != want {
-			t.Errorf("%s: dead %v, want %v (%v)", name, ag["dead"], want, ag)
-		}
-		if want && !strings.Contains(fmt.Sprint(ag["failure"]), "via relay: connection closed by the agent") {
-			t.Errorf("%s: failure %v", name, ag["failure"])
-		}
-		if !want && ag["steps"] != 100 {
-			t.Errorf("%s stepped %v times, want 100", name, ag["steps"])
-		}
+	for _, c := range []struct{ name, env, want string }{
+		{"dies", "SKYLOOP_DIE=1", "via relay: connection closed by the agent"},
+		{"hangs", "SKYLOOP_HANG=1", "no END-TICK within"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var rerr error
+			done := make(chan struct{})
+			res, err := runner.Execute(build(t, swarm(4, "continue")), "", runner.Options{ExternListen: "127.0.0.1:0",
+				ExternRemote: func(addr, fp, token string) {
+					go func() {
+						defer close(done)
+						_, rerr = relay.Run(ctx, relay.Config{Upstream: addr, Fingerprint: fp, Token: token, Vehicles: span(0, 3),
+							StepTimeout: time.Second,
+							Ready: func(local, _ string) {
+								startFleet(t, local, "", token, span(0, 0))
+								startFleet(t, local, "", token, span(1, 1), c.env, "SKYLOOP_DIE=1")
+								startFleet(t, local, "", token, span(2, 3))
+							}})
+					}()
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			if rerr != nil {
+				t.Errorf("relay: %v", rerr)
+			}
+			for name, want := range map[string]bool{"uav-0": false, "uav-1": true, "uav-2": false, "uav-3": false} {
+				ag := res.Summary.Agents[name]["extern"].(map[string]any)
+				if ag["dead"] != want {
+					t.Errorf("%s: dead %v, want %v (%v)", name, ag["dead"], want, ag)
+				}
+				if want && !strings.Contains(fmt.Sprint(ag["failure"]), c.want) {
+					t.Errorf("%s: failure %v, want %q", name, ag["failure"], c.want)
+				}
+				if !want && ag["steps"] != 100 {
+					t.Errorf("%s stepped %v times, want 100", name, ag["steps"])
+				}
+			}
+		})
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 
 type relayFlags struct {
 	upstream, fingerprint, token, vehicles, listen, name, command string
-	timeout                                                       time.Duration
+	timeout, stepTimeout                                          time.Duration
 }
 
 func newRelayCmd() *cobra.Command {
@@ -73,6 +73,7 @@ on a direct connection. See docs/cluster.md.`,
 	fl.StringVar(&f.name, "name", "", "the relay's name in skyloop's messages (default relay@HOSTNAME)")
 	fl.StringVar(&f.command, "command", "", "start the local agents: a shell command template ({id} = one process per node)")
 	fl.DurationVar(&f.timeout, "connect-timeout", time.Minute, "how long to wait for the local agents and for the upstream")
+	fl.DurationVar(&f.stepTimeout, "timeout", 10*time.Second, "wall-clock time a local agent has to answer a tick before it fails (as the extern behaviour's timeout)")
 	return c
 }
 
@@ -109,6 +110,9 @@ func runRelay(cmd *cobra.Command, f relayFlags) error {
 	if f.timeout <= 0 {
 		return badInput("relay: --connect-timeout must be positive, got %v", f.timeout)
 	}
+	if f.stepTimeout <= 0 {
+		return badInput("relay: --timeout must be positive, got %v", f.stepTimeout)
+	}
 	if strings.Count(f.command, "{")-strings.Count(f.command, "{id}") != 0 {
 		return badInput("relay: --command %q: the template knows only {id}", f.command)
 	}
@@ -134,7 +138,7 @@ func runRelay(cmd *cobra.Command, f relayFlags) error {
 	defer func() { stopProcs(procs) }()
 	var launchErr error
 	st, err := relay.Run(ctx, relay.Config{Upstream: f.upstream, Fingerprint: f.fingerprint, Token: f.token, Vehicles: ids,
-		Listen: f.listen, Name: f.name, ConnectTimeout: f.timeout, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Listen: f.listen, Name: f.name, ConnectTimeout: f.timeout, StepTimeout: f.stepTimeout, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Ready: func(addr, fp string) {
 			msg := fmt.Sprintf("relay: local agents of nodes %s connect to %s", relay.FormatList(ids), addr)
 			if fp != "" {
