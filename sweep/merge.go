@@ -318,6 +318,9 @@ func mergeOne(name string, srcs []shardSource, opt MergeOptions) (*MergeResult, 
 		}
 	}
 	res.Placed = len(moves)
+	for _, it := range items[refs:] {
+		completeRun(filepath.Join(dest, it.rel), first.m.Plan.NoFiles)
+	}
 	rows, err := writeSummary(dest, e, preps, seeds)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -394,6 +397,9 @@ func diffRuns(a, b string) ([]string, error) {
 	var diff []string
 	for rel, ia := range fa {
 		ib, ok := fb[rel]
+		if !ok && rel == "report.html" {
+			continue // not written: the shard was killed just after the run (see completeRun)
+		}
 		if !ok {
 			diff = append(diff, rel+" (only in "+a+")")
 			continue
@@ -407,7 +413,7 @@ func diffRuns(a, b string) ([]string, error) {
 		}
 	}
 	for rel := range fb {
-		if _, ok := fa[rel]; !ok {
+		if _, ok := fa[rel]; !ok && rel != "report.html" {
 			diff = append(diff, rel+" (only in "+b+")")
 		}
 	}
@@ -427,7 +433,9 @@ func runFiles(dir string) (map[string]fs.FileInfo, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = info
+		if rel != ".report.html.tmp" { // the runner's temporary, if it died writing it
+			out[filepath.ToSlash(rel)] = info
+		}
 		return nil
 	})
 	return out, err
@@ -559,7 +567,7 @@ func copyRun(src, dst string) error {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
-		if rel == "." || rel == record.Marker {
+		if rel == "." || rel == record.Marker || rel == ".report.html.tmp" {
 			return nil
 		}
 		to := filepath.Join(dst, rel)

@@ -377,3 +377,61 @@ func TestMergeRefusesMixedShards(t *testing.T) {
 		t.Errorf("merge of a directory without manifests: %v", err)
 	}
 }
+
+// TestHalfWrittenRunsAreRedone leaves a shard as a kill would: one run
+// half-written (its temporary directory, no summary, a stale lock file)
+// and one finished just before its report.html was written. Merge names
+// the half-written run only; the shard run again redoes it, writes the
+// missing report, leaves no temporary, and the merge equals the whole
+// sweep.
+func TestHalfWrittenRunsAreRedone(t *testing.T) {
+	e := mustParse(t, "small.yaml", smallYAML)
+	whole := t.TempDir()
+	if _, err := Sweep(e, Options{Out: whole}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runShards(t, e, 2, func(int) string { return dir })
+	exp := filepath.Join(dir, "small")
+	var m *manifest
+	for k := 0; k < 2 && (m == nil || len(m.Runs) < 2); k++ {
+		m, _ = readManifest(filepath.Join(exp, fmt.Sprintf("shard-%d-of-2.json", k)))
+	}
+	if m == nil || len(m.Runs) < 2 {
+		t.Fatalf("no shard has 2 runs: %+v", m)
+	}
+	run := func(i int) string { return filepath.Join(exp, m.Runs[i].Variant, fmt.Sprintf("seed%d", m.Runs[i].Seed)) }
+	// Run 0 finished, but its report was being written.
+	if err := os.Rename(filepath.Join(run(0), "report.html"), filepath.Join(run(0), ".report.html.tmp")); err != nil {
+		t.Fatal(err)
+	}
+	// Run 1 was being written.
+	half := filepath.Join(filepath.Dir(run(1)), "."+filepath.Base(run(1))+".tmp-123456")
+	if err := os.Rename(run(1), half); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(half, "summary.json"))
+	os.Remove(filepath.Join(half, "meta.json"))
+	os.WriteFile(filepath.Join(filepath.Dir(run(1)), "."+filepath.Base(run(1))+".lock"), []byte("999999\n"), 0o644)
+
+	_, err := Merge([]string{dir}, MergeOptions{})
+	var ie *IncompleteError
+	name := fmt.Sprintf("%s seed %d", m.Runs[1].Variant, m.Runs[1].Seed)
+	if !errors.As(err, &ie) || len(ie.Missing) != 1 || ie.Missing[0].Name != name {
+		t.Fatalf("merge with a half-written run: %v, want %s missing", err, name)
+	}
+	res, err := Sweep(e, Options{Out: dir, Shard: Shard{m.Shard, m.Shards}})
+	if err != nil || res.Ran != 1 || res.Skipped != res.Runs-1 {
+		t.Fatalf("the shard again: %+v %v, want 1 run redone", res, err)
+	}
+	if _, err := Merge([]string{dir}, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := tree(t, exp)
+	for f := range got {
+		if strings.Contains(f, ".tmp") || strings.HasSuffix(f, ".lock") {
+			t.Errorf("left behind: %s", f)
+		}
+	}
+	sameTree(t, "redone and merged vs whole", withoutManifests(got), tree(t, filepath.Join(whole, "small")))
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -193,6 +194,7 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 			}
 			j.meta = map[string]any{"key": j.key, "experiment": e.Name, "variant": p.v.Name, "value": p.v.Value}
 			if finished(j.dir, j.key) {
+				completeRun(j.dir, opt.NoFiles)
 				res.Skipped++
 				done++
 				if opt.Progress != nil {
@@ -425,6 +427,38 @@ func finished(dir, key string) bool {
 		Key string `json:"key"`
 	}
 	return json.Unmarshal(b, &m) == nil && m.Key == key
+}
+
+// completeRun writes the report.html of a finished run that should have
+// one and has not: the runner writes it just after the run directory is
+// in place, so a sweep killed in between (SIGKILL, a lost machine) leaves
+// a finished run without its report. It is the page the runner would
+// have written, from the same files; a report that cannot be made is a
+// warning, as in the runner.
+func completeRun(dir string, noFiles bool) {
+	os.Remove(filepath.Join(dir, ".report.html.tmp")) // the runner's, if it died writing it
+	if noFiles || fileExists(filepath.Join(dir, "report.html")) {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return
+	}
+	var cfg struct {
+		Outputs struct {
+			Report bool `json:"report"`
+		} `json:"outputs"`
+	}
+	if json.Unmarshal(b, &cfg) != nil || !cfg.Outputs.Report {
+		return
+	}
+	page, err := report.RunHTML(dir)
+	if err == nil {
+		err = report.WriteFile(filepath.Join(dir, "report.html"), page)
+	}
+	if err != nil {
+		slog.Warn("report.html not written; skyloop report html makes it", "dir", dir, "err", err)
+	}
 }
 
 func writeMeta(dir string, e *Experiment, preps []prepared, seeds int, versions map[string]string) error {
