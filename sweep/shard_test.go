@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"skyloop/sim"
@@ -434,4 +435,36 @@ func TestHalfWrittenRunsAreRedone(t *testing.T) {
 		}
 	}
 	sameTree(t, "redone and merged vs whole", withoutManifests(got), tree(t, filepath.Join(whole, "small")))
+}
+
+// TestMergeCopiesWithoutLinks: where hard links cannot be made (another
+// file system), merge copies the runs, with the same result.
+func TestMergeCopiesWithoutLinks(t *testing.T) {
+	e := mustParse(t, "small.yaml", smallYAML)
+	whole := t.TempDir()
+	if _, err := Sweep(e, Options{Out: whole}); err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	dirs := []string{filepath.Join(base, "a"), filepath.Join(base, "b")}
+	runShards(t, e, 2, func(k int) string { return dirs[k] })
+	defer func(l func(string, string) error) { link = l }(link)
+	var tried atomic.Int32
+	link = func(string, string) error { tried.Add(1); return &os.LinkError{Op: "link", Err: syscall.EXDEV} }
+	out := filepath.Join(base, "merged")
+	if _, err := Merge(dirs, MergeOptions{Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	if tried.Load() == 0 {
+		t.Fatalf("merge never tried to link")
+	}
+	got := filepath.Join(out, "small", "latency=1ms", "seed1", "trace.csv")
+	st, err := os.Stat(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Sys().(*syscall.Stat_t).Nlink; n != 1 {
+		t.Errorf("%s has %d links: not a copy", got, n)
+	}
+	sameTree(t, "copied vs whole", tree(t, filepath.Join(out, "small")), tree(t, filepath.Join(whole, "small")))
 }
