@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -29,6 +31,14 @@ type Options struct {
 	Duration sim.Duration // overrides every variant's duration when > 0
 	Workers  int          // parallel runs; 0 = GOMAXPROCS
 	NoFiles  bool         // no per-run CSV files (summary.csv and figures stay)
+	// Shard runs only one part of the sweep (see Shard); the zero Shard
+	// runs all of it. A shard writes its runs and its manifest
+	// shard-K-of-N.json, not summary.csv, meta.json or the figures: Merge
+	// makes those once every shard has finished.
+	Shard Shard
+	// Command is the command line that started the sweep, kept in a
+	// shard's manifest to tell how to run the shard again.
+	Command  []string
 	Progress func(p Progress)
 	Stop     func() bool
 }
@@ -46,7 +56,12 @@ type Progress struct {
 type Result struct {
 	Dir          string
 	Ran, Skipped int
-	Rows         int
+	Rows         int // rows of summary.csv (0 for a shard, which writes none)
+	// Runs is how many runs the sweep (or the shard) has, References how
+	// many reference runs.
+	Runs, References int
+	// Shard is the part of the sweep run (the zero Shard: all of it).
+	Shard Shard
 }
 
 // OptionError reports a command-line override that does not suit an
@@ -77,9 +92,16 @@ type job struct {
 // may be stopped (Options.Stop, sim.ErrStopped) and run again: finished runs
 // are kept and not redone, and the files then equal those of a sweep that
 // was never stopped.
+//
+// With Options.Shard, it runs only the shard's runs and references and
+// writes the shard's manifest instead of the sweep-level files; shards may
+// write into one directory at the same time, or each into its own.
 func Sweep(e *Experiment, opt Options) (*Result, error) {
 	if opt.Out == "" {
 		opt.Out = "runs"
+	}
+	if err := opt.Shard.check(); err != nil {
+		return nil, &OptionError{fmt.Errorf("--shard %s: %w", opt.Shard, err)}
 	}
 	seeds := e.Seeds
 	if opt.Seeds > 0 {
@@ -111,13 +133,23 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
 	// One sweep per experiment directory at a time: two would race on
-	// summary.csv and on every run.
-	lock, err := record.TryLock(dir)
+	// summary.csv and on every run. Shards claim their own part: they
+	// share no sweep-level file and no run.
+	lockPath := dir
+	if opt.Shard.Sharded() {
+		lockPath = filepath.Join(dir, strings.TrimSuffix(opt.Shard.file(), ".json"))
+	}
+	lock, err := record.TryLock(lockPath)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Unlock()
-	res := &Result{Dir: dir}
+	res := &Result{Dir: dir, Shard: opt.Shard}
+	var man *manifest
+	if opt.Shard.Sharded() {
+		man = &manifest{Shard: opt.Shard.Index, Shards: opt.Shard.Count, State: stateRunning, Command: opt.Command,
+			Runs: []manifestRun{}, References: []string{}, Versions: version.Info(), Plan: makePlan(e, preps, seeds, opt.NoFiles)}
+	}
 
 	var refJobs []job
 	seen := map[string]bool{}
@@ -126,6 +158,13 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 			continue
 		}
 		seen[p.refKey] = true
+		if !opt.Shard.owns(refShardKey(e.Name, p.refKey)) {
+			continue
+		}
+		res.References++
+		if man != nil {
+			man.References = append(man.References, p.refKey)
+		}
 		j := job{ov: p.v.ref, name: "reference/" + p.refKey, dir: filepath.Join(dir, "reference", p.refKey), key: p.refKey}
 		j.meta = map[string]any{"key": j.key, "experiment": e.Name, "reference_of": p.v.Name}
 		if !finished(j.dir, j.key) {
@@ -133,14 +172,29 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 		}
 	}
 	var jobs []job
-	total := len(preps) * seeds
+	total := 0
+	for _, p := range preps {
+		for s := 1; s <= seeds; s++ {
+			if opt.Shard.owns(runShardKey(e.Name, p.v.Name, s)) {
+				total++
+			}
+		}
+	}
+	res.Runs = total
 	done := 0
 	for _, p := range preps {
 		for s := 1; s <= seeds; s++ {
+			if !opt.Shard.owns(runShardKey(e.Name, p.v.Name, s)) {
+				continue
+			}
 			j := job{ov: p.v.run, name: p.v.Name, seed: s, dir: filepath.Join(dir, p.v.Name, fmt.Sprintf("seed%d", s))}
-			j.key = hash(p.eff, fmt.Sprintf("seed=%d nofiles=%v", s, opt.NoFiles))
+			j.key = runKey(p.eff, s, opt.NoFiles)
+			if man != nil {
+				man.Runs = append(man.Runs, manifestRun{Variant: p.v.Name, Seed: s, Key: j.key})
+			}
 			j.meta = map[string]any{"key": j.key, "experiment": e.Name, "variant": p.v.Name, "value": p.v.Value}
 			if finished(j.dir, j.key) {
+				completeRun(j.dir, opt.NoFiles)
 				res.Skipped++
 				done++
 				if opt.Progress != nil {
@@ -149,6 +203,11 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 				continue
 			}
 			jobs = append(jobs, j)
+		}
+	}
+	if man != nil {
+		if err := man.write(dir); err != nil {
+			return nil, err
 		}
 	}
 	workers := opt.Workers
@@ -214,6 +273,27 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 		wg.Wait()
 	}
 	run(append(refJobs, jobs...))
+	if man != nil {
+		// A shard writes no sweep-level file but its manifest, with how
+		// it ended (a killed shard's says running).
+		man.State = stateDone
+		switch {
+		case firstErr != nil:
+			man.State, man.Error = stateFailed, firstErr.Error()
+		case stopped.Load():
+			man.State = stateStopped
+		}
+		if err := man.write(dir); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if firstErr != nil {
+			return res, firstErr
+		}
+		if stopped.Load() {
+			return res, sim.ErrStopped
+		}
+		return res, nil
+	}
 	// The summary always reflects every finished run, also after a stop.
 	rows, err := writeSummary(dir, e, preps, seeds)
 	if err != nil {
@@ -226,23 +306,33 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 	if stopped.Load() {
 		return res, sim.ErrStopped
 	}
-	if err := writeMeta(dir, e, preps, seeds, opt); err != nil {
+	if err := sweepFiles(dir, e, preps, seeds, version.Info()); err != nil {
 		return nil, err
+	}
+	return res, nil
+}
+
+// sweepFiles writes the sweep-level files but summary.csv, from the
+// finished runs in dir: meta.json (with the versions of the build that
+// made the runs), the figures, the analysis and report.html.
+func sweepFiles(dir string, e *Experiment, preps []prepared, seeds int, versions map[string]string) error {
+	if err := writeMeta(dir, e, preps, seeds, versions); err != nil {
+		return err
 	}
 	if err := figures(dir, e, preps, seeds); err != nil {
-		return nil, err
+		return err
 	}
 	if err := analyse(dir, e, preps, seeds); err != nil {
-		return nil, fmt.Errorf("%s analysis: %w", e.Analysis.Type, err)
+		return fmt.Errorf("%s analysis: %w", e.Analysis.Type, err)
 	}
 	if page, err := ReportHTML(dir); err == nil {
 		// The experiment's page: its table and figures (skyloop report
 		// html makes it again, or for several experiments at once).
-		if err := os.WriteFile(filepath.Join(dir, "report.html"), page, 0o644); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", filepath.Join(dir, "report.html"), err)
+		if err := report.WriteFile(filepath.Join(dir, "report.html"), page); err != nil {
+			return err
 		}
 	}
-	return res, nil
+	return nil
 }
 
 func variantError(name string, err error) error {
@@ -339,7 +429,39 @@ func finished(dir, key string) bool {
 	return json.Unmarshal(b, &m) == nil && m.Key == key
 }
 
-func writeMeta(dir string, e *Experiment, preps []prepared, seeds int, opt Options) error {
+// completeRun writes the report.html of a finished run that should have
+// one and has not: the runner writes it just after the run directory is
+// in place, so a sweep killed in between (SIGKILL, a lost machine) leaves
+// a finished run without its report. It is the page the runner would
+// have written, from the same files; a report that cannot be made is a
+// warning, as in the runner.
+func completeRun(dir string, noFiles bool) {
+	os.Remove(filepath.Join(dir, ".report.html.tmp")) // the runner's, if it died writing it
+	if noFiles || fileExists(filepath.Join(dir, "report.html")) {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return
+	}
+	var cfg struct {
+		Outputs struct {
+			Report bool `json:"report"`
+		} `json:"outputs"`
+	}
+	if json.Unmarshal(b, &cfg) != nil || !cfg.Outputs.Report {
+		return
+	}
+	page, err := report.RunHTML(dir)
+	if err == nil {
+		err = report.WriteFile(filepath.Join(dir, "report.html"), page)
+	}
+	if err != nil {
+		slog.Warn("report.html not written; skyloop report html makes it", "dir", dir, "err", err)
+	}
+}
+
+func writeMeta(dir string, e *Experiment, preps []prepared, seeds int, versions map[string]string) error {
 	vs := make([]map[string]any, len(preps))
 	for i, p := range preps {
 		vs[i] = map[string]any{"name": p.v.Name, "value": p.v.Value, "config": json.RawMessage(p.eff)}
@@ -348,7 +470,7 @@ func writeMeta(dir string, e *Experiment, preps []prepared, seeds int, opt Optio
 		}
 	}
 	m := map[string]any{"experiment": e.Name, "description": e.Description, "file": e.File, "spec": string(e.Source),
-		"scenario": e.Scenario, "param": e.Param, "seeds": seeds, "variants": vs, "versions": version.Info()}
+		"scenario": e.Scenario, "param": e.Param, "seeds": seeds, "variants": vs, "versions": versions}
 	if e.Backend != "" {
 		m["backend"] = e.Backend
 	}

@@ -40,8 +40,13 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// invocation is the command line being run, as a user would type it
+// again (kept in a sweep shard's manifest).
+var invocation []string
+
 func run(args []string) int {
 	defer sigs.listen()()
+	invocation = append([]string{"skyloop"}, args...)
 	root := newRoot()
 	root.SetArgs(args)
 	err := root.Execute()

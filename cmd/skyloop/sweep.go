@@ -19,7 +19,7 @@ import (
 )
 
 func newSweepCmd() *cobra.Command {
-	var out, duration, backend, tag string
+	var out, duration, backend, tag, shard string
 	var sets []string
 	var seeds, workers int
 	var noFiles, quiet bool
@@ -53,12 +53,25 @@ For each experiment, OUT/<experiment>/ gets:
 Runs execute in parallel (--workers). A sweep can be interrupted (Ctrl-C) and
 started again: finished runs are kept and skipped, and summary.csv is rebuilt
 from the finished runs, so no row is ever duplicated. The same arguments give
-byte-identical files. Print the tables with skyloop summarize.`,
+byte-identical files. Print the tables with skyloop summarize.
+
+Sharding over processes or machines (docs/cluster.md has Slurm, Kubernetes
+and Docker recipes): --shard K/N (0 <= K < N) runs only shard K of N: the
+runs whose key (experiment, variant, seed) hashes to K, and the reference
+runs whose key does, so that N shards run every run once. Each shard writes
+into its own --out, or all into one shared directory at the same time; a
+shard writes its runs and OUT/<experiment>/shard-K-of-N.json (its share, its
+state and the sweep's plan), but no summary.csv, meta.json or figures. A
+stopped or killed shard continues where it stopped when started again with
+the same arguments. When all have finished, skyloop sweep merge puts them
+together (see skyloop sweep merge --help).`,
 		Example: `  skyloop sweep netbots/baseline
   skyloop sweep scenarios/netbots/delay.yaml --seeds 2 --duration 20s
   skyloop sweep netbots && skyloop summarize runs
   skyloop sweep ubanc && skyloop sweep ubanc --backend ns3
-  skyloop sweep coverage   # then read runs/coverage/coverage.md and figures/coverage_paths.png`,
+  skyloop sweep coverage   # then read runs/coverage/coverage.md and figures/coverage_paths.png
+  skyloop sweep netbots/delay --shard 0/4 --out /shared/runs   # ... 3/4, one per machine
+  skyloop sweep merge /shared/runs                              # once all four have finished`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return badInput("sweep needs at least one experiment (a file, a built-in name such as netbots/delay, or a collection: %s); built-in: %s",
@@ -69,6 +82,13 @@ byte-identical files. Print the tables with skyloop summarize.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if seeds < 0 || workers < 0 {
 				return badInput("--seeds and --workers must be >= 0")
+			}
+			var sh sweep.Shard
+			if cmd.Flags().Changed("shard") {
+				var err error
+				if sh, err = sweep.ParseShard(shard); err != nil {
+					return badInput("%v", err)
+				}
 			}
 			var dur sim.Duration
 			if duration != "" {
@@ -86,7 +106,7 @@ byte-identical files. Print the tables with skyloop summarize.`,
 				}
 				exps = append(exps, es...)
 			}
-			opt := sweep.Options{Out: out, Seeds: seeds, Workers: workers, NoFiles: noFiles, Duration: dur}
+			opt := sweep.Options{Out: out, Seeds: seeds, Workers: workers, NoFiles: noFiles, Duration: dur, Shard: sh, Command: invocation}
 			sigs.Graceful()
 			opt.Stop = sigs.Stopped
 			stderr := cmd.ErrOrStderr()
@@ -94,7 +114,11 @@ byte-identical files. Print the tables with skyloop summarize.`,
 			for _, e := range exps {
 				t0 := time.Now()
 				if !quiet {
-					opt.Progress = sweepProgress(stderr, e.Name, isTerminal(stderr))
+					name := e.Name
+					if sh.Sharded() {
+						name += " [shard " + sh.String() + "]"
+					}
+					opt.Progress = sweepProgress(stderr, name, isTerminal(stderr))
 				}
 				res, err := sweep.Sweep(e, opt)
 				if !quiet && isTerminal(stderr) {
@@ -104,19 +128,29 @@ byte-identical files. Print the tables with skyloop summarize.`,
 				if errors.As(err, &oe) {
 					return usageError{err}
 				}
+				if errors.Is(err, sim.ErrStopped) && sh.Sharded() {
+					return interrupted{fmt.Errorf("stopped by %s: shard %s has %d of its %d runs finished in %s; run the same command again to continue",
+						signalName(), sh, res.Ran+res.Skipped, res.Runs, res.Dir)}
+				}
 				if errors.Is(err, sim.ErrStopped) {
 					return interrupted{fmt.Errorf("stopped by %s: %d runs finished in %s (summary.csv has them); run the same command again to continue", signalName(), res.Rows, res.Dir)}
 				}
 				if err != nil {
 					return err
 				}
-				if !quiet {
+				if !quiet && sh.Sharded() {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s shard %s: %d runs done, %d already finished (its share: %d runs, %d references) in %s (%.1fs)\n",
+						e.Name, sh, res.Ran, res.Skipped, res.Runs, res.References, res.Dir, time.Since(t0).Seconds())
+				} else if !quiet {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d runs done, %d already finished, %d rows in %s (%.1fs)\n",
 						e.Name, res.Ran, res.Skipped, res.Rows, filepath.Join(res.Dir, "summary.csv"), time.Since(t0).Seconds())
 				}
 			}
 			if !quiet && len(exps) > 1 {
 				fmt.Fprintf(cmd.OutOrStdout(), "all %d experiments in %.1fs\n", len(exps), time.Since(start).Seconds())
+			}
+			if !quiet && sh.Sharded() {
+				fmt.Fprintf(cmd.OutOrStdout(), "once all %d shards have finished: skyloop sweep merge DIR... (the shards' --out directories; --out to merge them elsewhere)\n", sh.Count)
 			}
 			return nil
 		},
@@ -131,6 +165,69 @@ byte-identical files. Print the tables with skyloop summarize.`,
 	f.StringArrayVar(&sets, "set", nil, "change every variant: PATH=VALUE, as an experiment's set (repeatable), e.g. vehicles[robot].params.physics=mujoco; results go to OUT/<experiment>-<tag>/")
 	f.StringVar(&tag, "tag", "", "with --set: the suffix of the experiments' directories (default: the values set, e.g. mujoco)")
 	f.StringVar(&backend, "backend", "", "run every variant on this network backend (wifi, ns3, ...), checking that it has the parameters used")
+	f.StringVar(&shard, "shard", "", "run only shard K of N (K/N, 0 <= K < N) of every experiment; then skyloop sweep merge (see docs/cluster.md)")
+	c.AddCommand(newSweepMergeCmd())
+	return c
+}
+
+func newSweepMergeCmd() *cobra.Command {
+	var out string
+	var quiet bool
+	c := &cobra.Command{
+		Use:   "merge DIR...",
+		Short: "Put the shards of sweeps together: every run checked, then summary.csv and the figures",
+		Long: `Merge the shards of sweeps run with skyloop sweep --shard K/N. Each DIR is a
+shard's --out directory (or an experiment directory in it) holding
+<experiment>/shard-K-of-N.json; every experiment found is merged on its own.
+
+For each experiment, merge checks that every run and reference run of the
+sweep is finished in one of the DIRs. If any is missing, it names each (its
+variant and seed or reference, its key, the shard that runs it, what that
+shard's manifest says and the command to run it again), writes nothing and
+exits 1: a summary is never partial. A run found in two DIRs (a shard run
+twice) must have identical files, as runs are deterministic; if they differ,
+merge names the files and exits 1. Otherwise it hard-links (or, across file
+systems, copies) the runs into OUT/<experiment>/, or leaves them in place
+when all shards of the experiment wrote into one shared directory and --out
+is not given, and writes summary.csv, meta.json, figures/, the analysis and
+report.html: byte for byte what one unsharded sweep writes. Shards run with
+different arguments or skyloop builds are refused. Merging again is safe:
+runs already in place are kept.
+
+Exit codes: 0 merged, 1 runs missing or differing, 2 bad arguments (no
+shard manifest in a DIR, shards in several DIRs without --out).`,
+		Example: `  skyloop sweep merge /shared/runs                        # all shards wrote into /shared/runs
+  skyloop sweep merge runs-0 runs-1 runs-2 runs-3 -o runs  # one --out per shard`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("merge needs the shards' directories: skyloop sweep merge DIR... [--out OUT]")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t0 := time.Now()
+			res, err := sweep.Merge(args, sweep.MergeOptions{Out: out})
+			if !quiet {
+				for _, r := range res {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d runs and %d references of %d shards from %s, %d linked or copied; %d rows in %s\n",
+						r.Experiment, r.Runs, r.References, r.Shards, strings.Join(r.Sources, ", "), r.Placed, r.Rows, filepath.Join(r.Dir, "summary.csv"))
+				}
+			}
+			var oe *sweep.OptionError
+			if errors.As(err, &oe) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			if !quiet {
+				fmt.Fprintf(cmd.OutOrStdout(), "merged %d experiments in %.1fs\n", len(res), time.Since(t0).Seconds())
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "out", "o", "", "root directory for the merged experiments (OUT/<experiment>); default: in place, when each experiment's shards share one directory")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
 	return c
 }
 
