@@ -401,7 +401,9 @@ func TestHalfWrittenRunsAreRedone(t *testing.T) {
 	if m == nil || len(m.Runs) < 2 {
 		t.Fatalf("no shard has 2 runs: %+v", m)
 	}
-	run := func(i int) string { return filepath.Join(exp, m.Runs[i].Variant, fmt.Sprintf("seed%d", m.Runs[i].Seed)) }
+	run := func(i int) string {
+		return filepath.Join(exp, m.Runs[i].Variant, fmt.Sprintf("seed%d", m.Runs[i].Seed))
+	}
 	// Run 0 finished, but its report was being written.
 	if err := os.Rename(filepath.Join(run(0), "report.html"), filepath.Join(run(0), ".report.html.tmp")); err != nil {
 		t.Fatal(err)
