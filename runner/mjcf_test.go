@@ -37,12 +37,19 @@ func TestMJCFRobotsDriveTheSquare(t *testing.T) {
 		t.Errorf("%d robots finished the square, want 2:\n%s", n, events)
 	}
 	for _, v := range res.Summary.Vehicles {
-		t.Logf("%s: %.2f m driven, final %.3f", v.Name, v.DistanceM, v.Final)
+		t.Logf("%s: %.2f m driven, final %.3f, wheel work %.2f J", v.Name, v.DistanceM, v.Final, v.EnergyJ)
 		if v.DistanceM < 5.5 || v.DistanceM > 7 {
 			t.Errorf("%s drove %.2f m; the square is 6 m", v.Name, v.DistanceM)
 		}
 		if d := v.Final.Sub(v.Start); d.Norm() > 0.15 {
 			t.Errorf("%s ended %.3f m from its start", v.Name, d.Norm())
+		}
+		// The wheels' work: at least the kinetic energy of the eight
+		// starts and stops at 0.4 m/s of a 3.2 kg robot (about 2 J), far
+		// below what motors at their 0.5 N m limit at the cruise's 10 rad/s
+		// would do over the 18 s (180 J).
+		if v.EnergyJ < 2 || v.EnergyJ > 30 {
+			t.Errorf("%s: wheel work %.2f J, want 2-30 J", v.Name, v.EnergyJ)
 		}
 		if z := v.Final.Z; z < -0.01 || z > 0.01 {
 			t.Errorf("%s: z %.4f m, want the wheels on the floor (z 0)", v.Name, z)

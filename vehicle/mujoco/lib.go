@@ -65,6 +65,9 @@ const (
 	offDataSensorData   = 40472
 	offDataXpos         = 40480
 	offDataXquat        = 40488
+	// actuator_velocity and actuator_force
+	offDataActuatorVelocity = 40952
+	offDataActuatorForce    = 41080
 )
 
 // lib is the loaded library's functions.
@@ -158,6 +161,7 @@ func Layout() map[string]int {
 		"model.jnt_qposadr": offModelJntQposAdr, "model.jnt_dofadr": offModelJntDofAdr, "model.sensor_adr": offModelSensorAdr,
 		"data.time": offDataTime, "data.qpos": offDataQpos, "data.qvel": offDataQvel, "data.ctrl": offDataCtrl,
 		"data.sensordata": offDataSensorData, "data.xpos": offDataXpos, "data.xquat": offDataXquat,
+		"data.actuator_velocity": offDataActuatorVelocity, "data.actuator_force": offDataActuatorForce,
 		"obj.body": ObjBody, "obj.joint": ObjJoint, "obj.geom": ObjGeom, "obj.actuator": ObjActuator, "obj.sensor": ObjSensor,
 		"version": Version, "mjtNum": 8,
 	}

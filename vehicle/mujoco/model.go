@@ -14,6 +14,10 @@ type Model struct {
 	// Qpos, Qvel, Ctrl, Xpos (3 per body), Xquat (4 per body, w x y z) and
 	// SensorData are mjData's arrays.
 	Qpos, Qvel, Ctrl, Xpos, Xquat, SensorData []float64
+	// ActuatorForce and ActuatorVelocity are each actuator's force (or
+	// torque) and velocity after the last step (mjData's actuator_force
+	// and actuator_velocity).
+	ActuatorForce, ActuatorVelocity []float64
 }
 
 // LoadXML compiles the MJCF text (written to a temporary file, since
@@ -65,6 +69,8 @@ func LoadFile(path string) (*Model, error) {
 	md.Xpos = md.array(offDataXpos, 3*md.NBody())
 	md.Xquat = md.array(offDataXquat, 4*md.NBody())
 	md.SensorData = md.array(offDataSensorData, md.intAt(offModelNSensorData))
+	md.ActuatorForce = md.array(offDataActuatorForce, md.NU())
+	md.ActuatorVelocity = md.array(offDataActuatorVelocity, md.NU())
 	l.forward(m, d)
 	return md, nil
 }
@@ -142,4 +148,5 @@ func (md *Model) Close() {
 	theLib.deleteModel(md.m)
 	md.m, md.d = nil, nil
 	md.Qpos, md.Qvel, md.Ctrl, md.Xpos, md.Xquat, md.SensorData = nil, nil, nil, nil, nil, nil
+	md.ActuatorForce, md.ActuatorVelocity = nil, nil
 }

@@ -127,6 +127,8 @@ type RobotPhysics struct {
 	zOff                      float64
 	pos, vel                  geom.Vec3
 	yaw, yawRate, v, distance float64
+	// energy is the mechanical work of the wheel actuators, J.
+	energy float64
 }
 
 // New puts one robot in the world at pos heading yaw; n numbers it among
@@ -195,6 +197,10 @@ func (ph *RobotPhysics) Stepped(m *Model, dt float64) {
 	ph.distance += math.Hypot(pos.X-ph.pos.X, pos.Y-ph.pos.Y)
 	ph.pos, ph.yaw = pos, yaw
 	ph.v = ph.vel.X*math.Cos(yaw) + ph.vel.Y*math.Sin(yaw)
+	// Mechanical power at the wheels, counted whether the motor drives or
+	// brakes (no regeneration); motor and gear losses are not modelled.
+	ph.energy += (math.Abs(m.ActuatorForce[ph.left]*m.ActuatorVelocity[ph.left]) +
+		math.Abs(m.ActuatorForce[ph.right]*m.ActuatorVelocity[ph.right])) * dt
 }
 
 // ground returns the body's position less its height in the model.
@@ -224,7 +230,7 @@ func (ph *RobotPhysics) Motion() vehicle.Motion {
 
 // Telemetry returns the body's true state.
 func (ph *RobotPhysics) Telemetry() vehicle.Telemetry {
-	return vehicle.Telemetry{Pos: ph.pos, Vel: ph.vel, Yaw: ph.yaw, YawRate: ph.yawRate, Landed: true, Distance: ph.distance}
+	return vehicle.Telemetry{Pos: ph.pos, Vel: ph.vel, Yaw: ph.yaw, YawRate: ph.yawRate, Landed: true, Distance: ph.distance, Energy: ph.energy}
 }
 
 // Sense gives the exact pose.
