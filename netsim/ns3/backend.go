@@ -281,7 +281,7 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	}
 	fmt.Fprintf(w, "START\n")
 	if err := w.Flush(); err != nil {
-		return b.fail(fmt.Errorf("writing to ns-3: %w", err))
+		return b.writeFailed(err)
 	}
 	b.deadline()
 	line, err := b.readLine()
@@ -317,6 +317,19 @@ func (b *Backend) readLine() (string, error) {
 
 func (b *Backend) deadline() {
 	b.stdout.SetReadDeadline(time.Now().Add(time.Duration(b.p.SyncTimeout)))
+}
+
+// writeFailed reports a failed write to ns-3: a broken pipe means ns-3
+// has exited, which its exit status says best.
+func (b *Backend) writeFailed(err error) error {
+	if errors.Is(err, syscall.EPIPE) && b.exited != nil {
+		select {
+		case <-b.exited:
+			return b.fail(fmt.Errorf("ns-3 exited unexpectedly (%v)", b.waitErr))
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return b.fail(fmt.Errorf("writing to ns-3: %w", err))
 }
 
 // fail kills the process and returns err with ns-3's pid and the tail of
@@ -410,7 +423,7 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 	b.syncs++
 	fmt.Fprintf(b.stdin, "RUN %d\n", t)
 	if err := b.stdin.Flush(); err != nil {
-		return nil, b.fail(fmt.Errorf("writing to ns-3: %w", err))
+		return nil, b.writeFailed(err)
 	}
 	b.deadline()
 	seq := len(b.events)
@@ -701,7 +714,7 @@ type counters [8]int64
 func (b *Backend) writeCounters() error {
 	fmt.Fprintf(b.stdin, "COUNTERS\n")
 	if err := b.stdin.Flush(); err != nil {
-		return b.fail(fmt.Errorf("writing to ns-3: %w", err))
+		return b.writeFailed(err)
 	}
 	b.deadline()
 	rows := make([]counters, b.n)
