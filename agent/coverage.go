@@ -184,6 +184,20 @@ type Coverage struct {
 	over           int
 }
 
+// AreaUser is implemented by behaviour parameters that survey a grid: the
+// engine hands them the scenario's top-level coverage area before it
+// decodes the behaviour's own parameters, which override it field by
+// field.
+type AreaUser interface {
+	UseArea(origin, area [2]float64, cell float64, obstacles [][2]int)
+}
+
+// UseArea takes the scenario's coverage area as the grid.
+func (p *CoverageParams) UseArea(origin, area [2]float64, cell float64, obstacles [][2]int) {
+	p.Origin, p.Area, p.Cell = origin, area, cell
+	p.Obstacles = append([][2]int(nil), obstacles...)
+}
+
 // coverageSpec is the coverage behaviour type (see Builtins).
 var coverageSpec = Spec{
 	Name: "coverage",

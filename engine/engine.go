@@ -220,6 +220,9 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 	}
 	r.effective = map[string]any{"name": sc.Name, "description": sc.Description, "seed": r.seed,
 		"duration": sim.Duration(r.end), "tick": sc.Tick, "world": sc.World, "outputs": outs}
+	if sc.Coverage != nil {
+		r.effective["coverage"] = sc.Coverage
+	}
 
 	r.buildVehicles()
 	r.buildFixed()
@@ -654,6 +657,10 @@ func (r *Run) buildBehaviors() {
 				continue
 			}
 			p := spec.Params()
+			if au, ok := p.(agent.AreaUser); ok && sc.Coverage != nil {
+				c := sc.Coverage
+				au.UseArea(c.Origin, c.Area, c.Cell, c.Obstacles)
+			}
 			if !sc.Decode(n, path, p, "type") {
 				continue
 			}

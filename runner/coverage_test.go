@@ -79,8 +79,12 @@ func TestCoverageSurvey(t *testing.T) {
 func TestCoverageBadInput(t *testing.T) {
 	text, _ := scenarios.Lookup("coverage/survey")
 	for _, c := range []struct{ from, to, want string }{
-		{"area: [150, 80]", "area: [155, 80]", "behaviors[0].area: x size 155 m must be a positive whole multiple of the 10 m cell"},
-		{"[7, 7]]", "[7, 9]]", "behaviors[0].obstacles[7]: cell [7 9] is outside the 15x8 grid"},
+		{"area: [150, 80]", "area: [155, 80]", "survey.yaml:19: coverage.area: x size 155 m must be a positive whole multiple of the 10 m cell"},
+		{"[7, 7]]", "[7, 9]]", "survey.yaml:21: coverage.obstacles[7]: cell [7 9] is outside the 15x8 grid"},
+		{"obstacle_height: 20", "obstacle_height: -1", "coverage.obstacle_height: must be >= 0 m"},
+		{"cell: 10", "cell: 0", "coverage.cell: must be a positive size in m, got 0"},
+		// The behaviour's own grid overrides the scenario's.
+		{"start: [0, 0]", "start: [0, 0]\n        area: [155, 80]", "behaviors[0].area: x size 155 m must be a positive whole multiple of the 10 m cell"},
 		{"start: [0, 0]", "start: [4, 2]", "behaviors[0].start: start cell {4 2} is an obstacle"},
 		{"planner: turn-aware", "planner: tsp", `behaviors[0].planner: must be turn-aware or dls, got "tsp"`},
 	} {

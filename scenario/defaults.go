@@ -2,11 +2,12 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"regexp"
-	"skyloop/geom"
 	"strconv"
 	"strings"
 
+	"skyloop/geom"
 	"skyloop/sim"
 )
 
@@ -126,6 +127,9 @@ func (sc *Scenario) check() {
 	if !sc.World.Origin.Valid() {
 		sc.Errorf("world.origin", "latitude must be in [-90, 90], longitude in [-180, 180] and altitude finite, got %+v", sc.World.Origin)
 	}
+	if c := sc.Coverage; c != nil {
+		sc.checkCoverage(c)
+	}
 	for i, o := range sc.World.Obstacles {
 		p := fmt.Sprintf("world.obstacles[%d]", i)
 		if o.Min.X > o.Max.X || o.Min.Y > o.Max.Y || o.Min.Z > o.Max.Z {
@@ -230,5 +234,49 @@ func unknownPlaceholders(cmd string) string {
 			return cmd[i : i+j+1]
 		}
 		cmd = cmd[i+j+1:]
+	}
+}
+
+// checkCoverage checks the coverage area and puts its obstacle cells in
+// the world when they have a height.
+func (sc *Scenario) checkCoverage(c *CoverageArea) {
+	ok := true
+	if !(c.Cell > 0) || math.IsInf(c.Cell, 0) {
+		sc.Errorf("coverage.cell", "must be a positive size in m, got %v", c.Cell)
+		return
+	}
+	var n [2]int
+	for i, axis := range []string{"x", "y"} {
+		f := c.Area[i] / c.Cell
+		if !(f >= 1) || f != math.Trunc(f) || f > 10000 {
+			sc.Errorf("coverage.area", "%s size %v m must be a positive whole multiple of the %v m cell (at most 10000 cells)", axis, c.Area[i], c.Cell)
+			ok = false
+		}
+		n[i] = int(f)
+	}
+	if math.IsNaN(c.Origin[0]) || math.IsNaN(c.Origin[1]) || math.IsInf(c.Origin[0], 0) || math.IsInf(c.Origin[1], 0) {
+		sc.Errorf("coverage.origin", "must be finite, got %v", c.Origin)
+		ok = false
+	}
+	if c.ObstacleHeight < 0 || math.IsNaN(c.ObstacleHeight) || math.IsInf(c.ObstacleHeight, 0) {
+		sc.Errorf("coverage.obstacle_height", "must be >= 0 m (0: the cells are not put in the world), got %v", c.ObstacleHeight)
+		ok = false
+	}
+	if !ok {
+		return
+	}
+	for i, o := range c.Obstacles {
+		if o[0] < 0 || o[1] < 0 || o[0] >= n[0] || o[1] >= n[1] {
+			sc.Errorf(fmt.Sprintf("coverage.obstacles[%d]", i), "cell %v is outside the %dx%d grid", o, n[0], n[1])
+			ok = false
+		}
+	}
+	if !ok || c.ObstacleHeight == 0 {
+		return
+	}
+	for _, o := range c.Obstacles {
+		x, y := c.Origin[0]+float64(o[0])*c.Cell, c.Origin[1]+float64(o[1])*c.Cell
+		sc.World.Obstacles = append(sc.World.Obstacles, Obstacle{Name: fmt.Sprintf("cell-%d-%d", o[0], o[1]),
+			Min: geom.V(x, y, 0), Max: geom.V(x+c.Cell, y+c.Cell, c.ObstacleHeight)})
 	}
 }

@@ -34,9 +34,12 @@ type Scenario struct {
 	Tick        sim.Duration `yaml:"tick" json:"tick"`
 	Workers     int          `yaml:"workers" json:"workers"`
 	World       World        `yaml:"world" json:"world"`
-	Vehicles    []Group      `yaml:"vehicles" json:"vehicles"`
-	Nodes       []FixedNode  `yaml:"nodes" json:"nodes,omitempty"`
-	Network     Raw          `yaml:"network" json:"-"`
+	// Coverage, when set, is the survey area of the coverage behaviours
+	// (SPEC.md D (4)): their grid unless they give their own.
+	Coverage *CoverageArea `yaml:"coverage" json:"coverage,omitempty"`
+	Vehicles []Group       `yaml:"vehicles" json:"vehicles"`
+	Nodes    []FixedNode   `yaml:"nodes" json:"nodes,omitempty"`
+	Network  Raw           `yaml:"network" json:"-"`
 	// Measures watch the vehicles' true states for study figures (the
 	// platoon gap error of SPEC.md C); the engine decodes them.
 	Measures []Raw   `yaml:"measures" json:"-"`
@@ -90,6 +93,24 @@ type World struct {
 	// Origin is the WGS84 position of the local origin (x east, y north,
 	// z up): MAVLink positions and missions are converted around it.
 	Origin geom.Geodetic `yaml:"origin" json:"origin"`
+}
+
+// CoverageArea is a survey area divided into square cells, some of them
+// obstacles.
+type CoverageArea struct {
+	// Origin is the area's south-west corner (x, y), m.
+	Origin [2]float64 `yaml:"origin" json:"origin"`
+	// Area is its size east and north, m: whole multiples of Cell.
+	Area [2]float64 `yaml:"area" json:"area"`
+	// Cell is the side of a cell, m.
+	Cell float64 `yaml:"cell" json:"cell"`
+	// Obstacles are the cells that cannot be flown over, as [column, row]
+	// from the south-west cell [0, 0].
+	Obstacles [][2]int `yaml:"obstacles" json:"obstacles"`
+	// ObstacleHeight, when > 0, also puts each obstacle cell in the world
+	// as a building this tall, so that the world check counts any flight
+	// into one (summary.json obstacle_hits).
+	ObstacleHeight float64 `yaml:"obstacle_height" json:"obstacle_height"`
 }
 
 // Obstacle is an axis-aligned box (a shelf, a building). Vehicles entering
