@@ -73,7 +73,7 @@ var malformedCases = []struct {
 	{
 		name: "unknown top-level key",
 		yaml: "name: t\ndurration: 10s\nvehicles:\n" + validGroup,
-		want: []string{`bad.yaml:2: durration: unknown field "durration" (known fields: description, duration, isolation, measures, name, network, nodes, outputs, processes, realtime, seed, tick, vehicles, workers, world)`},
+		want: []string{`bad.yaml:2: durration: unknown field "durration" (known fields: coverage, description, duration, isolation, measures, name, network, nodes, outputs, processes, realtime, seed, tick, vehicles, workers, world)`},
 	},
 	{
 		name: "unknown key in spawn",

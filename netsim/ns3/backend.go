@@ -319,14 +319,19 @@ func (b *Backend) deadline() {
 	b.stdout.SetReadDeadline(time.Now().Add(time.Duration(b.p.SyncTimeout)))
 }
 
-// writeFailed reports a failed write to ns-3: a broken pipe means ns-3
-// has exited, which its exit status says best.
+// writeFailed reports a failed write to ns-3. A write fails when ns-3 has
+// exited (a broken pipe, or a pipe already closed once its exit was
+// seen), which its exit status says best.
 func (b *Backend) writeFailed(err error) error {
-	if errors.Is(err, syscall.EPIPE) && b.exited != nil {
+	if b.exited != nil {
+		wait := time.Second
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+			wait = 5 * time.Second
+		}
 		select {
 		case <-b.exited:
 			return b.fail(fmt.Errorf("ns-3 exited unexpectedly (%v)", b.waitErr))
-		case <-time.After(5 * time.Second):
+		case <-time.After(wait):
 		}
 	}
 	return b.fail(fmt.Errorf("writing to ns-3: %w", err))
