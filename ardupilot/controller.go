@@ -21,6 +21,7 @@ import (
 	"skyloop/geom"
 	"skyloop/orchestrate"
 	"skyloop/sim"
+	"skyloop/simport"
 	"skyloop/transcript"
 	"skyloop/vehicle"
 )
@@ -57,6 +58,8 @@ type Controller struct {
 	log       *slog.Logger
 	conn      *net.UDPConn
 	peer      netip.AddrPort // where ArduPilot's packets come from
+	access    simport.Access // who may send them
+	stranger  netip.AddrPort // the last sender refused (ardupilot.peer)
 	proc      *orchestrate.Child
 	files     *edge.ProcFiles
 	raw       syscall.RawConn
@@ -102,7 +105,14 @@ func (c *Controller) Open(env *edge.Env) error {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: c.Port()})
+	access, err := simport.Parse(c.p.Listen, c.p.Peer)
+	if err != nil {
+		return fmt.Errorf("%s: ardupilot: %w", c.name, err)
+	}
+	c.access = access
+	// udp4: the fast read path takes IPv4 packets (a wildcard "udp" socket
+	// would be IPv6); Validate refuses IPv6 listen addresses.
+	conn, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(access.Listen, uint16(c.Port()))))
 	if err != nil {
 		err = fmt.Errorf("%s: listening for ArduCopter: %w", c.name, err)
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -133,7 +143,13 @@ func (c *Controller) Open(env *edge.Env) error {
 	}
 	home := env.Origin.ToGeodetic(c.pos)
 	heading := math.Mod(90-c.yaw*180/math.Pi+720, 360) // ArduPilot: degrees clockwise from north
-	cmd := exec.Command(c.p.Bin, "--model", "JSON:127.0.0.1", "--speedup", strconv.FormatFloat(c.p.Speedup, 'g', -1, 64),
+	// ArduCopter sends to the physics port: on loopback unless it listens
+	// on one other address only.
+	model := "JSON:127.0.0.1"
+	if a := c.access.Listen; !a.IsLoopback() && !a.IsUnspecified() {
+		model = "JSON:" + a.String()
+	}
+	cmd := exec.Command(c.p.Bin, "--model", model, "--speedup", strconv.FormatFloat(c.p.Speedup, 'g', -1, 64),
 		"--defaults", strings.Join(append(append([]string(nil), c.p.Defaults...), ours), ","),
 		"-I", strconv.Itoa(c.inst), "--sysid", strconv.Itoa(c.inst+1), "--serial0", "tcp:0",
 		"--home", fmt.Sprintf("%.7f,%.7f,%.2f,%.1f", home.Lat, home.Lon, home.Alt, heading))
@@ -276,7 +292,11 @@ func (c *Controller) await() {
 					}
 				}
 				if !c.taken {
-					c.fail(fmt.Errorf("no servo packet within %v of the start", timeout))
+					msg := fmt.Sprintf("no servo packet within %v of the start", timeout)
+					if c.stranger.IsValid() {
+						msg += fmt.Sprintf("; packets from %s were dropped: not in ardupilot.peer (%s)", c.stranger, c.p.Peer)
+					}
+					c.fail(errors.New(msg))
 				} else {
 					c.fail(fmt.Errorf("no servo packet within %v (wall clock) of answer %d", timeout, c.steps))
 				}
@@ -286,6 +306,15 @@ func (c *Controller) await() {
 			return
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		if !c.access.Allowed(from.Addr()) {
+			// Not a firmware host the scenario names: dropped, not
+			// recorded, and it does not end the wait.
+			if !c.stranger.IsValid() {
+				c.log.Warn("ArduPilot physics port: packets dropped", "vehicle", c.name, "from", from.String(), "peer", c.p.Peer)
+			}
+			c.stranger = from
+			continue
+		}
 		c.tr.Record(transcript.FromFirmware, c.steps, c.rbuf[:n])
 		var sv Servos
 		if err := ParseServos(c.rbuf[:n], &sv); err != nil {

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 
 	"skyloop/fields"
 	"skyloop/sim"
+	"skyloop/simport"
 )
 
 // EnvDir is the environment variable that locates the ArduPilot source
@@ -48,6 +50,16 @@ type Params struct {
 	// Port is the physics port of instance 0; vehicle i listens on
 	// Port+10i (ArduPilot's convention for -I i).
 	Port int `yaml:"port" json:"port"`
+	// Listen is the address the physics ports listen on (127.0.0.1).
+	// Another address (0.0.0.0, a host's) lets ArduCopter instances on
+	// other hosts send to it (started by hand with launch: false and
+	// --model JSON:<this host>); Peer must then name them.
+	Listen string `yaml:"listen" json:"listen"`
+	// Peer lists the addresses or networks (comma-separated, e.g.
+	// 10.0.0.5 or 10.0.0.0/24) accepted besides loopback: the JSON
+	// physics protocol has no authentication. Packets from others are
+	// dropped.
+	Peer string `yaml:"peer" json:"peer"`
 	// Params are ArduPilot parameters set at boot (written to the
 	// instance's defaults file).
 	Params map[string]float64 `yaml:"params" json:"params"`
@@ -72,7 +84,7 @@ type Params struct {
 // its 400 Hz loop on them: with 2 ms steps it runs at 333 Hz and refuses to
 // arm, "Main loop slow").
 func DefaultParams() Params {
-	return Params{Frame: "quad", Launch: true, Port: BasePort, Speedup: 1000,
+	return Params{Frame: "quad", Launch: true, Port: BasePort, Listen: "127.0.0.1", Speedup: 1000,
 		ConnectTimeout: 60 * sim.Second, StepTimeout: 10 * sim.Second, Period: sim.Millisecond}
 }
 
@@ -112,6 +124,15 @@ func (p *Params) Validate() fields.Errors {
 		} else if v := p.Params[n]; math.IsNaN(v) || math.IsInf(v, 0) {
 			bad["params."+n] = fmt.Sprintf("must be finite, got %v", v)
 		}
+	}
+	if a, err := simport.Parse(p.Listen, p.Peer); err != nil {
+		if strings.HasPrefix(err.Error(), "peer") {
+			bad["peer"] = err.Error()
+		} else {
+			bad["listen"] = err.Error()
+		}
+	} else if !a.Listen.Is4() {
+		bad["listen"] = fmt.Sprintf("must be an IPv4 address (ArduPilot's JSON interface speaks IPv4), got %s", a.Listen)
 	}
 	if p.Launch {
 		p.locate(bad)

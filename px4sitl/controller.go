@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"skyloop/mavlink"
 	"skyloop/orchestrate"
 	"skyloop/sim"
+	"skyloop/simport"
 	"skyloop/transcript"
 	"skyloop/vehicle"
 )
@@ -47,6 +50,7 @@ type Controller struct {
 	log      *slog.Logger
 	ln       net.Listener
 	accepted chan net.Conn
+	refused  atomic.Value // the last refused peer's address (string)
 	conn     net.Conn
 	proc     *orchestrate.Child
 	files    *edge.ProcFiles
@@ -101,7 +105,11 @@ func (c *Controller) Open(env *edge.Env) error {
 	}
 	c.origin = env.Origin
 	c.link = NewLink(env.Origin)
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Port())))
+	access, err := simport.Parse(c.p.Listen, c.p.Peer)
+	if err != nil {
+		return fmt.Errorf("%s: px4: %w", c.name, err)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(access.Listen.String(), strconv.Itoa(c.Port())))
 	if err != nil {
 		err = fmt.Errorf("%s: listening for PX4: %w", c.name, err)
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -112,12 +120,23 @@ func (c *Controller) Open(env *edge.Env) error {
 	c.ln = ln
 	c.accepted = make(chan net.Conn, 1)
 	go func() {
-		conn, err := ln.Accept()
-		if err != nil {
-			close(c.accepted)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				close(c.accepted)
+				return
+			}
+			from, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
+			if !access.Allowed(from.Addr()) {
+				// Not a firmware host the scenario names (px4.peer).
+				c.log.Warn("PX4 simulator port: connection refused", "vehicle", c.name, "from", from.String(), "peer", c.p.Peer)
+				c.refused.Store(from.String())
+				conn.Close()
+				continue
+			}
+			c.accepted <- conn
 			return
 		}
-		c.accepted <- conn
 	}()
 	if c.p.Transcript {
 		w, err := env.File(fmt.Sprintf("procs/px4-%d.transcript.gz", c.inst))
@@ -220,7 +239,11 @@ func (c *Controller) connect() bool {
 	case <-exited:
 		c.fail(fmt.Errorf("PX4 exited before connecting (%s)", c.proc.Status()))
 	case <-timer.C:
-		c.fail(fmt.Errorf("PX4 did not connect within %v", time.Duration(c.p.ConnectTimeout)))
+		msg := fmt.Sprintf("PX4 did not connect within %v", time.Duration(c.p.ConnectTimeout))
+		if from, ok := c.refused.Load().(string); ok {
+			msg += fmt.Sprintf("; a connection from %s was refused: not in px4.peer (%s)", from, c.p.Peer)
+		}
+		c.fail(errors.New(msg))
 	}
 	return false
 }

@@ -12,6 +12,7 @@ import (
 
 	"skyloop/fields"
 	"skyloop/sim"
+	"skyloop/simport"
 )
 
 // EnvDir is the environment variable that locates PX4's SITL build
@@ -48,6 +49,15 @@ type Params struct {
 	// Port is the simulator port of instance 0; vehicle i listens on Port+i
 	// (PX4 connects to 4560+i unless told otherwise).
 	Port int `yaml:"port" json:"port"`
+	// Listen is the address the simulator ports listen on (127.0.0.1).
+	// Another address (0.0.0.0, a host's) lets PX4 instances on other
+	// hosts connect (started by hand with launch: false and
+	// PX4_SIM_HOSTNAME set to this host); Peer must then name them.
+	Listen string `yaml:"listen" json:"listen"`
+	// Peer lists the addresses or networks (comma-separated, e.g.
+	// 10.0.0.5 or 10.0.0.0/24) accepted besides loopback: PX4's simulator
+	// protocol has no authentication.
+	Peer string `yaml:"peer" json:"peer"`
 	// Params are PX4 parameters set at boot (PX4_PARAM_<NAME> in PX4's
 	// environment, which its rcS applies).
 	Params map[string]float64 `yaml:"params" json:"params"`
@@ -74,7 +84,7 @@ type Params struct {
 // DefaultParams returns the defaults: PX4 found through SKYLOOP_PX4_DIR,
 // airframe 10016 launched per vehicle, 250 Hz lockstep.
 func DefaultParams() Params {
-	return Params{Airframe: 10016, Launch: true, Port: BasePort,
+	return Params{Airframe: 10016, Launch: true, Port: BasePort, Listen: "127.0.0.1",
 		ConnectTimeout: 60 * sim.Second, StepTimeout: 10 * sim.Second,
 		Period: 4 * sim.Millisecond, IdleRotorSpeed: 100}
 }
@@ -88,6 +98,13 @@ func (p *Params) Validate() fields.Errors {
 	bad := fields.Errors{}
 	if p.Port < 1 || p.Port > 65000 {
 		bad["port"] = fmt.Sprintf("must be a TCP port in [1, 65000], got %d", p.Port)
+	}
+	if _, err := simport.Parse(p.Listen, p.Peer); err != nil {
+		if strings.HasPrefix(err.Error(), "peer") {
+			bad["peer"] = err.Error()
+		} else {
+			bad["listen"] = err.Error()
+		}
 	}
 	if p.ConnectTimeout <= 0 {
 		bad["connect_timeout"] = fmt.Sprintf("must be positive, got %v", p.ConnectTimeout)

@@ -2,6 +2,7 @@ package px4sitl
 
 import (
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"sort"
@@ -26,6 +27,11 @@ func launch(p *Params, inst int, wd string, stdout, stderr io.Writer) (*orchestr
 	cmd := exec.Command(p.Bin, "-i", strconv.Itoa(inst), "-d", "-w", wd, p.Rootfs)
 	cmd.Dir = wd
 	env := []string{"PX4_SIM_MODEL=" + model, "PX4_SYS_AUTOSTART=" + strconv.Itoa(p.Airframe)}
+	if a, err := netip.ParseAddr(p.Listen); err == nil && !a.IsLoopback() && !a.IsUnspecified() {
+		// The simulator port listens on one address only: PX4 must
+		// connect there, not to localhost [FIRMWARE.md: PX4_SIM_HOST_ADDR].
+		env = append(env, "PX4_SIM_HOST_ADDR="+a.String())
+	}
 	if !p.Logger {
 		env = append(env, "PX4_PARAM_SDLOG_BACKEND=0")
 	}
