@@ -139,6 +139,12 @@ func (e *Env) Service(key string, mk func() Service) Service {
 	return s
 }
 
+// HasService reports whether a component asked for the service key.
+func (e *Env) HasService(key string) bool {
+	_, ok := e.services[key]
+	return ok
+}
+
 // Services returns the services made so far, in the order they were made.
 func (e *Env) Services() []Service { return e.order }
 

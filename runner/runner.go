@@ -243,6 +243,9 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 			return nil, err
 		}
 	}
+	if opt.ExternListen != "" && !env.HasService("extern") {
+		return nil, &engine.OptionError{Err: fmt.Errorf("--listen %s: the scenario has no external agents (behaviour type: extern) for other hosts to connect to", opt.ExternListen)}
+	}
 	for _, s := range env.Services() {
 		undo.push(func(cause error) { s.Close(cause) })
 		if err = s.Start(); err != nil {

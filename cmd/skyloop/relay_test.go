@@ -92,6 +92,7 @@ func TestRelayBadFlags(t *testing.T) {
 		{[]string{"relay", "--upstream", "h:1", "--token", "x", "--vehicles", "1", "--fingerprint", "zz"}, "want sha256: and 64 hex digits"},
 		{[]string{"relay", "--upstream", "nohostport", "--token", "x", "--vehicles", "1"}, "--upstream"},
 		{[]string{"run", "quickstart", "--listen", "7000"}, "--listen \"7000\": want host:port"},
+		{[]string{"run", "quickstart", "--listen", "127.0.0.1:0", "--out", filepath.Join(t.TempDir(), "q")}, "the scenario has no external agents (behaviour type: extern)"},
 	} {
 		ch := startCLI(t, c.args...)
 		if code := ch.wait(t, 20*time.Second); code != 2 || !strings.Contains(ch.stderr.String(), c.want) {

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"skyloop/engine"
+	"skyloop/extern"
 	"skyloop/foxglove"
 	"skyloop/mavlink"
 	"skyloop/metrics"
@@ -277,6 +278,10 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 			return usageError{err}
 		}
 		return err
+	}
+	if f.listen != "" && !hasExtern(r) {
+		r.Close()
+		return badInput("--listen %s: the scenario has no external agents (behaviour type: extern) for other hosts to connect to", f.listen)
 	}
 	if f.twin || sc.Outputs.Twin {
 		if ropt.Twin, err = buildTwin(r, text, opt, f); err != nil {
@@ -689,4 +694,16 @@ func printCoverage(w io.Writer, name string, c map[string]any) {
 	}
 	fmt.Fprintf(w, "  flown: %.1f m in %.1f s (%.2f m/s), %.0f deg turned, %.1f J (planning model), %.0f J (physics)\n",
 		fl["distance_m"], fl["time_s"], fl["avg_speed_mps"], fl["turn_deg"], fl["planning_energy_j"], fl["energy_j"])
+}
+
+// hasExtern reports whether the run has external agents or an external
+// network simulator: what --listen serves.
+func hasExtern(r *engine.Run) bool {
+	for _, c := range r.Components() {
+		switch c.(type) {
+		case *extern.Behavior, *extern.NetBackend:
+			return true
+		}
+	}
+	return false
 }
