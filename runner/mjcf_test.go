@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,5 +169,82 @@ func TestMJCFRobotsCollide(t *testing.T) {
 	}
 	if gap > 0.5 {
 		t.Errorf("the robots ended %.3f m apart: they did not meet", gap)
+	}
+}
+
+// TestMJCFTelemetryFromSensors: with params.telemetry naming the model's
+// sensors of a site 0.1 m ahead of the body (a GPS antenna), the robot
+// steers that point through the square: it ends where the body-based run
+// ends, shifted by the antenna's offset; a sensor that is missing or of
+// the wrong size is refused with the file and the parameter.
+func TestMJCFTelemetryFromSensors(t *testing.T) {
+	mjtest.Require(t)
+	src, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xml, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := strings.Replace(string(xml), `<geom name="chassis"`, `<site name="gps" pos="0.1 0 0.05"/>
+      <geom name="chassis"`, 1)
+	model = strings.Replace(model, `<framepos name="base_pos" objtype="body" objname="base"/>`,
+		`<framepos name="base_pos" objtype="body" objname="base"/>
+    <framepos name="gps_pos" objtype="site" objname="gps"/>
+    <framelinvel name="gps_vel" objtype="site" objname="gps"/>
+    <framequat name="gps_quat" objtype="site" objname="gps"/>`, 1)
+	if model == string(xml) || !strings.Contains(model, "gps_quat") {
+		t.Fatal("the example model changed")
+	}
+	run := func(telemetry string) (*Result, error) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "diffbot.xml"), []byte(model), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(src), "      radius: 0.2\n", "      radius: 0.2\n"+telemetry, 1)
+		path := filepath.Join(dir, "s.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenario.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		r, err := engine.Build(sc, engine.Options{Registry: registry})
+		if err != nil {
+			return nil, err
+		}
+		return Execute(r, "", Options{})
+	}
+	body, err := run("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gps, err := run("      telemetry: {position: gps_pos, velocity: gps_vel, orientation: gps_quat}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range gps.Summary.Vehicles {
+		b, g := body.Summary.Vehicles[i], gps.Summary.Vehicles[i]
+		t.Logf("%s: body-steered final %v, antenna-steered final %v", g.Name, b.Final, g.Final)
+		// Both runs end at their start, each measured at its own point.
+		if d := g.Final.Sub(g.Start); d.Norm() > 0.15 || math.Abs(g.Final.Z) > 0.01 {
+			t.Errorf("%s: the antenna ended %.3f m from its start (z %.3f)", g.Name, d.Norm(), g.Final.Z)
+		}
+		if math.Abs(g.DistanceM-b.DistanceM) > 1 || g.DistanceM < 5 {
+			t.Errorf("%s: %.2f m by the antenna, %.2f m by the body", g.Name, g.DistanceM, b.DistanceM)
+		}
+	}
+	if gps.Summary.Vehicles[0].Final == body.Summary.Vehicles[0].Final {
+		t.Error("the telemetry sensors changed nothing")
+	}
+	for tel, want := range map[string]string{
+		"      telemetry: {position: nope}\n":       `no sensor "nope" (params.telemetry.position)`,
+		"      telemetry: {orientation: gps_pos}\n": `sensor "gps_pos" gives 3 values; params.telemetry.orientation needs 4 (framequat)`,
+	} {
+		if _, err := run(tel); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "diffbot.xml") {
+			t.Errorf("%s: got %v, want %q", strings.TrimSpace(tel), err, want)
+		}
 	}
 }

@@ -58,6 +58,7 @@ const (
 	offModelJntQposAdr  = 1288
 	offModelJntDofAdr   = 1296
 	offModelSensorAdr   = 2928
+	offModelSensorDim   = 2920
 	offDataTime         = 40336
 	offDataQpos         = 40376
 	offDataQvel         = 40384
@@ -158,7 +159,7 @@ func Layout() map[string]int {
 	return map[string]int{
 		"model.nq": offModelNQ, "model.nv": offModelNV, "model.nu": offModelNU, "model.nbody": offModelNBody,
 		"model.njnt": offModelNJnt, "model.nsensordata": offModelNSensorData, "model.opt.timestep": offModelTimestep,
-		"model.jnt_qposadr": offModelJntQposAdr, "model.jnt_dofadr": offModelJntDofAdr, "model.sensor_adr": offModelSensorAdr,
+		"model.jnt_qposadr": offModelJntQposAdr, "model.jnt_dofadr": offModelJntDofAdr, "model.sensor_adr": offModelSensorAdr, "model.sensor_dim": offModelSensorDim,
 		"data.time": offDataTime, "data.qpos": offDataQpos, "data.qvel": offDataQvel, "data.ctrl": offDataCtrl,
 		"data.sensordata": offDataSensorData, "data.xpos": offDataXpos, "data.xquat": offDataXquat,
 		"data.actuator_velocity": offDataActuatorVelocity, "data.actuator_force": offDataActuatorForce,

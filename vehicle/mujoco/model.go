@@ -136,6 +136,9 @@ func (md *Model) JointDofAdr(j int) int { return md.intArray(offModelJntDofAdr, 
 // SensorAdr returns the index in SensorData of sensor s's first value.
 func (md *Model) SensorAdr(s int) int { return md.intArray(offModelSensorAdr, s) }
 
+// SensorDim returns the number of values sensor s gives.
+func (md *Model) SensorDim(s int) int { return md.intArray(offModelSensorDim, s) }
+
 // Step advances the simulation by one time step (mj_step).
 func (md *Model) Step() { theLib.step(md.m, md.d) }
 

@@ -38,10 +38,27 @@ type RobotParams struct {
 	HeadingGain  float64 `yaml:"heading_gain" json:"heading_gain"`
 	PosGain      float64 `yaml:"pos_gain" json:"pos_gain"`
 	AcceptRadius float64 `yaml:"accept_radius" json:"accept_radius"`
+	// Telemetry names the model's sensors the vehicle's telemetry comes
+	// from instead of Body's pose and motion (each optional).
+	Telemetry SensorMap `yaml:"telemetry" json:"telemetry"`
 	// Radius is the bounding radius for separation checks, m.
 	Radius        float64      `yaml:"radius" json:"radius"`
 	PhysicsPeriod sim.Duration `yaml:"physics_period" json:"physics_period"`
 	ControlPeriod sim.Duration `yaml:"control_period" json:"control_period"`
+}
+
+// SensorMap names MJCF sensors, in world coordinates, that stand in for
+// the body's pose and motion in the vehicle's telemetry: what a robot's own
+// instruments report (a GPS antenna's site, say) rather than its body's
+// origin.
+type SensorMap struct {
+	// Position is a 3-value sensor (framepos of a site or body), m.
+	Position string `yaml:"position" json:"position"`
+	// Velocity is a 3-value sensor (framelinvel), m/s.
+	Velocity string `yaml:"velocity" json:"velocity"`
+	// Orientation is a 4-value sensor (framequat, w x y z); its yaw is the
+	// vehicle's heading.
+	Orientation string `yaml:"orientation" json:"orientation"`
 }
 
 // DefaultRobotParams returns the defaults: a small wheeled robot's
@@ -122,6 +139,8 @@ type RobotPhysics struct {
 	body        Body
 	left, right int
 	m           *Model
+	// sensor addresses in SensorData for telemetry (-1: from the body)
+	sPos, sVel, sQuat int
 
 	// pos is the body's position less its height in the model (zOff).
 	zOff                      float64
@@ -183,16 +202,56 @@ func (ph *RobotPhysics) Bind(m *Model) error {
 		return fmt.Errorf("internal error: robot %s not found in the MuJoCo model", ph.prefix)
 	}
 	ph.m = m
-	ph.zOff = ph.body.Pos(m).Z - ph.spawn.Z
-	ph.pos, ph.yaw = ph.ground(m), ph.body.Quat(m).Yaw()
+	ph.sPos, ph.sVel, ph.sQuat = -1, -1, -1
+	for _, s := range []struct {
+		name, key string
+		dim       int
+		adr       *int
+	}{{ph.rs.p.Telemetry.Position, "position", 3, &ph.sPos}, {ph.rs.p.Telemetry.Velocity, "velocity", 3, &ph.sVel},
+		{ph.rs.p.Telemetry.Orientation, "orientation", 4, &ph.sQuat}} {
+		if s.name == "" {
+			continue
+		}
+		id := m.ID(ObjSensor, ph.prefix+s.name)
+		if id < 0 {
+			return fmt.Errorf("%s: no sensor %q (params.telemetry.%s)", ph.rs.model.Path, s.name, s.key)
+		}
+		if d := m.SensorDim(id); d != s.dim {
+			return fmt.Errorf("%s: sensor %q gives %d values; params.telemetry.%s needs %d (%s)", ph.rs.model.Path, s.name, d, s.key, s.dim,
+				map[string]string{"position": "framepos", "velocity": "framelinvel", "orientation": "framequat"}[s.key])
+		}
+		*s.adr = m.SensorAdr(id)
+	}
+	ph.zOff = ph.rawPos(m).Z - ph.spawn.Z
+	ph.pos, ph.yaw = ph.ground(m), ph.heading(m)
 	return nil
+}
+
+// rawPos returns the position the telemetry comes from, in the model.
+func (ph *RobotPhysics) rawPos(m *Model) geom.Vec3 {
+	if a := ph.sPos; a >= 0 {
+		return geom.V(m.SensorData[a], m.SensorData[a+1], m.SensorData[a+2])
+	}
+	return ph.body.Pos(m)
+}
+
+// heading returns the yaw the telemetry comes from.
+func (ph *RobotPhysics) heading(m *Model) float64 {
+	if a := ph.sQuat; a >= 0 {
+		d := m.SensorData[a : a+4]
+		return geom.Quat{W: d[0], X: d[1], Y: d[2], Z: d[3]}.Yaw()
+	}
+	return ph.body.Quat(m).Yaw()
 }
 
 // Stepped reads the body's pose after a world step and derives its
 // velocity, forward speed, turn rate and distance.
 func (ph *RobotPhysics) Stepped(m *Model, dt float64) {
-	pos, yaw := ph.ground(m), ph.body.Quat(m).Yaw()
+	pos, yaw := ph.ground(m), ph.heading(m)
 	ph.vel = pos.Sub(ph.pos).Scale(1 / dt)
+	if a := ph.sVel; a >= 0 {
+		ph.vel = geom.V(m.SensorData[a], m.SensorData[a+1], m.SensorData[a+2])
+	}
 	ph.yawRate = geom.WrapAngle(yaw-ph.yaw) / dt
 	ph.distance += math.Hypot(pos.X-ph.pos.X, pos.Y-ph.pos.Y)
 	ph.pos, ph.yaw = pos, yaw
@@ -203,9 +262,9 @@ func (ph *RobotPhysics) Stepped(m *Model, dt float64) {
 		math.Abs(m.ActuatorForce[ph.right]*m.ActuatorVelocity[ph.right])) * dt
 }
 
-// ground returns the body's position less its height in the model.
+// ground returns the telemetry's position less its height in the model.
 func (ph *RobotPhysics) ground(m *Model) geom.Vec3 {
-	p := ph.body.Pos(m)
+	p := ph.rawPos(m)
 	p.Z -= ph.zOff
 	return p
 }
