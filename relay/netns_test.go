@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,6 +66,18 @@ func helperMode() (bool, error) {
 // once it listens, and the run's wall time to SKYLOOP_OUT/wall_ns.
 func coordinator() error {
 	out := os.Getenv("SKYLOOP_OUT")
+	if path := os.Getenv("SKYLOOP_CPUPROFILE"); path != "" {
+		// For looking into the benchmark: go tool pprof.
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	sc, err := scenario.Parse("netns.yaml", []byte(os.Getenv("SKYLOOP_SCENARIO")), registry.Check)
 	if err != nil {
 		return err

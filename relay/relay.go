@@ -203,6 +203,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			for _, v := range l.vehicles {
 				owner[v] = l
 			}
+			cfg.Log.Info("relay: agent connected", "agent", l.name, "nodes", FormatList(l.vehicles), "connected", len(owner), "of", len(want))
 			mu.Lock()
 			locals = append(locals, l)
 			mu.Unlock()

@@ -138,7 +138,7 @@ func runRelay(cmd *cobra.Command, f relayFlags) error {
 	defer func() { stopProcs(procs) }()
 	var launchErr error
 	st, err := relay.Run(ctx, relay.Config{Upstream: f.upstream, Fingerprint: f.fingerprint, Token: f.token, Vehicles: ids,
-		Listen: f.listen, Name: f.name, ConnectTimeout: f.timeout, StepTimeout: f.stepTimeout, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Listen: f.listen, Name: f.name, ConnectTimeout: f.timeout, StepTimeout: f.stepTimeout, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})), // progress: agents connecting, joining
 		Ready: func(addr, fp string) {
 			msg := fmt.Sprintf("relay: local agents of nodes %s connect to %s", relay.FormatList(ids), addr)
 			if fp != "" {
