@@ -56,7 +56,20 @@ type Overall struct {
 	Missions      int `json:"missions"`
 	Completed     int `json:"completed"`
 	TwinCompleted int `json:"twin_completed"`
-	// CompletionS is when the last mission was completed, s; nil when
+	Cost
+}
+
+// VehicleCost is one vehicle's comparison.
+type VehicleCost struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+	Cost
+}
+
+// Cost is what the network cost, overall or for one vehicle (its fields
+// appear in place in the JSON).
+type Cost struct {
+	// CompletionS is when the (last) mission was completed, s; nil when
 	// some vehicle with a mission did not complete it (or none has one).
 	CompletionS      *float64 `json:"completion_s"`
 	TwinCompletionS  *float64 `json:"twin_completion_s"`
@@ -64,24 +77,11 @@ type Overall struct {
 	ExtraDistanceM   float64  `json:"extra_distance_m"`
 	ExtraEnergyJ     float64  `json:"extra_energy_j"`
 	// TrajDevMeanM and TrajDevMaxM are the mean and maximum distance
-	// between the vehicles' positions in the two runs at the same sample
-	// times (metrics.Deviation); nil when the runs have no comparable
+	// between the positions in the two runs at the same sample times
+	// (metrics.Deviation); nil when the runs have no comparable
 	// trajectories.
 	TrajDevMeanM *float64 `json:"traj_dev_mean_m"`
 	TrajDevMaxM  *float64 `json:"traj_dev_max_m"`
-}
-
-// VehicleCost is one vehicle's comparison.
-type VehicleCost struct {
-	ID               int      `json:"id"`
-	Name             string   `json:"name"`
-	CompletionS      *float64 `json:"completion_s"`
-	TwinCompletionS  *float64 `json:"twin_completion_s"`
-	CompletionDeltaS *float64 `json:"completion_delta_s"`
-	ExtraDistanceM   float64  `json:"extra_distance_m"`
-	ExtraEnergyJ     float64  `json:"extra_energy_j"`
-	TrajDevMeanM     *float64 `json:"traj_dev_mean_m"`
-	TrajDevMaxM      *float64 `json:"traj_dev_max_m"`
 }
 
 // Report is summary.json's twin section: where the twin is and the
@@ -108,8 +108,8 @@ func Compare(run, ref *Figures) *Comparison {
 		len(ref.Track.Positions) == len(ref.Vehicles)
 	for i := range min(len(run.Vehicles), len(ref.Vehicles)) {
 		a, b := &run.Vehicles[i], &ref.Vehicles[i]
-		v := VehicleCost{ID: a.ID, Name: a.Name, ExtraDistanceM: round(a.DistanceM-b.DistanceM, 4),
-			ExtraEnergyJ: round(a.EnergyJ-b.EnergyJ, 4)}
+		v := VehicleCost{ID: a.ID, Name: a.Name, Cost: Cost{ExtraDistanceM: round(a.DistanceM-b.DistanceM, 4),
+			ExtraEnergyJ: round(a.EnergyJ-b.EnergyJ, 4)}}
 		dist += a.DistanceM - b.DistanceM
 		energy += a.EnergyJ - b.EnergyJ
 		v.CompletionS, v.TwinCompletionS = seconds(a.Done), seconds(b.Done)
