@@ -3,7 +3,6 @@ package ardupilot_test
 import (
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -15,57 +14,19 @@ import (
 	"skyloop/orchestrate"
 	"skyloop/runner"
 	"skyloop/scenario"
-	"skyloop/transcript"
 )
 
 // TestReplayOnAllAddresses replays the recorded ArduCopter flight against
 // a physics port open on every address (ardupilot.listen 0.0.0.0,
 // ardupilot.peer a firmware network): the bridge flies it as on loopback.
 func TestReplayOnAllAddresses(t *testing.T) {
-	f, err := os.Open("testdata/takeoff-land.transcript.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := transcript.Read(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	port := freeUDPPort(t)
 	open := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0,", 1)
 	if _, err := scenario.Parse("replay.yaml", []byte(open), registry.Check); err == nil ||
 		!strings.Contains(err.Error(), "ardupilot.listen: listen 0.0.0.0 is not a loopback address: set peer") {
 		t.Errorf("listen without peer: %v", err)
 	}
-	text := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0, peer: 10.77.0.0/24,", 1)
-	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{Registry: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
-	type out struct {
-		answers []stateLine
-		err     error
-	}
-	done := make(chan out, 1)
-	go func() {
-		a, err := replayArduPilot(port, recs, 20000)
-		done <- out{a, err}
-	}()
-	res, err := runner.Execute(r, "", runner.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := <-done
-	if o.err != nil {
-		t.Fatalf("replayed ArduPilot: %v", o.err)
-	}
-	if len(o.answers) < 63000 {
-		t.Fatalf("%d answers, want one per millisecond of the 64 s", len(o.answers))
-	}
+	_, res := replayFlight(t, strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0, peer: 10.77.0.0/24,", 1), port)
 	if v := res.Summary.Vehicles[0]; v.Final.Z > 0.05 || math.Hypot(v.Final.X, v.Final.Y) > 2 || v.DistanceM < 5 {
 		t.Errorf("ended at %v after %.1f m, want the recorded flight, landed near home", v.Final, v.DistanceM)
 	}
@@ -76,22 +37,7 @@ func TestReplayOnAllAddresses(t *testing.T) {
 // the test makes, 10.79.1.2) are dropped, and the run's error says so.
 func TestPhysicsPortDropsStrangers(t *testing.T) {
 	nstest.Need(t, orchestrate.CheckPrivileges, "ip", "bash")
-	tag := strconv.Itoa(time.Now().Nanosecond() % 100000)
-	ns, here, there := "skyax"+tag, "skyaa"+tag, "skyab"+tag
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	ip("link", "add", here, "type", "veth", "peer", "name", there, "netns", ns)
-	t.Cleanup(func() { exec.Command("ip", "link", "del", here).Run() })
-	ip("addr", "add", "10.79.1.1/24", "dev", here)
-	ip("link", "set", here, "up")
-	ip("-n", ns, "addr", "add", "10.79.1.2/24", "dev", there)
-	ip("-n", ns, "link", "set", there, "up")
+	ns := nstest.Neighbour(t, "10.79.1.1/24", "10.79.1.2/24")
 
 	port := freeUDPPort(t)
 	text := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false, port: "+strconv.Itoa(port)+", connect_timeout: 20s",

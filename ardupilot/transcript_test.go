@@ -135,6 +135,33 @@ func replayArduPilot(port int, recs []transcript.Record, hold int) (answers []st
 // firmware (sampled digests), units and frames at rest, and the same
 // flight on ArduPilot's recorded motor outputs.
 func TestTranscriptReplay(t *testing.T) {
+	port := freeUDPPort(t)
+	answers, res := replayFlight(t, fmt.Sprintf(replayScenario, port), port)
+	// At rest on the ground, facing east, before arming: specific force up
+	// (-g in FRD), at home, heading 90 degrees in NED.
+	s := answers[1000]
+	h := math.Sqrt2 / 2
+	if math.Abs(s.IMU.AccelBody[2]+9.81) > 0.3 || math.Hypot(s.Position[0], s.Position[1]) > 1e-6 || math.Abs(s.Position[2]) > 1e-6 ||
+		math.Abs(math.Abs(s.Quaternion[0])-h) > 1e-6 || math.Abs(math.Abs(s.Quaternion[3])-h) > 1e-6 {
+		t.Errorf("at rest: %+v", s)
+	}
+	top := 0.0
+	for _, a := range answers {
+		top = max(top, -a.Position[2])
+	}
+	if top < 2.5 || top > 4 {
+		t.Errorf("highest %.2f m, want about 3 (the recorded takeoff)", top)
+	}
+	if v := res.Summary.Vehicles[0]; v.Final.Z > 0.05 || math.Hypot(v.Final.X, v.Final.Y) > 2 {
+		t.Errorf("ended at %v, want landed near home", v.Final)
+	}
+}
+
+// replayFlight runs scenario text with the recorded ArduCopter flight
+// replayed against port, and returns skyloop's answers (one per
+// millisecond of the 64 s) and the run's result.
+func replayFlight(t *testing.T, text string, port int) ([]stateLine, *runner.Result) {
+	t.Helper()
 	f, err := os.Open("testdata/takeoff-land.transcript.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -144,8 +171,7 @@ func TestTranscriptReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freeUDPPort(t)
-	sc, err := scenario.Parse("replay.yaml", []byte(fmt.Sprintf(replayScenario, port)), registry.Check)
+	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,32 +189,15 @@ func TestTranscriptReplay(t *testing.T) {
 		done <- out{a, err}
 	}()
 	res, err := runner.Execute(r, "", runner.Options{})
+	if err != nil {
+		t.Fatal(err) // the replay goroutine gives up on its own
+	}
 	o := <-done
 	if o.err != nil {
 		t.Fatalf("replayed ArduPilot: %v", o.err)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(o.answers) < 63000 {
 		t.Fatalf("%d answers, want one per millisecond of the 64 s", len(o.answers))
 	}
-	// At rest on the ground, facing east, before arming: specific force up
-	// (-g in FRD), at home, heading 90 degrees in NED.
-	s := o.answers[1000]
-	h := math.Sqrt2 / 2
-	if math.Abs(s.IMU.AccelBody[2]+9.81) > 0.3 || math.Hypot(s.Position[0], s.Position[1]) > 1e-6 || math.Abs(s.Position[2]) > 1e-6 ||
-		math.Abs(math.Abs(s.Quaternion[0])-h) > 1e-6 || math.Abs(math.Abs(s.Quaternion[3])-h) > 1e-6 {
-		t.Errorf("at rest: %+v", s)
-	}
-	top := 0.0
-	for _, a := range o.answers {
-		top = max(top, -a.Position[2])
-	}
-	if top < 2.5 || top > 4 {
-		t.Errorf("highest %.2f m, want about 3 (the recorded takeoff)", top)
-	}
-	if v := res.Summary.Vehicles[0]; v.Final.Z > 0.05 || math.Hypot(v.Final.X, v.Final.Y) > 2 {
-		t.Errorf("ended at %v, want landed near home", v.Final)
-	}
+	return o.answers, res
 }

@@ -3,7 +3,6 @@ package px4sitl_test
 import (
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +19,6 @@ import (
 // simulator port open on every address (px4.listen 0.0.0.0, px4.peer a
 // firmware network): the bridge flies it exactly as on loopback.
 func TestReplayOnAllAddresses(t *testing.T) {
-	recs := loadTranscript(t)
 	port := freePort(t)
 	// Open beyond loopback without naming the firmware hosts: refused.
 	open := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0,", 1)
@@ -28,28 +26,7 @@ func TestReplayOnAllAddresses(t *testing.T) {
 		!strings.Contains(err.Error(), "px4.listen: listen 0.0.0.0 is not a loopback address: set peer") {
 		t.Errorf("listen without peer: %v", err)
 	}
-	text := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0, peer: 10.77.0.0/24,", 1)
-	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{Registry: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := &fakePX4{recs: recs, hold: 5000}
-	done := make(chan error, 1)
-	go func() { done <- fake.run(port) }()
-	dir := filepath.Join(t.TempDir(), "run")
-	res, err := runner.Execute(r, dir, runner.Options{})
-	if ferr := <-done; ferr != nil {
-		t.Fatalf("fake PX4: %v", ferr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSteps(t, fake.steps)
-	checkFlight(t, res, dir)
+	replayFlight(t, strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0, peer: 10.77.0.0/24,", 1), port)
 }
 
 // TestSimulatorPortRefusesStrangers: with the port open beyond loopback, a
@@ -57,22 +34,7 @@ func TestReplayOnAllAddresses(t *testing.T) {
 // makes, 10.79.0.2) is refused, and the run's error says so.
 func TestSimulatorPortRefusesStrangers(t *testing.T) {
 	nstest.Need(t, orchestrate.CheckPrivileges, "ip", "bash")
-	tag := strconv.Itoa(time.Now().Nanosecond() % 100000)
-	ns, here, there := "skypx"+tag, "skypa"+tag, "skypb"+tag
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	ip("link", "add", here, "type", "veth", "peer", "name", there, "netns", ns)
-	t.Cleanup(func() { exec.Command("ip", "link", "del", here).Run() })
-	ip("addr", "add", "10.79.0.1/24", "dev", here)
-	ip("link", "set", here, "up")
-	ip("-n", ns, "addr", "add", "10.79.0.2/24", "dev", there)
-	ip("-n", ns, "link", "set", there, "up")
+	ns := nstest.Neighbour(t, "10.79.0.1/24", "10.79.0.2/24")
 
 	port := freePort(t)
 	text := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false, port: "+strconv.Itoa(port)+", connect_timeout: 20s",

@@ -163,9 +163,19 @@ func isTimeout(err error) bool {
 // sent to the real firmware, in lockstep, and the vehicle must fly the same
 // flight on PX4's recorded motor commands.
 func TestTranscriptReplay(t *testing.T) {
-	recs := loadTranscript(t)
 	port := freePort(t)
-	sc, err := scenario.Parse("replay.yaml", []byte(fmt.Sprintf(replayScenario, port)), registry.Check)
+	fake := replayFlight(t, fmt.Sprintf(replayScenario, port), port)
+	if !fake.held {
+		t.Fatal("the lockstep check did not run")
+	}
+}
+
+// replayFlight runs scenario text with the fake PX4 on port playing the
+// recorded flight, and checks what skyloop sent and how the vehicle flew.
+func replayFlight(t *testing.T, text string, port int) *fakePX4 {
+	t.Helper()
+	recs := loadTranscript(t)
+	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +194,9 @@ func TestTranscriptReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !fake.held {
-		t.Fatal("the lockstep check did not run")
-	}
 	checkSteps(t, fake.steps)
 	checkFlight(t, res, dir)
+	return fake
 }
 
 // checkSteps checks rates, times, units and frames of what skyloop sent.

@@ -10,6 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -61,3 +64,30 @@ func Need(t testing.TB, privileges func() error, programs ...string) {
 		}
 	}
 }
+
+// Neighbour makes a network namespace joined to this one by a veth pair,
+// this end with address here and the namespace's end with there (CIDR,
+// e.g. 10.79.0.1/24 and 10.79.0.2/24), and returns its name; both go when
+// the test ends. Call Need first.
+func Neighbour(t testing.TB, here, there string) string {
+	t.Helper()
+	tag := strconv.Itoa(os.Getpid()%10000) + strconv.Itoa(int(neighbours.Add(1)))
+	ns, a, b := "skynb"+tag, "skyna"+tag, "skync"+tag
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	ip("netns", "add", ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	ip("link", "add", a, "type", "veth", "peer", "name", b, "netns", ns)
+	t.Cleanup(func() { exec.Command("ip", "link", "del", a).Run() })
+	ip("addr", "add", here, "dev", a)
+	ip("link", "set", a, "up")
+	ip("-n", ns, "addr", "add", there, "dev", b)
+	ip("-n", ns, "link", "set", b, "up")
+	return ns
+}
+
+var neighbours atomic.Int32
