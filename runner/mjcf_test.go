@@ -66,14 +66,7 @@ func TestMJCFRobotsDriveTheSquare(t *testing.T) {
 // the parameter to fix.
 func TestMJCFBadInput(t *testing.T) {
 	mjtest.Require(t)
-	src, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	xml, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.xml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, xml := diffbotExample(t)
 	for _, c := range []struct{ from, to, file, content, want string }{
 		{"model: diffbot.xml", "model: nothere.xml", "", "", "nothere.xml"},
 		{"body: base", "body: chassis", "", "", `no body "chassis" (params.body)`},
@@ -81,26 +74,13 @@ func TestMJCFBadInput(t *testing.T) {
 		{"model: diffbot.xml", "model: bad.xml", "bad.xml", "<robot/>", "the root element is <robot>, want <mujoco>"},
 		{"body: base", "", "", "", "body: missing"},
 	} {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "diffbot.xml"), xml, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files := map[string]string{"diffbot.xml": xml}
 		if c.file != "" {
-			if err := os.WriteFile(filepath.Join(dir, c.file), []byte(c.content), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			files[c.file] = c.content
 		}
-		path := filepath.Join(dir, "s.yaml")
-		if err := os.WriteFile(path, []byte(strings.Replace(string(src), c.from, c.to, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := scenario.Load(path)
+		r, err := buildMJCF(t, files, strings.Replace(src, c.from, c.to, 1))
 		if err == nil {
-			var r *engine.Run
-			r, err = engine.Build(sc, engine.Options{Registry: registry})
-			if err == nil {
-				r.Close()
-			}
+			r.Close()
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s -> %q: got %v, want %q", c.from, c.to, err, c.want)
@@ -113,19 +93,8 @@ func TestMJCFBadInput(t *testing.T) {
 // they touch).
 func TestMJCFRobotsCollide(t *testing.T) {
 	mjtest.Require(t)
-	src, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	xml, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.xml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "diffbot.xml"), xml, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	text := string(src)
+	src, xml := diffbotExample(t)
+	text := src
 	for _, r := range [][2]string{
 		{"duration: 40s", "duration: 10s"},
 		{"    count: 2\n    spawn: {layout: line, origin: [0, 0, 0], step: [0, -0.6, 0]}",
@@ -141,15 +110,7 @@ func TestMJCFRobotsCollide(t *testing.T) {
 		}
 		text = strings.Replace(text, r[0], r[1], 1)
 	}
-	path := filepath.Join(dir, "collide.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sc, err := scenario.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{Registry: registry})
+	r, err := buildMJCF(t, map[string]string{"diffbot.xml": xml}, text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,39 +140,20 @@ func TestMJCFRobotsCollide(t *testing.T) {
 // the wrong size is refused with the file and the parameter.
 func TestMJCFTelemetryFromSensors(t *testing.T) {
 	mjtest.Require(t)
-	src, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	xml, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.xml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := strings.Replace(string(xml), `<geom name="chassis"`, `<site name="gps" pos="0.1 0 0.05"/>
+	src, xml := diffbotExample(t)
+	model := strings.Replace(xml, `<geom name="chassis"`, `<site name="gps" pos="0.1 0 0.05"/>
       <geom name="chassis"`, 1)
 	model = strings.Replace(model, `<framepos name="base_pos" objtype="body" objname="base"/>`,
 		`<framepos name="base_pos" objtype="body" objname="base"/>
     <framepos name="gps_pos" objtype="site" objname="gps"/>
     <framelinvel name="gps_vel" objtype="site" objname="gps"/>
     <framequat name="gps_quat" objtype="site" objname="gps"/>`, 1)
-	if model == string(xml) || !strings.Contains(model, "gps_quat") {
+	if model == xml || !strings.Contains(model, "gps_quat") {
 		t.Fatal("the example model changed")
 	}
 	run := func(telemetry string) (*Result, error) {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "diffbot.xml"), []byte(model), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		text := strings.Replace(string(src), "      radius: 0.2\n", "      radius: 0.2\n"+telemetry, 1)
-		path := filepath.Join(dir, "s.yaml")
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := scenario.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		r, err := engine.Build(sc, engine.Options{Registry: registry})
+		r, err := buildMJCF(t, map[string]string{"diffbot.xml": model},
+			strings.Replace(src, "      radius: 0.2\n", "      radius: 0.2\n"+telemetry, 1))
 		if err != nil {
 			return nil, err
 		}
@@ -247,4 +189,39 @@ func TestMJCFTelemetryFromSensors(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", strings.TrimSpace(tel), err, want)
 		}
 	}
+}
+
+// diffbotExample returns examples/mujoco's scenario and robot model.
+func diffbotExample(t *testing.T) (yaml, xml string) {
+	t.Helper()
+	y, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := os.ReadFile(filepath.Join("..", "examples", "mujoco", "diffbot.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(y), string(x)
+}
+
+// buildMJCF writes files (name: content) and the scenario text into a
+// fresh directory, and loads and builds the scenario from there.
+func buildMJCF(t *testing.T, files map[string]string, text string) (*engine.Run, error) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Build(sc, engine.Options{Registry: registry})
 }
