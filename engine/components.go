@@ -143,7 +143,7 @@ var coreKinds = []KindSpec{
 					return groundbot.New(q, pos, yaw)
 				}
 			}
-			w := worlds.Get("mujoco", func() vehicle.World { return mujoco.NewWorld(q.PhysicsPeriod) }).(*mujoco.World)
+			w := mujoco.WorldIn(worlds, q.PhysicsPeriod)
 			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
 				return groundbot.NewMuJoCo(q, w, w.Parts(), pos, yaw)
 			}
@@ -164,7 +164,7 @@ var mujocoKind = KindSpec{
 	},
 	NewGroupIn: func(p validator, worlds *vehicle.Worlds) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
 		q := p.(*mujoco.RobotParams)
-		w := worlds.Get("mujoco", func() vehicle.World { return mujoco.NewWorld(q.PhysicsPeriod) }).(*mujoco.World)
+		w := mujoco.WorldIn(worlds, q.PhysicsPeriod)
 		rs := mujoco.NewRobots(q, w, worlds.Dir)
 		gp := groundbot.DefaultParams()
 		gp.WheelRadius, gp.Track, gp.MaxWheelSpeed = q.WheelRadius, q.Track, q.MaxWheelSpeed

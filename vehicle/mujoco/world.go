@@ -9,6 +9,7 @@ import (
 
 	"skyloop/geom"
 	"skyloop/sim"
+	"skyloop/vehicle"
 )
 
 // Part is one robot's share of a World: its MJCF, and what it does once
@@ -52,6 +53,13 @@ type World struct {
 // Fail records a problem found while the robots were put in the world
 // (a model file that cannot be read, say); Build reports it.
 func (w *World) Fail(err error) { w.errs = append(w.errs, err) }
+
+// WorldIn returns the run's MuJoCo world from worlds, making it (with
+// this step) for the first robot that asks: every MuJoCo robot of a run,
+// of any group or kind, lives in this one world.
+func WorldIn(worlds *vehicle.Worlds, period sim.Duration) *World {
+	return worlds.Get(Kind, func() vehicle.World { return NewWorld(period) }).(*World)
+}
 
 // NewWorld returns an empty world stepped every period (MuJoCo's time
 // step).
