@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -75,9 +76,9 @@ type Server struct {
 	conns   []*conn
 	fatal   error
 	closed  bool
-	refusal string  // the last refused hello that named no waiting agent
-	batched []*conn // connections in batch mode (relays)
-	queued  bool    // some batch connection has ticks to send
+	refusal string      // the last refused hello that named no waiting agent
+	batched []*conn     // connections in batch mode (relays)
+	queued  atomic.Bool // some batch connection has ticks to send
 	wg      sync.WaitGroup
 
 	// wake is poked when an agent joins or fails, so that Start sees it
@@ -258,9 +259,7 @@ func (s *Server) sendTick(a *Agent, f *Frame, timeout time.Duration) error {
 	if err := a.conn.queue(f); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.queued = true
-	s.mu.Unlock()
+	s.queued.Store(true)
 	return nil
 }
 
@@ -268,12 +267,10 @@ func (s *Server) sendTick(a *Agent, f *Frame, timeout time.Duration) error {
 // prepare phase; the round's first step calls it, so every relay gets
 // its batch before the server waits for any answer.
 func (s *Server) flushBatches(timeout time.Duration) {
-	s.mu.Lock()
-	if !s.queued {
-		s.mu.Unlock()
-		return
+	if !s.queued.Swap(false) {
+		return // no relay has ticks: the common case costs one atomic load
 	}
-	s.queued = false
+	s.mu.Lock()
 	conns := append([]*conn(nil), s.batched...)
 	s.mu.Unlock()
 	for _, c := range conns {
