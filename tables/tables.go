@@ -69,34 +69,67 @@ type VehicleRow struct {
 }
 
 // batch is how many rows a table buffers before handing them to the
-// Parquet writer (which cuts row groups of its own size).
+// Parquet writer.
 const batch = 4096
 
-// Table writes rows of type T to one Parquet file. The first error stops
-// writing and is returned by Close.
-type Table[T any] struct {
-	w    *parquet.GenericWriter[T]
-	rows []T
-	err  error
-	name string
+// Row-group bounds: a table ends its row group (and the group goes to the
+// file) once it holds GroupRows rows or about GroupBytes bytes of values
+// (Row.size), whichever comes first. So a run's memory for its tables
+// stays bounded however long it runs, the rows written so far are in the
+// file as the run goes, and a stopped run loses nothing: Close ends the
+// last group and writes the footer. The boundaries depend only on the
+// rows, never on timing, so the same run gives the same bytes.
+const (
+	GroupRows  = 1 << 16
+	GroupBytes = 8 << 20
+)
+
+// Row is a row type of the tables; size is roughly how many bytes its
+// values take (fixed-width columns plus the text), for GroupBytes.
+type Row interface {
+	TraceRow | DeliveryRow | VehicleRow
+	size() int
+}
+
+func (r TraceRow) size() int    { return 6*8 + len(r.Event) + len(r.Kind) + len(r.Reason) }
+func (r DeliveryRow) size() int { return 10*8 + len(r.Kind) }
+func (r VehicleRow) size() int  { return 16*8 + len(r.Mode) }
+
+// Table writes rows of type T to one Parquet file, one row group after
+// another (GroupRows, GroupBytes). The first error stops writing and is
+// returned by Close; rows added after Close are ignored.
+type Table[T Row] struct {
+	w      *parquet.GenericWriter[T]
+	rows   []T
+	err    error
+	name   string
+	closed bool
+	// the row group being filled: rows and bytes (Row.size)
+	groupRows, groupBytes int
 }
 
 // NewTable starts a Parquet file named name (for errors) on out.
-func NewTable[T any](out io.Writer, name string) *Table[T] {
+func NewTable[T Row](out io.Writer, name string) *Table[T] {
 	return &Table[T]{w: parquet.NewGenericWriter[T](out, parquet.Compression(&parquet.Snappy)), rows: make([]T, 0, batch), name: name}
 }
 
 // Add appends a row.
 func (t *Table[T]) Add(r T) {
-	if t == nil || t.err != nil {
+	if t == nil || t.err != nil || t.closed {
 		return
 	}
 	t.rows = append(t.rows, r)
-	if len(t.rows) == batch {
+	t.groupRows++
+	t.groupBytes += r.size()
+	switch {
+	case t.groupRows >= GroupRows || t.groupBytes >= GroupBytes:
+		t.endGroup()
+	case len(t.rows) == batch:
 		t.flush()
 	}
 }
 
+// flush hands the buffered rows to the Parquet writer.
 func (t *Table[T]) flush() {
 	if len(t.rows) == 0 {
 		return
@@ -108,11 +141,28 @@ func (t *Table[T]) flush() {
 	t.rows = t.rows[:0]
 }
 
-// Close writes the remaining rows and the file's footer.
-func (t *Table[T]) Close() error {
-	if t == nil {
-		return nil
+// endGroup writes the row group being filled to the file.
+func (t *Table[T]) endGroup() {
+	t.flush()
+	if t.groupRows > 0 && t.err == nil {
+		if err := t.w.Flush(); err != nil {
+			t.err = fmt.Errorf("writing %s: %w", t.name, err)
+		}
 	}
+	t.groupRows, t.groupBytes = 0, 0
+}
+
+// Close writes the remaining rows and the file's footer, making the file
+// complete and readable whatever the run's end; it can be called again
+// (it returns the same error).
+func (t *Table[T]) Close() error {
+	if t == nil || t.closed {
+		if t == nil {
+			return nil
+		}
+		return t.err
+	}
+	t.closed = true
 	t.flush()
 	if err := t.w.Close(); err != nil && t.err == nil {
 		t.err = fmt.Errorf("closing %s: %w", t.name, err)
