@@ -51,6 +51,13 @@ type mcapSummary struct {
 		Encoding string `json:"encoding"`
 	} `json:"channels"`
 	Unordered []string `json:"unordered"`
+	// Indexed is what McapIndexedReader (footer, summary, chunk indexes)
+	// finds; IndexedError its error.
+	Indexed struct {
+		Counts     map[string]int `json:"counts"`
+		Statistics int            `json:"statistics"`
+	} `json:"indexed"`
+	IndexedError string `json:"indexedError"`
 }
 
 // TestMCAPReadByMcapCore runs a scenario with run.mcap and reads the file
@@ -60,17 +67,7 @@ type mcapSummary struct {
 // network events (trace.csv) and events (events.csv). The same run gives
 // the same file.
 func TestMCAPReadByMcapCore(t *testing.T) {
-	dir := filepath.Join("..", "foxglove", "testdata", "node")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "@mcap", "core"))
-	}
-	if err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NODE") != "" {
-			t.Fatalf("@mcap/core is required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in %s", err, dir)
-		}
-		t.Skipf("skipping: Node.js or @mcap/core missing (%v); install Node.js and run `npm ci` in %s (CI does)", err, dir)
-	}
+	node, dir := needNode(t, "@mcap/core")
 	base := t.TempDir()
 	run := filepath.Join(base, "a")
 	runYAML(t, mcapYAML, engine.Options{Registry: registry, Workers: 1}, run)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 
@@ -40,6 +41,7 @@ type outputs struct {
 	tracks     *report.Tracker
 	pcap       *pcap.Writer       // packets.pcap
 	fox        *foxglove.Recorder // run.mcap and the live server
+	mcap       *foxglove.MCAP     // run.mcap's sink, ended by close even if fox never started
 	// Parquet tables (outputs: {format: parquet}) instead of the CSVs.
 	traceTab    *tables.Table[tables.TraceRow]
 	deliveryTab *tables.Table[tables.DeliveryRow]
@@ -152,12 +154,37 @@ func (o *outputs) openTables(opt scenario.Outputs, noFiles bool) error {
 	return nil
 }
 
-// closeTables writes the Parquet tables' footers.
-func (o *outputs) closeTables() error {
+// close completes the files the outputs encode themselves: run.mcap's
+// index, summary and footer, and the Parquet tables' last row groups and
+// footers (the CSV streams need nothing: Commit and Abort flush them). It
+// is called at every end of a run, finished or not, so that the partial
+// files of a failed or interrupted run are readable, as its CSV files are.
+// It can be called again; it returns the first error of each file.
+func (o *outputs) close() error {
 	if o == nil {
 		return nil
 	}
-	return errors.Join(o.traceTab.Close(), o.deliveryTab.Close(), o.vehicleTab.Close())
+	var errs []error
+	if o.fox != nil {
+		errs = append(errs, o.fox.Close())
+	} else if o.mcap != nil {
+		errs = append(errs, o.mcap.End())
+	}
+	errs = append(errs, o.traceTab.Close(), o.deliveryTab.Close(), o.vehicleTab.Close())
+	return errors.Join(errs...)
+}
+
+// abandon closes the outputs of a run that failed (see close). The run's
+// state may be broken by the failure (a panic), so a panic while closing
+// is returned as an error rather than raised: the rest of the clean-up
+// (keeping the partial directory) must still run.
+func (o *outputs) abandon() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error (please report with the scenario): %v", p)
+		}
+	}()
+	return o.close()
 }
 
 // Delivery implements engine.Recorder.

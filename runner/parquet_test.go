@@ -4,15 +4,25 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"skyloop/agent"
+	"skyloop/components"
 	"skyloop/engine"
+	"skyloop/fields"
+	"skyloop/foxglove"
+	"skyloop/scenarios"
+	"skyloop/sim"
+	"skyloop/tables"
 )
 
 // TestParquetTables runs a scenario with outputs {format: parquet} and
@@ -23,17 +33,7 @@ import (
 // rows it matches (integers and text exactly, numbers to the CSV's
 // rounding). Two runs give the same bytes.
 func TestParquetTables(t *testing.T) {
-	dir := filepath.Join("..", "foxglove", "testdata", "node")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "hyparquet"))
-	}
-	if err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NODE") != "" {
-			t.Fatalf("hyparquet is required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in %s", err, dir)
-		}
-		t.Skipf("skipping: Node.js or hyparquet missing (%v); install Node.js and run `npm ci` in %s (CI does)", err, dir)
-	}
+	node, dir := needNode(t, "hyparquet")
 	base := t.TempDir()
 	csvRun, pqRun, again := filepath.Join(base, "csv"), filepath.Join(base, "pq"), filepath.Join(base, "pq2")
 	text := strings.Replace(mcapYAML, "outputs: {mcap: true}", "outputs: {format: parquet}", 1)
@@ -118,5 +118,229 @@ func TestParquetTables(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// needNode returns Node.js and foxglove/testdata/node, where npm ci has
+// installed the readers we did not write (@mcap/core, hyparquet); it skips
+// the test with the reason when they are missing, unless CI requires them
+// (SKYLOOP_REQUIRE_NODE).
+func needNode(t *testing.T, pkg string) (node, dir string) {
+	t.Helper()
+	dir = filepath.Join("..", "foxglove", "testdata", "node")
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg)))
+	}
+	if err != nil {
+		if os.Getenv("SKYLOOP_REQUIRE_NODE") != "" {
+			t.Fatalf("%s is required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in %s", pkg, err, dir)
+		}
+		t.Skipf("skipping: Node.js or %s missing (%v); install Node.js and run `npm ci` in %s (CI does)", pkg, err, dir)
+	}
+	return node, dir
+}
+
+// nodeJSON runs a script of foxglove/testdata/node on files and decodes
+// what it prints into v.
+func nodeJSON(node, dir, script string, v any, files ...string) error {
+	var args []string
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return err
+		}
+		args = append(args, abs)
+	}
+	cmd := exec.Command(node, append([]string{script}, args...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.Index(msg, "Error: "); i >= 0 { // the message, not the source line
+			msg = strings.SplitN(msg[i:], "\n", 2)[0]
+		}
+		return fmt.Errorf("%s %v: %v: %s", script, files, err, msg)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("%s printed %q: %v", script, out, err)
+	}
+	return nil
+}
+
+// faultParams are the parameters of the test behaviour fault: at time At
+// it fails the run (How: fail) or panics (How: panic).
+type faultParams struct {
+	At  sim.Duration `yaml:"at" json:"at"`
+	How string       `yaml:"how" json:"how"`
+}
+
+func (p *faultParams) Validate() fields.Errors {
+	bad := fields.Errors{}
+	if p.How != "fail" && p.How != "panic" {
+		bad["how"] = "must be fail or panic"
+	}
+	return bad
+}
+
+type fault struct{ p *faultParams }
+
+func (f *fault) Start(*agent.Context) error { return nil }
+
+func (f *fault) Schedule() (period, offset sim.Duration) { return f.p.At, f.p.At }
+
+func (f *fault) Step(ctx *agent.Context) {
+	if f.p.How == "panic" {
+		panic("fault: a behaviour broke")
+	}
+	ctx.Fail(errors.New("fault: a behaviour failed the run"))
+}
+
+// faultRegistry is every component and the fault behaviour.
+var faultRegistry = sync.OnceValue(func() *engine.Registry {
+	g := components.Registry()
+	g.AddBehavior(agent.Spec{Name: "fault", Doc: "Fails the run or panics at a given time (tests).", Fixed: true, Vehicle: true,
+		Params: func() agent.Params { return &faultParams{At: sim.Second, How: "fail"} },
+		New:    func(p agent.Params) agent.Behavior { return &fault{p: p.(*faultParams)} }})
+	return g
+})
+
+// partialYAML is quickstart with beacons every 10 ms (about 12,000 trace
+// rows a simulated second, so that the first 8 s fill more than one
+// Parquet row group), a ground station that also runs FAULT, and the given
+// outputs.
+func partialYAML(t *testing.T, outputs, fault string) string {
+	t.Helper()
+	base, ok := scenarios.Lookup("quickstart")
+	if !ok {
+		t.Fatal("no quickstart scenario")
+	}
+	text := string(base)
+	for _, r := range [][2]string{
+		{"duration: 60s\n", "duration: 60s\noutputs: " + outputs + "\n"},
+		{"      - type: beacon          # shares state with the other drones at 10 Hz\n        period: 100ms", "      - type: beacon\n        period: 10ms"},
+		{"      - type: gcs\n", "      - " + fault + "\n      - type: gcs\n"},
+	} {
+		if !strings.Contains(text, r[0]) {
+			t.Fatalf("quickstart changed (no %q); update this test", r[0])
+		}
+		text = strings.Replace(text, r[0], r[1], 1)
+	}
+	return text
+}
+
+// TestPartialOutputsAreReadable: a run that ends early keeps readable
+// run.mcap and *.parquet files, on every way a run can end early: stopped
+// (the path of SIGINT, SIGTERM and SIGHUP, through Options.Stop), failed
+// by a behaviour (an error from the agent phase), a panic in a phase, and
+// a panic after the last tick. @mcap/core reads run.mcap with its stream
+// reader and through its index (footer, summary), and hyparquet reads the
+// Parquet files; they hold exactly the rows the CSV files of the same run
+// with format csv keep, which are the messages run.mcap has.
+func TestPartialOutputsAreReadable(t *testing.T) {
+	node, dir := needNode(t, "hyparquet")
+	needNode(t, "@mcap/core")
+	const noFault = "{type: fault, at: 1h}"
+	cases := []struct {
+		name  string
+		fault string
+		stop  bool
+		ended bool
+		want  string
+	}{
+		{"stopped", noFault, true, false, "interrupted"},
+		{"failed", "{type: fault, at: 8s, how: fail}", false, false, "a behaviour failed the run"},
+		{"panic in a phase", "{type: fault, at: 8s, how: panic}", false, false, "a behaviour broke"},
+		{"panic after the last tick", noFault, false, true, "the end broke"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			run := func(format string) string {
+				text := partialYAML(t, "{format: "+format+", mcap: true, plots: false, report: false}", c.fault)
+				if c.ended {
+					text = strings.Replace(text, "duration: 60s\n", "duration: 8s\n", 1)
+				}
+				r := buildYAML(t, text, engine.Options{Registry: faultRegistry(), Workers: 1})
+				ticks := 0
+				if c.stop {
+					r.SetOptions(engine.Options{Stop: func() bool { ticks++; return ticks > 8000 }}) // polled every tick: 8 s
+				}
+				opt := Options{}
+				if c.ended {
+					opt.Ended = func() { panic("the end broke") }
+				}
+				dest := filepath.Join(base, format)
+				_, err := Execute(r, dest, opt)
+				if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dest+".incomplete") {
+					t.Fatalf("format %s: the run ended with %v, want an error saying %q and naming %s.incomplete", format, err, c.want, dest)
+				}
+				if c.stop && !errors.Is(err, sim.ErrStopped) {
+					t.Errorf("a stopped run: %v is not sim.ErrStopped", err)
+				}
+				return dest + ".incomplete"
+			}
+			csvDir, pqDir := run("csv"), run("parquet")
+			lines := func(name string) int {
+				b, err := os.ReadFile(filepath.Join(csvDir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return bytes.Count(b, []byte("\n")) - 1 // header
+			}
+			names := []string{"trace", "deliveries", "vehicles"}
+			var files []string
+			for _, n := range names {
+				files = append(files, filepath.Join(pqDir, n+".parquet"))
+			}
+			var tabs map[string]struct {
+				Rows     int            `json:"rows"`
+				MetaRows int            `json:"metaRows"`
+				Last     map[string]any `json:"last"`
+			}
+			if err := nodeJSON(node, dir, "parquet.mjs", &tabs, files...); err != nil {
+				t.Errorf("hyparquet cannot read the partial files: %v", err)
+			}
+			for i, n := range names {
+				abs, _ := filepath.Abs(files[i])
+				g := tabs[abs]
+				if want := lines(n + ".csv"); g.Rows != want || g.MetaRows != want {
+					t.Errorf("%s.parquet has %d rows (footer %d); %s.csv of the same run kept %d", n, g.Rows, g.MetaRows, n, want)
+				}
+			}
+			abs, _ := filepath.Abs(files[0])
+			t.Logf("kept %d trace, %d delivery and %d vehicle rows", lines("trace.csv"), lines("deliveries.csv"), lines("vehicles.csv"))
+			if g := tabs[abs]; g.Rows <= tables.GroupRows {
+				t.Errorf("trace.parquet has %d rows: the run should have filled more than one row group (%d rows)", g.Rows, tables.GroupRows)
+			}
+			for _, d := range []string{csvDir, pqDir} {
+				var m mcapSummary
+				if err := nodeJSON(node, dir, "read.mjs", &m, filepath.Join(d, "run.mcap")); err != nil {
+					t.Errorf("@mcap/core cannot read the partial run.mcap: %v", err)
+					continue
+				}
+				for topic, want := range map[string]int{foxglove.TopicNetwork: lines("trace.csv"), foxglove.TopicTF: lines("vehicles.csv"), foxglove.TopicEvents: lines("events.csv")} {
+					if m.Counts[topic] != want {
+						t.Errorf("%s/run.mcap: %d messages on %s; the CSV file of the same run kept %d rows", d, m.Counts[topic], topic, want)
+					}
+				}
+				if !m.Footer || m.IndexedError != "" {
+					t.Errorf("%s/run.mcap: footer %v; @mcap/core's indexed reader: %s", d, m.Footer, m.IndexedError)
+					continue
+				}
+				total := 0
+				for topic, n := range m.Counts {
+					total += n
+					if m.Indexed.Counts[topic] != n {
+						t.Errorf("%s/run.mcap: %s has %d messages, %d through the index", d, topic, n, m.Indexed.Counts[topic])
+					}
+				}
+				if m.Indexed.Statistics != total {
+					t.Errorf("%s/run.mcap: the statistics record counts %d messages, the file has %d", d, m.Indexed.Statistics, total)
+				}
+			}
+		})
 	}
 }

@@ -142,6 +142,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		}
 	}
 	var undo closers
+	var out *outputs
 	keep := true // keep partial files on failure (not when nothing ran)
 	defer func() {
 		if p := recover(); p != nil {
@@ -150,6 +151,15 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		if err != nil {
 			undo.run(err)
 			r.Close()
+			// Every exit completes the files the outputs encode
+			// (run.mcap, *.parquet): partial files are readable too.
+			if cerr := out.abandon(); cerr != nil {
+				if dir != nil && keep {
+					err = fmt.Errorf("%w (and completing the partial files: %v)", err, cerr)
+				} else {
+					r.Logger().Warn("closing the run's outputs", "err", cerr)
+				}
+			}
 			if dir != nil && keep {
 				err = dir.Fail(err)
 			} else {
@@ -161,7 +171,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	if dir != nil && realtime > 0 {
 		dir.SetAsync() // the disk must not stall ticks
 	}
-	out, err := openOutputs(dir, sc.Outputs, r.NoFiles(), realtime > 0)
+	out, err = openOutputs(dir, sc.Outputs, r.NoFiles(), realtime > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +188,8 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		if err != nil {
 			return nil, err
 		}
-		sinks = append(sinks, foxglove.NewMCAP(f))
+		out.mcap = foxglove.NewMCAP(f)
+		sinks = append(sinks, out.mcap)
 		out.foxAll = true
 	}
 	if opt.Live != nil {
@@ -299,12 +310,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.fox != nil {
-		if err = out.fox.Close(); err != nil {
-			return nil, err
-		}
-	}
-	if err = out.closeTables(); err != nil {
+	if err = out.close(); err != nil {
 		return nil, err
 	}
 	sum := &Summary{Summary: core, Clock: clock.summary(), Scheduling: sched}

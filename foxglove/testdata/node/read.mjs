@@ -2,9 +2,13 @@
 // prints, as JSON: the schemas (name, encoding), the channels (topic,
 // schema name, message encoding), the message count per topic, the first
 // message of each topic parsed as JSON, and the topics whose log times
-// go back at least once. Usage: node read.mjs FILE
+// go back at least once. It then opens the file as Foxglove does, with
+// McapIndexedReader (footer, summary, chunk indexes), and prints the
+// message count per topic found through the index and the statistics
+// record's total, or the error that reader gave (indexedError).
+// Usage: node read.mjs FILE
 import { readFileSync } from "node:fs";
-import { McapStreamReader } from "@mcap/core";
+import { McapIndexedReader, McapStreamReader } from "@mcap/core";
 
 const data = readFileSync(process.argv[2]);
 const reader = new McapStreamReader({ validateCrcs: true });
@@ -47,6 +51,21 @@ for (let rec; (rec = reader.nextRecord()); ) {
   }
 }
 const out = { header, footer, metadata, unordered: [...unordered].sort(), counts, first, schemas: {}, channels: {} };
+try {
+  const readable = {
+    size: async () => BigInt(data.byteLength),
+    read: async (offset, size) => new Uint8Array(data.buffer, data.byteOffset + Number(offset), Number(size)),
+  };
+  const indexed = await McapIndexedReader.Initialize({ readable });
+  const byTopic = {};
+  for await (const m of indexed.readMessages()) {
+    const topic = indexed.channelsById.get(m.channelId).topic;
+    byTopic[topic] = (byTopic[topic] ?? 0) + 1;
+  }
+  out.indexed = { counts: byTopic, statistics: Number(indexed.statistics?.messageCount ?? -1) };
+} catch (e) {
+  out.indexedError = String(e?.message ?? e);
+}
 for (const [id, s] of Object.entries(schemas)) out.schemas[id] = { name: s.name, encoding: s.encoding, title: s.schema.title };
 for (const [id, c] of Object.entries(channels)) out.channels[c.topic] = { schema: schemas[c.schemaId].name, encoding: c.messageEncoding };
 process.stdout.write(JSON.stringify(out));
