@@ -2,14 +2,21 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"skyloop/foxglove"
+	"skyloop/scenarios"
+	"skyloop/tables"
 )
 
 // tree reads every file under dir: relative path -> content.
@@ -164,5 +171,163 @@ func TestRunStopsCleanlyOnEverySignal(t *testing.T) {
 				t.Errorf("left in the output's parent: %v", names)
 			}
 		})
+	}
+}
+
+// nodeReader returns Node.js and foxglove/testdata/node, where npm ci
+// installs the readers we did not write (@mcap/core, hyparquet); it skips
+// with the reason when they are missing, unless CI requires them
+// (SKYLOOP_REQUIRE_NODE).
+func nodeReader(t *testing.T) (node, dir string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "foxglove", "testdata", "node"))
+	if err == nil {
+		node, err = exec.LookPath("node")
+	}
+	for _, pkg := range []string{"hyparquet", "@mcap/core"} {
+		if err == nil {
+			_, err = os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg)))
+		}
+	}
+	if err != nil {
+		if os.Getenv("SKYLOOP_REQUIRE_NODE") != "" {
+			t.Fatalf("Node.js, hyparquet and @mcap/core are required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in %s", err, dir)
+		}
+		t.Skipf("skipping: Node.js, hyparquet or @mcap/core missing (%v); install Node.js and run `npm ci` in %s (CI does)", err, dir)
+	}
+	return node, dir
+}
+
+// readWithNode runs script (in foxglove/testdata/node) on files and
+// decodes what it prints into v.
+func readWithNode(node, dir, script string, v any, files ...string) error {
+	cmd := exec.Command(node, append([]string{script}, files...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.Index(msg, "Error: "); i >= 0 { // the message, not the source line
+			msg = strings.SplitN(msg[i:], "\n", 2)[0]
+		}
+		return fmt.Errorf("%s: %v: %s", script, err, msg)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("%s printed %q: %v", script, out, err)
+	}
+	return nil
+}
+
+// TestInterruptedRunKeepsReadableMCAPAndParquet: SIGINT to a real skyloop
+// process in the middle of a run with outputs {format: parquet, mcap:
+// true} leaves, like the CSV files of such a run, readable partial files
+// in <out>.incomplete with every row written up to the stop: hyparquet
+// reads trace, deliveries and vehicles.parquet (footers and all) and
+// @mcap/core reads run.mcap with its stream reader and through its index
+// and summary; the tables have the rows run.mcap has messages for. While
+// the run goes, Parquet row groups already reach the disk.
+func TestInterruptedRunKeepsReadableMCAPAndParquet(t *testing.T) {
+	node, nodeDir := nodeReader(t)
+	base, ok := scenarios.Lookup("quickstart")
+	if !ok {
+		t.Fatal("no quickstart scenario")
+	}
+	text := strings.Replace(string(base), "duration: 60s\n", "duration: 2h\noutputs: {format: parquet, mcap: true}\n", 1)
+	if text == string(base) {
+		t.Fatal("quickstart changed; update this test")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "q.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r")
+	c := startCLI(t, "run", file, "--out", out, "--workers", "1")
+	// Wait for progress measured in data, not time: 32 MiB of run.mcap on
+	// disk is some 100,000 network events, more than a Parquet row group
+	// (tables.GroupRows) of trace rows.
+	size := func(name string) int64 {
+		m, _ := filepath.Glob(filepath.Join(dir, ".r.tmp-*", name))
+		if len(m) != 1 {
+			return -1
+		}
+		st, err := os.Stat(m[0])
+		if err != nil {
+			return -1
+		}
+		return st.Size()
+	}
+	if !eventually(3*time.Minute, func() bool { return size("run.mcap") >= 32<<20 }) {
+		t.Fatalf("the run did not write 32 MiB of run.mcap; stderr:\n%s", c.stderr.String())
+	}
+	onDisk := size("trace.parquet")
+	c.cmd.Process.Signal(syscall.SIGINT)
+	if code := c.wait(t, 2*time.Minute); code != 128+int(syscall.SIGINT) {
+		t.Fatalf("exit %d after SIGINT, want %d; stderr:\n%s", code, 128+int(syscall.SIGINT), c.stderr.String())
+	}
+	if onDisk <= 0 {
+		t.Errorf("trace.parquet had %d bytes on disk after 32 MiB of run.mcap: Parquet rows are not written as the run goes", onDisk)
+	}
+	kept := out + ".incomplete"
+	if msg, err := os.ReadFile(filepath.Join(kept, "ERROR.txt")); err != nil || !bytes.Contains(msg, []byte("interrupted")) {
+		t.Errorf("ERROR.txt: %q, %v", msg, err)
+	}
+
+	var m struct {
+		Footer       bool           `json:"footer"`
+		Counts       map[string]int `json:"counts"`
+		IndexedError string         `json:"indexedError"`
+		Indexed      struct {
+			Counts     map[string]int `json:"counts"`
+			Statistics int            `json:"statistics"`
+		} `json:"indexed"`
+	}
+	mcapOK := false
+	if err := readWithNode(node, nodeDir, "read.mjs", &m, filepath.Join(kept, "run.mcap")); err != nil {
+		t.Errorf("@mcap/core cannot read the partial run.mcap: %v", err)
+	} else if !m.Footer || m.IndexedError != "" {
+		t.Errorf("the partial run.mcap: footer %v; @mcap/core's indexed reader: %s", m.Footer, m.IndexedError)
+	} else {
+		mcapOK = true
+		total := 0
+		for topic, n := range m.Counts {
+			total += n
+			if m.Indexed.Counts[topic] != n {
+				t.Errorf("run.mcap: %s has %d messages, %d through the index", topic, n, m.Indexed.Counts[topic])
+			}
+		}
+		if m.Indexed.Statistics != total {
+			t.Errorf("run.mcap: the statistics record counts %d messages, the file has %d", m.Indexed.Statistics, total)
+		}
+	}
+
+	names := []string{"trace", "deliveries", "vehicles"}
+	var files []string
+	for _, n := range names {
+		files = append(files, filepath.Join(kept, n+".parquet"))
+	}
+	var tabs map[string]struct {
+		Columns  []string `json:"columns"`
+		Rows     int      `json:"rows"`
+		MetaRows int      `json:"metaRows"`
+	}
+	if err := readWithNode(node, nodeDir, "parquet.mjs", &tabs, files...); err != nil {
+		t.Fatalf("hyparquet cannot read the partial Parquet files: %v", err)
+	}
+	for i, n := range names {
+		g := tabs[files[i]]
+		if g.Rows == 0 || g.Rows != g.MetaRows || len(g.Columns) < 9 {
+			t.Errorf("%s.parquet: %d rows (footer %d), columns %v", n, g.Rows, g.MetaRows, g.Columns)
+		}
+	}
+	trace, vehicles := tabs[files[0]].Rows, tabs[files[2]].Rows
+	t.Logf("kept %d trace rows, %d vehicle rows", trace, vehicles)
+	if trace <= tables.GroupRows {
+		t.Errorf("trace.parquet has %d rows, want more than a row group (%d) after 32 MiB of run.mcap", trace, tables.GroupRows)
+	}
+	if mcapOK && (m.Counts[foxglove.TopicNetwork] != trace || m.Counts[foxglove.TopicTF] != vehicles) {
+		t.Errorf("trace.parquet has %d rows and vehicles.parquet %d; run.mcap has %d network events and %d transforms",
+			trace, vehicles, m.Counts[foxglove.TopicNetwork], m.Counts[foxglove.TopicTF])
 	}
 }
