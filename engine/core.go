@@ -42,6 +42,18 @@ type DropRecorder interface {
 	RecordsDrops() bool
 }
 
+// InterleavedRecorder is implemented by recorders that may write every
+// kind of record into one stream (run.mcap), where the order across kinds
+// is part of the output. While Interleaved reports true, the network never
+// steps to the next tick beside the vehicles (see vehiclePhase): that
+// would hand over the next tick's network events before this tick's
+// vehicle events and the next tick's samples, an order that differs with
+// the number of workers. Recorders that keep each kind apart (one file
+// per kind) need not implement it.
+type InterleavedRecorder interface {
+	Interleaved() bool
+}
+
 // SetRecorder makes rec receive the run's records; with vehicles set it
 // also gets every vehicle's state at the scenario's sample period.
 func (r *Run) SetRecorder(rec Recorder, vehicles bool) { r.rec, r.recVehicles = rec, vehicles }

@@ -102,7 +102,8 @@ func (r *Run) Start(first ...sim.Phase) error {
 	r.vehicleFn = r.vehicleRange
 	// The network runs ahead beside the vehicles only when nothing paces
 	// the run to the wall clock (first phases do) and it steps every tick.
-	r.overlap = r.workers > 1 && r.ep == nil && len(first) == 0 && r.realtime == 0
+	il, ok := r.rec.(InterleavedRecorder)
+	r.overlap = r.workers > 1 && r.ep == nil && len(first) == 0 && r.realtime == 0 && !(ok && il.Interleaved())
 	r.localRecv = !r.sharedRecv
 	sampleEvery := int64(r.sc.Outputs.SamplePeriod / r.tick)
 	second := max(int64(sim.Second/r.tick), 1)

@@ -121,6 +121,10 @@ func (o *outputs) RecordsDrops() bool {
 	return o != nil && (o.traceCSV != nil || o.traceTab != nil || o.foxAll)
 }
 
+// Interleaved implements engine.InterleavedRecorder: run.mcap has every
+// kind of record in one stream, in the order they come.
+func (o *outputs) Interleaved() bool { return o != nil && o.mcap != nil }
+
 // openTables starts the Parquet tables that replace the CSV files.
 func (o *outputs) openTables(opt scenario.Outputs, noFiles bool) error {
 	if noFiles {
