@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"net"
@@ -379,14 +380,24 @@ type (
 		Metadata   k8sMeta `yaml:"metadata"`
 		Spec       struct {
 			// PersistentVolumeClaim
-			AccessModes []string     `yaml:"accessModes"`
-			Resources   k8sResources `yaml:"resources"`
+			AccessModes      []string     `yaml:"accessModes"`
+			StorageClassName *string      `yaml:"storageClassName"`
+			Resources        k8sResources `yaml:"resources"`
 			// Job
-			CompletionMode string `yaml:"completionMode"`
-			Completions    int    `yaml:"completions"`
-			Parallelism    int    `yaml:"parallelism"`
-			BackoffLimit   *int   `yaml:"backoffLimit"`
-			Template       struct {
+			CompletionMode       string `yaml:"completionMode"`
+			Completions          int    `yaml:"completions"`
+			Parallelism          int    `yaml:"parallelism"`
+			BackoffLimit         *int   `yaml:"backoffLimit"`
+			BackoffLimitPerIndex *int   `yaml:"backoffLimitPerIndex"`
+			PodFailurePolicy     struct {
+				Rules []struct {
+					Action          string `yaml:"action"`
+					OnPodConditions []struct {
+						Type string `yaml:"type"`
+					} `yaml:"onPodConditions"`
+				} `yaml:"rules"`
+			} `yaml:"podFailurePolicy"`
+			Template struct {
 				Metadata k8sMeta `yaml:"metadata"`
 				Spec     struct {
 					RestartPolicy string         `yaml:"restartPolicy"`
@@ -398,11 +409,17 @@ type (
 	}
 )
 
-// readK8s decodes the objects of a manifest (documents separated by ---).
+// readK8s decodes the objects of a manifest in deploy/.
 func readK8s(t *testing.T, name string) []k8sObject {
 	t.Helper()
+	return parseK8s(t, name, readDeploy(t, name))
+}
+
+// parseK8s decodes the objects of a manifest (documents separated by ---).
+func parseK8s(t *testing.T, name, text string) []k8sObject {
+	t.Helper()
 	var objs []k8sObject
-	for i, doc := range regexp.MustCompile(`(?m)^---$`).Split(readDeploy(t, name), -1) {
+	for i, doc := range regexp.MustCompile(`(?m)^---$`).Split(text, -1) {
 		if strings.TrimSpace(regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(doc, "")) == "" {
 			continue
 		}
@@ -482,9 +499,35 @@ func TestKubernetesRecipe(t *testing.T) {
 		t.Errorf("the claim %s: access modes %v, storage %q: shards on many nodes need ReadWriteMany and a size",
 			pvc.Metadata.Name, pvc.Spec.AccessModes, pvc.Spec.Resources.Requests["storage"])
 	}
+	// No default class (most are ReadWriteOnce): a value the API server
+	// refuses until run.sh puts the class given to it there.
+	if c := pvc.Spec.StorageClassName; c == nil || dnsSubdomain.MatchString(*c) {
+		t.Errorf("the claim's storageClassName is %v: want it there, and invalid until run.sh sets it (no cluster default)", c)
+	}
 	shard, mount := checkJobPod(t, job, pvc.Metadata.Name)
 	if job.Spec.CompletionMode != "Indexed" {
 		t.Errorf("completionMode %q, want Indexed", job.Spec.CompletionMode)
+	}
+	// Failures are limited per shard, not for all shards together, and an
+	// evicted pod does not count.
+	if job.Spec.BackoffLimit != nil || job.Spec.BackoffLimitPerIndex == nil || *job.Spec.BackoffLimitPerIndex < 1 {
+		show := func(p *int) string {
+			if p == nil {
+				return "unset"
+			}
+			return strconv.Itoa(*p)
+		}
+		t.Errorf("backoffLimit %s, backoffLimitPerIndex %s: want no Job-wide backoffLimit and a backoffLimitPerIndex of 1 or more",
+			show(job.Spec.BackoffLimit), show(job.Spec.BackoffLimitPerIndex))
+	}
+	ignoresEvictions := false
+	for _, r := range job.Spec.PodFailurePolicy.Rules {
+		for _, c := range r.OnPodConditions {
+			ignoresEvictions = ignoresEvictions || r.Action == "Ignore" && c.Type == "DisruptionTarget"
+		}
+	}
+	if !ignoresEvictions {
+		t.Errorf("the Job's podFailurePolicy does not ignore evictions (DisruptionTarget)")
 	}
 	n := job.Spec.Completions
 	shards := ""
@@ -954,5 +997,143 @@ func TestSlurmRecipeOnRealSlurm(t *testing.T) {
 	}
 	if q := s.output(t, "squeue", "-h"); q != "" {
 		t.Errorf("submit.sh queued jobs no node can run:\n%s", q)
+	}
+}
+
+// dnsSubdomain is what Kubernetes accepts as a storage class name.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// fakeKubectl stands in for kubectl as far as deploy/k8s/run.sh uses it: a
+// Job per file job-NAME in $KUBE_STATE holding its true conditions ("" while
+// it runs); apply of an existing Job changes nothing ("unchanged", as
+// kubectl says for a finished Job applied again), of a new one makes it
+// $FAKE_OUTCOME (default Complete); the applied manifests are kept as
+// applied-N.yaml and every call is logged in calls.
+const fakeKubectl = `#!/bin/bash
+set -u
+s=$KUBE_STATE
+echo "$*" >> "$s/calls"
+case "$1 $2" in
+  "get storageclass")
+    for c in $FAKE_CLASSES; do [ "$c" = "$3" ] && exit 0; done
+    echo "Error from server (NotFound): storageclasses.storage.k8s.io \"$3\" not found" >&2; exit 1 ;;
+  "get job")
+    if [ ! -e "$s/job-$3" ]; then
+      case " $* " in *" --ignore-not-found "*) exit 0 ;; esac
+      echo "Error from server (NotFound): jobs.batch \"$3\" not found" >&2; exit 1
+    fi
+    case " $* " in *" -o name "*) echo "job.batch/$3" ;; *) cat "$s/job-$3" ;; esac ;;
+  "get pvc") printf Bound ;;
+  "delete job")
+    if [ -e "$s/job-$3" ]; then rm "$s/job-$3"; echo "job.batch \"$3\" deleted"; fi ;;
+  "apply -f")
+    n=$(ls "$s" | grep -c '^applied-')
+    if [ "$3" = - ]; then cat > "$s/applied-$n.yaml"; else cp "$3" "$s/applied-$n.yaml"; fi
+    for j in $(sed -n 's/^  name: \(skyloop-sweep\|skyloop-merge\)$/\1/p' "$s/applied-$n.yaml"); do
+      if [ -e "$s/job-$j" ]; then echo "job.batch/$j unchanged"; continue; fi
+      printf %s "${FAKE_OUTCOME:-Complete}" > "$s/job-$j"; echo "job.batch/$j created"
+    done ;;
+  "logs job/skyloop-merge") echo "skyloop: merged" ;;
+  *) echo "fake kubectl: unexpected call: $*" >&2; exit 1 ;;
+esac
+`
+
+// TestKubernetesRunScript runs deploy/k8s/run.sh with a stand-in kubectl
+// (no Kubernetes cluster is available to the tests): it refuses to run
+// without a storage class or with one the cluster does not have, puts the
+// class given into the claim, deletes the Jobs of a finished earlier run
+// before applying (else kubectl apply leaves the old Job "unchanged" and the
+// merge runs on the old results), and refuses, touching nothing, while an
+// earlier sweep Job still runs.
+func TestKubernetesRunScript(t *testing.T) {
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "kubectl"), []byte(fakeKubectl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type job struct{ name, state string }
+	run := func(jobs []job, args ...string) (state string, out string, err error) {
+		t.Helper()
+		state = t.TempDir()
+		for _, j := range jobs {
+			if err := os.WriteFile(filepath.Join(state, "job-"+j.name), []byte(j.state), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A run.sh that waits for ever (for a Job that never ends) is
+		// stopped after a generous while and fails.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(deployDir, "k8s", "run.sh")}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"KUBE_STATE="+state, "FAKE_CLASSES=standard nfs-client")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		b, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("still waiting after 2 minutes: %w", err)
+		}
+		return state, string(b), err
+	}
+	calls := func(state string) []string {
+		b, _ := os.ReadFile(filepath.Join(state, "calls"))
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	applied := func(state string) []string {
+		var a []string
+		for _, c := range calls(state) {
+			if strings.HasPrefix(c, "apply ") {
+				a = append(a, c)
+			}
+		}
+		return a
+	}
+
+	for _, args := range [][]string{{}, {"ssd"}, {"Not_A_Class"}} {
+		state, out, err := run(nil, args...)
+		if err == nil || !strings.Contains(out, "storage class") || len(applied(state)) > 0 {
+			t.Errorf("run.sh %v: %v\n%s\nwant a refusal naming the storage class, nothing applied (calls: %q)", args, err, out, calls(state))
+		}
+	}
+
+	for _, class := range []string{"nfs-client", "none"} {
+		state, out, err := run([]job{{"skyloop-sweep", "Complete"}, {"skyloop-merge", "Failed"}}, class)
+		if err != nil || !strings.Contains(out, "skyloop: merged") {
+			t.Fatalf("run.sh %s after a finished run: %v\n%s", class, err, out)
+		}
+		c := calls(state)
+		del := slices.IndexFunc(c, func(s string) bool { return strings.HasPrefix(s, "delete job skyloop-sweep") })
+		app := slices.IndexFunc(c, func(s string) bool { return strings.HasPrefix(s, "apply ") })
+		delMerge := slices.IndexFunc(c, func(s string) bool { return strings.HasPrefix(s, "delete job skyloop-merge") })
+		if del < 0 || delMerge < 0 || app < del || app < delMerge {
+			t.Errorf("run.sh %s after a finished run called kubectl:\n%s\nwant the earlier Jobs deleted before anything is applied", class, strings.Join(c, "\n"))
+		}
+		if !strings.Contains(out, "job.batch/skyloop-sweep created") || !strings.Contains(out, "job.batch/skyloop-merge created") {
+			t.Errorf("run.sh %s after a finished run did not start new Jobs:\n%s", class, out)
+		}
+		manifest, err := os.ReadFile(filepath.Join(state, "applied-0.yaml"))
+		if err != nil {
+			t.Fatalf("run.sh %s applied no manifest from its standard input: %v", class, err)
+		}
+		want := class
+		if class == "none" {
+			want = ""
+		}
+		got := "(none)"
+		if objs := parseK8s(t, "the manifest run.sh applied", string(manifest)); len(objs) == 2 && objs[0].Spec.StorageClassName != nil {
+			got = *objs[0].Spec.StorageClassName
+		}
+		if got != want {
+			t.Errorf("run.sh %s applied a claim with storageClassName %q, want %q", class, got, want)
+		}
+	}
+
+	state, out, err := run([]job{{"skyloop-sweep", ""}}, "nfs-client")
+	if err == nil || !strings.Contains(out, "still running") {
+		t.Errorf("run.sh while the sweep Job runs: %v\n%s\nwant a refusal saying it is still running", err, out)
+	}
+	for _, c := range calls(state) {
+		if strings.HasPrefix(c, "delete ") || strings.HasPrefix(c, "apply ") {
+			t.Errorf("run.sh while the sweep Job runs called kubectl %s", c)
+		}
 	}
 }
