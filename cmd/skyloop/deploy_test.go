@@ -1137,3 +1137,33 @@ func TestKubernetesRunScript(t *testing.T) {
 		}
 	}
 }
+
+// TestNS3InstallLinesAgree: the packages the ns-3 backend asks for when it
+// is missing (ErrNoNS3) are all in the README's apt line, which
+// scripts/check-apt-line.sh checks on a clean Debian 12, and in docs/ns3.md;
+// the Dockerfile and .ci/run are compared with ErrNoNS3 by TestDockerfile.
+func TestNS3InstallLinesAgree(t *testing.T) {
+	want := strings.Fields(regexp.MustCompile("apt-get install -y ([^`]+)`").FindStringSubmatch(ns3.ErrNoNS3.Error())[1])
+	if !slices.Contains(want, "libsqlite3-dev") {
+		t.Errorf("ErrNoNS3 asks for %v: ns-3's pkg-config names libsqlite3.so, which only libsqlite3-dev brings", want)
+	}
+	for _, f := range []string{"../../README.md", "../../docs/ns3.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(b)), " ")
+		var line []string
+		for _, m := range regexp.MustCompile("apt-get install -y ([^`]+)`").FindAllStringSubmatch(text, -1) {
+			if p := strings.Fields(m[1]); slices.Contains(p, "libns3-dev") {
+				line = p
+				break
+			}
+		}
+		for _, p := range want {
+			if !slices.Contains(line, p) {
+				t.Errorf("%s: the apt line for ns-3 %v lacks %s", f, line, p)
+			}
+		}
+	}
+}
