@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"skyloop/netsim/ns3"
 	"skyloop/scenario"
@@ -63,47 +68,202 @@ func unshardedSummary(t *testing.T, args ...string) string {
 	return string(b)
 }
 
-// fakeSbatch stands in for Slurm's sbatch: it logs its arguments, runs an
-// array job's tasks at once (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT)
-// and any other job after them, and prints a job id.
+// fakeSbatch stands in for Slurm's sbatch: it logs its arguments
+// (--test-only calls apart), runs an array job's tasks at once with the
+// variables Slurm sets (SLURM_ARRAY_TASK_COUNT is the count of the tasks
+// submitted: 1 for --array=2, as Slurm says), then any other job, writes
+// each job's output where its #SBATCH --output line says, records each
+// job's exit status in $SBATCH_OUT/states and prints the job id as sbatch
+// does. --test-only fails with $FAKE_SBATCH_REFUSE when that is set.
 const fakeSbatch = `#!/bin/bash
 set -u
-echo "$*" >> "$SBATCH_LOG"
-array= script=
+array= script= test_only= parsable= cpus=1
 for a in "$@"; do
   case "$a" in
     --array=*) array=${a#--array=} ;;
+    --cpus-per-task=*) cpus=${a#--cpus-per-task=} ;;
+    --test-only) test_only=1 ;;
+    --parsable) parsable=1 ;;
     -*) ;;
     *) script=$a ;;
   esac
 done
-n=$(wc -l < "$SBATCH_LOG")
-if [ -n "$array" ]; then
-  lo=${array%-*} hi=${array#*-} pids=()
-  for ((k = lo; k <= hi; k++)); do
-    SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=$((hi - lo + 1)) SLURM_CPUS_PER_TASK=1 \
-      bash "$script" > "$SBATCH_OUT/job$n-task$k.out" 2>&1 &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p" || echo "task failed" >> "$SBATCH_OUT/failed"; done
-else
-  bash "$script" > "$SBATCH_OUT/job$n.out" 2>&1 || echo "job $n failed" >> "$SBATCH_OUT/failed"
+if [ -n "$test_only" ]; then
+  echo "$*" >> "$SBATCH_LOG.test-only"
+  if [ -n "${FAKE_SBATCH_REFUSE:-}" ]; then echo "allocation failure: $FAKE_SBATCH_REFUSE" >&2; exit 1; fi
+  echo "sbatch: Job 1 to start at now" >&2
+  exit 0
 fi
-echo "$((1000 + n))"
+echo "$*" >> "$SBATCH_LOG"
+id=$((1000 + $(wc -l < "$SBATCH_LOG")))
+output=$(sed -n 's/^#SBATCH --output=//p' "$script")
+output=${output//%A/$id}
+output=${output//%j/$id}
+if [ -n "$array" ]; then
+  lo=${array%-*} hi=${array#*-} pids=() tasks=()
+  for ((k = lo; k <= hi; k++)); do
+    SLURM_ARRAY_JOB_ID=$id SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=$((hi - lo + 1)) \
+      SLURM_ARRAY_TASK_MIN=$lo SLURM_ARRAY_TASK_MAX=$hi SLURM_CPUS_PER_TASK=$cpus \
+      bash "$script" > "${output//%a/$k}" 2>&1 &
+    pids+=($!) tasks+=($k)
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}"; echo "${id}_${tasks[$i]} $?" >> "$SBATCH_OUT/states"; done
+else
+  SLURM_JOB_ID=$id bash "$script" > "$output" 2>&1
+  echo "$id $?" >> "$SBATCH_OUT/states"
+fi
+if [ -n "$parsable" ]; then echo "$id"; else echo "Submitted batch job $id"; fi
 `
 
-// TestSlurmRecipe checks deploy/slurm: the array line and the --shard
-// expression of sweep.sbatch, and submit.sh end to end with a stand-in
-// sbatch that runs the array's tasks at once and then the dependent merge:
-// the merged summary.csv is the unsharded sweep's.
+// fakeSinfo stands in for sinfo -h -N -o %c: the CPUs of each node,
+// $FAKE_SINFO_CPUS.
+const fakeSinfo = `#!/bin/sh
+[ -n "${FAKE_SINFO_CPUS:-}" ] || exit 1
+printf '%s\n' $FAKE_SINFO_CPUS
+`
+
+// slurmCluster is where checkSlurmRecipe submits: the stand-in sbatch or a
+// real Slurm.
+type slurmCluster struct {
+	// env is the environment of submit.sh and of the commands it prints.
+	env []string
+	// dir is sbatch's working directory, where the jobs' output files go.
+	dir string
+	// wait returns once every job submitted so far has ended.
+	wait func(t *testing.T)
+	// state returns the state of a job ("COMPLETED", "FAILED"), or of the
+	// task of an array job when task >= 0.
+	state func(t *testing.T, job string, task int) string
+}
+
+// checkSlurmRecipe runs deploy/slurm as its documentation says, on a
+// cluster whose largest node has 2 CPUs: submit.sh with sweep.sbatch's
+// --cpus-per-task=4 (lowered to 2, with a message, or the tasks would pend
+// for ever), 3 shards of which shard 2 fails once (a lost node): the merge
+// fails naming it; then shard 2 alone run again with the command submit.sh
+// printed (`sbatch --array=2`, SHARDS=3), and the merge again: the
+// summary.csv is the unsharded sweep's.
+func checkSlurmRecipe(t *testing.T, c slurmCluster) {
+	slurm, err := filepath.Abs(filepath.Join(deployDir, "slurm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := writeShardExperiment(t, 4, "10s")
+	out := filepath.Join(t.TempDir(), "runs")
+	tmp := t.TempDir()
+	marker := filepath.Join(tmp, "fail-once")
+	flaky := filepath.Join(tmp, "flaky-skyloop")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("#!/bin/sh\ncase \" $* \" in *\" --shard 2/3 \"*)\n"+
+		"  if rm %q 2>/dev/null; then echo 'flaky-skyloop: shard 2/3 fails this once (a lost node)' >&2; exit 1; fi ;;\nesac\n"+
+		"exec skyloop \"$@\"\n", marker)
+	if err := os.WriteFile(flaky, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(slices.Clone(c.env), "SWEEP_ARGS=--seeds 3", "SKYLOOP="+flaky)
+	run := func(what string, args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env, cmd.Dir = env, c.dir
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s%s", what, err, stdout.String(), stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	output := func(name string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(c.dir, name))
+		if err != nil {
+			t.Errorf("the job's output: %v", err)
+		}
+		return string(b)
+	}
+	wantState := func(job string, task int, want string) {
+		t.Helper()
+		if got := c.state(t, job, task); got != want {
+			t.Errorf("job %s task %d is %s, want %s", job, task, got, want)
+		}
+	}
+
+	stdout, stderr := run("submit.sh", "bash", filepath.Join(slurm, "submit.sh"), "3", exp, out)
+	if !strings.Contains(stderr, "asking for 2 CPUs per task instead") {
+		t.Errorf("submit.sh on nodes of at most 2 CPUs did not say it asks for 2 CPUs instead of 4:\n%s", stderr)
+	}
+	ids := regexp.MustCompile(`shards: job (\d+) .*merge: job (\d+)`).FindStringSubmatch(stdout)
+	if ids == nil {
+		t.Fatalf("submit.sh printed no job ids:\n%s", stdout)
+	}
+	array, merge := ids[1], ids[2]
+	c.wait(t)
+	for k := 0; k < 2; k++ {
+		if task := output(fmt.Sprintf("skyloop-sweep-%s_%d.out", array, k)); !strings.Contains(task, fmt.Sprintf("shardy shard %d/3: ", k)) {
+			t.Errorf("array task %d printed:\n%s", k, task)
+		}
+		wantState(array, k, "COMPLETED")
+	}
+	if task := output(fmt.Sprintf("skyloop-sweep-%s_2.out", array)); !strings.Contains(task, "fails this once") {
+		t.Errorf("array task 2 printed:\n%s", task)
+	}
+	wantState(array, 2, "FAILED")
+	if m := output("skyloop-merge-" + merge + ".out"); !strings.Contains(m, "nothing was merged") || !strings.Contains(m, "shard 2/3") {
+		t.Errorf("the merge after a failed shard did not name shard 2/3:\n%s", m)
+	}
+	wantState(merge, -1, "FAILED")
+	if _, err := os.Stat(filepath.Join(out, "shardy", "summary.csv")); err == nil {
+		t.Fatalf("a summary.csv was written with shard 2 missing")
+	}
+
+	// Shard 2 again, as the documentation and submit.sh say.
+	rerun := regexp.MustCompile(`(?m)^to run shard K again: (.*--array=K.*)$`).FindStringSubmatch(stdout)
+	remerge := regexp.MustCompile(`(?m)^then merge again: +(.*)$`).FindStringSubmatch(stdout)
+	if rerun == nil || remerge == nil {
+		t.Errorf("submit.sh printed no commands to run a shard and the merge again:\n%s", stdout)
+		// The documented command, in the sweep's environment.
+		rerun = []string{"", fmt.Sprintf("SHARDS=3 EXPERIMENT=%q OUT=%q sbatch --array=K %q", exp, out, filepath.Join(slurm, "sweep.sbatch"))}
+		remerge = []string{"", fmt.Sprintf("OUT=%q sbatch %q", out, filepath.Join(slurm, "merge.sbatch"))}
+	}
+	submitted := regexp.MustCompile(`Submitted batch job (\d+)`)
+	o, _ := run("running shard 2 again", "bash", "-c", strings.Replace(rerun[1], "--array=K", "--array=2", 1))
+	job := submitted.FindStringSubmatch(o)
+	if job == nil {
+		t.Fatalf("sbatch printed %q", o)
+	}
+	c.wait(t)
+	if task := output(fmt.Sprintf("skyloop-sweep-%s_2.out", job[1])); !strings.Contains(task, "shardy shard 2/3: ") {
+		t.Errorf("shard 2 run again (%s) printed:\n%s", rerun[1], task)
+	}
+	wantState(job[1], 2, "COMPLETED")
+	o, _ = run("merging again", "bash", "-c", remerge[1])
+	if job = submitted.FindStringSubmatch(o); job == nil {
+		t.Fatalf("sbatch printed %q", o)
+	}
+	c.wait(t)
+	wantState(job[1], -1, "COMPLETED")
+	got, err := os.ReadFile(filepath.Join(out, "shardy", "summary.csv"))
+	if err != nil {
+		t.Fatalf("the merge wrote no summary.csv: %v\n%s", err, output("skyloop-merge-"+job[1]+".out"))
+	}
+	if string(got) != unshardedSummary(t, exp, "--seeds", "3") {
+		t.Errorf("summary.csv of the Slurm recipe differs from the unsharded sweep's")
+	}
+}
+
+// TestSlurmRecipe checks deploy/slurm with a stand-in sbatch and sinfo
+// (the same recipe on a real Slurm: TestSlurmRecipeOnRealSlurm): the
+// scripts' syntax and the --shard expression; the whole sequence of
+// checkSlurmRecipe and the sbatch calls submit.sh makes (checked with
+// --test-only first, the CPUs lowered to the largest node's); a task with
+// no SHARDS refused before it runs anything (Slurm's count of the tasks
+// would make --array=0 run the whole sweep as shard 0/1); and a request
+// Slurm would never start refused with Slurm's reason, nothing submitted.
 func TestSlurmRecipe(t *testing.T) {
 	sweepScript := readDeploy(t, "slurm/sweep.sbatch")
-	am := regexp.MustCompile(`(?m)^#SBATCH --array=(\d+)-(\d+)$`).FindStringSubmatch(sweepScript)
-	if am == nil || am[1] != "0" {
-		t.Fatalf("sweep.sbatch has no #SBATCH --array=0-(N-1) line")
-	}
-	if !strings.Contains(sweepScript, `--shard "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT"`) {
-		t.Errorf("sweep.sbatch does not run --shard \"$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT\"")
+	if !strings.Contains(sweepScript, `--shard "$SLURM_ARRAY_TASK_ID/$SHARDS"`) || strings.Contains(sweepScript, "$SLURM_ARRAY_TASK_COUNT") {
+		t.Errorf("sweep.sbatch does not run --shard \"$SLURM_ARRAY_TASK_ID/$SHARDS\" (N from SHARDS, not from Slurm's task count)")
 	}
 	for _, f := range []string{"sweep.sbatch", "merge.sbatch", "submit.sh"} {
 		if b, err := exec.Command("bash", "-n", filepath.Join(deployDir, "slurm", f)).CombinedOutput(); err != nil {
@@ -115,42 +275,69 @@ func TestSlurmRecipe(t *testing.T) {
 	}
 
 	fake := t.TempDir()
-	if err := os.WriteFile(filepath.Join(fake, "sbatch"), []byte(fakeSbatch), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	logs := t.TempDir()
-	out := filepath.Join(t.TempDir(), "runs")
-	exp := writeShardExperiment(t, 4, "10s")
-	env := append(skyloopOnPath(t, fake), "SBATCH_LOG="+filepath.Join(logs, "sbatch.log"), "SBATCH_OUT="+logs,
-		"SWEEP_ARGS=--seeds 3", "HOME="+t.TempDir())
-	cmd := exec.Command("bash", filepath.Join(deployDir, "slurm", "submit.sh"), "3", exp, out)
-	cmd.Env = env
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("submit.sh: %v\n%s", err, b)
-	}
-	if f, err := os.ReadFile(filepath.Join(logs, "failed")); err == nil {
-		t.Errorf("jobs failed: %s", f)
-	}
-	calls, _ := os.ReadFile(filepath.Join(logs, "sbatch.log"))
-	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], "--array=0-2 ") || !strings.HasSuffix(lines[0], "/sweep.sbatch") ||
-		!strings.Contains(lines[1], "--dependency=afterany:1001 ") || !strings.HasSuffix(lines[1], "/merge.sbatch") {
-		t.Errorf("submit.sh called sbatch with:\n%s\nwant the array 0-2 of sweep.sbatch, then merge.sbatch after it", calls)
-	}
-	for k := 0; k < 3; k++ {
-		task, _ := os.ReadFile(filepath.Join(logs, fmt.Sprintf("job1-task%d.out", k)))
-		if !strings.Contains(string(task), fmt.Sprintf("shardy shard %d/3: ", k)) {
-			t.Errorf("array task %d printed:\n%s", k, task)
+	for name, text := range map[string]string{"sbatch": fakeSbatch, "sinfo": fakeSinfo} {
+		if err := os.WriteFile(filepath.Join(fake, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
-	got, err := os.ReadFile(filepath.Join(out, "shardy", "summary.csv"))
-	if err != nil {
-		merge, _ := os.ReadFile(filepath.Join(logs, "job2.out"))
-		t.Fatalf("the merge job wrote no summary.csv: %v\n%s", err, merge)
+	logs := t.TempDir()
+	sbatchLog := filepath.Join(logs, "sbatch.log")
+	env := append(skyloopOnPath(t, fake), "SBATCH_LOG="+sbatchLog, "SBATCH_OUT="+logs,
+		"FAKE_SINFO_CPUS=1 2", "HOME="+t.TempDir())
+	checkSlurmRecipe(t, slurmCluster{
+		env:  env,
+		dir:  t.TempDir(),
+		wait: func(*testing.T) {}, // the stand-in runs the jobs before it returns
+		state: func(t *testing.T, job string, task int) string {
+			b, _ := os.ReadFile(filepath.Join(logs, "states"))
+			key := job
+			if task >= 0 {
+				key = fmt.Sprintf("%s_%d", job, task)
+			}
+			for _, l := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(l); len(f) == 2 && f[0] == key {
+					return map[bool]string{true: "COMPLETED", false: "FAILED"}[f[1] == "0"]
+				}
+			}
+			return "unknown"
+		},
+	})
+	calls, _ := os.ReadFile(sbatchLog)
+	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], "--array=0-2") || !strings.Contains(lines[0], "--cpus-per-task=2 ") ||
+		!strings.HasSuffix(lines[0], "/sweep.sbatch") ||
+		!strings.Contains(lines[1], "--dependency=afterany:1001 ") || !strings.HasSuffix(lines[1], "/merge.sbatch") {
+		t.Errorf("submit.sh called sbatch with:\n%s\nwant the array 0-2 of sweep.sbatch with 2 CPUs per task, then merge.sbatch after it", calls)
 	}
-	if string(got) != unshardedSummary(t, exp, "--seeds", "3") {
-		t.Errorf("summary.csv of the Slurm recipe differs from the unsharded sweep's")
+	if tests, _ := os.ReadFile(sbatchLog + ".test-only"); strings.Count(string(tests), "\n") != 2 {
+		t.Errorf("submit.sh checked with sbatch --test-only:\n%s\nwant the array and the merge checked", tests)
+	}
+
+	// A task without SHARDS (or with a count that is not N) runs nothing.
+	out := t.TempDir()
+	for _, shards := range []string{"", "x", "2"} {
+		cmd := exec.Command("bash", filepath.Join(deployDir, "slurm", "sweep.sbatch"))
+		cmd.Env = append(skyloopOnPath(t), "SLURM_ARRAY_TASK_ID=2", "SLURM_ARRAY_TASK_COUNT=1", "SHARDS="+shards,
+			"OUT="+out, "EXPERIMENT="+writeShardExperiment(t, 1, "10s"))
+		b, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(b), "SHARDS") {
+			t.Errorf("sweep.sbatch as array task 2 with SHARDS=%q: %v\n%s\nwant a refusal naming SHARDS", shards, err, b)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*", "shard-*.json")); len(m) > 0 {
+		t.Errorf("sweep.sbatch without a valid SHARDS ran shards: %v", m)
+	}
+
+	// A request that Slurm would never start: nothing submitted.
+	os.Remove(sbatchLog)
+	cmd := exec.Command("bash", filepath.Join(deployDir, "slurm", "submit.sh"), "2", "netbots/delay", t.TempDir())
+	cmd.Env = append(slices.Clone(env), "FAKE_SBATCH_REFUSE=Requested node configuration is not available")
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "Requested node configuration is not available") || !strings.Contains(string(b), "nothing was submitted") {
+		t.Errorf("submit.sh with a request Slurm refuses: %v\n%s\nwant a failure with Slurm's reason", err, b)
+	}
+	if _, err := os.Stat(sbatchLog); err == nil {
+		t.Errorf("submit.sh submitted jobs that Slurm would never start")
 	}
 }
 
@@ -193,14 +380,24 @@ type (
 		Metadata   k8sMeta `yaml:"metadata"`
 		Spec       struct {
 			// PersistentVolumeClaim
-			AccessModes []string     `yaml:"accessModes"`
-			Resources   k8sResources `yaml:"resources"`
+			AccessModes      []string     `yaml:"accessModes"`
+			StorageClassName *string      `yaml:"storageClassName"`
+			Resources        k8sResources `yaml:"resources"`
 			// Job
-			CompletionMode string `yaml:"completionMode"`
-			Completions    int    `yaml:"completions"`
-			Parallelism    int    `yaml:"parallelism"`
-			BackoffLimit   *int   `yaml:"backoffLimit"`
-			Template       struct {
+			CompletionMode       string `yaml:"completionMode"`
+			Completions          int    `yaml:"completions"`
+			Parallelism          int    `yaml:"parallelism"`
+			BackoffLimit         *int   `yaml:"backoffLimit"`
+			BackoffLimitPerIndex *int   `yaml:"backoffLimitPerIndex"`
+			PodFailurePolicy     struct {
+				Rules []struct {
+					Action          string `yaml:"action"`
+					OnPodConditions []struct {
+						Type string `yaml:"type"`
+					} `yaml:"onPodConditions"`
+				} `yaml:"rules"`
+			} `yaml:"podFailurePolicy"`
+			Template struct {
 				Metadata k8sMeta `yaml:"metadata"`
 				Spec     struct {
 					RestartPolicy string         `yaml:"restartPolicy"`
@@ -212,11 +409,17 @@ type (
 	}
 )
 
-// readK8s decodes the objects of a manifest (documents separated by ---).
+// readK8s decodes the objects of a manifest in deploy/.
 func readK8s(t *testing.T, name string) []k8sObject {
 	t.Helper()
+	return parseK8s(t, name, readDeploy(t, name))
+}
+
+// parseK8s decodes the objects of a manifest (documents separated by ---).
+func parseK8s(t *testing.T, name, text string) []k8sObject {
+	t.Helper()
 	var objs []k8sObject
-	for i, doc := range regexp.MustCompile(`(?m)^---$`).Split(readDeploy(t, name), -1) {
+	for i, doc := range regexp.MustCompile(`(?m)^---$`).Split(text, -1) {
 		if strings.TrimSpace(regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(doc, "")) == "" {
 			continue
 		}
@@ -296,9 +499,35 @@ func TestKubernetesRecipe(t *testing.T) {
 		t.Errorf("the claim %s: access modes %v, storage %q: shards on many nodes need ReadWriteMany and a size",
 			pvc.Metadata.Name, pvc.Spec.AccessModes, pvc.Spec.Resources.Requests["storage"])
 	}
+	// No default class (most are ReadWriteOnce): a value the API server
+	// refuses until run.sh puts the class given to it there.
+	if c := pvc.Spec.StorageClassName; c == nil || dnsSubdomain.MatchString(*c) {
+		t.Errorf("the claim's storageClassName is %v: want it there, and invalid until run.sh sets it (no cluster default)", c)
+	}
 	shard, mount := checkJobPod(t, job, pvc.Metadata.Name)
 	if job.Spec.CompletionMode != "Indexed" {
 		t.Errorf("completionMode %q, want Indexed", job.Spec.CompletionMode)
+	}
+	// Failures are limited per shard, not for all shards together, and an
+	// evicted pod does not count.
+	if job.Spec.BackoffLimit != nil || job.Spec.BackoffLimitPerIndex == nil || *job.Spec.BackoffLimitPerIndex < 1 {
+		show := func(p *int) string {
+			if p == nil {
+				return "unset"
+			}
+			return strconv.Itoa(*p)
+		}
+		t.Errorf("backoffLimit %s, backoffLimitPerIndex %s: want no Job-wide backoffLimit and a backoffLimitPerIndex of 1 or more",
+			show(job.Spec.BackoffLimit), show(job.Spec.BackoffLimitPerIndex))
+	}
+	ignoresEvictions := false
+	for _, r := range job.Spec.PodFailurePolicy.Rules {
+		for _, c := range r.OnPodConditions {
+			ignoresEvictions = ignoresEvictions || r.Action == "Ignore" && c.Type == "DisruptionTarget"
+		}
+	}
+	if !ignoresEvictions {
+		t.Errorf("the Job's podFailurePolicy does not ignore evictions (DisruptionTarget)")
 	}
 	n := job.Spec.Completions
 	shards := ""
@@ -466,6 +695,475 @@ func TestDockerfile(t *testing.T) {
 	for _, p := range []string{".git", "runs"} {
 		if !slices.Contains(strings.Fields(ignore), p) {
 			t.Errorf(".dockerignore does not leave out %s", p)
+		}
+	}
+}
+
+// realSlurm is a one-node Slurm cluster of its own (slurmctld, slurmd,
+// munged from Debian's slurm-wlm and munge), started by startSlurm.
+type realSlurm struct {
+	dir string
+	// env runs Slurm's commands against this cluster: SLURM_CONF set, no
+	// SLURM_*/SBATCH_* variable of the test's own environment, and skyloop
+	// (this test binary) first on PATH.
+	env []string
+}
+
+// command returns a Slurm command against this cluster.
+func (s *realSlurm) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = s.env
+	return cmd
+}
+
+// output runs a Slurm command and returns its standard output.
+func (s *realSlurm) output(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	b, err := s.command(name, args...).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr)
+	}
+	return string(b)
+}
+
+// neverStarts are the reasons for which Slurm keeps a job pending for ever.
+var neverStarts = []string{"PartitionConfig", "BadConstraints", "PartitionNodeLimit", "DependencyNeverSatisfied", "ReqNodeNotAvail"}
+
+// wait returns once no job is queued (pending or running); it fails at
+// once when a job waits for a reason that never passes.
+func (s *realSlurm) wait(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		q := strings.TrimSpace(s.output(t, "squeue", "-h", "-o", "%i %T %r %A"))
+		if q == "" {
+			return
+		}
+		for _, l := range strings.Split(q, "\n") {
+			if f := strings.Fields(l); len(f) == 4 && f[1] == "PENDING" && slices.Contains(neverStarts, f[2]) {
+				t.Fatalf("job %s is pending for ever (reason %s): no node can run it\n%s", f[0], f[2],
+					s.output(t, "scontrol", "show", "job", f[3]))
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs still queued after 10 minutes:\n%s", q)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// state returns the JobState of a job, or of one task of an array job.
+func (s *realSlurm) state(t *testing.T, job string, task int) string {
+	t.Helper()
+	for _, l := range strings.Split(s.output(t, "scontrol", "-o", "show", "job", job), "\n") {
+		st := regexp.MustCompile(`\bJobState=(\S+)`).FindStringSubmatch(l)
+		at := regexp.MustCompile(`\bArrayTaskId=(\S+)`).FindStringSubmatch(l)
+		if st != nil && (task < 0 || at != nil && at[1] == strconv.Itoa(task)) {
+			return st[1]
+		}
+	}
+	return "unknown"
+}
+
+// freePort returns a TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// slurmConf is the cluster's slurm.conf: one node (NODE) of 2 CPUs on this
+// host, reached at 127.0.0.1; everything in DIR; root runs everything; no
+// accounting, cgroups or MPI. config_overrides: the node has 2 CPUs and
+// 8 GiB whatever the machine has (the recipe must cope with a node smaller
+// than it asks for).
+const slurmConf = `ClusterName=skyloop-test
+SlurmctldHost=HOST(127.0.0.1)
+SlurmctldPort=CTLDPORT
+SlurmdPort=SLURMDPORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=DIR/sock/munge.sock
+StateSaveLocation=DIR/state
+SlurmdSpoolDir=DIR/spool
+SlurmctldPidFile=DIR/slurmctld.pid
+SlurmdPidFile=DIR/slurmd.pid
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+MailProg=/bin/true
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+ReturnToService=2
+MinJobAge=3600
+NodeName=NODE NodeHostname=HOST NodeAddr=127.0.0.1 CPUs=2 RealMemory=8192 State=UNKNOWN
+PartitionName=skyloop Nodes=NODE Default=YES MaxTime=INFINITE State=UP
+`
+
+// startSlurm starts a one-node Slurm of its own for the test and stops it
+// (jobs cancelled, daemons stopped, files removed) when the test ends. Its
+// configuration, ports, MUNGE key and socket, state and spool directories
+// are the test's own, so a Slurm or MUNGE already installed or running on
+// the machine is neither used nor disturbed. Without root or the packages,
+// or when the daemons do not come up, the test is skipped with the reason,
+// unless SKYLOOP_REQUIRE_SLURM is set (CI), which fails it.
+func startSlurm(t *testing.T) *realSlurm {
+	t.Helper()
+	unavailable := func(format string, args ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, args...)
+		if os.Getenv("SKYLOOP_REQUIRE_SLURM") != "" {
+			t.Fatalf("a real Slurm is required (SKYLOOP_REQUIRE_SLURM) but %s", msg)
+		}
+		t.Skipf("skipping the run on a real Slurm: %s", msg)
+	}
+	if os.Geteuid() != 0 {
+		unavailable("not root (the test starts slurmctld, slurmd and munged)")
+	}
+	bins := map[string]string{}
+	for _, name := range []string{"munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scontrol", "scancel"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			if _, e := os.Stat("/usr/sbin/" + name); e == nil {
+				p, err = "/usr/sbin/"+name, nil
+			}
+		}
+		if err != nil {
+			unavailable("no %s (apt-get install -y slurm-wlm munge)", name)
+		}
+		bins[name] = p
+	}
+
+	// munged wants the directories of its socket searchable by all, and
+	// its key private.
+	dir, err := os.MkdirTemp("", "skyloop-slurm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for d, mode := range map[string]os.FileMode{"": 0o755, "sock": 0o755, "munge": 0o700, "state": 0o700, "spool": 0o755, "log": 0o755} {
+		p := filepath.Join(dir, d)
+		if err := os.MkdirAll(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := make([]byte, 1024)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "munge", "munge.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, _ = strings.Cut(host, ".")
+	conf := filepath.Join(dir, "slurm.conf")
+	text := strings.NewReplacer("DIR", dir, "HOST", host, "NODE", "skyloop-node",
+		"CTLDPORT", strconv.Itoa(freePort(t)), "SLURMDPORT", strconv.Itoa(freePort(t))).Replace(slurmConf)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &realSlurm{dir: dir}
+	for _, e := range skyloopOnPath(t) {
+		if !strings.HasPrefix(e, "SLURM_") && !strings.HasPrefix(e, "SBATCH_") && !strings.HasPrefix(e, "SQUEUE_") &&
+			!strings.HasPrefix(e, "SINFO_") && !strings.HasPrefix(e, "SCONTROL_") {
+			s.env = append(s.env, e)
+		}
+	}
+	s.env = append(s.env, "SLURM_CONF="+conf)
+
+	// daemon starts a daemon in the foreground, its output in log/NAME,
+	// and stops it when the test ends (SIGTERM, then SIGKILL after 30 s).
+	daemon := func(name string, args ...string) (log string, exited <-chan struct{}) {
+		log = filepath.Join(dir, "log", name)
+		f, err := os.Create(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := s.command(bins[name], args...)
+		cmd.Stdout, cmd.Stderr = f, f
+		// A daemon does not outlive a test binary that dies.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		if err := cmd.Start(); err != nil {
+			f.Close()
+			unavailable("%s does not start: %v", name, err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); f.Close(); close(done) }()
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+		})
+		return log, done
+	}
+	tail := func(log string) string {
+		b, _ := os.ReadFile(log)
+		if len(b) > 3000 {
+			b = b[len(b)-3000:]
+		}
+		return string(b)
+	}
+	// up polls until ok, or fails (or skips) when a daemon has exited or
+	// after 2 minutes.
+	up := func(what string, ok func() bool, logs map[string]<-chan struct{}) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for !ok() {
+			for log, exited := range logs {
+				select {
+				case <-exited:
+					unavailable("%s: %s exited:\n%s", what, filepath.Base(log), tail(log))
+				default:
+				}
+			}
+			if time.Now().After(deadline) {
+				var all string
+				for log := range logs {
+					all += "\n" + filepath.Base(log) + ":\n" + tail(log)
+				}
+				unavailable("%s: not after 2 minutes%s", what, all)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	sock := filepath.Join(dir, "sock", "munge.sock")
+	mlog, mdone := daemon("munged", "-F", "--socket="+sock,
+		"--key-file="+filepath.Join(dir, "munge", "munge.key"), "--pid-file="+filepath.Join(dir, "munge", "munged.pid"),
+		"--log-file="+filepath.Join(dir, "munge", "munged.log"), "--seed-file="+filepath.Join(dir, "munge", "munged.seed"))
+	up("munged's socket", func() bool { _, err := os.Stat(sock); return err == nil }, map[string]<-chan struct{}{mlog: mdone})
+	clog, cdone := daemon("slurmctld", "-D", "-f", conf)
+	dlog, ddone := daemon("slurmd", "-D", "-N", "skyloop-node", "-f", conf)
+	// Jobs are cancelled before the daemons stop (cleanups run last first).
+	t.Cleanup(func() {
+		if ids := strings.Fields(s.output(t, "squeue", "-h", "-o", "%A")); len(ids) > 0 {
+			s.command("scancel", ids...).Run()
+			deadline := time.Now().Add(time.Minute)
+			for time.Now().Before(deadline) {
+				if b, err := s.command("squeue", "-h").Output(); err != nil || len(b) == 0 {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	})
+	up("the node idle in sinfo", func() bool {
+		b, _ := s.command(bins["sinfo"], "-h", "-N", "-o", "%T").Output()
+		return strings.TrimSpace(string(b)) == "idle"
+	}, map[string]<-chan struct{}{mlog: mdone, clog: cdone, dlog: ddone})
+	return s
+}
+
+// TestSlurmRecipeOnRealSlurm runs deploy/slurm on a real Slurm (Debian's
+// slurm-wlm and munge, one node of 2 CPUs, started by the test as root;
+// see startSlurm): checkSlurmRecipe, the recipe end to end with a failed
+// shard run again, and a request no node can run (memory) refused by
+// submit.sh with Slurm's reason, nothing queued.
+func TestSlurmRecipeOnRealSlurm(t *testing.T) {
+	s := startSlurm(t)
+	home := t.TempDir()
+	env := append(slices.Clone(s.env), "HOME="+home)
+	checkSlurmRecipe(t, slurmCluster{env: env, dir: t.TempDir(), wait: s.wait, state: s.state})
+
+	cmd := exec.Command("bash", filepath.Join(deployDir, "slurm", "submit.sh"), "2", "netbots/delay", t.TempDir())
+	cmd.Env = append(slices.Clone(env), "SBATCH_MEM_PER_CPU=1000000")
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "Requested node configuration is not available") || !strings.Contains(string(b), "nothing was submitted") {
+		t.Errorf("submit.sh asking 1 TB per CPU of a node of 8 GB: %v\n%s\nwant a refusal with Slurm's reason", err, b)
+	}
+	if q := s.output(t, "squeue", "-h"); q != "" {
+		t.Errorf("submit.sh queued jobs no node can run:\n%s", q)
+	}
+}
+
+// dnsSubdomain is what Kubernetes accepts as a storage class name.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// fakeKubectl stands in for kubectl as far as deploy/k8s/run.sh uses it: a
+// Job per file job-NAME in $KUBE_STATE holding its true conditions ("" while
+// it runs); apply of an existing Job changes nothing ("unchanged", as
+// kubectl says for a finished Job applied again), of a new one makes it
+// $FAKE_OUTCOME (default Complete); the applied manifests are kept as
+// applied-N.yaml and every call is logged in calls.
+const fakeKubectl = `#!/bin/bash
+set -u
+s=$KUBE_STATE
+echo "$*" >> "$s/calls"
+case "$1 $2" in
+  "get storageclass")
+    for c in $FAKE_CLASSES; do [ "$c" = "$3" ] && exit 0; done
+    echo "Error from server (NotFound): storageclasses.storage.k8s.io \"$3\" not found" >&2; exit 1 ;;
+  "get job")
+    if [ ! -e "$s/job-$3" ]; then
+      case " $* " in *" --ignore-not-found "*) exit 0 ;; esac
+      echo "Error from server (NotFound): jobs.batch \"$3\" not found" >&2; exit 1
+    fi
+    case " $* " in *" -o name "*) echo "job.batch/$3" ;; *) cat "$s/job-$3" ;; esac ;;
+  "get pvc") printf Bound ;;
+  "delete job")
+    if [ -e "$s/job-$3" ]; then rm "$s/job-$3"; echo "job.batch \"$3\" deleted"; fi ;;
+  "apply -f")
+    n=$(ls "$s" | grep -c '^applied-')
+    if [ "$3" = - ]; then cat > "$s/applied-$n.yaml"; else cp "$3" "$s/applied-$n.yaml"; fi
+    for j in $(sed -n 's/^  name: \(skyloop-sweep\|skyloop-merge\)$/\1/p' "$s/applied-$n.yaml"); do
+      if [ -e "$s/job-$j" ]; then echo "job.batch/$j unchanged"; continue; fi
+      printf %s "${FAKE_OUTCOME:-Complete}" > "$s/job-$j"; echo "job.batch/$j created"
+    done ;;
+  "logs job/skyloop-merge") echo "skyloop: merged" ;;
+  *) echo "fake kubectl: unexpected call: $*" >&2; exit 1 ;;
+esac
+`
+
+// TestKubernetesRunScript runs deploy/k8s/run.sh with a stand-in kubectl
+// (no Kubernetes cluster is available to the tests): it refuses to run
+// without a storage class or with one the cluster does not have, puts the
+// class given into the claim, deletes the Jobs of a finished earlier run
+// before applying (else kubectl apply leaves the old Job "unchanged" and the
+// merge runs on the old results), and refuses, touching nothing, while an
+// earlier sweep Job still runs.
+func TestKubernetesRunScript(t *testing.T) {
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "kubectl"), []byte(fakeKubectl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type job struct{ name, state string }
+	run := func(jobs []job, args ...string) (state string, out string, err error) {
+		t.Helper()
+		state = t.TempDir()
+		for _, j := range jobs {
+			if err := os.WriteFile(filepath.Join(state, "job-"+j.name), []byte(j.state), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A run.sh that waits for ever (for a Job that never ends) is
+		// stopped after a generous while and fails.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(deployDir, "k8s", "run.sh")}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"KUBE_STATE="+state, "FAKE_CLASSES=standard nfs-client")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		b, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("still waiting after 2 minutes: %w", err)
+		}
+		return state, string(b), err
+	}
+	calls := func(state string) []string {
+		b, _ := os.ReadFile(filepath.Join(state, "calls"))
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	applied := func(state string) []string {
+		var a []string
+		for _, c := range calls(state) {
+			if strings.HasPrefix(c, "apply ") {
+				a = append(a, c)
+			}
+		}
+		return a
+	}
+
+	for _, args := range [][]string{{}, {"ssd"}, {"Not_A_Class"}} {
+		state, out, err := run(nil, args...)
+		if err == nil || !strings.Contains(out, "storage class") || len(applied(state)) > 0 {
+			t.Errorf("run.sh %v: %v\n%s\nwant a refusal naming the storage class, nothing applied (calls: %q)", args, err, out, calls(state))
+		}
+	}
+
+	for _, class := range []string{"nfs-client", "none"} {
+		state, out, err := run([]job{{"skyloop-sweep", "Complete"}, {"skyloop-merge", "Failed"}}, class)
+		if err != nil || !strings.Contains(out, "skyloop: merged") {
+			t.Fatalf("run.sh %s after a finished run: %v\n%s", class, err, out)
+		}
+		c := calls(state)
+		del := slices.IndexFunc(c, func(s string) bool { return strings.HasPrefix(s, "delete job skyloop-sweep") })
+		app := slices.IndexFunc(c, func(s string) bool { return strings.HasPrefix(s, "apply ") })
+		delMerge := slices.IndexFunc(c, func(s string) bool { return strings.HasPrefix(s, "delete job skyloop-merge") })
+		if del < 0 || delMerge < 0 || app < del || app < delMerge {
+			t.Errorf("run.sh %s after a finished run called kubectl:\n%s\nwant the earlier Jobs deleted before anything is applied", class, strings.Join(c, "\n"))
+		}
+		if !strings.Contains(out, "job.batch/skyloop-sweep created") || !strings.Contains(out, "job.batch/skyloop-merge created") {
+			t.Errorf("run.sh %s after a finished run did not start new Jobs:\n%s", class, out)
+		}
+		manifest, err := os.ReadFile(filepath.Join(state, "applied-0.yaml"))
+		if err != nil {
+			t.Fatalf("run.sh %s applied no manifest from its standard input: %v", class, err)
+		}
+		want := class
+		if class == "none" {
+			want = ""
+		}
+		got := "(none)"
+		if objs := parseK8s(t, "the manifest run.sh applied", string(manifest)); len(objs) == 2 && objs[0].Spec.StorageClassName != nil {
+			got = *objs[0].Spec.StorageClassName
+		}
+		if got != want {
+			t.Errorf("run.sh %s applied a claim with storageClassName %q, want %q", class, got, want)
+		}
+	}
+
+	state, out, err := run([]job{{"skyloop-sweep", ""}}, "nfs-client")
+	if err == nil || !strings.Contains(out, "still running") {
+		t.Errorf("run.sh while the sweep Job runs: %v\n%s\nwant a refusal saying it is still running", err, out)
+	}
+	for _, c := range calls(state) {
+		if strings.HasPrefix(c, "delete ") || strings.HasPrefix(c, "apply ") {
+			t.Errorf("run.sh while the sweep Job runs called kubectl %s", c)
+		}
+	}
+}
+
+// TestNS3InstallLinesAgree: the packages the ns-3 backend asks for when it
+// is missing (ErrNoNS3) are all in the README's apt line, which
+// scripts/check-apt-line.sh checks on a clean Debian 12, and in docs/ns3.md;
+// the Dockerfile and .ci/run are compared with ErrNoNS3 by TestDockerfile.
+func TestNS3InstallLinesAgree(t *testing.T) {
+	want := strings.Fields(regexp.MustCompile("apt-get install -y ([^`]+)`").FindStringSubmatch(ns3.ErrNoNS3.Error())[1])
+	if !slices.Contains(want, "libsqlite3-dev") {
+		t.Errorf("ErrNoNS3 asks for %v: ns-3's pkg-config names libsqlite3.so, which only libsqlite3-dev brings", want)
+	}
+	for _, f := range []string{"../../README.md", "../../docs/ns3.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(b)), " ")
+		var line []string
+		for _, m := range regexp.MustCompile("apt-get install -y ([^`]+)`").FindAllStringSubmatch(text, -1) {
+			if p := strings.Fields(m[1]); slices.Contains(p, "libns3-dev") {
+				line = p
+				break
+			}
+		}
+		for _, p := range want {
+			if !slices.Contains(line, p) {
+				t.Errorf("%s: the apt line for ns-3 %v lacks %s", f, line, p)
+			}
 		}
 	}
 }

@@ -26,7 +26,7 @@ var modules = []string{"ns3-core", "ns3-network", "ns3-internet", "ns3-wifi", "n
 
 // ErrNoNS3 reports a machine without the ns-3 development files.
 var ErrNoNS3 = errors.New("ns-3 3.37 development files not found: install the Debian packages with " +
-	"`apt-get install -y libns3-dev libgsl-dev pkg-config g++`")
+	"`apt-get install -y libns3-dev libsqlite3-dev libgsl-dev pkg-config g++`")
 
 var buildMu sync.Mutex
 
@@ -78,6 +78,18 @@ func Binary() (string, error) {
 	}
 	if _, err := exec.LookPath(cxx); err != nil {
 		return "", fmt.Errorf("%w (no C++ compiler %q)", ErrNoNS3, cxx)
+	}
+	// Debian's ns-3 names some libraries by path (ns3-stats.pc:
+	// /usr/lib/<triplet>/libsqlite3.so), which packages that libns3-dev
+	// does not depend on bring: name a missing one rather than let the
+	// linker fail at the end of the build.
+	for _, f := range strings.Fields(string(libs)) {
+		if filepath.IsAbs(f) {
+			if _, err := os.Stat(f); err != nil {
+				return "", fmt.Errorf("%w (pkg-config --libs %s names %s, which is not installed)",
+					ErrNoNS3, strings.Join(modules, " "), f)
+			}
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("ns-3 backend cache: %w", err)
