@@ -250,6 +250,49 @@ func TestUpRefusesForeignNamespaces(t *testing.T) {
 	if !exists(prefix+"-1") || exists(prefix+"-0") {
 		t.Errorf("after the refused Up: -0 %v, -1 %v", exists(prefix+"-0"), exists(prefix+"-1"))
 	}
+	if _, err := os.Stat(recordPath(prefix)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused Up left its record: %v", err)
+	}
+}
+
+// TestRemoveAll: netns down --all removes every prefix's namespaces whose
+// run is gone, and leaves a live run's and those skyloop did not make.
+// (Records in a directory of the test's own, so that it cannot touch this
+// machine's other runs.)
+func TestRemoveAll(t *testing.T) {
+	needRoot(t)
+	saved := lockDir
+	lockDir = t.TempDir()
+	defer func() { lockDir = saved }()
+	prefix := testPrefix("all")
+	gone, err := Up(prefix+"-a", 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Release()
+	live, err := Up(prefix+"-b", 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Down()
+	handMade(t, prefix+"-c-0")
+	m, err := RemoveAll(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(m.Removed, " ") != prefix+"-a-0 "+prefix+"-a-1" {
+		t.Errorf("removed %v", m.Removed)
+	}
+	why := map[string]string{}
+	for _, k := range m.Kept {
+		why[k.Name] = k.Why
+	}
+	if !strings.Contains(why[prefix+"-b-0"], "in use by the running skyloop") || !strings.Contains(why[prefix+"-c-0"], "not made by skyloop") {
+		t.Errorf("kept %+v", m.Kept)
+	}
+	if !exists(prefix+"-b-0") || !exists(prefix+"-c-0") || exists(prefix+"-a-0") {
+		t.Error("RemoveAll removed the wrong namespaces")
+	}
 }
 
 // TestStaleRecord: the record of a run that is gone is taken over by the
