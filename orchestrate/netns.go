@@ -560,7 +560,10 @@ func (nt *Net) Down() error {
 	if nt.rec == nil {
 		return nil
 	}
-	_, err := nt.rec.removeMade()
+	var err error
+	if nt.rec.ours() {
+		_, err = nt.rec.removeMade()
+	} // else removed by netns down --force, and the names may be another run's now
 	nt.rec.release(err == nil)
 	nt.rec = nil
 	return err

@@ -218,9 +218,20 @@ func TestRemoveReportsWhatItLeft(t *testing.T) {
 	if err != nil || len(m.Removed) != 1 || exists(prefix+"-b-0") {
 		t.Fatalf("forced: %v, %+v", err, m)
 	}
-	// The live run then ends without trouble, and the prefix is free.
+	// Another run takes the prefix meanwhile; the live run then ends
+	// without trouble, and without touching the new run's namespaces.
+	newer, err := Up(prefix+"-b", 1, false)
+	if err != nil {
+		t.Fatalf("Up after a forced removal: %v", err)
+	}
 	if err := live.Down(); err != nil {
 		t.Fatalf("Down after a forced removal: %v", err)
+	}
+	if !exists(prefix + "-b-0") {
+		t.Fatal("the forced-out run removed the namespace of the run that took its prefix")
+	}
+	if err := newer.Down(); err != nil || exists(prefix+"-b-0") {
+		t.Fatalf("the newer run's Down: %v", err)
 	}
 	if !exists(prefix + "-5") {
 		t.Error("the hand-made namespace was removed")

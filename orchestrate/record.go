@@ -127,8 +127,34 @@ func lockRecord(prefix string, create bool) (*record, error) {
 			return nil, err
 		}
 		r.f = f
+		if err := r.adopt(); err != nil {
+			f.Close()
+			return nil, err
+		}
 		return r, nil
 	}
+}
+
+// adopt names this process as the record's owner, listing again what the
+// previous owner left (still to be removed), so that the record never
+// names a process that is gone while this one holds it.
+func (r *record) adopt() error {
+	if err := r.f.Truncate(0); err != nil {
+		return fmt.Errorf("writing %s: %w", r.path, err)
+	}
+	r.pid = os.Getpid()
+	var b strings.Builder
+	fmt.Fprintf(&b, "pid %d\n", r.pid)
+	for _, v := range r.veths {
+		fmt.Fprintf(&b, "veth %s\n", v)
+	}
+	for _, n := range r.netns {
+		fmt.Fprintf(&b, "netns %s\n", n)
+	}
+	if _, err := r.f.WriteString(b.String()); err != nil {
+		return fmt.Errorf("writing %s: %w", r.path, err)
+	}
+	return nil
 }
 
 // errHeld is lock's error when another open file description holds the
@@ -293,14 +319,11 @@ func remove(list []string, s string) []string {
 	return out
 }
 
-// start empties the record this process holds and names this process as
-// its owner.
+// start empties the record this process holds (what it listed is gone)
+// and names this process as its owner.
 func (r *record) start() error {
-	if err := r.f.Truncate(0); err != nil {
-		return fmt.Errorf("writing %s: %w", r.path, err)
-	}
-	r.netns, r.veths, r.pid = nil, nil, os.Getpid()
-	return r.write("pid", strconv.Itoa(r.pid))
+	r.netns, r.veths = nil, nil
+	return r.adopt()
 }
 
 // write appends one entry.
@@ -334,6 +357,11 @@ func (r *record) retract(kind, name string) {
 		r.veths = remove(r.veths, name)
 	}
 }
+
+// ours reports whether the record file is still the one this process
+// holds: netns down --force removes a live run's record, and then another
+// run may make the prefix's namespaces again under a new one.
+func (r *record) ours() bool { return r.f != nil && samePath(r.f, r.path) }
 
 // release drops the lock and, when remove is set, the file (if it is
 // still this record's: a forced removal may have replaced it).
