@@ -74,6 +74,10 @@ type Options struct {
 	// advances Realtime times as fast as real time (1 = real time), so
 	// that people and outside programs can take part.
 	Realtime float64
+	// parsing is set by Registry.Check, which runs while the scenario is
+	// parsed, before the caller has set its directory: files named
+	// relative to it are checked by the Build that follows.
+	parsing bool
 }
 
 // OptionError reports bad input that is not a mistake in the scenario file:
@@ -83,6 +87,14 @@ type OptionError struct{ Err error }
 
 func (e *OptionError) Error() string { return e.Err.Error() }
 func (e *OptionError) Unwrap() error { return e.Err }
+
+// filesValidator is a parameter set that names files (a MuJoCo model,
+// say), relative to the scenario's directory: ValidateFiles checks them as
+// the run will read them, so that validate reports a file that cannot be
+// used against the field that names it.
+type filesValidator interface {
+	ValidateFiles(dir string) fields.Errors
+}
 
 // Check runs the component checks of Build with the core's registry
 // (Core().Check); programs that link the edge components use their
@@ -335,6 +347,11 @@ func (r *Run) buildVehicles() {
 			continue
 		}
 		bad := p.Validate()
+		if f, ok := p.(filesValidator); ok && len(bad) == 0 && !r.opt.parsing {
+			if fb := f.ValidateFiles(sc.Dir); len(fb) > 0 {
+				bad = fb
+			}
+		}
 		if cs != nil && cs.Check != nil {
 			for k, v := range cs.Check(p, cp) {
 				bad[k] = v

@@ -158,5 +158,5 @@ func (g *Registry) Check(sc *scenario.Scenario) {
 	if sc.Tick <= 0 {
 		return // the kernel cannot be built; the generic check said why
 	}
-	Build(sc, Options{CheckOnly: true, Registry: g})
+	Build(sc, Options{CheckOnly: true, Registry: g, parsing: true})
 }

@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -44,7 +43,8 @@ const MaxVehicles = 250
 // nsDir is where named network namespaces live (as `ip netns` uses).
 const nsDir = "/var/run/netns"
 
-// lockDir holds one file per prefix in use, with the owner's pid.
+// lockDir holds the records of the namespaces skyloop made, one file per
+// prefix (see record).
 var lockDir = "/run/skyloop"
 
 // Vehicle is one vehicle's namespace.
@@ -65,7 +65,7 @@ type Vehicle struct {
 type Net struct {
 	Prefix   string
 	Vehicles []Vehicle
-	lock     string
+	rec      *record // what this run made; nil once down
 }
 
 // VehicleIP returns vehicle i's address on the simulated network.
@@ -153,24 +153,9 @@ func vethName(prefix string, i int) string {
 	return fmt.Sprintf("slv%05x%d", h.Sum32()&0xfffff, i)
 }
 
-// owner returns the pid that holds prefix, or 0.
-func owner(prefix string) int {
-	b, err := os.ReadFile(filepath.Join(lockDir, prefix+".pid"))
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	if err := syscall.Kill(pid, 0); err != nil && errors.Is(err, syscall.ESRCH) {
-		return 0 // the owner is gone
-	}
-	return pid
-}
-
-// Namespaces lists the existing namespaces whose names start with prefix
-// (all skyloop namespaces for "sl-").
+// Namespaces lists the existing namespaces of exactly prefix (prefix-0,
+// prefix-1, ...; not those of a longer prefix such as prefix-b), whoever
+// made them.
 func Namespaces(prefix string) ([]string, error) {
 	ents, err := os.ReadDir(nsDir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -181,143 +166,312 @@ func Namespaces(prefix string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) {
+		if vehicleIndex(prefix, e.Name()) >= 0 {
 			out = append(out, e.Name())
 		}
 	}
-	sort.Strings(out)
+	sortNames(out)
 	return out, nil
+}
+
+// sortNames sorts namespace names with their vehicle numbers in numeric
+// order (sl-x-2 before sl-x-10).
+func sortNames(names []string) {
+	key := func(s string) (string, int) {
+		i := strings.LastIndexByte(s, '-')
+		n, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return s, -1
+		}
+		return s[:i], n
+	}
+	sort.Slice(names, func(a, b int) bool {
+		pa, na := key(names[a])
+		pb, nb := key(names[b])
+		if pa != pb {
+			return pa < pb
+		}
+		return na < nb
+	})
 }
 
 // Status describes the namespaces of one prefix.
 type Status struct {
-	Prefix     string
+	Prefix string
+	// Namespaces are those of the prefix that exist.
 	Namespaces []string
-	Owner      int // pid of the run that holds them, 0 = leftovers
+	// Owner is the pid of the live skyloop that holds them, 0 when none
+	// does (made by netns up, or left by a run that was killed).
+	Owner int
+	// Recorded is true when skyloop recorded making them; false for
+	// namespaces named like skyloop's that no record lists: skyloop did
+	// not make them and never removes them.
+	Recorded bool
 }
 
-// List returns the skyloop namespaces on this machine, grouped by prefix.
+// List returns the namespaces skyloop recorded making, by prefix, and
+// then the namespaces named like skyloop's ("sl-...") that no record
+// lists.
 func List() ([]Status, error) {
-	names, err := Namespaces("sl-")
+	var out []Status
+	mine := map[string]bool{}
+	for _, p := range recordedPrefixes() {
+		r, live, err := peekRecord(p)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			continue
+		}
+		st := Status{Prefix: p, Recorded: true}
+		if live {
+			st.Owner = r.pid
+			if st.Owner == 0 {
+				st.Owner = -1 // held, by a process that has not written its pid yet
+			}
+		}
+		for _, n := range r.netns {
+			mine[n] = true
+			if nsExists(n) {
+				st.Namespaces = append(st.Namespaces, n)
+			}
+		}
+		sortNames(st.Namespaces)
+		out = append(out, st)
+	}
+	strays, err := unrecorded("sl-")
 	if err != nil {
 		return nil, err
 	}
 	by := map[string]*Status{}
 	var order []string
-	for _, n := range names {
-		i := strings.LastIndexByte(n, '-')
-		p := n[:i]
+	for _, n := range strays {
+		if mine[n] {
+			continue
+		}
+		p := n
+		if i := strings.LastIndexByte(n, '-'); i > 0 {
+			p = n[:i]
+		}
 		if by[p] == nil {
-			by[p] = &Status{Prefix: p, Owner: owner(p)}
+			by[p] = &Status{Prefix: p}
 			order = append(order, p)
 		}
 		by[p].Namespaces = append(by[p].Namespaces, n)
 	}
-	out := make([]Status, 0, len(order))
 	for _, p := range order {
 		out = append(out, *by[p])
 	}
 	return out, nil
 }
 
-// Remove deletes every namespace of prefix (and with them their links) and
-// the prefix's lock, unless a live run other than this process holds it.
-func Remove(prefix string) error {
-	if err := checkPrefix(prefix); err != nil {
-		return err
+// unrecorded lists the existing namespaces whose names start with start
+// and that no record lists.
+func unrecorded(start string) ([]string, error) {
+	ents, err := os.ReadDir(nsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
-	if pid := owner(prefix); pid != 0 && pid != os.Getpid() {
-		return fmt.Errorf("namespaces %s-* belong to a running skyloop (pid %d); stop it first", prefix, pid)
+	if err != nil {
+		return nil, err
 	}
-	err := removeNamespaces(prefix)
-	os.Remove(filepath.Join(lockDir, prefix+".pid"))
-	return err
+	listed := map[string]bool{}
+	for _, p := range recordedPrefixes() {
+		if r, _, err := peekRecord(p); err == nil && r != nil {
+			for _, n := range r.netns {
+				listed[n] = true
+			}
+		}
+	}
+	var out []string
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, start) && !listed[n] {
+			out = append(out, n)
+		}
+	}
+	sortNames(out)
+	return out, nil
 }
 
-// removeNamespaces deletes the namespaces and stray host veths of prefix.
-func removeNamespaces(prefix string) error {
-	names, err := Namespaces(prefix + "-")
-	if err != nil {
-		return err
+// Remove deletes the namespaces (and host links) skyloop recorded making
+// under exactly prefix, and the record. A live run's are left unless force
+// is set. Namespaces whose names start with prefix- but that the record
+// does not list (another prefix's, such as prefix-b's, or ones skyloop did
+// not make) are left, each with the reason.
+func Remove(prefix string, force bool) (Removal, error) {
+	var out Removal
+	if err := checkPrefix(prefix); err != nil {
+		return out, err
 	}
+	removed, err := removeRecorded(prefix, force)
+	out.add(removed)
+	var held *heldError
+	if errors.As(err, &held) {
+		err = fmt.Errorf("namespaces %s-* are in use by a running skyloop (%s): stop it first, or add --force", prefix, pidText(held.pid))
+	}
+	// Say what is left that the user may have meant.
+	others, lerr := List()
+	if lerr != nil {
+		return out, errors.Join(err, lerr)
+	}
+	for _, st := range others {
+		for _, n := range st.Namespaces {
+			if !strings.HasPrefix(n, prefix+"-") {
+				continue
+			}
+			if st.Prefix == prefix && st.Recorded {
+				// Still there after the removal: held by a live run.
+				out.Kept = append(out.Kept, Kept{n, heldWhy(st)})
+				continue
+			}
+			out.Kept = append(out.Kept, Kept{n, why(st)})
+		}
+	}
+	return out, err
+}
+
+func heldWhy(st Status) string {
+	if st.Owner != 0 {
+		return fmt.Sprintf("in use by the running skyloop (%s); stop it first, or add --force", pidText(st.Owner))
+	}
+	return "could not be removed"
+}
+
+// why explains why a removal of another prefix left st's namespaces.
+func why(st Status) string {
+	switch {
+	case !st.Recorded:
+		return "not made by skyloop (no record of it); skyloop leaves it alone (ip netns del removes it)"
+	case st.Owner != 0:
+		return fmt.Sprintf("belongs to prefix %s, in use by the running skyloop (%s)", st.Prefix, pidText(st.Owner))
+	default:
+		return fmt.Sprintf("belongs to prefix %s (netns down --prefix %s removes it)", st.Prefix, st.Prefix)
+	}
+}
+
+// RemoveAll deletes every namespace skyloop recorded making whose run is
+// gone (also those of live runs when force is set), and their records.
+// Live runs' namespaces, and namespaces named like skyloop's that no
+// record lists, are left, each with the reason.
+func RemoveAll(force bool) (Removal, error) {
+	var out Removal
 	var errs []error
-	for _, n := range names {
-		if err := netns.DeleteNamed(n); err != nil {
-			errs = append(errs, fmt.Errorf("deleting namespace %s: %w", n, err))
+	for _, p := range recordedPrefixes() {
+		m, err := removeRecorded(p, force)
+		out.add(m)
+		var held *heldError
+		if err != nil && !errors.As(err, &held) { // live runs' are reported as kept
+			errs = append(errs, err)
 		}
 	}
-	// A veth whose namespace end is gone disappears with it; remove any
-	// stray host end all the same.
-	links, _ := netlink.LinkList()
-	stem := vethName(prefix, 0)
-	stem = stem[:len(stem)-1]
-	for _, l := range links {
-		if name := l.Attrs().Name; strings.HasPrefix(name, stem) {
-			netlink.LinkDel(l)
+	st, err := List()
+	if err != nil {
+		return out, errors.Join(append(errs, err)...)
+	}
+	for _, s := range st {
+		for _, n := range s.Namespaces {
+			if s.Recorded {
+				out.Kept = append(out.Kept, Kept{n, heldWhy(s)})
+			} else {
+				out.Kept = append(out.Kept, Kept{n, why(s)})
+			}
 		}
 	}
-	return errors.Join(errs...)
+	return out, errors.Join(errs...)
+}
+
+// removeRecorded deletes what prefix's record lists, and the record,
+// unless a live process holds it and force is not set (a *heldError).
+func removeRecorded(prefix string, force bool) (Removal, error) {
+	r, err := lockRecord(prefix, false)
+	var held *heldError
+	switch {
+	case errors.As(err, &held) && force:
+		// Read it without the lock; the owner finds its namespaces gone
+		// and leaves the record file alone (it is no longer its file).
+		r, _, err = peekRecord(prefix)
+		if err != nil || r == nil {
+			return Removal{}, err
+		}
+		m, err := r.removeMade()
+		if err == nil {
+			os.Remove(r.path)
+		}
+		return m, err
+	case errors.As(err, &held):
+		return Removal{}, err
+	case err != nil:
+		return Removal{}, err
+	case r == nil:
+		return Removal{}, nil
+	}
+	m, err := r.removeMade()
+	r.release(err == nil)
+	return m, err
 }
 
 // CheckFree fails with a clear message when this process may not make
-// namespaces, or when a live skyloop holds the prefix (a name collision:
-// two runs of the same scenario at once).
-func CheckFree(prefix string) error {
+// namespaces, when a live skyloop holds the prefix (a name collision: two
+// runs of the same scenario at once), or when one of the n namespaces a
+// run would make exists and skyloop did not record making it (it would
+// have to remove it, and it never removes what it did not make).
+func CheckFree(prefix string, n int) error {
 	if err := checkPrefix(prefix); err != nil {
 		return err
 	}
 	if err := CheckPrivileges(); err != nil {
 		return err
 	}
-	if pid := owner(prefix); pid != 0 && pid != os.Getpid() {
-		return collision(prefix, pid)
+	r, live, err := peekRecord(prefix)
+	if err != nil {
+		return err
+	}
+	if live {
+		pid := 0
+		if r != nil {
+			pid = r.pid
+		}
+		return &heldError{prefix: prefix, pid: pid}
+	}
+	return foreign(prefix, n, r)
+}
+
+// foreign fails when some of prefix's first n namespaces exist and r
+// (prefix's record, possibly nil) does not list them.
+func foreign(prefix string, n int, r *record) error {
+	names, err := Namespaces(prefix)
+	if err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	if r != nil {
+		for _, name := range r.netns {
+			listed[name] = true
+		}
+	}
+	var strays []string
+	for _, name := range names {
+		if i := vehicleIndex(prefix, name); i < n && !listed[name] {
+			strays = append(strays, name)
+		}
+	}
+	switch len(strays) {
+	case 0:
+	case 1:
+		return fmt.Errorf("namespace %s exists, and skyloop did not make it (no record in %s): skyloop never removes what it did not make; remove it (ip netns del %s) or run the scenario under another name",
+			strays[0], lockDir, strays[0])
+	default:
+		return fmt.Errorf("namespaces %s exist, and skyloop did not make them (no record in %s): skyloop never removes what it did not make; remove them (ip netns del NAME) or run the scenario under another name",
+			strings.Join(strays, ", "), lockDir)
 	}
 	return nil
 }
 
-func collision(prefix string, pid int) error {
-	return fmt.Errorf("name collision: namespaces %s-* belong to a running skyloop (pid %d); stop it, or run a copy of the scenario under another name", prefix, pid)
-}
-
-// takeLock claims prefix for this process: the lock file is created
-// exclusively, so two runs starting at once cannot both have it; a lock
-// left by a dead process is taken over.
-func takeLock(prefix string) (string, error) {
-	if err := os.MkdirAll(lockDir, 0o755); err != nil {
-		return "", err
-	}
-	lock := filepath.Join(lockDir, prefix+".pid")
-	for try := 0; ; try++ {
-		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			_, err = fmt.Fprintln(f, os.Getpid())
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				os.Remove(lock)
-				return "", fmt.Errorf("writing %s: %w", lock, err)
-			}
-			return lock, nil
-		}
-		if !errors.Is(err, os.ErrExist) || try > 0 {
-			return "", fmt.Errorf("creating %s: %w", lock, err)
-		}
-		pid := owner(prefix)
-		if pid == os.Getpid() {
-			return lock, nil
-		}
-		if pid != 0 {
-			return "", collision(prefix, pid)
-		}
-		os.Remove(lock) // stale: its owner is gone
-	}
-}
-
-// Up creates n namespaces with the given prefix, first removing leftovers
-// of an earlier run with the same prefix. persistentTAP keeps the TAP
-// devices after this process closes them (for `skyloop netns up`). On
-// failure everything made so far is removed again.
+// Up creates n namespaces with the given prefix, first removing the
+// leftovers an earlier run with the same prefix recorded (a run that is
+// gone). persistentTAP keeps the TAP devices after this process closes
+// them (for `skyloop netns up`). On failure everything made so far is
+// removed again.
 func Up(prefix string, n int, persistentTAP bool) (*Net, error) {
 	if err := checkPrefix(prefix); err != nil {
 		return nil, err
@@ -325,24 +479,31 @@ func Up(prefix string, n int, persistentTAP bool) (*Net, error) {
 	if n < 1 || n > MaxVehicles {
 		return nil, fmt.Errorf("%d vehicles: network namespaces support 1 to %d", n, MaxVehicles)
 	}
-	if err := CheckFree(prefix); err != nil {
+	if err := CheckPrivileges(); err != nil {
 		return nil, err
 	}
-	lock, err := takeLock(prefix)
+	rec, err := lockRecord(prefix, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := removeNamespaces(prefix); err != nil {
-		os.Remove(lock)
+	if _, err := rec.removeMade(); err != nil {
+		rec.release(false)
 		return nil, fmt.Errorf("removing leftovers of an earlier run: %w", err)
 	}
-	nt := &Net{Prefix: prefix, lock: lock}
+	if err := foreign(prefix, n, nil); err != nil {
+		rec.release(true) // it lists nothing that still exists
+		return nil, err
+	}
+	if err := rec.start(); err != nil {
+		rec.release(false)
+		return nil, err
+	}
+	nt := &Net{Prefix: prefix, rec: rec}
 	for i := 0; i < n; i++ {
 		v := Vehicle{Index: i, NS: fmt.Sprintf("%s-%d", prefix, i), IP: VehicleIP(i), MAC: VehicleMAC(i),
 			HostIP: netip.AddrFrom4([4]byte{10, 100, byte(i), 1}), NSHost: netip.AddrFrom4([4]byte{10, 100, byte(i), 2}),
 			veth: vethName(prefix, i)}
-		if err := setup(&v, n, persistentTAP); err != nil {
-			nt.Vehicles = append(nt.Vehicles, v)
+		if err := nt.make(&v, n, persistentTAP); err != nil {
 			nt.Down()
 			return nil, fmt.Errorf("setting up namespace %s: %w", v.NS, err)
 		}
@@ -351,15 +512,82 @@ func Up(prefix string, n int, persistentTAP bool) (*Net, error) {
 	return nt, nil
 }
 
-// Down closes the TAP devices and removes every namespace and the lock.
+// make records vehicle v's namespace and host link, then makes them.
+func (nt *Net) make(v *Vehicle, n int, persistentTAP bool) error {
+	if _, err := netlink.LinkByName(v.veth); err == nil {
+		return fmt.Errorf("a link named %s exists already, and skyloop's record of %s does not list it (another run's, whose prefix has the same hash, or not skyloop's): run the scenario under another name", v.veth, nt.Prefix)
+	}
+	if nsExists(v.NS) {
+		return fmt.Errorf("namespace %s exists already, and skyloop did not make it: remove it (ip netns del %s) or run the scenario under another name", v.NS, v.NS)
+	}
+	if err := nt.rec.add("veth", v.veth); err != nil {
+		return err
+	}
+	if err := nt.rec.add("netns", v.NS); err != nil {
+		return err
+	}
+	err := setup(v, n, persistentTAP)
+	var ex *existsError
+	if errors.As(err, &ex) {
+		// Made by someone else between the check and now: not ours.
+		nt.rec.retract(ex.kind, ex.name)
+	}
+	if err != nil && v.TAP != nil {
+		v.TAP.Close()
+		v.TAP = nil
+	}
+	return err
+}
+
+// existsError is setup's error when the namespace or link it is to make
+// exists already.
+type existsError struct {
+	kind, name string
+	err        error
+}
+
+func (e *existsError) Error() string {
+	what := map[string]string{"netns": "namespace", "veth": "link"}[e.kind]
+	return fmt.Sprintf("creating %s %s: it exists already (made by someone else meanwhile): %v", what, e.name, e.err)
+}
+
+func (e *existsError) Unwrap() error { return e.err }
+
+// Down closes the TAP devices and removes what this run made (its record
+// lists) and the record. It leaves everything else alone.
 func (nt *Net) Down() error {
+	nt.closeTAPs()
+	if nt.rec == nil {
+		return nil
+	}
+	var err error
+	if nt.rec.ours() {
+		_, err = nt.rec.removeMade()
+	} // else removed by netns down --force, and the names may be another run's now
+	nt.rec.release(err == nil)
+	nt.rec = nil
+	return err
+}
+
+// Release closes the TAP devices and gives the namespaces up without
+// removing them (skyloop netns up): the record stays, with this process as
+// its owner, so that once this process has ended netns down, or the next
+// run with the prefix, removes them.
+func (nt *Net) Release() {
+	nt.closeTAPs()
+	if nt.rec != nil {
+		nt.rec.release(false)
+		nt.rec = nil
+	}
+}
+
+func (nt *Net) closeTAPs() {
 	for i := range nt.Vehicles {
 		if f := nt.Vehicles[i].TAP; f != nil {
 			f.Close()
 			nt.Vehicles[i].TAP = nil
 		}
 	}
-	return Remove(nt.Prefix)
 }
 
 // setup creates vehicle v's namespace and links. It runs on a locked OS
@@ -385,6 +613,9 @@ func setup(v *Vehicle, n int, persistentTAP bool) (err error) {
 	// The host link, made in the host namespace.
 	peer := v.veth + "p"
 	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: v.veth}, PeerName: peer}); err != nil {
+		if errors.Is(err, syscall.EEXIST) {
+			return &existsError{"veth", v.veth, err}
+		}
 		return fmt.Errorf("creating veth %s: %w", v.veth, err)
 	}
 	host, err := netlink.LinkByName(v.veth)
@@ -404,6 +635,9 @@ func setup(v *Vehicle, n int, persistentTAP bool) (err error) {
 
 	ns, err := netns.NewNamed(v.NS) // the thread is now inside
 	if err != nil {
+		if errors.Is(err, syscall.EEXIST) {
+			return &existsError{"netns", v.NS, err}
+		}
 		return fmt.Errorf("creating namespace: %w", err)
 	}
 	defer ns.Close()

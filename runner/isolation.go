@@ -40,7 +40,7 @@ func (iso *isolation) check() error {
 		return nil
 	}
 	sc := iso.r.Scenario()
-	if err := orchestrate.CheckFree(orchestrate.Prefix(sc.Name)); err != nil {
+	if err := orchestrate.CheckFree(orchestrate.Prefix(sc.Name), iso.r.Vehicles()); err != nil {
 		return fmt.Errorf("isolation: %w", err)
 	}
 	return iso.eachProcess(func(k int, p scenario.Process, i int) error {

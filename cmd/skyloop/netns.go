@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +19,11 @@ host_veth 10.100.i.2/24 as a direct link to skyloop (10.100.i.1), loopback, and 
 other route. skyloop makes them when a run starts and removes them when it ends, also
 after Ctrl-C; leftovers of a killed run are removed by the next run with the same
 prefix, or by "skyloop netns down". The prefix is "sl-" and the scenario name.
+
+skyloop records every namespace it makes (in /run/skyloop/<prefix>.netns, written
+before each is made) and only ever removes what a record lists: never another
+prefix's, never a running skyloop's (unless netns down --force), and never a
+namespace it did not make, whatever its name.
 
 These commands need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN).`,
 	}
@@ -49,7 +54,7 @@ These commands need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN).`,
 			if n < 1 || p == "" {
 				return badInput("netns up needs a scenario, or --count and --prefix")
 			}
-			if err := orchestrate.CheckFree(p); err != nil {
+			if err := orchestrate.CheckFree(p, n); err != nil {
 				return usageError{err}
 			}
 			nt, err := orchestrate.Up(p, n, true)
@@ -58,56 +63,55 @@ These commands need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN).`,
 			}
 			for i := range nt.Vehicles {
 				v := &nt.Vehicles[i]
-				if v.TAP != nil {
-					v.TAP.Close() // persistent: the device stays
-				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%-18s wifi_tap %-12s %s  host_veth %s (skyloop %s)\n", v.NS, v.IP, v.MAC, v.NSHost, v.HostIP)
 			}
-			os.Remove("/run/skyloop/" + p + ".pid") // nobody holds them now
+			nt.Release() // the persistent TAPs and the namespaces stay, for netns down
 			return nil
 		},
 	}
 	up.Flags().IntVar(&count, "count", 0, "number of vehicles")
 	up.Flags().StringVar(&prefix, "prefix", "", "namespace prefix (sl-...)")
-	var all bool
+	var all, force bool
 	down := &cobra.Command{
-		Use:   "down (--prefix P | --all)",
-		Short: "Remove namespaces (those of live runs are refused)",
-		Args:  cobra.NoArgs,
+		Use:   "down (--prefix P | --all) [--force]",
+		Short: "Remove the namespaces skyloop made (those of live runs are refused)",
+		Long: `Remove the namespaces skyloop recorded making: with --prefix, those of exactly that
+prefix (not those of a longer prefix: --prefix sl-x leaves sl-x-b-0, which belongs to
+sl-x-b); with --all, those of every prefix whose run has ended. Namespaces of a running
+skyloop are left unless --force is given, and namespaces skyloop did not make are
+never removed, whatever their names. Prints what it removed and what it left, and why.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := orchestrate.CheckPrivileges(); err != nil {
 				return usageError{err}
 			}
-			var prefixes []string
+			var m orchestrate.Removal
+			var err error
 			switch {
+			case all && prefix != "":
+				return badInput("netns down takes --prefix or --all, not both")
 			case all:
-				st, err := orchestrate.List()
-				if err != nil {
-					return err
-				}
-				for _, s := range st {
-					if s.Owner == 0 {
-						prefixes = append(prefixes, s.Prefix)
-					} else {
-						fmt.Fprintf(cmd.ErrOrStderr(), "keeping %s-*: in use by skyloop pid %d\n", s.Prefix, s.Owner)
-					}
-				}
+				m, err = orchestrate.RemoveAll(force)
 			case prefix != "":
-				prefixes = []string{prefix}
+				m, err = orchestrate.Remove(prefix, force)
 			default:
 				return badInput("netns down needs --prefix or --all")
 			}
-			for _, p := range prefixes {
-				if err := orchestrate.Remove(p); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "removed %s-*\n", p)
+			w := cmd.OutOrStdout()
+			if len(m.Removed) == 0 {
+				fmt.Fprintln(w, "removed no namespace")
+			} else {
+				fmt.Fprintf(w, "removed %s\n", strings.Join(m.Removed, ", "))
 			}
-			return nil
+			for _, k := range m.Kept {
+				fmt.Fprintf(w, "left %s: %s\n", k.Name, k.Why)
+			}
+			return err
 		},
 	}
-	down.Flags().StringVar(&prefix, "prefix", "", "namespace prefix to remove")
-	down.Flags().BoolVar(&all, "all", false, "remove every skyloop namespace not held by a running skyloop")
+	down.Flags().StringVar(&prefix, "prefix", "", "remove the namespaces skyloop made under exactly this prefix")
+	down.Flags().BoolVar(&all, "all", false, "remove the namespaces skyloop made whose run has ended")
+	down.Flags().BoolVar(&force, "force", false, "also remove the namespaces of a running skyloop (its programs lose their network)")
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "List skyloop's namespaces and who holds them",
@@ -121,9 +125,16 @@ These commands need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN).`,
 				fmt.Fprintln(cmd.OutOrStdout(), "no skyloop namespaces")
 			}
 			for _, s := range st {
+				if !s.Recorded {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: named like skyloop's but not made by skyloop (no record); skyloop leaves them alone\n",
+						strings.Join(s.Namespaces, ", "))
+					continue
+				}
 				who := "not held by a running skyloop (made by netns up, or left by a killed run)"
-				if s.Owner != 0 {
+				if s.Owner > 0 {
 					who = fmt.Sprintf("held by skyloop pid %d", s.Owner)
+				} else if s.Owner != 0 {
+					who = "held by a skyloop that is starting"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s-*: %d namespaces, %s\n", s.Prefix, len(s.Namespaces), who)
 			}

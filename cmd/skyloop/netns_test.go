@@ -71,6 +71,13 @@ func (c *child) wait(t *testing.T, d time.Duration) int {
 	}
 }
 
+// startup is how long a test waits for a run to set up its namespaces
+// and start its programs, or to end after a signal: far more than they
+// take on a quiet machine (about a second), so that a loaded machine
+// cannot fail the test; a test only waits that long when something is
+// broken.
+const startup = 3 * time.Minute
+
 // eventually polls cond every 50 ms for up to d.
 func eventually(d time.Duration, cond func() bool) bool {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
@@ -158,6 +165,10 @@ processes:
 network: {backend: impair, latency: 5ms}
 `
 
+// unique returns a scenario name unique to this test process, so that
+// test processes running at once never share namespaces.
+func unique(name string) string { return fmt.Sprintf("%s-%d", name, os.Getpid()) }
+
 func writeScenario(t *testing.T, name, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".yaml")
@@ -173,11 +184,13 @@ func writeScenario(t *testing.T, name, text string) string {
 // refused as a name collision without touching the first.
 func TestSIGINTCleansUp(t *testing.T) {
 	needNetns(t)
-	path := writeScenario(t, "cli-sigint", longNetns)
+	name := unique("cli-sigint")
+	prefix := "sl-" + name
+	path := writeScenario(t, name, longNetns)
 	out := filepath.Join(t.TempDir(), "run")
 	c := startCLI(t, "run", path, "--out", out)
-	if !eventually(20*time.Second, func() bool { return len(ours(t, "sl-cli-sigint")) == 3 && len(childPIDs(out)) == 3 }) {
-		t.Fatalf("namespaces %v, processes %v; stderr:\n%s", ours(t, "sl-cli-sigint"), childPIDs(out), c.stderr.String())
+	if !eventually(startup, func() bool { return len(ours(t, prefix)) == 3 && len(childPIDs(out)) == 3 }) {
+		t.Fatalf("namespaces %v, processes %v; stderr:\n%s", ours(t, prefix), childPIDs(out), c.stderr.String())
 	}
 	pids := childPIDs(out)
 	for _, p := range pids {
@@ -190,7 +203,7 @@ func TestSIGINTCleansUp(t *testing.T) {
 
 	out2 := filepath.Join(t.TempDir(), "run2")
 	c2 := startCLI(t, "run", path, "--out", out2)
-	if code := c2.wait(t, 20*time.Second); code != 2 || !strings.Contains(c2.stderr.String(), "name collision: namespaces sl-cli-sigint-* belong to a running skyloop") {
+	if code := c2.wait(t, startup); code != 2 || !strings.Contains(c2.stderr.String(), "name collision: namespaces "+prefix+"-* belong to a running skyloop") {
 		t.Errorf("second run: exit %d, stderr:\n%s", code, c2.stderr.String())
 	}
 	if _, err := os.Stat(filepath.Dir(out2)); err == nil {
@@ -198,15 +211,15 @@ func TestSIGINTCleansUp(t *testing.T) {
 			t.Errorf("the refused run wrote %v", ents)
 		}
 	}
-	if got := ours(t, "sl-cli-sigint"); len(got) != 3 {
+	if got := ours(t, prefix); len(got) != 3 {
 		t.Fatalf("the refused run disturbed the first: namespaces %v", got)
 	}
 
 	c.cmd.Process.Signal(os.Interrupt)
-	if code := c.wait(t, 20*time.Second); code != 130 {
+	if code := c.wait(t, startup); code != 130 {
 		t.Errorf("exit code %d after SIGINT, want 130; stderr:\n%s", code, c.stderr.String())
 	}
-	if got := ours(t, "sl-cli-sigint"); len(got) != 0 {
+	if got := ours(t, prefix); len(got) != 0 {
 		t.Errorf("ip netns list still shows %v", got)
 	}
 	for _, p := range pids {
@@ -217,8 +230,8 @@ func TestSIGINTCleansUp(t *testing.T) {
 	if _, err := os.Stat(out + ".incomplete"); err != nil {
 		t.Errorf("partial outputs: %v", err)
 	}
-	if b, _ := os.ReadFile("/run/skyloop/sl-cli-sigint.pid"); len(b) != 0 {
-		t.Errorf("lock file left: %q", b)
+	if b, err := os.ReadFile("/run/skyloop/" + prefix + ".netns"); err == nil {
+		t.Errorf("record left: %q", b)
 	}
 }
 
@@ -227,16 +240,18 @@ func TestSIGINTCleansUp(t *testing.T) {
 // cleans up after itself.
 func TestLeftoversOfAKilledRun(t *testing.T) {
 	needNetns(t)
-	path := writeScenario(t, "cli-kill", longNetns)
+	name := unique("cli-kill")
+	prefix := "sl-" + name
+	path := writeScenario(t, name, longNetns)
 	out := filepath.Join(t.TempDir(), "run")
 	c := startCLI(t, "run", path, "--out", out)
-	if !eventually(20*time.Second, func() bool { return len(ours(t, "sl-cli-kill")) == 3 && len(childPIDs(out)) == 3 }) {
-		t.Fatalf("namespaces %v; stderr:\n%s", ours(t, "sl-cli-kill"), c.stderr.String())
+	if !eventually(startup, func() bool { return len(ours(t, prefix)) == 3 && len(childPIDs(out)) == 3 }) {
+		t.Fatalf("namespaces %v; stderr:\n%s", ours(t, prefix), c.stderr.String())
 	}
 	pids := childPIDs(out)
 	c.cmd.Process.Kill()
-	c.wait(t, 10*time.Second)
-	if !eventually(5*time.Second, func() bool {
+	c.wait(t, startup)
+	if !eventually(startup, func() bool {
 		for _, p := range pids {
 			if alive(p) {
 				return false
@@ -246,17 +261,17 @@ func TestLeftoversOfAKilledRun(t *testing.T) {
 	}) {
 		t.Errorf("children outlived a killed skyloop: %v", pids)
 	}
-	if got := ours(t, "sl-cli-kill"); len(got) != 3 {
+	if got := ours(t, prefix); len(got) != 3 {
 		t.Fatalf("expected the killed run's namespaces to be left, got %v", got)
 	}
 	code, stdout, stderr := capture(t, "netns", "status")
-	if code != 0 || !strings.Contains(stdout, "sl-cli-kill-*: 3 namespaces, not held by a running skyloop") {
+	if code != 0 || !strings.Contains(stdout, prefix+"-*: 3 namespaces, not held by a running skyloop") {
 		t.Errorf("netns status: exit %d\n%s%s", code, stdout, stderr)
 	}
 
 	short := strings.Replace(longNetns, "duration: 120s", "duration: 2s", 1)
 	short = strings.Replace(short, "exec sleep 1000", "exec sleep 1", 1)
-	os.WriteFile(path, []byte(strings.ReplaceAll(short, "NAME", "cli-kill")), 0o644)
+	os.WriteFile(path, []byte(strings.ReplaceAll(short, "NAME", name)), 0o644)
 	code, stdout, stderr = capture(t, "run", path, "--out", filepath.Join(t.TempDir(), "again"))
 	if code != 0 {
 		t.Fatalf("next run: exit %d\n%s", code, stderr)
@@ -264,7 +279,7 @@ func TestLeftoversOfAKilledRun(t *testing.T) {
 	if !strings.Contains(stdout, "processes: 3 x idle exit 0") {
 		t.Errorf("summary lacks the processes:\n%s", stdout)
 	}
-	if got := ours(t, "sl-cli-kill"); len(got) != 0 {
+	if got := ours(t, prefix); len(got) != 0 {
 		t.Errorf("after the next run: %v", got)
 	}
 }
@@ -275,7 +290,7 @@ func TestLeftoversOfAKilledRun(t *testing.T) {
 func TestNetnsBadInput(t *testing.T) {
 	needNetns(t)
 	bad := strings.Replace(longNetns, "exec sleep 1000", "exec slep 1000", 1)
-	path := writeScenario(t, "cli-bad", bad)
+	path := writeScenario(t, unique("cli-bad"), bad)
 	out := filepath.Join(t.TempDir(), "run")
 	code, _, stderr := capture(t, "run", path, "--out", out)
 	if code != 2 || !strings.Contains(stderr, "processes[0] (idle), vehicle 0: slep: command not found in PATH") {
@@ -284,7 +299,7 @@ func TestNetnsBadInput(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
 		t.Errorf("written: %v", ents)
 	}
-	if got := ours(t, "sl-cli-bad"); len(got) != 0 {
+	if got := ours(t, "sl-"+unique("cli-bad")); len(got) != 0 {
 		t.Errorf("namespaces made: %v", got)
 	}
 
@@ -304,7 +319,7 @@ func TestNetnsBadInput(t *testing.T) {
 		t.Fatal("copying the test binary")
 	}
 	good := filepath.Join(dir, "cli-priv.yaml")
-	os.WriteFile(good, []byte(strings.ReplaceAll(longNetns, "NAME", "cli-priv")), 0o644)
+	os.WriteFile(good, []byte(strings.ReplaceAll(longNetns, "NAME", unique("cli-priv"))), 0o644)
 	os.Chmod(dir, 0o777)
 	cmd := exec.Command(bin, "run", good, "--out", filepath.Join(dir, "out"))
 	cmd.Env = append(os.Environ(), "SKYLOOP_CLI_CHILD=1", "HOME="+dir)
@@ -349,28 +364,101 @@ func TestMAVLinkPortInUse(t *testing.T) {
 // idempotent.
 func TestNetnsUpDownByHand(t *testing.T) {
 	needNetns(t)
+	prefix := "sl-" + unique("clihand")
 	for round := 0; round < 2; round++ {
-		code, stdout, stderr := capture(t, "netns", "up", "--count", "2", "--prefix", "sl-clihand")
-		if code != 0 || !strings.Contains(stdout, "sl-clihand-1") || !strings.Contains(stdout, "wifi_tap 10.0.0.2") {
+		code, stdout, stderr := capture(t, "netns", "up", "--count", "2", "--prefix", prefix)
+		if code != 0 || !strings.Contains(stdout, prefix+"-1") || !strings.Contains(stdout, "wifi_tap 10.0.0.2") {
 			t.Fatalf("up (round %d): exit %d\n%s%s", round, code, stdout, stderr)
 		}
 	}
-	if got := ours(t, "sl-clihand"); len(got) != 2 {
+	if got := ours(t, prefix); len(got) != 2 {
 		t.Fatalf("after up: %v", got)
 	}
-	out, err := exec.Command("ip", "netns", "exec", "sl-clihand-0", "ip", "-br", "addr").CombinedOutput()
+	out, err := exec.Command("ip", "netns", "exec", prefix+"-0", "ip", "-br", "addr").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "10.0.0.1/24") || !strings.Contains(string(out), "10.100.0.2/24") {
-		t.Errorf("inside sl-clihand-0: %v\n%s", err, out)
+		t.Errorf("inside %s-0: %v\n%s", prefix, err, out)
 	}
 	code, stdout, _ := capture(t, "netns", "status")
-	if code != 0 || !strings.Contains(stdout, "sl-clihand-*: 2 namespaces, not held by a running skyloop") {
+	if code != 0 || !strings.Contains(stdout, prefix+"-*: 2 namespaces, not held by a running skyloop") {
 		t.Errorf("status: exit %d\n%s", code, stdout)
 	}
-	code, stdout, stderr := capture(t, "netns", "down", "--prefix", "sl-clihand")
-	if code != 0 || !strings.Contains(stdout, "removed sl-clihand-*") {
+	code, stdout, stderr := capture(t, "netns", "down", "--prefix", prefix)
+	if code != 0 || !strings.Contains(stdout, "removed "+prefix+"-0, "+prefix+"-1\n") {
 		t.Errorf("down: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if got := ours(t, "sl-clihand"); len(got) != 0 {
+	if got := ours(t, prefix); len(got) != 0 {
 		t.Errorf("after down: %v", got)
+	}
+}
+
+// TestNetnsKeepsOtherPrefixes: netns down --prefix sl-x, and the start and
+// end of a run of scenario x, remove exactly what skyloop made for x: not
+// the namespaces of a live run of scenario x-b (whose names start with
+// sl-x-), and not namespaces skyloop did not make, whatever their names;
+// netns down says what it left and why.
+func TestNetnsKeepsOtherPrefixes(t *testing.T) {
+	needNetns(t)
+	x := unique("clix")
+	px := "sl-" + x
+	pathB := writeScenario(t, x+"-b", longNetns)
+	outB := filepath.Join(t.TempDir(), "runb")
+	c := startCLI(t, "run", pathB, "--out", outB)
+	if !eventually(startup, func() bool { return len(ours(t, px+"-b")) == 3 && len(childPIDs(outB)) == 3 }) {
+		t.Fatalf("namespaces %v; stderr:\n%s", ours(t, px+"-b"), c.stderr.String())
+	}
+	// Named like one of x's, but made by someone else.
+	if out, err := exec.Command("ip", "netns", "add", px+"-9").CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", px+"-9").Run() })
+	intact := func(when string) {
+		t.Helper()
+		if got := ours(t, px+"-b"); len(got) != 3 {
+			t.Fatalf("%s: the live run's namespaces are %v", when, got)
+		}
+		if _, err := os.Stat("/var/run/netns/" + px + "-9"); err != nil {
+			t.Fatalf("%s: the namespace skyloop did not make is gone: %v", when, err)
+		}
+	}
+
+	code, stdout, stderr := capture(t, "netns", "up", "--count", "2", "--prefix", px)
+	if code != 0 {
+		t.Fatalf("netns up: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = capture(t, "netns", "down", "--prefix", px)
+	wantLines := []string{
+		"removed " + px + "-0, " + px + "-1\n",
+		"left " + px + "-b-0: belongs to prefix " + px + "-b, in use by the running skyloop (pid " + strconv.Itoa(c.cmd.Process.Pid) + ")\n",
+		"left " + px + "-9: not made by skyloop",
+	}
+	for _, w := range wantLines {
+		if code != 0 || !strings.Contains(stdout, w) {
+			t.Errorf("netns down --prefix %s: exit %d, want %q in\n%s%s", px, code, w, stdout, stderr)
+		}
+	}
+	intact("after netns down --prefix " + px)
+
+	// A live run's namespaces are refused by their own prefix too.
+	code, stdout, stderr = capture(t, "netns", "down", "--prefix", px+"-b")
+	if code == 0 || !strings.Contains(stderr, "in use by a running skyloop") {
+		t.Errorf("netns down of a live run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	intact("after netns down --prefix " + px + "-b")
+
+	// A run of scenario x removes only its own, at its start and its end.
+	short := strings.Replace(longNetns, "duration: 120s", "duration: 2s", 1)
+	short = strings.Replace(short, "exec sleep 1000", "exec sleep 1", 1)
+	code, _, stderr = capture(t, "run", writeScenario(t, x, short), "--out", filepath.Join(t.TempDir(), "x"))
+	if code != 0 {
+		t.Fatalf("run of %s: exit %d\n%s", x, code, stderr)
+	}
+	intact("after a run of " + x)
+
+	c.cmd.Process.Signal(os.Interrupt)
+	if code := c.wait(t, startup); code != 130 {
+		t.Errorf("the live run: exit %d after SIGINT; stderr:\n%s", code, c.stderr.String())
+	}
+	if got := ours(t, px+"-b"); len(got) != 0 {
+		t.Errorf("the live run left %v", got)
 	}
 }

@@ -2,8 +2,11 @@
 // the test binaries `go test ./...` runs in parallel: namespace creation
 // and teardown are heavy kernel work (RCU grace periods, device
 // unregistration) that stalls the other packages' real-time runs by tens of
-// milliseconds, and the real-time tests measure clock offsets in
-// milliseconds.
+// milliseconds. It also gates the real-time test set: tests that assert
+// wall-clock bounds (a round trip within 100 +/- 5 ms, clock offsets of a
+// few milliseconds) run only when SKYLOOP_REALTIME_TESTS=1, on a machine
+// quiet enough for such bounds to mean something; the ordinary tests
+// assert behaviour only, and pass on a loaded machine.
 package nstest
 
 import (
@@ -91,3 +94,17 @@ func Neighbour(t testing.TB, here, there string) string {
 }
 
 var neighbours atomic.Int32
+
+// RealtimeEnv is the environment variable that turns the real-time test
+// set on (SKYLOOP_REALTIME_TESTS=1).
+const RealtimeEnv = "SKYLOOP_REALTIME_TESTS"
+
+// Realtime skips t, saying why, unless the real-time test set is on: tests
+// whose assertions are wall-clock bounds, which a busy machine breaks
+// however correct the code is.
+func Realtime(t testing.TB) {
+	t.Helper()
+	if os.Getenv(RealtimeEnv) != "1" {
+		t.Skipf("skipping: a wall-clock bound, checked only in the real-time test set (%s=1, on a quiet machine)", RealtimeEnv)
+	}
+}

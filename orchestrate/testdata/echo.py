@@ -1,7 +1,9 @@
 """UDP echo for isolation tests: run inside vehicle i's namespace, it
 echoes every datagram it receives on port 7000 and sends a numbered probe
 to its peer every 0.2 s, counting the echoes that come back. On SIGTERM it
-prints its counts and exits 0."""
+prints its counts and exits 0. With --ready FILE it appends a line to FILE
+once its socket is bound (tests wait for it instead of guessing how long a
+start takes)."""
 import argparse
 import select
 import signal
@@ -13,10 +15,14 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--ip", required=True)
 ap.add_argument("--peer", required=True)
 ap.add_argument("--crash-after", type=float, default=0, help="exit 1 after this many seconds (fault tests)")
+ap.add_argument("--ready", help="append a line to this file once listening")
 a = ap.parse_args()
 
 sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 sock.bind((a.ip, 7000))
+if a.ready:
+    with open(a.ready, "a") as f:
+        f.write("ready\n")
 sent = echoed = replies = 0
 start = time.monotonic()
 

@@ -2,7 +2,8 @@
 """Companion-computer test program: inside a vehicle's namespace, listen
 for the autopilot's MAVLink 2 heartbeat on UDP 14540 (PX4's onboard port),
 arm the vehicle with COMMAND_LONG and wait for COMMAND_ACK. Standard
-library only; the frames are built by hand."""
+library only; the frames are built by hand. With --ready FILE it appends a
+line to FILE once its socket is bound."""
 import argparse
 import socket
 import struct
@@ -38,11 +39,16 @@ def parse(data):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sysid", type=int, required=True)
+    ap.add_argument("--ready", help="append a line to this file once listening")
     args = ap.parse_args()
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", 14540))
     s.settimeout(1.0)
-    deadline = time.time() + 20
+    if args.ready:
+        with open(args.ready, "a") as f:
+            f.write("ready\n")
+    # Generous: the run itself ends the program if it outlasts it.
+    deadline = time.time() + 600
     autopilot = None
     while autopilot is None and time.time() < deadline:
         try:

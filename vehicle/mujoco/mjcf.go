@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"skyloop/geom"
+	"skyloop/internal/untrusted"
 )
 
 // node is an MJCF element, kept as read.
@@ -65,9 +66,16 @@ var refAttrs = map[string]bool{
 	"cranksite": true, "slidersite": true, "refsite": true,
 }
 
-// ReadRobot reads a robot's MJCF file.
+// maxAssets caps the total size of a robot's model file and the asset
+// files it names (meshes, textures, height fields), which MuJoCo reads.
+const maxAssets = 4 * untrusted.MaxModel
+
+// ReadRobot reads a robot's MJCF file. The file, and every asset file it
+// names (which MuJoCo reads when the world is compiled), must be a regular
+// file of at most untrusted.MaxModel bytes, and together at most
+// maxAssets: a device, a pipe or a huge file is refused with its name.
 func ReadRobot(path string) (*RobotModel, error) {
-	b, err := os.ReadFile(path)
+	b, err := untrusted.ReadFile(path, untrusted.MaxModel)
 	if err != nil {
 		return nil, fmt.Errorf("MuJoCo robot model: %w", err)
 	}
@@ -95,11 +103,17 @@ func ReadRobot(path string) (*RobotModel, error) {
 					n.setAttr(k, filepath.Join(dir, v))
 				}
 			}
+			// assetdir stands for both where the others are not set
+			// (as in MuJoCo).
+			base := dir
+			if v, ok := n.attr("assetdir"); ok {
+				base = v
+			}
 			if _, ok := n.attr("meshdir"); !ok {
-				n.setAttr("meshdir", dir)
+				n.setAttr("meshdir", base)
 			}
 			if _, ok := n.attr("texturedir"); !ok {
-				n.setAttr("texturedir", dir)
+				n.setAttr("texturedir", base)
 			}
 			r.head = append(r.head, n)
 		case "default", "asset":
@@ -133,7 +147,77 @@ func ReadRobot(path string) (*RobotModel, error) {
 	if len(r.bodies) == 0 {
 		return nil, fmt.Errorf("%s: no <body> in <worldbody>: nothing to simulate", path)
 	}
+	if err := r.checkAssets(int64(len(b))); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// checkAssets checks every file the robot's assets name, found as MuJoCo
+// finds them (meshdir for meshes, height fields and skins, texturedir for
+// textures; strippath drops the names' directories): each must be a
+// regular file of at most untrusted.MaxModel bytes, and all of them with
+// the model file (size bytes) at most maxAssets. They are only looked at,
+// not opened (opening a named pipe would block).
+func (r *RobotModel) checkAssets(size int64) error {
+	meshDir, texDir, strip := "", "", false
+	for i := range r.head {
+		if c := &r.head[i]; c.XMLName.Local == "compiler" {
+			meshDir, _ = c.attr("meshdir")
+			texDir, _ = c.attr("texturedir")
+			v, _ := c.attr("strippath")
+			strip = v == "true"
+		}
+	}
+	total := size
+	for i := range r.head {
+		if r.head[i].XMLName.Local != "asset" {
+			continue
+		}
+		for _, a := range r.head[i].Nodes {
+			for _, at := range a.Attrs {
+				if !strings.HasPrefix(at.Name.Local, "file") || at.Value == "" {
+					continue
+				}
+				name := at.Value
+				if strip {
+					name = filepath.Base(name)
+				}
+				if !filepath.IsAbs(name) {
+					d := meshDir
+					if a.XMLName.Local == "texture" {
+						d = texDir
+					}
+					name = filepath.Join(d, name)
+				}
+				n, err := checkAsset(name)
+				if err != nil {
+					return fmt.Errorf("%s: <%s %s=%q>: %w", r.Path, a.XMLName.Local, at.Name.Local, at.Value, err)
+				}
+				if total += n; total > maxAssets {
+					return fmt.Errorf("%s: the model and its asset files take more than the %d MiB allowed (at <%s %s=%q>)",
+						r.Path, maxAssets>>20, a.XMLName.Local, at.Name.Local, at.Value)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkAsset returns the size of path, a regular file (symlinks followed)
+// of at most untrusted.MaxModel bytes.
+func checkAsset(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s: %w", path, untrusted.ErrNotRegular)
+	}
+	if st.Size() > untrusted.MaxModel {
+		return 0, fmt.Errorf("%s: %w: %d MiB, more than the %d MiB allowed", path, untrusted.ErrTooLarge, st.Size()>>20, untrusted.MaxModel>>20)
+	}
+	return st.Size(), nil
 }
 
 // HasBody reports whether the model has a body of that name.

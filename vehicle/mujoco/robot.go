@@ -69,9 +69,8 @@ func DefaultRobotParams() RobotParams {
 		AcceptRadius: 0.1, Radius: 0.3, PhysicsPeriod: 2 * sim.Millisecond, ControlPeriod: 2 * sim.Millisecond}
 }
 
-// Validate checks the parameters and that MuJoCo is there; the model file
-// itself is read when the robots are built (it is relative to the
-// scenario's directory).
+// Validate checks the parameters and that MuJoCo is there; ValidateFiles
+// checks the model file (it is relative to the scenario's directory).
 func (p *RobotParams) Validate() fields.Errors {
 	bad := fields.Errors{}
 	for name, v := range map[string]string{"model": p.Model, "body": p.Body, "left": p.Left, "right": p.Right} {
@@ -97,6 +96,39 @@ func (p *RobotParams) Validate() fields.Errors {
 	return bad
 }
 
+// ValidateFiles reads the model file (relative paths from dir, the
+// scenario's directory) as the run will: it must be a regular MJCF file of
+// at most untrusted.MaxModel bytes whose asset files are regular files
+// within the caps too (see ReadRobot), with the body and the actuators the
+// parameters name.
+func (p *RobotParams) ValidateFiles(dir string) fields.Errors {
+	if p.Model == "" {
+		return nil // reported by Validate
+	}
+	m, err := ReadRobot(modelPath(p.Model, dir))
+	switch {
+	case err != nil:
+		return fields.Errors{"model": err.Error()}
+	case !m.HasBody(p.Body):
+		return fields.Errors{"body": fmt.Sprintf("%s: no body %q (params.body)", m.Path, p.Body)}
+	case !m.HasActuator(p.Left) || !m.HasActuator(p.Right):
+		key := "left"
+		if m.HasActuator(p.Left) {
+			key = "right"
+		}
+		return fields.Errors{key: fmt.Sprintf("%s: no actuators %q and %q (params.left, params.right)", m.Path, p.Left, p.Right)}
+	}
+	return nil
+}
+
+// modelPath returns where a model named in a scenario in dir is.
+func modelPath(model, dir string) string {
+	if !filepath.IsAbs(model) && dir != "" {
+		return filepath.Join(dir, model)
+	}
+	return model
+}
+
 // Robots are the robots of one group: the model read once, and the world
 // they are put in.
 type Robots struct {
@@ -108,10 +140,7 @@ type Robots struct {
 // NewRobots reads the group's model (relative paths from dir) for robots
 // in w; a problem is recorded in the world, which reports it when built.
 func NewRobots(p *RobotParams, w *World, dir string) *Robots {
-	path := p.Model
-	if !filepath.IsAbs(path) && dir != "" {
-		path = filepath.Join(dir, path)
-	}
+	path := modelPath(p.Model, dir)
 	rs := &Robots{p: p, w: w}
 	m, err := ReadRobot(path)
 	switch {
