@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"skyloop/geom"
+	"skyloop/internal/untrusted"
 	"skyloop/report"
 )
 
@@ -49,7 +50,7 @@ type coverageResult struct {
 // coverageRuns reads the coverage results of a run's vehicles, by node
 // name in order, and the node IDs by name.
 func coverageRuns(dir string) ([]string, []coverageResult, map[string]int, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	b, err := untrusted.ReadFileIn(dir, "summary.json", untrusted.MaxJSON)
 	if err != nil {
 		return nil, nil, nil, err
 	}
