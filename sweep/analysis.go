@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -675,21 +676,13 @@ func fileSafe(s string) string {
 	}, s)
 }
 
-// writeCSV writes rows atomically.
+// writeCSV writes rows atomically (report.WriteFile).
 func writeCSV(path string, rows [][]string) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
 	w.WriteAll(rows)
 	if err := w.Error(); err != nil {
-		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return report.WriteFile(path, buf.Bytes())
 }

@@ -298,12 +298,8 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 			rows = append(rows, r)
 		}
 	}
-	tmp := filepath.Join(dir, ".summary.csv.tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return 0, err
-	}
-	w := csv.NewWriter(f)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
 	if len(rows) > 0 {
 		w.Write(append(append(append(append([]string(nil), summaryHead...), cols...), metricNames...), twinCols...))
 	}
@@ -320,13 +316,9 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
 		return 0, err
 	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	return len(rows), os.Rename(tmp, filepath.Join(dir, "summary.csv"))
+	return len(rows), report.WriteFile(filepath.Join(dir, "summary.csv"), buf.Bytes())
 }
 
 // flattenStruct turns a struct into column names and texts, in field order.
