@@ -263,17 +263,17 @@ func readManifest(path string) (*manifest, error) {
 	}
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: not a shard manifest written by skyloop sweep --shard: %w", path, err)
+		return nil, &ManifestError{File: path, Err: err}
 	}
 	sm := manifestName.FindStringSubmatch(filepath.Base(path))
 	if sm == nil || sm[1] != strconv.Itoa(m.Shard) || sm[2] != strconv.Itoa(m.Shards) {
-		return nil, fmt.Errorf("%s: says it is shard %d of %d: the file was renamed or edited", path, m.Shard, m.Shards)
+		return nil, &ManifestError{File: path, Field: "shard", Err: fmt.Errorf("says it is shard %d of %d: the file was renamed or edited", m.Shard, m.Shards)}
 	}
 	if err := (Shard{m.Shard, m.Shards}).check(); err != nil || m.Shards == 0 {
-		return nil, fmt.Errorf("%s: shard %d of %d is not a shard", path, m.Shard, m.Shards)
+		return nil, &ManifestError{File: path, Field: "shards", Err: fmt.Errorf("shard %d of %d is not a shard", m.Shard, m.Shards)}
 	}
-	if m.Plan.Experiment == "" || m.Plan.Seeds < 1 || len(m.Plan.Variants) == 0 {
-		return nil, fmt.Errorf("%s: the manifest has no experiment, seeds or variants", path)
+	if len(m.Plan.Variants) == 0 {
+		return nil, &ManifestError{File: path, Field: "plan.variants", Err: errors.New("none")}
 	}
 	if err := m.check(); err != nil {
 		err.File = path
