@@ -21,6 +21,7 @@ import (
 
 	"skyloop/geom"
 	"skyloop/internal/untrusted"
+	"skyloop/scenario"
 )
 
 // runSummary is the part of summary.json the report shows.
@@ -202,6 +203,8 @@ func (s *runSummary) check() error {
 		return fmt.Errorf("duration_ns %d is negative", s.DurationNs)
 	case s.Nodes < 0:
 		return fmt.Errorf("nodes %d is negative", s.Nodes)
+	case len(s.Vehicles) > scenario.MaxVehicles:
+		return fmt.Errorf("vehicles: %d, more than a scenario may have (%d)", len(s.Vehicles), scenario.MaxVehicles)
 	}
 	return nil
 }
