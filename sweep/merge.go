@@ -713,7 +713,11 @@ func emptyDir(dir string) bool {
 // copyRun fills the empty directory dst with src's files: the marker
 // first, so that a directory left half-filled is known to be ours.
 func copyRun(src, dst string) error {
-	if err := linkOrCopy(filepath.Join(src, record.Marker), filepath.Join(dst, record.Marker)); err != nil {
+	marker := filepath.Join(src, record.Marker)
+	if st, err := os.Lstat(marker); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (a link?): not a skyloop run", marker)
+	}
+	if err := linkOrCopy(marker, filepath.Join(dst, record.Marker)); err != nil {
 		return err
 	}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

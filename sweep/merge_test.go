@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"skyloop/internal/hostile"
+	"skyloop/record"
 	"skyloop/sim"
 )
 
@@ -313,25 +314,30 @@ func TestMergeWritesThroughNoLink(t *testing.T) {
 	}
 }
 
-// TestMergeCopiesNoLinkFromARun: a shard's run holding a link (here one
-// at the temporary name a report writer once used, beside a missing
-// report.html) is not copied: the merge refuses, naming it, and the file
-// the link points to stays as it was.
+// TestMergeCopiesNoLinkFromARun: a shard's run holding a link (one at
+// the temporary name a report writer once used, beside a missing
+// report.html; or its marker file) is not copied: the merge refuses,
+// naming it, and the file the link points to stays as it was.
 func TestMergeCopiesNoLinkFromARun(t *testing.T) {
-	shards := shardFixture(t)
-	base := filepath.Dir(shards)
-	check := victimDir(t, filepath.Join(base, "victim"))
-	run := filepath.Join(shards, "small", "latency=1ms", "seed1")
-	os.Remove(filepath.Join(run, "report.html"))
-	link := filepath.Join(run, "report.html.tmp")
-	if err := os.Symlink(filepath.Join(base, "victim", "summary.csv"), link); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"report.html.tmp", record.Marker} {
+		t.Run(name, func(t *testing.T) {
+			shards := shardFixture(t)
+			base := filepath.Dir(shards)
+			check := victimDir(t, filepath.Join(base, "victim"))
+			run := filepath.Join(shards, "small", "latency=1ms", "seed1")
+			os.Remove(filepath.Join(run, "report.html"))
+			link := filepath.Join(run, name)
+			os.Remove(link)
+			if err := os.Symlink(filepath.Join(base, "victim", "summary.csv"), link); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Merge([]string{shards}, MergeOptions{Out: filepath.Join(base, "out")})
+			if err == nil || !strings.Contains(err.Error(), link) {
+				t.Errorf("merge of a run with a link: %v", err)
+			}
+			check()
+		})
 	}
-	_, err := Merge([]string{shards}, MergeOptions{Out: filepath.Join(base, "out")})
-	if err == nil || !strings.Contains(err.Error(), link) {
-		t.Errorf("merge of a run with a link: %v", err)
-	}
-	check()
 }
 
 // TestMergeManifestsMustAgree: a manifest that lists runs its plan does
