@@ -135,6 +135,7 @@ func TestRunHTMLReadsOnlyBoundedRegularFiles(t *testing.T) {
 				if alloc > hostile.MaxAlloc {
 					t.Errorf("reading it allocated %d MB", alloc>>20)
 				}
+				t.Logf("allocated %d KiB", alloc>>10)
 			})
 		}
 	}

@@ -262,6 +262,7 @@ func TestMergeBoundsPlans(t *testing.T) {
 			if alloc > hostile.MaxAlloc {
 				t.Errorf("allocated %d MB", alloc>>20)
 			}
+			t.Logf("allocated %d KiB", alloc>>10)
 		})
 	}
 }
