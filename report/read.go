@@ -21,6 +21,10 @@ const (
 	// MaxCSVLine bounds one line of a CSV file of a run directory, in
 	// bytes: skyloop's rows are well under a kilobyte.
 	MaxCSVLine = 1 << 20
+	// MaxWideCSVLine bounds one line of a table whose rows hold a run's
+	// whole configuration (summary.csv: from a scenario of at most 1 MiB,
+	// with every value's path).
+	MaxWideCSVLine = 8 << 20
 	// MaxCSVRows bounds the rows of one CSV file: far more than a run
 	// writes at its documented limits.
 	MaxCSVRows = 100_000_000
@@ -39,12 +43,22 @@ const (
 // MaxCSVLine bytes and at most MaxCSVRows rows; the errors of those caps
 // name the file and wrap untrusted.ErrTooLarge or untrusted.ErrNotRegular.
 func CSVRows(path string, f func(col map[string]int, row []string) error) error {
+	return csvRows(path, MaxCSVLine, f)
+}
+
+// WideCSVRows is CSVRows for tables with rows of up to MaxWideCSVLine
+// bytes (summary.csv).
+func WideCSVRows(path string, f func(col map[string]int, row []string) error) error {
+	return csvRows(path, MaxWideCSVLine, f)
+}
+
+func csvRows(path string, maxLine int, f func(col map[string]int, row []string) error) error {
 	file, err := untrusted.OpenIn(filepath.Dir(path), filepath.Base(path), untrusted.MaxCSV)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	r := csv.NewReader(bufio.NewReaderSize(&lineLimit{r: file, path: path, max: MaxCSVLine}, 1<<16))
+	r := csv.NewReader(bufio.NewReaderSize(&lineLimit{r: file, path: path, max: maxLine}, 1<<16))
 	r.ReuseRecord = true
 	head, err := r.Read()
 	if err != nil {

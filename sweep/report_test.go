@@ -171,3 +171,19 @@ func TestSweepReportRefusesDevices(t *testing.T) {
 		t.Errorf("summary.csv on /dev/zero: %v, %d MB", err, alloc>>20)
 	}
 }
+
+// TestSummaryTableBounded: a summary.csv of one endless line (a sparse
+// file) is refused naming it, at a bounded cost.
+func TestSummaryTableBounded(t *testing.T) {
+	_, exp := writeSweepDir(t)
+	p := filepath.Join(exp, "summary.csv")
+	if err := os.Truncate(p, 512<<20); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	alloc := hostile.Allocated(func() { _, _, _, err = Table(p) })
+	if err == nil || !strings.Contains(err.Error(), p) || alloc > hostile.MaxAlloc {
+		t.Errorf("a summary.csv of one 512 MiB line: %v, %d MB", err, alloc>>20)
+	}
+	t.Logf("allocated %d KiB", alloc>>10)
+}

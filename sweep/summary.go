@@ -518,7 +518,7 @@ const maxSummaryRows = MaxVariants * MaxSeeds
 
 // Table reads a summary.csv: per variant, in order, the values over the
 // seeds of the columns Summarize shows, and of the seed column. The file
-// is read as untrusted input (report.CSVRows), with at most one row per
+// is read as untrusted input (report.WideCSVRows), with at most one row per
 // variant and seed of an experiment at its limits.
 func Table(path string) (experiment string, variants []string, values map[string]map[string][]float64, err error) {
 	keep := []string{"seed"}
@@ -527,7 +527,7 @@ func Table(path string) (experiment string, variants []string, values map[string
 	}
 	values = map[string]map[string][]float64{}
 	rows := 0
-	err = report.CSVRows(path, func(idx map[string]int, r []string) error {
+	err = report.WideCSVRows(path, func(idx map[string]int, r []string) error {
 		vi, ok := idx["variant"]
 		if !ok {
 			return errors.New("no variant column")
