@@ -53,7 +53,9 @@ func lockFile(path string) string {
 func TryLock(path string) (*Lock, error) {
 	lf := lockFile(path)
 	for attempt := 0; attempt < 100; attempt++ {
-		f, err := os.OpenFile(lf, os.O_RDWR|os.O_CREATE, 0o644)
+		// O_NOFOLLOW: a link left at the lock file's name (in a
+		// directory someone else wrote) is not followed and truncated.
+		f, err := os.OpenFile(lf, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}

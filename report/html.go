@@ -1,15 +1,12 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,6 +20,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"skyloop/geom"
+	"skyloop/internal/untrusted"
+	"skyloop/scenario"
 )
 
 // runSummary is the part of summary.json the report shows.
@@ -103,12 +102,18 @@ const cdfPoints = 2000
 // receiver/source pair as a heat map). Files the run did not write leave
 // their figures out, with a note saying why.
 func RunHTML(dir string) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
+	b, err := untrusted.ReadFileIn(dir, "summary.json", untrusted.MaxJSON)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s is not a finished run directory: %w", dir, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	var s runSummary
 	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: summary.json: %w", dir, err)
+	}
+	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%s: summary.json: %w", dir, err)
 	}
 	page := runPage{S: s, DurationS: float64(s.DurationNs) / 1e9}
@@ -167,14 +172,18 @@ func RunHTML(dir string) ([]byte, error) {
 			page.Notes = append(page.Notes, fmt.Sprintf("%d nodes: the AoI heat map is drawn for at most %d", s.Nodes, heatMapLimit))
 		}
 	}
-	pdr, err := readPDR(filepath.Join(dir, "trace.csv"), s.Nodes, s.DurationNs)
+	pdr, width, err := readPDR(filepath.Join(dir, "trace.csv"), s.Nodes, s.DurationNs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		page.Notes = append(page.Notes, "no trace.csv (outputs.trace off): no PDR over time")
 	case err != nil:
 		return nil, err
 	case len(pdr) > 0:
-		png, err := LinesPNG("Packet delivery ratio per second (receptions / expected receptions, by transmission time)", "time (s)", "PDR", pdr)
+		per := "second"
+		if width > 1 {
+			per = fmt.Sprintf("%d s", width)
+		}
+		png, err := LinesPNG("Packet delivery ratio per "+per+" (receptions / expected receptions, by transmission time)", "time (s)", "PDR", pdr)
 		if err := add("PDR over time", png, err); err != nil {
 			return nil, err
 		}
@@ -184,6 +193,20 @@ func RunHTML(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return out.Bytes(), nil
+}
+
+// check refuses the values of a summary.json that the figures would take
+// as sizes and that no run writes.
+func (s *runSummary) check() error {
+	switch {
+	case s.DurationNs < 0:
+		return fmt.Errorf("duration_ns %d is negative", s.DurationNs)
+	case s.Nodes < 0:
+		return fmt.Errorf("nodes %d is negative", s.Nodes)
+	case len(s.Vehicles) > scenario.MaxVehicles:
+		return fmt.Errorf("vehicles: %d, more than a scenario may have (%d)", len(s.Vehicles), scenario.MaxVehicles)
+	}
+	return nil
 }
 
 type runPage struct {
@@ -203,39 +226,6 @@ func aerial(s runSummary) bool {
 	return false
 }
 
-// CSVRows reads path's rows after the header, handing each to f with the
-// column index by name; f's error stops the reading and comes back with
-// the file and line (errors.Is still finds it). The row is reused.
-func CSVRows(path string, f func(col map[string]int, row []string) error) error {
-	file, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	r := csv.NewReader(bufio.NewReaderSize(file, 1<<20))
-	r.ReuseRecord = true
-	head, err := r.Read()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
-	for line := 2; ; line++ {
-		row, err := r.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if err := f(col, row); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-	}
-}
-
 func num(row []string, col map[string]int, name string) (float64, error) {
 	i, ok := col[name]
 	if !ok || i >= len(row) {
@@ -248,10 +238,13 @@ func num(row []string, col map[string]int, name string) (float64, error) {
 	return v, nil
 }
 
-// readTracks reads vehicles.csv into one track per vehicle (every fourth
-// sample at most 4000 per vehicle is plenty for a plot).
+// trackPoints bounds the points kept of all tracks together.
+const trackPoints = 1 << 21
+
+// readTracks reads vehicles.csv into one track per vehicle (at most 4000
+// points per vehicle is plenty for a plot, fewer beyond 500 vehicles).
 func readTracks(path string, names []string) ([]Track, error) {
-	tr := NewTracker(names, 4000)
+	tr := NewTracker(names, min(4000, trackPoints/max(len(names), 1)))
 	err := CSVRows(path, func(col map[string]int, row []string) error {
 		var v [5]float64
 		for i, n := range []string{"t_ns", "id", "x", "y", "z"} {
@@ -279,7 +272,7 @@ func readTracks(path string, names []string) ([]Track, error) {
 // of state updates over [first update, end], as metrics computes it (nil
 // beyond heatMapLimit nodes or without state traffic).
 func readDeliveries(path string, nodes int, endNs int64) ([]Series, [][]float64, error) {
-	lat := map[string][]float64{}
+	var lat Samples
 	type pair struct {
 		first, lastT, lastGen float64
 		integral              float64
@@ -295,7 +288,9 @@ func readDeliveries(path string, nodes int, endNs int64) ([]Series, [][]float64,
 		if err != nil {
 			return err
 		}
-		lat[kind] = append(lat[kind], l/1e6)
+		if err := lat.Add(kind, l/1e6); err != nil {
+			return err
+		}
 		if kind != "state" || pairs == nil {
 			return nil
 		}
@@ -324,13 +319,8 @@ func readDeliveries(path string, nodes int, endNs int64) ([]Series, [][]float64,
 		return nil, nil, err
 	}
 	var series []Series
-	kinds := make([]string, 0, len(lat))
-	for k := range lat {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	for _, k := range kinds {
-		v := lat[k]
+	for _, k := range lat.Keys() {
+		v := lat.Values(k)
 		slices.Sort(v)
 		s := Series{Name: k}
 		step := max(1, len(v)/cdfPoints)
@@ -370,18 +360,35 @@ func sawtooth(g, a, b float64) float64 {
 	return (y*y - x*x) / 2
 }
 
-// readPDR reads trace.csv: per traffic kind and second, receptions over
-// expected receptions, both counted at the packet's transmission second
-// (a broadcast expects every other node).
-func readPDR(path string, nodes int, endNs int64) ([]Series, error) {
-	secs := int(endNs/1e9) + 1
+// pdrBins bounds the bins of the PDR over time: runs longer than that
+// many seconds are drawn per several seconds.
+const pdrBins = 20_000
+
+// readPDR reads trace.csv: per traffic kind and bin of width seconds (1
+// up to pdrBins seconds of run), receptions over expected receptions,
+// both counted at the packet's transmission time (a broadcast expects
+// every other node).
+func readPDR(path string, nodes int, endNs int64) (series []Series, width int64, err error) {
+	secs := endNs/1e9 + 1
+	width = (secs + pdrBins - 1) / pdrBins
+	bins := int((secs + width - 1) / width)
+	bin := func(ns float64) int {
+		s := ns / 1e9
+		if !(s >= 0 && s < float64(int64(bins)*width)) {
+			return -1
+		}
+		return int(int64(s) / width)
+	}
 	type counts struct{ exp, rx []float64 }
 	byKind := map[string]*counts{}
-	err := CSVRows(path, func(col map[string]int, row []string) error {
+	err = CSVRows(path, func(col map[string]int, row []string) error {
 		kind := row[col["kind"]]
 		c := byKind[kind]
 		if c == nil {
-			c = &counts{exp: make([]float64, secs), rx: make([]float64, secs)}
+			if len(byKind) >= MaxKinds {
+				return fmt.Errorf("more than %d traffic kinds", MaxKinds)
+			}
+			c = &counts{exp: make([]float64, bins), rx: make([]float64, bins)}
 			byKind[kind] = c
 		}
 		switch row[col["event"]] {
@@ -398,7 +405,7 @@ func readPDR(path string, nodes int, endNs int64) ([]Series, error) {
 			if dst < 0 {
 				n = float64(nodes - 1)
 			}
-			if i := int(t / 1e9); i >= 0 && i < secs {
+			if i := bin(t); i >= 0 {
 				c.exp[i] += n
 			}
 		case "rx":
@@ -406,14 +413,14 @@ func readPDR(path string, nodes int, endNs int64) ([]Series, error) {
 			if err != nil {
 				return err
 			}
-			if i := int(g / 1e9); i >= 0 && i < secs {
+			if i := bin(g); i >= 0 {
 				c.rx[i]++
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	kinds := make([]string, 0, len(byKind))
 	for k := range byKind {
@@ -426,7 +433,7 @@ func readPDR(path string, nodes int, endNs int64) ([]Series, error) {
 		s := Series{Name: k}
 		for i := range c.exp {
 			if c.exp[i] > 0 {
-				s.X = append(s.X, float64(i)+0.5)
+				s.X = append(s.X, float64(int64(i)*width)+float64(width)/2)
 				s.Y = append(s.Y, min(1, c.rx[i]/c.exp[i]))
 			}
 		}
@@ -434,7 +441,7 @@ func readPDR(path string, nodes int, endNs int64) ([]Series, error) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out, width, nil
 }
 
 // HeatMapPNG draws grid[row][col] (NaN: no value) as a heat map, rows up,

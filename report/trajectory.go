@@ -4,10 +4,14 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -170,14 +174,37 @@ func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
 }
 
 // WriteFile writes b to path atomically: a reader (or a run killed
-// meanwhile) sees the old file or the new one, never half of it.
+// meanwhile) sees the old file or the new one, never half of it. The
+// temporary file beside path is created new (O_EXCL, a name of its own),
+// so that nothing already there (a symbolic link to another file, say) is
+// written through; the rename then replaces whatever path was, a link
+// included, without following it.
 func WriteFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		os.Remove(tmp)
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	var f *os.File
+	var tmp string
+	var err error
+	for range 100 {
+		tmp = filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d", base, rand.Uint32()))
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"skyloop/internal/untrusted"
 	"skyloop/report"
 	"skyloop/sim"
 )
@@ -52,7 +54,7 @@ func analysisRuns(dir string, a *Analysis, preps []prepared, seeds int) []aRun {
 	for _, p := range preps {
 		for s := 1; s <= seeds; s++ {
 			rd := filepath.Join(dir, p.v.Name, fmt.Sprintf("seed%d", s))
-			cfg, err := os.ReadFile(filepath.Join(rd, "config.json"))
+			cfg, err := untrusted.ReadFileIn(rd, "config.json", untrusted.MaxJSON)
 			if err != nil {
 				continue
 			}
@@ -125,7 +127,7 @@ func readRunConfig(dir string) (*runConfig, error) {
 		Agents map[string]map[string]json.RawMessage `json:"agents"`
 	}
 	for f, v := range map[string]any{"config.json": &cfg, "summary.json": &sum} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
+		b, err := untrusted.ReadFileIn(dir, f, untrusted.MaxJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -169,21 +171,23 @@ func readRunConfig(dir string) (*runConfig, error) {
 	return rc, nil
 }
 
-// csvRows reads a CSV file into its header's column indices and rows.
-func csvRows(path string) (map[string]int, [][]string, error) {
-	rows, err := readCSVFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(rows) == 0 {
-		return nil, nil, fmt.Errorf("%s: empty", path)
-	}
-	idx := map[string]int{}
-	for i, h := range rows[0] {
-		idx[h] = i
-	}
-	return idx, rows[1:], nil
+// csvRows reads a CSV file of a run row by row (report.CSVRows), after
+// checking that its header has cols.
+func csvRows(path string, cols []string, f func(idx map[string]int, r []string) error) error {
+	checked := false
+	return report.CSVRows(path, func(idx map[string]int, r []string) error {
+		if !checked {
+			if err := needCols(path, idx, cols...); err != nil {
+				return err
+			}
+			checked = true
+		}
+		return f(idx, r)
+	})
 }
+
+// maxTracked bounds the packets an analysis of one run follows.
+const maxTracked = 1 << 22
 
 // needCols reports the first of cols missing from a header.
 func needCols(path string, idx map[string]int, cols ...string) error {
@@ -343,50 +347,45 @@ func nodeToNodeRun(dir string) ([]n2nRow, error) {
 		}
 		return -1
 	}
-	tp := filepath.Join(dir, "trace.csv")
-	idx, trace, err := csvRows(tp)
-	if err != nil {
-		return nil, err
-	}
-	if err := needCols(tp, idx, "event", "t_ns", "src", "kind", "seq"); err != nil {
-		return nil, err
-	}
 	// seq -> station of the packets sent at a station.
 	at := map[string]int{}
-	for _, r := range trace {
+	err = csvRows(filepath.Join(dir, "trace.csv"), []string{"event", "t_ns", "src", "kind", "seq"}, func(idx map[string]int, r []string) error {
 		if r[idx["event"]] != "tx" || r[idx["src"]] != src || r[idx["kind"]] != rc.kind {
-			continue
+			return nil
 		}
 		t, _ := strconv.ParseInt(r[idx["t_ns"]], 10, 64)
 		if i := station(t); i >= 0 {
-			at[r[idx["seq"]]] = i
+			if len(at) >= maxTracked {
+				return fmt.Errorf("the sender sent more than %d packets at its stations", maxTracked)
+			}
+			at[strings.Clone(r[idx["seq"]])] = i
 			rows[i].tx++
 		}
-	}
-	dp := filepath.Join(dir, "deliveries.csv")
-	idx, dels, err := csvRows(dp)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := needCols(dp, idx, "src", "dst", "kind", "seq", "rx_dbm"); err != nil {
-		return nil, err
-	}
 	seen := map[string]bool{}
-	for _, r := range dels {
+	err = csvRows(filepath.Join(dir, "deliveries.csv"), []string{"src", "dst", "kind", "seq", "rx_dbm"}, func(idx map[string]int, r []string) error {
 		if r[idx["src"]] != src || r[idx["dst"]] != dst || r[idx["kind"]] != rc.kind {
-			continue
+			return nil
 		}
 		seq := r[idx["seq"]]
 		i, ok := at[seq]
 		if !ok || seen[seq] {
-			continue
+			return nil
 		}
-		seen[seq] = true
+		seen[strings.Clone(seq)] = true
 		rows[i].rx++
 		if p, err := strconv.ParseFloat(r[idx["rx_dbm"]], 64); err == nil {
 			rows[i].rssSum += p
 			rows[i].rssN++
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return rows, nil
 }
@@ -422,23 +421,26 @@ func endToEnd(dir string, e *Experiment, runs []aRun) error {
 	type key struct{ line, panel string }
 	type perKey struct {
 		stats  []nodeStats // seed 1 (or the first seed run)
-		delays []float64
+		delays report.Samples
 	}
 	byKey := map[key]*perKey{}
 	var order []key
 	for _, r := range runs {
-		stats, delays, err := endToEndRun(r.dir)
+		k := key{r.line, r.panel}
+		pk := byKey[k]
+		fresh := pk == nil
+		if fresh {
+			pk = &perKey{}
+		}
+		stats, err := endToEndRun(r.dir, func(d float64) error { return pk.delays.Add("", d) })
 		if err != nil {
 			return fmt.Errorf("%s seed %d: %w", r.variant, r.seed, err)
 		}
-		k := key{r.line, r.panel}
-		pk := byKey[k]
-		if pk == nil {
-			pk = &perKey{stats: stats}
+		if fresh {
+			pk.stats = stats
 			byKey[k] = pk
 			order = append(order, k)
 		}
-		pk.delays = append(pk.delays, delays...)
 		for _, s := range stats {
 			fwd := ""
 			if s.hasFwd {
@@ -484,12 +486,12 @@ func endToEnd(dir string, e *Experiment, runs []aRun) error {
 				sc.X, sc.Y = append(sc.X, x), append(sc.Y, s.ctlTxBps)
 			}
 			tx, rx, ctl = append(tx, st), append(rx, sr), append(ctl, sc)
-			del = append(del, cdf(k.line, pk.delays))
+			del = append(del, cdf(k.line, pk.delays.Values("")))
 			name := k.line
 			if panel != "" {
 				name += " " + lastKey(e.Analysis.Panels) + "=" + panel
 			}
-			all = append(all, cdf(name, pk.delays))
+			all = append(all, cdf(name, pk.delays.Values("")))
 		}
 		title := e.Name
 		if panel != "" {
@@ -520,12 +522,13 @@ func endToEnd(dir string, e *Experiment, runs []aRun) error {
 // endToEndRun reads one run's per-node counts (routing.csv when the
 // routing layer wrote it; else what trace.csv and deliveries.csv tell:
 // data sent by each node as origin, data received at each node as final
-// destination, control packets of kinds aodv and olsr) and the end-to-end
-// delays (ms) of the data from the traffic source to its destination.
-func endToEndRun(dir string) ([]nodeStats, []float64, error) {
+// destination, control packets of kinds aodv and olsr) and hands delay
+// the end-to-end delays (ms) of the data from the traffic source to its
+// destination, in file order.
+func endToEndRun(dir string, delay func(ms float64) error) ([]nodeStats, error) {
 	rc, err := readRunConfig(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ids := slices.Sorted(maps.Keys(rc.names))
 	stats := make([]nodeStats, len(ids))
@@ -536,28 +539,17 @@ func endToEndRun(dir string) ([]nodeStats, []float64, error) {
 		pos[rc.names[id]] = i
 	}
 	secs := rc.duration.Seconds()
-	dp := filepath.Join(dir, "deliveries.csv")
-	didx, dels, err := csvRows(dp)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := needCols(dp, didx, "src", "dst", "kind", "bytes", "latency_ns"); err != nil {
-		return nil, nil, err
-	}
 	rp := filepath.Join(dir, "routing.csv")
-	if _, err := os.Stat(rp); err == nil {
-		idx, rows, err := csvRows(rp)
-		if err != nil {
-			return nil, nil, err
-		}
+	_, err = os.Lstat(rp)
+	routing := err == nil
+	if routing {
 		cols := strings.Split(RoutingHeader, ",")
-		if err := needCols(rp, idx, cols...); err != nil {
-			return nil, nil, err
-		}
-		for n, r := range rows {
+		n := 0
+		err := csvRows(rp, cols, func(idx map[string]int, r []string) error {
+			n++
 			i, ok := pos[r[idx["node"]]]
 			if !ok {
-				return nil, nil, fmt.Errorf("%s row %d: unknown node %q", rp, n+1, r[idx["node"]])
+				return fmt.Errorf("row %d: unknown node %q", n, r[idx["node"]])
 			}
 			s := &stats[i]
 			for _, f := range []struct {
@@ -568,25 +560,21 @@ func endToEndRun(dir string) ([]nodeStats, []float64, error) {
 				{"control_tx_bytes", &s.ctlTxB}, {"control_rx_packets", &s.ctlRx}} {
 				v, err := strconv.ParseInt(r[idx[f.col]], 10, 64)
 				if err != nil {
-					return nil, nil, fmt.Errorf("%s row %d: %s: %w", rp, n+1, f.col, err)
+					return fmt.Errorf("row %d: %s: %w", n, f.col, err)
 				}
 				*f.dst = v
 			}
 			s.hasFwd, s.source = true, "routing.csv"
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	} else {
-		tp := filepath.Join(dir, "trace.csv")
-		idx, trace, err := csvRows(tp)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := needCols(tp, idx, "event", "src", "kind", "bytes"); err != nil {
-			return nil, nil, err
-		}
-		for _, r := range trace {
+		err := csvRows(filepath.Join(dir, "trace.csv"), []string{"event", "src", "kind", "bytes"}, func(idx map[string]int, r []string) error {
 			i, ok := pos[r[idx["src"]]]
 			if r[idx["event"]] != "tx" || !ok {
-				continue
+				return nil
 			}
 			b, _ := strconv.ParseInt(r[idx["bytes"]], 10, 64)
 			switch r[idx["kind"]] {
@@ -597,34 +585,17 @@ func endToEndRun(dir string) ([]nodeStats, []float64, error) {
 				stats[i].dataTx++
 				stats[i].dataTxB += b
 			}
-		}
-		for _, r := range dels {
-			i, ok := pos[r[didx["dst"]]]
-			if !ok {
-				continue
-			}
-			switch r[didx["kind"]] {
-			case "aodv", "olsr":
-				stats[i].ctlRx++
-			case rc.kind:
-				b, _ := strconv.ParseInt(r[didx["bytes"]], 10, 64)
-				stats[i].dataRx++
-				stats[i].dataRxB += b
-			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		for i := range stats {
 			stats[i].source = "trace"
 		}
 	}
-	for i := range stats {
-		s := &stats[i]
-		if secs > 0 {
-			s.dataTxBps, s.dataRxBps, s.ctlTxBps = float64(s.dataTxB)/secs, float64(s.dataRxB)/secs, float64(s.ctlTxB)/secs
-		}
-	}
 	// End-to-end delays: from the first node of the source group to the
 	// destination.
-	var delays []float64
 	srcID, dstID := -1, -1
 	if id, ok := rc.ids[rc.srcGroup+"-0"]; ok {
 		srcID = id
@@ -632,16 +603,36 @@ func endToEndRun(dir string) ([]nodeStats, []float64, error) {
 	if id, ok := rc.ids[rc.dst]; ok {
 		dstID = id
 	}
-	s, d := strconv.Itoa(srcID), strconv.Itoa(dstID)
-	for _, r := range dels {
-		if r[didx["src"]] == s && r[didx["dst"]] == d && r[didx["kind"]] == rc.kind {
-			v, err := strconv.ParseFloat(r[didx["latency_ns"]], 64)
-			if err == nil {
-				delays = append(delays, v/1e6)
+	sid, did := strconv.Itoa(srcID), strconv.Itoa(dstID)
+	err = csvRows(filepath.Join(dir, "deliveries.csv"), []string{"src", "dst", "kind", "bytes", "latency_ns"}, func(idx map[string]int, r []string) error {
+		kind := r[idx["kind"]]
+		if i, ok := pos[r[idx["dst"]]]; ok && !routing {
+			switch kind {
+			case "aodv", "olsr":
+				stats[i].ctlRx++
+			case rc.kind:
+				b, _ := strconv.ParseInt(r[idx["bytes"]], 10, 64)
+				stats[i].dataRx++
+				stats[i].dataRxB += b
 			}
 		}
+		if r[idx["src"]] == sid && r[idx["dst"]] == did && kind == rc.kind {
+			if v, err := strconv.ParseFloat(r[idx["latency_ns"]], 64); err == nil {
+				return delay(v / 1e6)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return stats, delays, nil
+	for i := range stats {
+		s := &stats[i]
+		if secs > 0 {
+			s.dataTxBps, s.dataRxBps, s.ctlTxBps = float64(s.dataTxB)/secs, float64(s.dataRxB)/secs, float64(s.ctlTxB)/secs
+		}
+	}
+	return stats, nil
 }
 
 // panelsOf lists the distinct panels of keys in first-seen order.
@@ -685,21 +676,13 @@ func fileSafe(s string) string {
 	}, s)
 }
 
-// writeCSV writes rows atomically.
+// writeCSV writes rows atomically (report.WriteFile).
 func writeCSV(path string, rows [][]string) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
 	w.WriteAll(rows)
 	if err := w.Error(); err != nil {
-		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return report.WriteFile(path, buf.Bytes())
 }

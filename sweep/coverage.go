@@ -3,7 +3,9 @@ package sweep
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"strings"
 
 	"skyloop/geom"
+	"skyloop/internal/untrusted"
 	"skyloop/report"
 )
 
@@ -46,10 +49,38 @@ type coverageResult struct {
 	} `json:"flown"`
 }
 
+// Bounds on what the coverage figure draws, from summary.json: the
+// coverage behaviour's own limit on the grid (at most 10000 cells a side),
+// and far more obstacles, plan steps and panels than a run has.
+const (
+	maxCoverageSide      = 10_000
+	maxCoverageObstacles = 1_000_000
+	maxCoveragePath      = 4_000_000
+	maxCoveragePanels    = 32
+)
+
+// check refuses a coverage result that no run writes and that would size
+// the figure: a grid beyond the behaviour's limits, too many obstacles or
+// plan steps.
+func (c *coverageResult) check() error {
+	g := &c.Grid
+	switch {
+	case g.Cols < 1 || g.Cols > maxCoverageSide || g.Rows < 1 || g.Rows > maxCoverageSide:
+		return fmt.Errorf("grid: %d x %d cells, want 1..%d a side", g.Cols, g.Rows, maxCoverageSide)
+	case !(g.Cell > 0) || math.IsInf(g.Cell, 0) || math.IsNaN(g.Origin[0]) || math.IsInf(g.Origin[0], 0) || math.IsNaN(g.Origin[1]) || math.IsInf(g.Origin[1], 0):
+		return fmt.Errorf("grid: cell %v m at %v is not a grid", g.Cell, g.Origin)
+	case len(g.Obstacles) > maxCoverageObstacles:
+		return fmt.Errorf("grid.obstacles: more than %d", maxCoverageObstacles)
+	case len(c.Planned.Path) > maxCoveragePath:
+		return fmt.Errorf("planned.path: more than %d cells", maxCoveragePath)
+	}
+	return nil
+}
+
 // coverageRuns reads the coverage results of a run's vehicles, by node
 // name in order, and the node IDs by name.
 func coverageRuns(dir string) ([]string, []coverageResult, map[string]int, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	b, err := untrusted.ReadFileIn(dir, "summary.json", untrusted.MaxJSON)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -73,6 +104,9 @@ func coverageRuns(dir string) ([]string, []coverageResult, map[string]int, error
 		var c coverageResult
 		if err := json.Unmarshal(raw, &c); err != nil {
 			return nil, nil, nil, fmt.Errorf("%s: agents.%s.coverage: %w", filepath.Join(dir, "summary.json"), node, err)
+		}
+		if err := c.check(); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: agents.%s.coverage.%w", filepath.Join(dir, "summary.json"), node, err)
 		}
 		names, out = append(names, node), append(out, c)
 	}
@@ -103,6 +137,7 @@ func coverage(dir string, e *Experiment, runs []aRun) error {
 	aggs := map[string]*agg{}
 	var panels []report.CoveragePanel
 	var grid *report.CoverageGrid
+	cut := false // panels left out
 	for _, r := range runs {
 		names, res, ids, err := coverageRuns(r.dir)
 		if err != nil {
@@ -135,6 +170,13 @@ func coverage(dir string, e *Experiment, runs []aRun) error {
 			}
 			out = append(out, row)
 			if r.seed != 1 {
+				continue
+			}
+			if len(panels) >= maxCoveragePanels {
+				if !cut {
+					slog.Warn("coverage figure: more plans than panels; the rest are left out", "panels", maxCoveragePanels, "run", r.dir)
+					cut = true
+				}
 				continue
 			}
 			g := report.CoverageGrid{Origin: c.Grid.Origin, Cols: c.Grid.Cols, Rows: c.Grid.Rows, Cell: c.Grid.Cell, Obstacles: c.Grid.Obstacles}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"skyloop/components"
+	"skyloop/internal/hostile"
 	"skyloop/scenarios"
 )
 
@@ -94,4 +95,44 @@ func TestCoverageExperiment(t *testing.T) {
 		trees = append(trees, tr)
 	}
 	sameTree(t, "two sweeps", trees[0], trees[1])
+}
+
+// writeCoverageRun writes a run directory whose summary.json has n
+// vehicles on the coverage behaviour, each with grid.
+func writeCoverageRun(t *testing.T, n int, grid string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var agents []string
+	for i := 0; i < n; i++ {
+		agents = append(agents, fmt.Sprintf(`"uav-%d":{"coverage":{"planner":"dls","grid":%s,"planned":{"cells":2,"path":[[0,0],[1,0]]},"complete":true}}`, i, grid))
+	}
+	s := `{"agents":{` + strings.Join(agents, ",") + `},"vehicles":[]}`
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCoverageResultsAreBounded: a coverage result of summary.json that
+// would size the figure beyond any run (a grid of 10^9 cells a side) is
+// refused naming the file and the field, and a run with more covering
+// vehicles than the figure has panels draws at most maxCoveragePanels of
+// them, at a bounded cost.
+func TestCoverageResultsAreBounded(t *testing.T) {
+	dir := writeCoverageRun(t, 1, `{"cols":1000000000,"rows":1,"cell_m":1}`)
+	if _, _, _, err := coverageRuns(dir); err == nil || !strings.Contains(err.Error(), "summary.json") || !strings.Contains(err.Error(), "coverage.grid") {
+		t.Errorf("a grid of 10^9 columns: %v", err)
+	}
+	dir = writeCoverageRun(t, 1000, `{"cols":2,"rows":1,"cell_m":10}`)
+	out := t.TempDir()
+	e := &Experiment{Name: "c", Analysis: &Analysis{Type: Coverage}}
+	var err error
+	alloc := hostile.Allocated(func() { err = coverage(out, e, []aRun{{variant: "v", seed: 1, dir: dir}}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc > hostile.MaxAlloc {
+		t.Errorf("1000 panels: allocated %d MB", alloc>>20)
+	}
+	checkPNG(t, filepath.Join(out, "figures", "coverage_paths.png"))
 }

@@ -45,6 +45,10 @@ import (
 // MaxVariants bounds the variants of one experiment.
 const MaxVariants = 1000
 
+// MaxSeeds bounds the seeds of every variant (an experiment's seeds, or
+// Options.Seeds).
+const MaxSeeds = 1000
+
 // file is an experiment file as written.
 type file struct {
 	Experiment  string       `yaml:"experiment"`
@@ -241,8 +245,8 @@ func ParseExperiment(name string, data []byte, read ReadScenario, reg *engine.Re
 	if !nameOK.MatchString(e.Name) {
 		doc.Errorf(at("experiment"), "experiment", "%q: use letters, digits, '.', '_', '-' (it names the output directory)", e.Name)
 	}
-	if f.Seeds < 1 || f.Seeds > 1000 {
-		doc.Errorf(at("seeds"), "seeds", "must be 1..1000, got %d", f.Seeds)
+	if f.Seeds < 1 || f.Seeds > MaxSeeds {
+		doc.Errorf(at("seeds"), "seeds", "must be 1..%d, got %d", MaxSeeds, f.Seeds)
 	}
 	base := sets(doc, f.Base, "base")
 	if o.backend != "" {

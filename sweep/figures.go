@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"skyloop/geom"
+	"skyloop/internal/untrusted"
 	"skyloop/report"
 )
 
@@ -117,7 +118,7 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 
 // obstacles reads the world's obstacles from a run's config.json.
 func obstacles(run string) []geom.Box {
-	b, err := os.ReadFile(filepath.Join(run, "config.json"))
+	b, err := untrusted.ReadFileIn(run, "config.json", untrusted.MaxJSON)
 	if err != nil {
 		return nil
 	}
@@ -138,46 +139,78 @@ func obstacles(run string) []geom.Box {
 	return out
 }
 
+// trackPoints bounds the points kept of all tracks together: past it,
+// every other point of every track is dropped and from then on only every
+// second (fourth, ...) row of a vehicle is kept, the same for the same
+// file. maxTrackID bounds the vehicle ids.
+const (
+	trackPoints = 1 << 21
+	maxTrackID  = 100_000
+)
+
 // readTracks reads t_ns,id,x,y,... rows (robots.csv, vehicles.csv) into
 // one track per id.
 func readTracks(path string) ([]report.Track, error) {
-	rows, err := readCSVFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var tracks []report.Track
-	for _, r := range rows[1:] {
+	var rows []int // rows read per id
+	stride, kept := 1, 0
+	err := report.CSVRows(path, func(_ map[string]int, r []string) error {
 		if len(r) < 4 {
-			continue
+			return nil
 		}
 		id, err := strconv.Atoi(r[1])
-		if err != nil || id < 0 || id > 100_000 {
-			continue
+		if err != nil || id < 0 || id > maxTrackID {
+			return nil
 		}
 		for len(tracks) <= id {
 			tracks = append(tracks, report.Track{Name: fmt.Sprintf("vehicle %d", len(tracks))})
+			rows = append(rows, 0)
+		}
+		n := rows[id]
+		rows[id]++
+		if n%stride != 0 {
+			return nil
 		}
 		x, _ := strconv.ParseFloat(r[2], 64)
 		y, _ := strconv.ParseFloat(r[3], 64)
 		tracks[id].Points = append(tracks[id].Points, geom.V(x, y, 0))
+		if kept++; kept > trackPoints {
+			stride *= 2
+			kept = 0
+			for i := range tracks {
+				pts := tracks[i].Points
+				k := 0
+				for j := 0; j < len(pts); j += 2 {
+					pts[k] = pts[j]
+					k++
+				}
+				tracks[i].Points = pts[:k]
+				kept += k
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return tracks, nil
 }
 
 // readStateLatencies returns the latencies of the state updates in a
-// deliveries.csv, in ms, sorted.
+// deliveries.csv, in ms, sorted (a bounded sample: report.Samples).
 func readStateLatencies(path string) ([]float64, error) {
-	rows, err := readCSVFile(path)
+	var lat report.Samples
+	err := report.CSVRows(path, func(_ map[string]int, r []string) error {
+		if len(r) > 9 && r[8] == "state" {
+			v, _ := strconv.ParseFloat(r[9], 64)
+			return lat.Add("", v/1e6)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var lat []float64
-	for _, r := range rows[1:] {
-		if len(r) > 9 && r[8] == "state" {
-			v, _ := strconv.ParseFloat(r[9], 64)
-			lat = append(lat, v/1e6)
-		}
-	}
-	slices.Sort(lat)
-	return lat, nil
+	v := lat.Values("")
+	slices.Sort(v)
+	return v, nil
 }

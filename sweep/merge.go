@@ -2,18 +2,22 @@ package sweep
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
+	"skyloop/internal/untrusted"
 	"skyloop/record"
 )
 
@@ -69,7 +73,12 @@ func (e *IncompleteError) Error() string {
 	for _, m := range e.Missing {
 		byShard[m.Shard.Index] = append(byShard[m.Shard.Index], m)
 	}
-	for _, k := range slices.Sorted(maps.Keys(byShard)) {
+	shards := slices.Sorted(maps.Keys(byShard))
+	for i, k := range shards {
+		if i == maxShardsListed && len(shards) > maxShardsListed+1 {
+			fmt.Fprintf(&b, "\n  ... and %d more shards", len(shards)-i)
+			break
+		}
 		ms := byShard[k]
 		fmt.Fprintf(&b, "\n  shard %s: %s", ms[0].Shard, ms[0].Why)
 		if len(ms[0].Command) > 0 {
@@ -88,6 +97,9 @@ func (e *IncompleteError) Error() string {
 	b.WriteString("\nfinished runs are kept and not run again; merge again once every shard has finished")
 	return b.String()
 }
+
+// maxShardsListed is how many shards an IncompleteError names.
+const maxShardsListed = 32
 
 // ConflictError is returned by Merge when two shard directories hold the
 // same run (the same key) with different files: runs are deterministic, so
@@ -115,6 +127,9 @@ type shardSource struct {
 	dir  string
 	file string
 	m    *manifest
+	// plan identifies the manifest's plan (a hash of it): the plan itself
+	// is kept of the first manifest of an experiment only.
+	plan [sha256.Size]byte
 }
 
 // Merge puts together the shards of sweeps (skyloop sweep --shard K/N):
@@ -154,7 +169,15 @@ func Merge(dirs []string, opt MergeOptions) ([]*MergeResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			groups[m.Plan.Experiment] = append(groups[m.Plan.Experiment], shardSource{dir: filepath.Dir(f), file: f, m: m})
+			pj, err := json.Marshal(m.Plan)
+			if err != nil {
+				return nil, &ManifestError{File: f, Field: "plan", Err: err}
+			}
+			src := shardSource{dir: filepath.Dir(f), file: f, m: m, plan: sha256.Sum256(pj)}
+			if g := groups[m.Plan.Experiment]; len(g) > 0 && g[0].plan == src.plan {
+				m.Plan = g[0].m.Plan // one copy of a plan, however many shards
+			}
+			groups[m.Plan.Experiment] = append(groups[m.Plan.Experiment], src)
 		}
 	}
 	var out []*MergeResult
@@ -188,17 +211,147 @@ func manifestFiles(dir string) []string {
 type mergeItem struct {
 	name, rel, key string
 	shard          int
+	variant        string // "" for a reference
+	seed           int
+}
+
+// mergeDest returns the directory an experiment is merged into, by its
+// real path: with --out, OUT/<name> (OUT's links resolved; OUT/<name> must
+// not be a link, the name was checked to be one directory's), else the one
+// directory its shards are in. Every file the merge writes is inside it
+// (noLinks keeps it so).
+func mergeDest(name string, dirs []string, opt MergeOptions) (string, error) {
+	var dest string
+	switch {
+	case opt.Out != "":
+		if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+			return "", fmt.Errorf("creating %s: %w", opt.Out, err)
+		}
+		out, err := filepath.EvalSymlinks(opt.Out)
+		if err != nil {
+			return "", fmt.Errorf("--out %s: %w", opt.Out, err)
+		}
+		dest = filepath.Join(out, name)
+		if filepath.Dir(dest) != out || filepath.Base(dest) != name {
+			return "", fmt.Errorf("%s: not a name for a directory in %s", name, opt.Out)
+		}
+	case len(dirs) == 1:
+		d, err := filepath.EvalSymlinks(dirs[0])
+		if err != nil {
+			return "", err
+		}
+		dest = d
+	default:
+		return "", &OptionError{fmt.Errorf("%s: the shards are in %d directories (%s): give --out DIR to merge them into DIR/%s",
+			name, len(dirs), strings.Join(dirs, ", "), name)}
+	}
+	if st, err := os.Lstat(dest); err == nil && !st.IsDir() {
+		return "", fmt.Errorf("%s exists and is not a directory (a link?): merge into a directory of its own", dest)
+	}
+	return dest, nil
+}
+
+// noLinks checks that the merge's destination has no symbolic link below
+// it: the merge writes only there, and a link (from a shard's directory
+// merged in place, or put there) would take a write elsewhere. skyloop
+// writes none.
+func noLinks(dest string) error {
+	err := filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == dest {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: a merge writes into %s and never through a link (skyloop writes none); remove it and merge again", p, dest)
+		}
+		return nil
+	})
+	return err
+}
+
+// realDirs reports whether rel (a run's directory) is a directory below
+// base whose every part is a directory, no link: the runs merged are the
+// shard directory's own.
+func realDirs(base, rel string) bool {
+	p := base
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if err != nil || !st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// agree checks that every manifest lists exactly the runs and references
+// its plan gives its shard, with the plan's keys: a manifest that lists
+// others was edited, or belongs to another plan.
+func agree(srcs []shardSource, refItems, runItems []mergeItem) error {
+	type want struct {
+		runs map[string]string // "<variant>\x00<seed>" -> key
+		refs map[string]bool
+	}
+	byShard := map[int]*want{}
+	for _, s := range srcs {
+		byShard[s.m.Shard] = &want{runs: map[string]string{}, refs: map[string]bool{}}
+	}
+	for _, it := range runItems {
+		if w := byShard[it.shard]; w != nil {
+			w.runs[it.variant+"\x00"+strconv.Itoa(it.seed)] = it.key
+		}
+	}
+	for _, it := range refItems {
+		if w := byShard[it.shard]; w != nil {
+			w.refs[it.key] = true
+		}
+	}
+	for _, s := range srcs {
+		w := byShard[s.m.Shard]
+		bad := func(field, format string, args ...any) error {
+			return &ManifestError{File: s.file, Field: field, Err: fmt.Errorf(format, args...)}
+		}
+		seen := map[string]bool{}
+		for i, r := range s.m.Runs {
+			k := r.Variant + "\x00" + strconv.Itoa(r.Seed)
+			key, ok := w.runs[k]
+			switch {
+			case !ok:
+				return bad(fmt.Sprintf("runs[%d]", i), "%s seed %d is not a run of shard %s", r.Variant, r.Seed, Shard{s.m.Shard, s.m.Shards})
+			case key != r.Key:
+				return bad(fmt.Sprintf("runs[%d]", i), "%s seed %d has key %s, but its plan gives it %s", r.Variant, r.Seed, r.Key, key)
+			case seen[k]:
+				return bad(fmt.Sprintf("runs[%d]", i), "%s seed %d twice", r.Variant, r.Seed)
+			}
+			seen[k] = true
+		}
+		if len(seen) != len(w.runs) {
+			return bad("runs", "%d runs, but its plan gives shard %s %d", len(seen), Shard{s.m.Shard, s.m.Shards}, len(w.runs))
+		}
+		refs := map[string]bool{}
+		for i, k := range s.m.References {
+			if !w.refs[k] || refs[k] {
+				return bad(fmt.Sprintf("references[%d]", i), "%s is not a reference of shard %s, or is there twice", k, Shard{s.m.Shard, s.m.Shards})
+			}
+			refs[k] = true
+		}
+		if len(refs) != len(w.refs) {
+			return bad("references", "%d references, but its plan gives shard %s %d", len(refs), Shard{s.m.Shard, s.m.Shards}, len(w.refs))
+		}
+	}
+	return nil
 }
 
 func mergeOne(name string, srcs []shardSource, opt MergeOptions) (*MergeResult, error) {
 	first := srcs[0]
-	pj, _ := json.Marshal(first.m.Plan)
 	for _, s := range srcs[1:] {
 		if s.m.Shards != first.m.Shards {
 			return nil, fmt.Errorf("%s: %s is one of %d shards but %s one of %d: merge the shards of one split (the same N)",
 				name, s.file, s.m.Shards, first.file, first.m.Shards)
 		}
-		if b, _ := json.Marshal(s.m.Plan); !bytes.Equal(b, pj) {
+		if s.plan != first.plan {
 			return nil, fmt.Errorf("%s: %s and %s were made with different experiment files or options (--seeds, --duration, --set, --backend, --no-files): run every shard with the same arguments",
 				name, first.file, s.file)
 		}
@@ -221,18 +374,9 @@ func mergeOne(name string, srcs []shardSource, opt MergeOptions) (*MergeResult, 
 			manifests[s.m.Shard] = s.m
 		}
 	}
-	dest := ""
-	switch {
-	case opt.Out != "":
-		dest = filepath.Join(opt.Out, name)
-	case len(dirs) == 1:
-		dest = dirs[0]
-	default:
-		return nil, &OptionError{fmt.Errorf("%s: the shards are in %d directories (%s): give --out DIR to merge them into DIR/%s",
-			name, len(dirs), strings.Join(dirs, ", "), name)}
-	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(dest), err)
+	dest, err := mergeDest(name, dirs, opt)
+	if err != nil {
+		return nil, err
 	}
 	// The experiment directory is ours, as a sweep's: no sweep and no
 	// other merge writes it meanwhile.
@@ -241,6 +385,9 @@ func mergeOne(name string, srcs []shardSource, opt MergeOptions) (*MergeResult, 
 		return nil, err
 	}
 	defer lock.Unlock()
+	if err := noLinks(dest); err != nil {
+		return nil, err
+	}
 	cands := dirs
 	destIdx := slices.IndexFunc(dirs, func(d string) bool { return sameDir(d, dest) })
 	if destIdx < 0 {
@@ -265,10 +412,14 @@ func mergeOne(name string, srcs []shardSource, opt MergeOptions) (*MergeResult, 
 	}
 	refs := len(items)
 	for _, p := range preps {
+		keys := runKeys(p.eff, seeds, first.m.Plan.NoFiles)
 		for s := 1; s <= seeds; s++ {
 			items = append(items, mergeItem{name: fmt.Sprintf("%s seed %d", p.v.Name, s), rel: filepath.Join(p.v.Name, fmt.Sprintf("seed%d", s)),
-				key: runKey(p.eff, s, first.m.Plan.NoFiles), shard: shardOf(runShardKey(name, p.v.Name, s), n)})
+				key: keys[s-1], shard: shardOf(runShardKey(name, p.v.Name, s), n), variant: p.v.Name, seed: s})
 		}
+	}
+	if err := agree(srcs, items[:refs], items[refs:]); err != nil {
+		return nil, err
 	}
 
 	res := &MergeResult{Experiment: name, Dir: dest, Shards: n, Sources: dirs, Runs: len(items) - refs, References: refs}
@@ -281,7 +432,7 @@ func mergeOne(name string, srcs []shardSource, opt MergeOptions) (*MergeResult, 
 		at := false // a copy is at the destination already
 		for i, c := range cands {
 			p := filepath.Join(c, it.rel)
-			if finished(p, it.key) {
+			if realDirs(c, it.rel) && finished(p, it.key) {
 				copies = append(copies, p)
 				at = at || i == destIdx
 			}
@@ -454,15 +605,18 @@ func sameFile(a, b string, ia, ib fs.FileInfo) (bool, error) {
 		lb, err2 := os.Readlink(b)
 		return la == lb, errors.Join(err1, err2)
 	}
+	if !ia.Mode().IsRegular() {
+		return true, nil // a socket or a pipe: of the same type, as far as a run goes
+	}
 	if ia.Size() != ib.Size() {
 		return false, nil
 	}
-	f, err := os.Open(a)
+	f, err := untrusted.Open(a, math.MaxInt64)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	g, err := os.Open(b)
+	g, err := untrusted.Open(b, math.MaxInt64)
 	if err != nil {
 		return false, err
 	}
@@ -559,7 +713,11 @@ func emptyDir(dir string) bool {
 // copyRun fills the empty directory dst with src's files: the marker
 // first, so that a directory left half-filled is known to be ours.
 func copyRun(src, dst string) error {
-	if err := linkOrCopy(filepath.Join(src, record.Marker), filepath.Join(dst, record.Marker)); err != nil {
+	marker := filepath.Join(src, record.Marker)
+	if st, err := os.Lstat(marker); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (a link?): not a skyloop run", marker)
+	}
+	if err := linkOrCopy(marker, filepath.Join(dst, record.Marker)); err != nil {
 		return err
 	}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -575,11 +733,7 @@ func copyRun(src, dst string) error {
 		case d.IsDir():
 			return os.Mkdir(to, 0o755)
 		case d.Type()&fs.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(l, to)
+			return fmt.Errorf("%s is a symbolic link: a skyloop run has none, and a merge copies none", p)
 		case d.Type().IsRegular():
 			return linkOrCopy(p, to)
 		}

@@ -3,14 +3,19 @@ package sweep
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"skyloop/internal/untrusted"
 )
 
 // ReportHTML returns one self-contained HTML page for the experiments at
@@ -18,26 +23,27 @@ import (
 // takes): per experiment, the table of the main metrics per variant (mean
 // ± std over seeds, as skyloop summarize prints it) and every figure of
 // its figures directory, inlined.
+//
+// The directory may come from someone else: summary.csv is read within
+// caps, and only figures that are regular files inside the experiment's
+// directory (no link out of it, no device) and really PNG files (the PNG
+// signature), at most untrusted.MaxImage bytes each and maxFigures or
+// maxEmbedded bytes in all per page, are inlined. Any other file in
+// figures/ is skipped with a note on the page and a warning in the log.
 func ReportHTML(dir string) ([]byte, error) {
-	var files []string
-	if _, err := os.Stat(filepath.Join(dir, "summary.csv")); err == nil {
-		files = []string{filepath.Join(dir, "summary.csv")}
-	} else {
-		m, _ := filepath.Glob(filepath.Join(dir, "*", "summary.csv"))
-		sort.Strings(m)
-		files = m
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: %w (no summary.csv here or one level down; run skyloop sweep first)", dir, ErrNoResults)
+	files, err := summaryFiles(dir)
+	if err != nil {
+		return nil, err
 	}
 	var page sweepPage
 	for _, c := range summaryColumns {
 		page.Heads = append(page.Heads, c.head)
 	}
+	budget := embedBudget{bytes: maxEmbedded, figures: maxFigures}
 	for _, f := range files {
 		exp, variants, vals, err := Table(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return nil, err
 		}
 		e := sweepExperiment{Name: exp, Dir: filepath.Dir(f)}
 		for _, v := range variants {
@@ -53,16 +59,7 @@ func ReportHTML(dir string) ([]byte, error) {
 			}
 			e.Rows = append(e.Rows, row)
 		}
-		pngs, _ := filepath.Glob(filepath.Join(e.Dir, "figures", "*.png"))
-		sort.Strings(pngs)
-		for _, p := range pngs {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return nil, err
-			}
-			e.Figures = append(e.Figures, sweepFigure{Name: strings.TrimSuffix(filepath.Base(p), ".png"),
-				Src: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))})
-		}
+		e.Figures, e.Notes = embedFigures(e.Dir, &budget)
 		page.Experiments = append(page.Experiments, e)
 	}
 	var out bytes.Buffer
@@ -70,6 +67,82 @@ func ReportHTML(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("sweep report: %w", err)
 	}
 	return out.Bytes(), nil
+}
+
+// Bounds on what one page inlines: far more than the figures of any
+// sweep, far less than would exhaust a browser.
+const (
+	maxEmbedded = 256 << 20 // bytes of figures
+	maxFigures  = 2000
+)
+
+type embedBudget struct {
+	bytes   int64
+	figures int
+}
+
+// pngSignature starts every PNG file.
+var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+
+// embedFigures reads the PNG figures of expDir/figures in name order, and
+// notes the files skipped and why (also logged as warnings).
+func embedFigures(expDir string, budget *embedBudget) ([]sweepFigure, []string) {
+	var figs []sweepFigure
+	var notes []string
+	skip := func(name, why string) {
+		slog.Warn("sweep report: figure not inlined", "file", filepath.Join(expDir, "figures", name), "why", why)
+		notes = append(notes, fmt.Sprintf("figures/%s not inlined: %s", name, why))
+	}
+	root, err := os.OpenRoot(expDir)
+	if err != nil {
+		skip("", err.Error())
+		return nil, notes
+	}
+	defer root.Close()
+	fd, err := root.Open("figures")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		skip("", err.Error())
+		return nil, notes
+	}
+	ents, err := fd.ReadDir(-1)
+	fd.Close()
+	if err != nil {
+		skip("", err.Error())
+		return nil, notes
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".png") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if budget.figures <= 0 {
+			skip(name, fmt.Sprintf("the page has %d figures already", maxFigures))
+			continue
+		}
+		b, err := untrusted.ReadFileIn(expDir, "figures/"+name, min(untrusted.MaxImage, budget.bytes))
+		switch {
+		case errors.Is(err, untrusted.ErrTooLarge) && budget.bytes < untrusted.MaxImage:
+			skip(name, fmt.Sprintf("the page has %d MiB of figures already", (maxEmbedded-budget.bytes)>>20))
+			continue
+		case err != nil:
+			skip(name, err.Error())
+			continue
+		case !bytes.HasPrefix(b, pngSignature):
+			skip(name, "not a PNG file")
+			continue
+		}
+		budget.bytes -= int64(len(b))
+		budget.figures--
+		figs = append(figs, sweepFigure{Name: strings.TrimSuffix(name, ".png"),
+			Src: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))})
+	}
+	return figs, notes
 }
 
 type sweepPage struct {
@@ -82,6 +155,7 @@ type sweepExperiment struct {
 	Runs      int
 	Rows      []sweepRow
 	Figures   []sweepFigure
+	Notes     []string
 }
 
 type sweepRow struct {
@@ -104,6 +178,7 @@ table{border-collapse:collapse;margin:0.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right;white-space:nowrap}
 th{background:#f2f2f2} td:first-child,th:first-child{text-align:left}
 figure{margin:1em 0} img{max-width:100%;border:1px solid #ddd}
+.note{color:#777}
 </style></head><body>
 <h1>Sweep report</h1>
 {{range .Experiments}}<h2 class="experiment">Experiment {{.Name}}</h2>
@@ -112,6 +187,7 @@ figure{margin:1em 0} img{max-width:100%;border:1px solid #ddd}
 {{range .Rows}}<tr><td>{{.Variant}}</td><td>{{itoa .Seeds}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 {{range .Figures}}<figure><figcaption>{{.Name}}</figcaption><img alt="{{.Name}}" src="{{.Src}}"></figure>
-{{end}}{{end}}<p style="color:#777">Written by skyloop report html.</p>
+{{end}}{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}{{end}}<p class="note">Written by skyloop report html.</p>
 </body></html>
 `))

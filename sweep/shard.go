@@ -1,16 +1,19 @@
 package sweep
 
 import (
+	"crypto/sha256"
+	"encoding"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"skyloop/internal/untrusted"
 	"skyloop/report"
 )
 
@@ -155,6 +158,31 @@ func runKey(eff []byte, seed int, noFiles bool) string {
 	return hash(eff, fmt.Sprintf("seed=%d nofiles=%v", seed, noFiles))
 }
 
+// runKeys returns the runKey of every seed 1..seeds of eff, hashing eff
+// once: a plan's configurations may be large, and a merge computes the
+// keys of up to MaxSeeds seeds of each.
+func runKeys(eff []byte, seeds int, noFiles bool) []string {
+	h := sha256.New()
+	h.Write(eff)
+	h.Write([]byte{0})
+	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	keys := make([]string, seeds)
+	for s := 1; s <= seeds; s++ {
+		if err != nil {
+			keys[s-1] = runKey(eff, s, noFiles)
+			continue
+		}
+		g := sha256.New()
+		if g.(encoding.BinaryUnmarshaler).UnmarshalBinary(state) != nil {
+			keys[s-1] = runKey(eff, s, noFiles)
+			continue
+		}
+		fmt.Fprintf(g, "seed=%d nofiles=%v", s, noFiles)
+		keys[s-1] = hex.EncodeToString(g.Sum(nil)[:8])
+	}
+	return keys
+}
+
 // Shard states in a manifest.
 const (
 	stateRunning = "running" // started, or killed before it could say otherwise
@@ -203,25 +231,126 @@ func (m *manifest) write(dir string) error {
 
 var manifestName = regexp.MustCompile(`^shard-(\d+)-of-(\d+)\.json$`)
 
-// readManifest reads a shard's manifest and checks it against its name.
+// ManifestError is a shard manifest that is not what skyloop sweep
+// --shard writes: a field that a sweep would never write (a name that
+// cannot name a directory, a plan beyond a sweep's limits), or manifests
+// that disagree with each other. Manifests are read as untrusted input:
+// they may come from other machines, and a merge writes where they say.
+type ManifestError struct {
+	File  string // the manifest
+	Field string // the field at fault ("" for the whole file)
+	Err   error
+}
+
+// Error names the file, the field and the problem.
+func (e *ManifestError) Error() string {
+	at := e.File
+	if e.Field != "" {
+		at += ": " + e.Field
+	}
+	return fmt.Sprintf("%s: %v: not a manifest skyloop sweep --shard wrote (edited, or damaged?); run the shard again", at, e.Err)
+}
+
+func (e *ManifestError) Unwrap() error { return e.Err }
+
+// readManifest reads a shard's manifest as untrusted input (a regular file
+// under untrusted.MaxJSON inside its directory) and checks it against its
+// name, its directory and the rules a sweep applies (check).
 func readManifest(path string) (*manifest, error) {
-	b, err := os.ReadFile(path)
+	b, err := untrusted.ReadFileIn(filepath.Dir(path), filepath.Base(path), untrusted.MaxJSON)
 	if err != nil {
-		return nil, err
+		return nil, &ManifestError{File: path, Err: err}
 	}
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: not a shard manifest written by skyloop sweep --shard: %w", path, err)
+		return nil, &ManifestError{File: path, Err: err}
 	}
 	sm := manifestName.FindStringSubmatch(filepath.Base(path))
 	if sm == nil || sm[1] != strconv.Itoa(m.Shard) || sm[2] != strconv.Itoa(m.Shards) {
-		return nil, fmt.Errorf("%s: says it is shard %d of %d: the file was renamed or edited", path, m.Shard, m.Shards)
+		return nil, &ManifestError{File: path, Field: "shard", Err: fmt.Errorf("says it is shard %d of %d: the file was renamed or edited", m.Shard, m.Shards)}
 	}
 	if err := (Shard{m.Shard, m.Shards}).check(); err != nil || m.Shards == 0 {
-		return nil, fmt.Errorf("%s: shard %d of %d is not a shard", path, m.Shard, m.Shards)
+		return nil, &ManifestError{File: path, Field: "shards", Err: fmt.Errorf("shard %d of %d is not a shard", m.Shard, m.Shards)}
 	}
-	if m.Plan.Experiment == "" || m.Plan.Seeds < 1 || len(m.Plan.Variants) == 0 {
-		return nil, fmt.Errorf("%s: the manifest has no experiment, seeds or variants", path)
+	if len(m.Plan.Variants) == 0 {
+		return nil, &ManifestError{File: path, Field: "plan.variants", Err: errors.New("none")}
+	}
+	if err := m.check(); err != nil {
+		err.File = path
+		return nil, err
+	}
+	if dir := filepath.Base(filepath.Dir(path)); dir != m.Plan.Experiment {
+		// A shard writes its manifest into <out>/<experiment>.
+		return nil, &ManifestError{File: path, Field: "plan.experiment",
+			Err: fmt.Errorf("%q, but the manifest is in a directory %q: a shard writes it into its experiment's directory", m.Plan.Experiment, dir)}
 	}
 	return &m, nil
+}
+
+// runKeyOK matches the keys of runs and references (hash).
+var runKeyOK = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// check applies to a manifest the rules a sweep applies when it plans:
+// names that name a directory (an experiment's name as in an experiment
+// file, a variant's as the directory of its runs), at most MaxSeeds seeds
+// and MaxVariants variants, keys that are keys, and runs and references
+// that are the plan's. It checks sizes before anything is allocated for
+// them.
+func (m *manifest) check() *ManifestError {
+	bad := func(field, format string, args ...any) *ManifestError {
+		return &ManifestError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	p := &m.Plan
+	switch m.State {
+	case stateRunning, stateDone, stateStopped, stateFailed:
+	default:
+		return bad("state", "%q is not a shard state", m.State)
+	}
+	if !nameOK.MatchString(p.Experiment) || !dirNameOK(p.Experiment) {
+		return bad("plan.experiment", "%q: an experiment's name uses letters, digits, '.', '_', '=', '-' (it names the output directory)", p.Experiment)
+	}
+	if p.Seeds < 1 || p.Seeds > MaxSeeds {
+		return bad("plan.seeds", "must be 1..%d, got %d", MaxSeeds, p.Seeds)
+	}
+	if len(p.Variants) > MaxVariants {
+		return bad("plan.variants", "%d variants, more than the %d of an experiment", len(p.Variants), MaxVariants)
+	}
+	if a := p.Analysis; a != nil && a.Type != NodeToNode && a.Type != EndToEnd && a.Type != Coverage {
+		return bad("plan.analysis.type", "must be %s, %s or %s, got %q", NodeToNode, EndToEnd, Coverage, a.Type)
+	}
+	names := make(map[string]bool, len(p.Variants))
+	refs := map[string]bool{}
+	for i, v := range p.Variants {
+		switch {
+		case !dirNameOK(v.Name):
+			return bad(fmt.Sprintf("plan.variants[%d].name", i), "%q cannot name a directory", v.Name)
+		case names[v.Name]:
+			return bad(fmt.Sprintf("plan.variants[%d].name", i), "%q twice", v.Name)
+		case !json.Valid([]byte(v.Config)):
+			return bad(fmt.Sprintf("plan.variants[%d].config", i), "not a configuration (JSON)")
+		case v.Reference != "" && !runKeyOK.MatchString(v.Reference):
+			return bad(fmt.Sprintf("plan.variants[%d].reference", i), "%q is not a run key", v.Reference)
+		}
+		names[v.Name] = true
+		if v.Reference != "" {
+			refs[v.Reference] = true
+		}
+	}
+	if len(m.Runs) > len(p.Variants)*p.Seeds {
+		return bad("runs", "%d runs, more than the plan's %d", len(m.Runs), len(p.Variants)*p.Seeds)
+	}
+	for i, r := range m.Runs {
+		if !names[r.Variant] || r.Seed < 1 || r.Seed > p.Seeds || !runKeyOK.MatchString(r.Key) {
+			return bad(fmt.Sprintf("runs[%d]", i), "%q seed %d (key %q) is not a run of the plan", r.Variant, r.Seed, r.Key)
+		}
+	}
+	if len(m.References) > len(refs) {
+		return bad("references", "%d references, more than the plan's %d", len(m.References), len(refs))
+	}
+	for i, k := range m.References {
+		if !refs[k] {
+			return bad(fmt.Sprintf("references[%d]", i), "%q is not a reference of the plan", k)
+		}
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -19,7 +18,9 @@ import (
 	"strings"
 
 	"skyloop/engine"
+	"skyloop/internal/untrusted"
 	"skyloop/metrics"
+	"skyloop/report"
 	"skyloop/twin"
 )
 
@@ -73,7 +74,7 @@ type runFigures struct {
 }
 
 func readRun(dir string) (*runFigures, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	b, err := untrusted.ReadFileIn(dir, "summary.json", untrusted.MaxJSON)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func readRun(dir string) (*runFigures, error) {
 			continue
 		}
 		m.GapErrMeanM, m.GapErrMaxM, rf.gap, rf.gapName = pr.GapErrMeanM, pr.GapErrMaxM, true, name
-		tb, err := os.ReadFile(filepath.Join(dir, name+".json"))
+		tb, err := untrusted.ReadFileIn(dir, name+".json", untrusted.MaxJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -253,7 +254,7 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 			if rf == nil {
 				continue
 			}
-			cfg, err := os.ReadFile(filepath.Join(dir, p.v.Name, fmt.Sprintf("seed%d", s), "config.json"))
+			cfg, err := untrusted.ReadFileIn(filepath.Join(dir, p.v.Name, fmt.Sprintf("seed%d", s)), "config.json", untrusted.MaxJSON)
 			if err != nil {
 				return 0, err
 			}
@@ -297,12 +298,8 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 			rows = append(rows, r)
 		}
 	}
-	tmp := filepath.Join(dir, ".summary.csv.tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return 0, err
-	}
-	w := csv.NewWriter(f)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
 	if len(rows) > 0 {
 		w.Write(append(append(append(append([]string(nil), summaryHead...), cols...), metricNames...), twinCols...))
 	}
@@ -319,13 +316,9 @@ func writeSummary(dir string, e *Experiment, preps []prepared, seeds int) (int, 
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
 		return 0, err
 	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	return len(rows), os.Rename(tmp, filepath.Join(dir, "summary.csv"))
+	return len(rows), report.WriteFile(filepath.Join(dir, "summary.csv"), buf.Bytes())
 }
 
 // flattenStruct turns a struct into column names and texts, in field order.
@@ -487,6 +480,24 @@ var ErrNoResults = errors.New("no experiment results")
 // directory, or a directory of them): a row per variant with the mean and
 // standard deviation over seeds of the main metrics.
 func Summarize(w io.Writer, dir string) error {
+	files, err := summaryFiles(dir)
+	if err != nil {
+		return err
+	}
+	for i, f := range files {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := summarizeFile(w, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summaryFiles lists the summary.csv of the experiment directory dir, or
+// else those of the experiment directories in dir, in order.
+func summaryFiles(dir string) ([]string, error) {
 	var files []string
 	if _, err := os.Stat(filepath.Join(dir, "summary.csv")); err == nil {
 		files = []string{filepath.Join(dir, "summary.csv")}
@@ -496,54 +507,67 @@ func Summarize(w io.Writer, dir string) error {
 		files = m
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("%s: %w (no summary.csv here or one level down; run skyloop sweep first)", dir, ErrNoResults)
+		return nil, fmt.Errorf("%s: %w (no summary.csv here or one level down; run skyloop sweep first)", dir, ErrNoResults)
 	}
-	for i, f := range files {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := summarizeFile(w, f); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-	}
-	return nil
+	return files, nil
 }
 
-// Table reads a summary.csv: per variant, in order, the values of every
-// numeric column over the seeds.
+// maxSummaryRows bounds the rows of a summary.csv: one per variant and
+// seed.
+const maxSummaryRows = MaxVariants * MaxSeeds
+
+// Table reads a summary.csv: per variant, in order, the values over the
+// seeds of the columns Summarize shows, and of the seed column. The file
+// is read as untrusted input (report.WideCSVRows), with at most one row per
+// variant and seed of an experiment at its limits.
 func Table(path string) (experiment string, variants []string, values map[string]map[string][]float64, err error) {
-	rows, err := readCSVFile(path)
+	keep := []string{"seed"}
+	for _, c := range summaryColumns {
+		keep = append(keep, c.col)
+	}
+	values = map[string]map[string][]float64{}
+	rows := 0
+	err = report.WideCSVRows(path, func(idx map[string]int, r []string) error {
+		vi, ok := idx["variant"]
+		if !ok {
+			return errors.New("no variant column")
+		}
+		if rows++; rows > maxSummaryRows {
+			return fmt.Errorf("more than %d rows, one per variant and seed of an experiment at its limits (%d variants, %d seeds)",
+				maxSummaryRows, MaxVariants, MaxSeeds)
+		}
+		if rows == 1 {
+			experiment = strings.Clone(r[idx["experiment"]])
+		}
+		v := r[vi]
+		vals, ok := values[v]
+		if !ok {
+			if len(variants) >= MaxVariants {
+				return fmt.Errorf("more than %d variants", MaxVariants)
+			}
+			v = strings.Clone(v)
+			variants = append(variants, v)
+			vals = map[string][]float64{}
+			values[v] = vals
+		}
+		for _, name := range keep {
+			j, ok := idx[name]
+			if !ok {
+				continue
+			}
+			if x, err := strconv.ParseFloat(r[j], 64); err == nil {
+				vals[name] = append(vals[name], x)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return "", nil, nil, err
 	}
-	if len(rows) < 2 {
-		return "", nil, nil, fmt.Errorf("no runs")
+	if rows == 0 {
+		return "", nil, nil, fmt.Errorf("%s: no runs", path)
 	}
-	idx := map[string]int{}
-	for i, h := range rows[0] {
-		idx[h] = i
-	}
-	vi, ok := idx["variant"]
-	if !ok {
-		return "", nil, nil, fmt.Errorf("no variant column")
-	}
-	values = map[string]map[string][]float64{}
-	for _, r := range rows[1:] {
-		if len(r) != len(rows[0]) {
-			return "", nil, nil, fmt.Errorf("a row of %d fields under a header of %d", len(r), len(rows[0]))
-		}
-		v := r[vi]
-		if _, ok := values[v]; !ok {
-			variants = append(variants, v)
-			values[v] = map[string][]float64{}
-		}
-		for name, j := range idx {
-			if x, err := strconv.ParseFloat(r[j], 64); err == nil {
-				values[v][name] = append(values[v][name], x)
-			}
-		}
-	}
-	return rows[1][idx["experiment"]], variants, values, nil
+	return experiment, variants, values, nil
 }
 
 func summarizeFile(w io.Writer, path string) error {
@@ -595,14 +619,4 @@ func summarizeFile(w io.Writer, path string) error {
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 	return nil
-}
-
-func readCSVFile(path string) ([][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(bufio.NewReader(f))
-	return r.ReadAll()
 }

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"skyloop/engine"
+	"skyloop/internal/untrusted"
 	"skyloop/record"
 	"skyloop/report"
 	"skyloop/runner"
@@ -104,6 +105,9 @@ func Sweep(e *Experiment, opt Options) (*Result, error) {
 		return nil, &OptionError{fmt.Errorf("--shard %s: %w", opt.Shard, err)}
 	}
 	seeds := e.Seeds
+	if opt.Seeds > MaxSeeds {
+		return nil, &OptionError{fmt.Errorf("--seeds %d: at most %d seeds per variant", opt.Seeds, MaxSeeds)}
+	}
 	if opt.Seeds > 0 {
 		seeds = opt.Seeds
 	}
@@ -419,7 +423,7 @@ func finished(dir, key string) bool {
 	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	b, err := untrusted.ReadFileIn(dir, "meta.json", untrusted.MaxJSON)
 	if err != nil {
 		return false
 	}
@@ -440,7 +444,7 @@ func completeRun(dir string, noFiles bool) {
 	if noFiles || fileExists(filepath.Join(dir, "report.html")) {
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	b, err := untrusted.ReadFileIn(dir, "config.json", untrusted.MaxJSON)
 	if err != nil {
 		return
 	}

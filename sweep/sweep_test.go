@@ -523,3 +523,13 @@ reference:
 		t.Errorf("%d reference directories after a sweep of another duration, want 4", len(ents2))
 	}
 }
+
+// readCSVFile reads a whole CSV file the test trusts.
+func readCSVFile(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return csv.NewReader(f).ReadAll()
+}

@@ -1,21 +1,35 @@
 package main
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"skyloop/internal/untrusted"
 	"skyloop/report"
 	"skyloop/sweep"
 )
+
+// refusedInput makes a file of a run directory refused as untrusted input
+// (not a regular file, over a cap) bad input (exit 2), as a malformed file
+// would be.
+func refusedInput(err error) error {
+	if errors.Is(err, untrusted.ErrNotRegular) || errors.Is(err, untrusted.ErrTooLarge) {
+		return usageError{err}
+	}
+	return err
+}
+
+// maxClockBins bounds the per-second bins of report clock over all
+// modules: 46 days of one module, 15 of three.
+const maxClockBins = 4_000_000
 
 func newReportCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -34,14 +48,6 @@ samples, mean, mean |offset|, min and max per module. See docs/isolation.md.`,
 		Example: `  skyloop report clock runs/netns-ping/seed1`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := os.Open(filepath.Join(args[0], "clock.csv"))
-			if errors.Is(err, os.ErrNotExist) {
-				return badInput("%s has no clock.csv: only real-time runs (--realtime) record clocks", args[0])
-			}
-			if err != nil {
-				return err
-			}
-			defer f.Close()
 			type bin struct {
 				sum, min, max float64
 				n             int
@@ -52,33 +58,35 @@ samples, mean, mean |offset|, min and max per module. See docs/isolation.md.`,
 				sum, abs, mn, mx float64
 			}
 			tots := map[string]*tot{}
-			r := csv.NewReader(f)
-			if _, err := r.Read(); err != nil {
-				return fmt.Errorf("clock.csv: %w", err)
-			}
-			for {
-				rec, err := r.Read()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					return fmt.Errorf("clock.csv: %w", err)
+			bins := 0
+			// clock.csv is read as untrusted input (a regular file in
+			// the run directory, with caps): t_ns,module,offset_ns.
+			err := report.CSVRows(filepath.Join(args[0], "clock.csv"), func(_ map[string]int, rec []string) error {
+				if len(rec) < 3 {
+					return fmt.Errorf("a row of %d fields, want t_ns,module,offset_ns", len(rec))
 				}
 				t, err1 := strconv.ParseInt(rec[0], 10, 64)
 				off, err2 := strconv.ParseFloat(rec[2], 64)
 				if err1 != nil || err2 != nil {
-					return fmt.Errorf("clock.csv: bad row %v", rec)
+					return fmt.Errorf("bad row %q", rec)
 				}
 				ms := off / 1e6
 				m := mods[rec[1]]
 				if m == nil {
+					if len(mods) >= report.MaxKinds {
+						return fmt.Errorf("more than %d modules", report.MaxKinds)
+					}
+					name := strings.Clone(rec[1])
 					m = map[int]*bin{}
-					mods[rec[1]] = m
-					tots[rec[1]] = &tot{mn: math.Inf(1), mx: math.Inf(-1)}
+					mods[name] = m
+					tots[name] = &tot{mn: math.Inf(1), mx: math.Inf(-1)}
 				}
 				s := int(t / 1e9)
 				b := m[s]
 				if b == nil {
+					if bins++; bins > maxClockBins {
+						return fmt.Errorf("more than %d seconds of samples over all modules", maxClockBins)
+					}
 					b = &bin{min: math.Inf(1), max: math.Inf(-1)}
 					m[s] = b
 				}
@@ -90,6 +98,13 @@ samples, mean, mean |offset|, min and max per module. See docs/isolation.md.`,
 				tt.sum += ms
 				tt.abs += math.Abs(ms)
 				tt.mn, tt.mx = math.Min(tt.mn, ms), math.Max(tt.mx, ms)
+				return nil
+			})
+			if errors.Is(err, os.ErrNotExist) {
+				return badInput("%s has no clock.csv: only real-time runs (--realtime) record clocks", args[0])
+			}
+			if err != nil {
+				return refusedInput(err)
 			}
 			names := make([]string, 0, len(mods))
 			for k := range mods {
@@ -156,7 +171,14 @@ with a note.
 For a sweep directory (an experiment's, or one holding several) the page has,
 per experiment, the table skyloop summarize prints (mean ± std over seeds of
 the main metrics per variant) and every figure of the experiment's figures
-directory.`,
+directory.
+
+The directory may be someone else's: its files are read as untrusted input
+(regular files inside the directory, with size, line and row caps; an error
+names the file that breaks one). Only figures that are regular files inside
+the experiment's directory and really PNG files are inlined; any other file
+in figures/ (a link out of the directory, a device, a file that is not a PNG)
+is skipped, with a note on the page and a warning in the log.`,
 		Example: `  skyloop report html runs/quickstart/seed1
   skyloop report html results/netbots`,
 		Args: cobra.ExactArgs(1),
@@ -172,7 +194,7 @@ directory.`,
 				}
 			}
 			if err != nil {
-				return err
+				return refusedInput(err)
 			}
 			path := htmlOut
 			if path == "" {

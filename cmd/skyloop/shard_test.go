@@ -285,3 +285,44 @@ func TestShardBadInput(t *testing.T) {
 		t.Errorf("merge -o: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestMergeOfAHostileManifest: skyloop sweep merge of a shard whose
+// manifest names its experiment ../victim, or has 400000000 seeds, exits 2
+// naming the manifest and the field, and leaves the user's files alone.
+func TestMergeOfAHostileManifest(t *testing.T) {
+	exp := writeShardExperiment(t, 1, "1s")
+	base := t.TempDir()
+	shards := filepath.Join(base, "shards")
+	if code, _, stderr := capture(t, "sweep", exp, "-q", "--shard", "0/1", "--out", shards); code != 0 {
+		t.Fatalf("shard 0/1: exit %d: %s", code, stderr)
+	}
+	victim := filepath.Join(base, "victim")
+	os.Mkdir(victim, 0o755)
+	precious := filepath.Join(victim, "summary.csv")
+	os.WriteFile(precious, []byte("precious"), 0o644)
+	file := filepath.Join(shards, "shardy", "shard-0-of-1.json")
+	orig, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ field, from, to string }{
+		{"plan.experiment", `"experiment": "shardy"`, `"experiment": "../victim"`},
+		{"plan.seeds", `"seeds": 1`, `"seeds": 400000000`},
+	} {
+		b := strings.Replace(string(orig), c.from, c.to, 1)
+		if b == string(orig) {
+			t.Fatalf("the manifest has no %s", c.from)
+		}
+		os.WriteFile(file, []byte(b), 0o644)
+		code, _, stderr := capture(t, "sweep", "merge", shards, "-o", filepath.Join(base, "out"))
+		if code != exitBadInput || !strings.Contains(stderr, file) || !strings.Contains(stderr, c.field) {
+			t.Errorf("%s: exit %d: %s", c.to, code, stderr)
+		}
+		if b, _ := os.ReadFile(precious); string(b) != "precious" {
+			t.Fatalf("%s: the user's file was overwritten", c.to)
+		}
+		if ents, _ := os.ReadDir(victim); len(ents) != 1 {
+			t.Errorf("%s: the merge wrote into %s", c.to, victim)
+		}
+	}
+}

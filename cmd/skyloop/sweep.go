@@ -194,8 +194,19 @@ report.html: byte for byte what one unsharded sweep writes. Shards run with
 different arguments or skyloop builds are refused. Merging again is safe:
 runs already in place are kept.
 
+Shard directories may come from other machines: their manifests are checked
+as untrusted input before anything is written. The experiment's and the
+variants' names must be names a sweep gives (one directory each, never a
+path), the plan within a sweep's limits (at most 1000 seeds and 1000
+variants), and each manifest must list exactly the runs its plan gives its
+shard; a manifest that does not is named with the field at fault. Every file
+merge writes is inside OUT/<experiment> (or the shared directory): it refuses
+to merge into a directory with a symbolic link below it, and a run holding a
+link is not copied.
+
 Exit codes: 0 merged, 1 runs missing or differing, 2 bad arguments (no
-shard manifest in a DIR, shards in several DIRs without --out).`,
+shard manifest in a DIR, shards in several DIRs without --out, a manifest
+that is not what skyloop sweep --shard writes).`,
 		Example: `  skyloop sweep merge /shared/runs                        # all shards wrote into /shared/runs
   skyloop sweep merge runs-0 runs-1 runs-2 runs-3 -o runs  # one --out per shard`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -214,7 +225,8 @@ shard manifest in a DIR, shards in several DIRs without --out).`,
 				}
 			}
 			var oe *sweep.OptionError
-			if errors.As(err, &oe) {
+			var me *sweep.ManifestError
+			if errors.As(err, &oe) || errors.As(err, &me) {
 				return usageError{err}
 			}
 			if err != nil {

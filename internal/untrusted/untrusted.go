@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Size caps for the kinds of files skyloop reads back. They are far above
@@ -30,6 +31,11 @@ const (
 	// MaxModel caps a model file (MJCF, mesh) named by a scenario.
 	MaxModel = 64 << 20
 )
+
+// openFlags open without blocking: opening a named pipe for reading
+// otherwise waits for a writer, possibly for ever, before the check can
+// refuse it. O_NONBLOCK does not change reads of regular files.
+const openFlags = os.O_RDONLY | syscall.O_NONBLOCK
 
 // ErrTooLarge is wrapped by the errors of files over their cap.
 var ErrTooLarge = errors.New("file too large")
@@ -50,7 +56,7 @@ type File struct {
 // Open opens path for reading if it is a regular file (symlinks are
 // followed) of at most max bytes.
 func Open(path string, max int64) (*File, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +72,7 @@ func OpenIn(dir, name string, max int64) (*File, error) {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	f, err := root.OpenFile(name, openFlags, 0)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

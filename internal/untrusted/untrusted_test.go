@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestReadsRegularFilesUnderTheCap(t *testing.T) {
@@ -95,5 +97,30 @@ func TestAFileThatGrowsIsCutOff(t *testing.T) {
 	g.Close()
 	if _, err := io.ReadAll(f); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("grown file: %v", err)
+	}
+}
+
+// TestANamedPipeIsRefusedWithoutWaiting: a named pipe nobody writes to is
+// refused at once; opening it does not wait for a writer.
+func TestANamedPipeIsRefusedWithoutWaiting(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "trace.csv")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	done := make(chan error, 2)
+	go func() { _, err := Open(p, 1<<20); done <- err }()
+	go func() { _, err := OpenIn(dir, "trace.csv", 1<<20); done <- err }()
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "a named pipe") {
+				t.Errorf("named pipe: %v", err)
+			}
+		case <-time.After(time.Minute):
+			// Not a timing bound: without O_NONBLOCK the open waits for
+			// ever; a minute is long enough for any loaded machine.
+			t.Fatal("opening a named pipe waits for a writer")
+		}
 	}
 }
