@@ -318,7 +318,7 @@ func eventText(name, detail string) (string, string, error) {
 	return name, detail, nil
 }
 
-func vec(p *[3]float64, what string) (geom.Vec3, error) {
+func vec(p *Vec3, what string) (geom.Vec3, error) {
 	if p == nil {
 		return geom.Vec3{}, fmt.Errorf("protocol error: command without %s", what)
 	}

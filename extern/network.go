@@ -56,7 +56,7 @@ type NetBackend struct {
 	ag *Agent
 
 	n        int
-	pos      [][3]float64
+	pos      []Vec3
 	posDirty bool
 	pending  []*netsim.Packet
 	inflight map[uint64]*flight
@@ -104,9 +104,9 @@ func (b *NetBackend) Start(nodes []netsim.NodeInfo) error {
 		return errors.New("internal error: the extern network backend has no server")
 	}
 	b.n = len(nodes)
-	b.pos = make([][3]float64, len(nodes))
+	b.pos = make([]Vec3, len(nodes))
 	for i, nd := range nodes {
-		b.pos[i] = [3]float64{nd.Pos.X, nd.Pos.Y, nd.Pos.Z}
+		b.pos[i] = Vec3{nd.Pos.X, nd.Pos.Y, nd.Pos.Z}
 	}
 	b.posDirty = true
 	return nil
@@ -137,7 +137,7 @@ func (b *NetBackend) Send(p *netsim.Packet) {
 func (b *NetBackend) SetPositions(t sim.Time, pos []geom.Vec3) {
 	for i, p := range pos {
 		if i < len(b.pos) {
-			b.pos[i] = [3]float64{p.X, p.Y, p.Z}
+			b.pos[i] = Vec3{p.X, p.Y, p.Z}
 		}
 	}
 	b.posDirty = true

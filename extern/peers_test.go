@@ -3,6 +3,7 @@ package extern_test
 import (
 	"bufio"
 	"encoding/csv"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -32,11 +33,19 @@ var peerModes = map[string]func(a *client.Agent) error{
 	"vel-fast":     func(a *client.Agent) error { return a.Velocity(800, 800, 0) },
 	"takeoff-huge": func(a *client.Agent) error { return a.Takeoff(1e308) },
 	"speed-huge": func(a *client.Agent) error {
-		return rawFrame(a, &extern.Frame{Type: extern.TypeCommand, Vehicle: a.ID(), Cmd: "goto", Pos: &[3]float64{1, 2, 3}, Speed: 1e300})
+		return rawFrame(a, &extern.Frame{Type: extern.TypeCommand, Vehicle: a.ID(), Cmd: "goto", Pos: &extern.Vec3{1, 2, 3}, Speed: 1e300})
 	},
 	"yaw-huge": func(a *client.Agent) error {
 		y := 1e300
-		return rawFrame(a, &extern.Frame{Type: extern.TypeCommand, Vehicle: a.ID(), Cmd: "goto", Pos: &[3]float64{1, 2, 3}, Yaw: &y})
+		return rawFrame(a, &extern.Frame{Type: extern.TypeCommand, Vehicle: a.ID(), Cmd: "goto", Pos: &extern.Vec3{1, 2, 3}, Yaw: &y})
+	},
+	"goto-short": func(a *client.Agent) error {
+		raw(a, fmt.Appendf(nil, `{"type":"command","vehicle":%d,"cmd":"goto","pos":[1]}`, a.ID()))
+		return nil
+	},
+	"vel-long": func(a *client.Agent) error {
+		raw(a, fmt.Appendf(nil, `{"type":"command","vehicle":%d,"cmd":"velocity","vel":[1,2,3,4]}`, a.ID()))
+		return nil
 	},
 	"longname":  func(a *client.Agent) error { return a.Event(strings.Repeat("n", 65), "x") },
 	"bigdetail": func(a *client.Agent) error { return a.Event("note", strings.Repeat("é", 5000)) },
@@ -89,6 +98,8 @@ func TestUntrustedAgentValues(t *testing.T) {
 		{"speed-huge", "goto speed 1e+300"},
 		{"yaw-huge", "yaw 1e+300"},
 		{"longname", "event name of 65 bytes"},
+		{"goto-short", "field pos: want exactly 3 finite numbers [x, y, z], got an array of 1 number"},
+		{"vel-long", "field vel: want exactly 3 finite numbers [x, y, z], got an array of 4 numbers"},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {

@@ -72,7 +72,7 @@ func TestFrameErrors(t *testing.T) {
 func FuzzReadFrame(f *testing.F) {
 	dst := 2
 	for _, fr := range []*Frame{{Type: TypeDone, Vehicle: 1, WakeAt: 5}, {Type: TypeSend, Vehicle: 1, Dst: &dst, Payload: []byte("xyz")},
-		{Type: TypeCommand, Vehicle: 0, Cmd: "goto", Pos: &[3]float64{1, 2, 3}}} {
+		{Type: TypeCommand, Vehicle: 0, Cmd: "goto", Pos: &Vec3{1, 2, 3}}} {
 		b, _ := AppendFrame(nil, fr)
 		f.Add(b)
 		f.Add(b[:len(b)-1])
@@ -134,5 +134,48 @@ func TestEventText(t *testing.T) {
 		case len(long) > MaxEventDetail && (len(detail) > MaxEventDetail || !utf8.ValidString(detail) || !strings.HasSuffix(detail, truncMark)):
 			t.Errorf("%d bytes: cut to %d bytes, valid %v: %q", n, len(detail), utf8.ValidString(detail), detail[len(detail)-20:])
 		}
+	}
+}
+
+// TestVectorFields: every vector of every frame type is exactly three
+// finite numbers; anything else is refused with an error naming the frame,
+// its node and the field (a goto with "pos": [1] used to fly to [1, 0, 0]).
+func TestVectorFields(t *testing.T) {
+	cases := []struct{ body, want string }{
+		{`{"type":"command","vehicle":3,"cmd":"goto","pos":[1]}`, "command frame for node 3: field pos: want exactly 3 finite numbers [x, y, z], got an array of 1 number"},
+		{`{"type":"command","vehicle":3,"cmd":"goto","pos":[1,2,3,4]}`, "field pos: want exactly 3 finite numbers [x, y, z], got an array of 4 numbers"},
+		{`{"type":"command","vehicle":3,"cmd":"goto","pos":[]}`, "field pos: want exactly 3 finite numbers [x, y, z], got an empty array"},
+		{`{"type":"command","vehicle":3,"cmd":"goto","pos":[1,"2",3]}`, "got an array holding a string at index 1"},
+		{`{"type":"command","vehicle":3,"cmd":"goto","pos":[1,[2],3]}`, "got an array holding an array at index 1"},
+		{`{"type":"command","vehicle":3,"cmd":"goto","pos":"1,2,3"}`, "field pos: want exactly 3 finite numbers [x, y, z], got a string"},
+		{`{"type":"command","vehicle":3,"cmd":"goto","pos":[1e400,2,3]}`, "field pos: want exactly 3 finite numbers [x, y, z], got number 1e400 at index 0, beyond float64"},
+		{`{"type":"command","vehicle":2,"cmd":"velocity","vel":[1,2]}`, "command frame for node 2: field vel: want exactly 3 finite numbers"},
+		{`{"type":"command","vehicle":2,"cmd":"goto","pos":[1,2,3],"speed":1e999}`, "field speed: want a finite number, got number 1e999"},
+		{`{"type":"tick","vehicle":1,"t":5,"telemetry":{"pos":[1,2],"vel":[0,0,0]}}`, "tick frame for node 1: field telemetry.pos: want exactly 3 finite numbers"},
+		{`{"type":"tick","vehicle":1,"t":5,"telemetry":{"pos":[1,2,3],"vel":null}}`, "field telemetry.vel: want exactly 3 finite numbers [x, y, z], got null"},
+		{`{"type":"welcome","version":1,"origin":[47.3,8.5]}`, "welcome frame: field origin: want exactly 3 finite numbers"},
+		{`{"type":"net_tick","t":5,"positions":[[0,0,0],[1,2]]}`, "net_tick frame: field positions: want exactly 3 finite numbers"},
+		{`{"type":"send","vehicle":4,"dst":1,"port":1.5}`, "send frame for node 4: field port: want an integer, got number 1.5"},
+		{`{"type":"send","vehicle":4,"dst":1e3}`, "field dst: want an integer, got number 1e3"},
+		{`{"type":"done","vehicle":4,"wake_at":"soon"}`, "done frame for node 4: field wake_at: want an integer, got string"},
+		{`{"type":"net_done","release":[-1]}`, "net_done frame: field release: want an integer >= 0, got number -1"},
+		{`{"type":"tick","vehicle":1,"deliveries":[{"seq":-3}]}`, "field deliveries.seq: want an integer in [0, 4294967295], got number -3"},
+		{`{"type":"batch","frames":[{"type":"done","vehicle":5},{"type":"command","vehicle":7,"cmd":"goto","pos":[1]}]}`,
+			"malformed command frame for node 7 (frame 1 of a batch): field pos: want exactly 3 finite numbers"},
+	}
+	for _, c := range cases {
+		f, err := DecodeFrame([]byte(c.body))
+		if err == nil {
+			t.Errorf("%s accepted as %+v", c.body, f)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q, want %q", c.body, err, c.want)
+		}
+	}
+	// Three finite numbers, with any JSON spacing, decode.
+	f, err := DecodeFrame([]byte("{\"type\":\"command\",\"vehicle\":0,\"cmd\":\"goto\",\"pos\":[ 1.5 ,\n-2e1,\t0 ]}"))
+	if err != nil || f.Pos[0] != 1.5 || f.Pos[1] != -20 || f.Pos[2] != 0 {
+		t.Fatalf("got %v, %v", f, err)
 	}
 }

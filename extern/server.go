@@ -793,7 +793,7 @@ func (s *Server) join(cn *conn, h *Frame) error {
 }
 
 func (s *Server) welcome(list []*Agent) *Frame {
-	w := &Frame{Type: TypeWelcome, Version: Version, TickNs: s.cfg.Tick, Origin: &[3]float64{s.cfg.Origin.Lat, s.cfg.Origin.Lon, s.cfg.Origin.Alt}}
+	w := &Frame{Type: TypeWelcome, Version: Version, TickNs: s.cfg.Tick, Origin: &Vec3{s.cfg.Origin.Lat, s.cfg.Origin.Lon, s.cfg.Origin.Alt}}
 	for _, n := range s.cfg.Nodes {
 		w.Nodes = append(w.Nodes, NodeInfo{ID: int(n.ID), Name: n.Name, Group: n.Group, Index: n.Index, Vehicle: s.cfg.Vehicle(int(n.ID))})
 	}
