@@ -177,7 +177,12 @@ func (b *Behavior) Step(ctx *agent.Context) {
 			b.handle(b.ag.err)
 			return
 		case <-b.timer.C:
-			b.ag.fail(fmt.Errorf("no END-TICK within %v of wall-clock time at t=%v (hung?)", b.p.Timeout, ctx.Now()))
+			if c := b.ag.conn; c.batch {
+				b.ag.fail(&RelayFault{Relay: c.describe(), Err: fmt.Errorf("no answer for node %d within %v of wall-clock time at t=%v (relay frozen, or an agent behind it hung past the relay's --timeout?)",
+					b.ag.node.ID, b.p.Timeout, ctx.Now())})
+			} else {
+				b.ag.fail(fmt.Errorf("no END-TICK within %v of wall-clock time at t=%v (hung?)", b.p.Timeout, ctx.Now()))
+			}
 			b.handle(b.ag.err)
 			return
 		}
@@ -212,6 +217,11 @@ func (b *Behavior) Close() error { return nil }
 func (b *Behavior) failure(err error) error {
 	b.dead = true
 	msg := b.ag.describe() + ": " + err.Error()
+	var rf *RelayFault
+	if errors.As(err, &rf) {
+		// The relay's fault: named first, with its nodes.
+		msg = err.Error() + " (external agent " + b.ag.node.Name + " stops with it)"
+	}
 	if b.ctx != nil {
 		b.ctx.Event("extern_failed", msg)
 	}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -106,6 +107,9 @@ type Frame struct {
 
 	// end, error
 	Reason string `json:"reason,omitempty"`
+	// Failed, in an end frame, says the run failed (Reason says why); a
+	// relay then exits with an error.
+	Failed bool `json:"failed,omitempty"`
 
 	// net_tick
 	Positions []Vec3   `json:"positions,omitempty"` // every node, by id, when they changed
@@ -478,4 +482,27 @@ func wantOf(t reflect.Type) string {
 		return "an object"
 	}
 	return t.String()
+}
+
+// FormatNodes writes node ids as ranges, sorted: "0-24,30,32-33".
+func FormatNodes(ids []int) string {
+	s := append([]int(nil), ids...)
+	sort.Ints(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", s[i], s[j])
+		} else {
+			b.WriteString(strconv.Itoa(s[i]))
+		}
+		i = j + 1
+	}
+	return b.String()
 }

@@ -53,6 +53,12 @@ type Config struct {
 	// fingerprint once the server listens there; by default the server
 	// prints them with the token.
 	Remote func(addr, fingerprint, token string)
+	// HelloTimeout, MaxUnauthenticated and MaxUnauthenticatedPerHost
+	// bound the connections that have not authenticated yet (0: the
+	// package's constants of those names; tests shorten them).
+	HelloTimeout              time.Duration
+	MaxUnauthenticated        int
+	MaxUnauthenticatedPerHost int
 }
 
 // Server accepts external agents on a Unix socket and on TCP loopback,
@@ -73,13 +79,20 @@ type Server struct {
 	procs    []*proc
 
 	mu      sync.Mutex
-	conns   []*conn
+	conns   []*conn        // connections that joined
+	pending map[*conn]bool // connections before their hello
 	fatal   error
 	closed  bool
-	refusal string      // the last refused hello that named no waiting agent
-	batched []*conn     // connections in batch mode (relays)
-	queued  atomic.Bool // some batch connection has ticks to send
+	done    chan struct{} // closed by Stop
+	refusal string        // the last refused hello that named no waiting agent
+	batched []*conn       // connections in batch mode (relays)
+	queued  atomic.Bool   // some batch connection has ticks to send
 	wg      sync.WaitGroup
+
+	// gate bounds the connections before their hello; strangers counts
+	// those refused before authentication.
+	gate      *Gate
+	strangers Refusals
 
 	// wake is poked when an agent joins or fails, so that Start sees it
 	// at once.
@@ -133,17 +146,33 @@ func (a *Agent) describe() string {
 			s += fmt.Sprintf(", pid %d", a.proc.pid)
 		}
 		s += ")"
+	} else if a.conn != nil && a.conn.batch {
+		s += " via relay " + a.conn.describe()
 	} else if a.conn != nil && a.conn.pid > 0 {
 		s += fmt.Sprintf(" (connected on its own, pid %d)", a.conn.pid)
 	}
 	return s
 }
 
+// RelayFault is an agent's failure that is its relay's: the relay's
+// connection closed or broke the protocol, or the relay did not answer a
+// round. The run reports it by the relay's name, address and nodes.
+type RelayFault struct {
+	// Relay names the relay: its name, address and nodes.
+	Relay string
+	Err   error
+}
+
+func (e *RelayFault) Error() string { return "relay " + e.Relay + ": " + e.Err.Error() }
+
+func (e *RelayFault) Unwrap() error { return e.Err }
+
 // conn is one client connection.
 type conn struct {
 	c      net.Conn
-	name   string
-	pid    int // the peer's process, when the kernel tells (Unix socket)
+	name   string // the hello's name, or the peer's address
+	addr   string // the peer's address
+	pid    int    // the peer's process, when the kernel tells (Unix socket)
 	agents []*Agent
 	wmu    sync.Mutex
 	wbuf   []byte
@@ -151,6 +180,16 @@ type conn struct {
 	// bat gathers them until the round's first step flushes it.
 	batch bool
 	bat   Batcher
+}
+
+// describe names a relay's connection: "relay@hostB" at 10.0.0.2:41234
+// (nodes 0-49).
+func (c *conn) describe() string {
+	ids := make([]int, len(c.agents))
+	for i, a := range c.agents {
+		ids[i] = int(a.node.ID)
+	}
+	return fmt.Sprintf("%q at %s (nodes %s)", c.name, c.addr, FormatNodes(ids))
 }
 
 // queue adds a tick to the connection's batch.
@@ -205,7 +244,32 @@ func NewServer(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, agents: map[int]*Agent{}, wake: make(chan struct{}, 1)}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = HelloTimeout
+	}
+	if cfg.MaxUnauthenticated <= 0 {
+		cfg.MaxUnauthenticated = MaxUnauthenticated
+	}
+	if cfg.MaxUnauthenticatedPerHost <= 0 {
+		cfg.MaxUnauthenticatedPerHost = MaxUnauthenticatedPerHost
+	}
+	return &Server{cfg: cfg, agents: map[int]*Agent{}, wake: make(chan struct{}, 1), pending: map[*conn]bool{},
+		done: make(chan struct{}), gate: NewGate(cfg.MaxUnauthenticated, cfg.MaxUnauthenticatedPerHost)}
+}
+
+// Refused returns the count of connections refused before authentication
+// so far.
+func (s *Server) Refused() RefusalReport { return s.strangers.Report() }
+
+// Report is the server's part of summary.json: the connections it refused
+// before authentication ("extern": {"refused": ...}), or nil when there
+// were none.
+func (s *Server) Report() (key string, v any) {
+	r := s.strangers.Report()
+	if r.Total == 0 {
+		return serviceKey, nil
+	}
+	return serviceKey, map[string]any{"refused": r}
 }
 
 // Add registers the external agent of node ref, served by behaviour b.
@@ -276,7 +340,7 @@ func (s *Server) flushBatches(timeout time.Duration) {
 	for _, c := range conns {
 		if err := c.flush(timeout); err != nil {
 			for _, a := range c.agents {
-				a.fail(fmt.Errorf("sending ticks to relay %s: %w", c.name, err))
+				a.fail(&RelayFault{Relay: c.describe(), Err: fmt.Errorf("sending the round's ticks: %w", err)})
 			}
 		}
 	}
@@ -335,7 +399,12 @@ func (s *Server) Start() error {
 	if s.tcpLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return fmt.Errorf("extern: listening on TCP loopback: %w", err)
 	}
-	lns := []net.Listener{s.unixLn, s.tcpLn}
+	type listener struct {
+		ln      net.Listener
+		gated   bool // bounded before the hello (not the private Unix socket)
+		perHost bool // and per remote host (other hosts)
+	}
+	lns := []listener{{s.unixLn, false, false}, {s.tcpLn, true, false}}
 	if s.cfg.Listen != "" {
 		cert, finger, err := NewCertificate()
 		if err != nil {
@@ -346,11 +415,11 @@ func (s *Server) Start() error {
 			return fmt.Errorf("extern: listening for remote agents on %s (--listen): %w", s.cfg.Listen, err)
 		}
 		s.tlsLn, s.finger = tls.NewListener(ln, ServerTLS(cert)), finger
-		lns = append(lns, s.tlsLn)
+		lns = append(lns, listener{s.tlsLn, true, true})
 	}
-	for _, ln := range lns {
+	for _, l := range lns {
 		s.wg.Add(1)
-		go s.accept(ln)
+		go s.accept(l.ln, l.gated, l.perHost)
 	}
 	if err := s.launch(); err != nil {
 		return err
@@ -434,7 +503,7 @@ func (s *Server) refusalNote() string {
 	if s.refusal == "" {
 		return ""
 	}
-	return "; the last connection refused named no waiting agent: " + s.refusal
+	return "; the last connection refused: " + s.refusal
 }
 
 // render fills a command template for one agent.
@@ -551,52 +620,111 @@ func peerPID(c net.Conn) int {
 	return pid
 }
 
-func (s *Server) accept(ln net.Listener) {
+// accept serves a listener. On a gated one, at most MaxUnauthenticated
+// connections wait for their hello at once (the next waits in the kernel's
+// backlog), and with perHost at most MaxUnauthenticatedPerHost of them from
+// one host (more are refused at once).
+func (s *Server) accept(ln net.Listener, gated, perHost bool) {
 	defer s.wg.Done()
 	for {
+		if gated && !s.gate.Wait(s.done) {
+			return
+		}
 		c, err := ln.Accept()
 		if err != nil {
-			return
+			if gated {
+				s.gate.Cancel()
+			}
+			if errors.Is(err, net.ErrClosed) || s.isClosed() {
+				return
+			}
+			// Out of file descriptors, say: the listener is not dead;
+			// wait a moment rather than spin.
+			s.cfg.Log.Warn("extern: accepting a connection", "err", err)
+			select {
+			case <-s.done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		release := func() {}
+		if gated {
+			if release, err = s.gate.Admit(c.RemoteAddr(), perHost); err != nil {
+				s.strangers.Add(s.cfg.Log, "extern", c.RemoteAddr(), err)
+				c.Close()
+				continue
+			}
 		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			c.Close()
+			release()
 			return
 		}
-		cn := &conn{c: c, name: c.RemoteAddr().String(), pid: peerPID(c)}
-		s.conns = append(s.conns, cn)
+		addr := c.RemoteAddr().String()
+		pid := peerPID(c)
+		if _, unix := c.(*net.UnixConn); unix {
+			addr = "the Unix socket"
+			if pid > 0 {
+				addr += fmt.Sprintf(" (pid %d)", pid)
+			}
+		}
+		cn := &conn{c: c, name: addr, addr: addr, pid: pid}
+		s.pending[cn] = true
 		s.mu.Unlock()
 		s.wg.Add(1)
-		go s.serve(cn)
+		go s.serve(cn, release)
 	}
 }
 
-// serve reads one connection: a hello, then frames for its agents.
-func (s *Server) serve(cn *conn) {
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// serve reads one connection: a hello, then frames for its agents. Until
+// the hello's token is checked the connection is a stranger's, bounded by
+// the gate, HelloTimeout and MaxHello; refusing it changes nothing in the
+// run. An authenticated hello refused for other reasons fails the waiting
+// agents it names (refused).
+func (s *Server) serve(cn *conn, release func()) {
 	defer s.wg.Done()
-	r := bufio.NewReaderSize(cn.c, 64<<10)
-	var buf []byte
-	cn.c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	hello, err := ReadFrame(r, &buf)
-	if err == nil {
-		err = s.join(cn, hello)
-	} else {
-		err = fmt.Errorf("reading the hello: %w", err)
-	}
-	if err != nil {
+	cn.c.SetDeadline(time.Now().Add(s.cfg.HelloTimeout))
+	hello, err := ReadHello(cn.c, s.token)
+	release()
+	var st *Stranger
+	if errors.As(err, &st) {
+		s.forget(cn)
+		s.strangers.Add(s.cfg.Log, "extern", cn.c.RemoteAddr(), err)
+		s.noteRefusal(fmt.Errorf("%s: %w (no token: it could be anyone's)", cn.addr, err))
 		cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
 		cn.c.Close()
-		s.refused(cn, hello, err)
 		return
 	}
-	cn.c.SetReadDeadline(time.Time{})
+	if err == nil {
+		err = s.join(cn, hello)
+	}
+	if err != nil {
+		s.forget(cn)
+		s.refused(cn, hello, err)
+		cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
+		cn.c.Close()
+		return
+	}
+	cn.c.SetDeadline(time.Time{})
+	r := bufio.NewReaderSize(cn.c, 64<<10)
+	var buf []byte
 	for {
 		f, err := ReadFrame(r, &buf)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("connection closed by the agent")
-				if p := cn.agents[0].proc; p != nil {
+				if cn.batch {
+					err = &RelayFault{Relay: cn.describe(), Err: errors.New("the connection closed (relay killed or crashed?)")}
+				} else if p := cn.agents[0].proc; p != nil {
 					// The process is probably exiting: its status says more.
 					select {
 					case <-p.done:
@@ -604,6 +732,8 @@ func (s *Server) serve(cn *conn) {
 					case <-time.After(500 * time.Millisecond):
 					}
 				}
+			} else if cn.batch {
+				err = &RelayFault{Relay: cn.describe(), Err: fmt.Errorf("protocol error: %w", err)}
 			} else {
 				err = fmt.Errorf("protocol error: %w", err)
 			}
@@ -634,6 +764,21 @@ func (s *Server) serve(cn *conn) {
 	}
 }
 
+// forget drops a connection refused before joining from the pending set.
+func (s *Server) forget(cn *conn) {
+	s.mu.Lock()
+	delete(s.pending, cn)
+	s.mu.Unlock()
+}
+
+// noteRefusal keeps the last refusal that failed no agent, for the message
+// of an agent that never connects.
+func (s *Server) noteRefusal(err error) {
+	s.mu.Lock()
+	s.refusal = err.Error()
+	s.mu.Unlock()
+}
+
 // route hands a frame to the agent it is for; false ends the connection.
 func (s *Server) route(cn *conn, f *Frame) bool {
 	var to *Agent
@@ -657,12 +802,12 @@ func (s *Server) route(cn *conn, f *Frame) bool {
 	}
 }
 
-// refused reports a refused hello: the agents it names that are still
-// waiting for their connection fail at once with the reason (a wrong token
-// could come from anyone, but a client that names a waiting vehicle is
-// almost always that vehicle's process, and its user needs the reason
-// now, not a connect timeout later). A hello that names no waiting agent
-// is logged, and the reason goes into the message of agents that never
+// refused reports a refused hello that carried the run's token (a
+// stranger's is only counted, in serve): the agents it names that are
+// still waiting for their connection fail at once with the reason (the
+// client is that vehicle's process, and its user needs the reason now,
+// not a connect timeout later). A hello that names no waiting agent is
+// logged, and the reason goes into the message of agents that never
 // connect.
 func (s *Server) refused(cn *conn, h *Frame, err error) {
 	var blamed []*Agent
@@ -683,7 +828,7 @@ func (s *Server) refused(cn *conn, h *Frame, err error) {
 		}
 	}
 	if len(blamed) == 0 {
-		s.refusal = err.Error()
+		s.refusal = cn.addr + ": " + err.Error()
 	}
 	s.mu.Unlock()
 	who := "a client"
@@ -693,7 +838,7 @@ func (s *Server) refused(cn *conn, h *Frame, err error) {
 	if cn.pid > 0 {
 		who += fmt.Sprintf(" (pid %d)", cn.pid)
 	}
-	s.cfg.Log.Warn("extern: connection refused", "from", cn.name, "client", who, "err", err)
+	s.cfg.Log.Warn("extern: hello refused", "from", cn.name, "client", who, "err", err)
 	for _, a := range blamed {
 		what := fmt.Sprintf("node %d", a.node.ID)
 		if a.role == 1 {
@@ -706,16 +851,11 @@ func (s *Server) refused(cn *conn, h *Frame, err error) {
 // maxHelloName bounds the free-text name in a hello.
 const maxHelloName = 64
 
-// join checks a hello and binds its agents to the connection.
+// join checks an authenticated hello (ReadHello checked its token) and
+// binds its agents to the connection.
 func (s *Server) join(cn *conn, h *Frame) error {
-	if h.Type != TypeHello {
-		return fmt.Errorf("the first frame must be a hello, got %q", h.Type)
-	}
 	if h.Version != Version {
 		return fmt.Errorf("protocol version %d not served (this skyloop speaks version %d)", h.Version, Version)
-	}
-	if h.Token != s.token {
-		return errors.New("wrong token")
 	}
 	if len(h.Name) > maxHelloName {
 		return fmt.Errorf("a name of %d bytes (at most %d)", len(h.Name), maxHelloName)
@@ -733,6 +873,7 @@ func (s *Server) join(cn *conn, h *Frame) error {
 		}
 		a.conn = cn
 		cn.agents = []*Agent{a}
+		s.joined(cn)
 		s.mu.Unlock()
 		if err := cn.write(s.welcome(nil), 5*time.Second); err != nil {
 			return fmt.Errorf("sending the welcome: %w", err)
@@ -781,6 +922,7 @@ func (s *Server) join(cn *conn, h *Frame) error {
 		cn.batch = true
 		s.batched = append(s.batched, cn)
 	}
+	s.joined(cn)
 	s.mu.Unlock()
 	if err := cn.write(s.welcome(list), 5*time.Second); err != nil {
 		return fmt.Errorf("sending the welcome: %w", err)
@@ -790,6 +932,13 @@ func (s *Server) join(cn *conn, h *Frame) error {
 	}
 	s.poke()
 	return nil
+}
+
+// joined moves a connection from the pending set to the joined ones
+// (s.mu held).
+func (s *Server) joined(cn *conn) {
+	delete(s.pending, cn)
+	s.conns = append(s.conns, cn)
 }
 
 func (s *Server) welcome(list []*Agent) *Frame {
@@ -806,17 +955,28 @@ func (s *Server) welcome(list []*Agent) *Frame {
 // Stop tells every client the run is over, gives launched processes a
 // moment to exit, then stops them (SIGTERM, then SIGKILL), and removes the
 // socket.
-func (s *Server) Stop(reason string) {
+func (s *Server) Stop(reason string) { s.stop(reason, false) }
+
+// stop is Stop; failed marks the end frames (the run failed).
+func (s *Server) stop(reason string, failed bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
 	s.closed = true
+	close(s.done)
 	conns := append([]*conn(nil), s.conns...)
+	var pending []*conn
+	for cn := range s.pending {
+		pending = append(pending, cn)
+	}
 	s.mu.Unlock()
+	for _, c := range pending {
+		c.c.Close() // a hello in progress: its reader returns
+	}
 	for _, c := range conns {
-		c.write(&Frame{Type: TypeEnd, Reason: reason}, 500*time.Millisecond)
+		c.write(&Frame{Type: TypeEnd, Reason: reason, Failed: failed}, 500*time.Millisecond)
 	}
 	if s.unixLn != nil {
 		s.unixLn.Close()
@@ -943,7 +1103,10 @@ func (s *Server) Close(cause error) error {
 	if cause != nil {
 		why = "the run failed: " + cause.Error()
 	}
-	s.Stop(why)
+	s.stop(why, cause != nil)
+	if r := s.strangers.Report(); r.Total > maxLoggedRefusals {
+		s.cfg.Log.Warn("extern: connections refused before authentication during the run", "refused", r.String())
+	}
 	return nil
 }
 

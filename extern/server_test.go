@@ -2,9 +2,14 @@ package extern
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"skyloop/agent"
 	"skyloop/netsim"
@@ -61,5 +66,138 @@ func TestRefusedHelloSparesConnectedAgent(t *testing.T) {
 	}
 	if a := s.agents[0]; a.err != nil {
 		t.Fatalf("the connected agent failed: %v", a.err)
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestReadHello: a hello is read as a stranger's until its token is
+// checked: at most MaxHello bytes, its token within them; a long hello
+// (a relay naming thousands of nodes) is read whole once its token matched.
+func TestReadHello(t *testing.T) {
+	const tok = "0123456789abcdef"
+	ids := make([]int, 5000)
+	for i := range ids {
+		ids[i] = i
+	}
+	long, _ := AppendFrame(nil, &Frame{Type: TypeHello, Version: Version, Token: tok, Vehicles: ids, Batch: true})
+	if len(long) < 4*MaxHello {
+		t.Fatalf("the long hello has %d bytes", len(long))
+	}
+	late := frameBytes(`{"type":"hello","vehicles":[` + strings.Repeat("1,", MaxHello) + `1],"token":"` + tok + `"}`)
+	wrongLong, _ := AppendFrame(nil, &Frame{Type: TypeHello, Version: Version, Token: "x" + tok, Vehicles: ids})
+	huge := binary.BigEndian.AppendUint32(nil, MaxFrame+1)
+	cases := []struct {
+		name   string
+		in     []byte
+		reason string // "" = accepted; "-" = refused, not as a stranger's
+		read   int    // bytes read at most
+	}{
+		{"long hello, token first", long, "", len(long)},
+		{"token after the first 4 KiB", late, ReasonNoToken, 4 + MaxHello},
+		{"long hello, wrong token", wrongLong, ReasonWrongToken, 4 + MaxHello},
+		{"length beyond 1 MiB", append(huge, "{}"...), ReasonTooLarge, 4},
+		{"version 99, no token", frameBytes(`{"type":"hello","version":99,"vehicles":[0]}`), ReasonNoToken, 100},
+		{"token not a string", frameBytes(`{"type":"hello","token":7}`), ReasonMalformed, 100},
+		{"not an object", frameBytes(`[1,2,3]`), ReasonMalformed, 100},
+		{"token in another case", frameBytes(`{"type":"hello","version":1,"Token":"` + tok + `","vehicles":[1]}`), "", 100},
+		{"a second token", frameBytes(`{"type":"hello","token":"` + tok + `","token":"x"}`), ReasonWrongToken, 100},
+		{"cut short", frameBytes(`{"type":"hello","token":"` + tok + `"}`)[:20], ReasonClosed, 100},
+		{"not a hello", frameBytes(`{"type":"done","token":"` + tok + `"}`), "-", 100},
+		{"version 99 with the token", frameBytes(`{"type":"hello","version":99,"token":"` + tok + `"}`), "", 100},
+	}
+	for _, c := range cases {
+		cr := &countingReader{r: bytes.NewReader(c.in)}
+		h, err := ReadHello(cr, tok)
+		var s *Stranger
+		switch {
+		case c.reason == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.reason == "-" && (err == nil || errors.As(err, &s)):
+			t.Errorf("%s: %v, want a refusal after the token", c.name, err)
+		case c.reason != "" && c.reason != "-" && (!errors.As(err, &s) || s.Reason != c.reason):
+			t.Errorf("%s: %v, want a stranger's refusal (%s)", c.name, err, c.reason)
+		case cr.n > c.read:
+			t.Errorf("%s: read %d bytes, at most %d before the token", c.name, cr.n, c.read)
+		}
+		if c.name == "long hello, token first" && (h == nil || len(h.Vehicles) != len(ids) || !h.Batch) {
+			t.Errorf("%s: got %v", c.name, h)
+		}
+	}
+}
+
+func frameBytes(body string) []byte {
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+// TestUnauthenticatedBackpressure: at most MaxUnauthenticated connections
+// wait for their hello at once, the others wait in the kernel's backlog;
+// a stranger that sends no hello is closed at HelloTimeout (and counted);
+// an agent queued behind strangers gets in when they are gone.
+func TestUnauthenticatedBackpressure(t *testing.T) {
+	const max = 4
+	ready := make(chan [2]string, 1)
+	s := NewServer(Config{Tick: int64(sim.Millisecond), Nodes: []agent.NodeRef{{ID: 0, Name: "a-0"}},
+		Vehicle: func(int) bool { return true }, Ready: func(socket, addr, token string) { ready <- [2]string{addr, token} },
+		MaxUnauthenticated: max, HelloTimeout: 3 * time.Second})
+	s.Add(agent.NodeRef{ID: 0, Name: "a-0"}, &Behavior{p: &Params{Timeout: sim.Second, ConnectTimeout: 300 * sim.Second, OnFailure: "abort"}})
+	started := make(chan error, 1)
+	go func() { started <- s.Start() }()
+	defer s.Stop("test over")
+	r := <-ready
+	var strangers []net.Conn
+	defer func() {
+		for _, c := range strangers {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 3*max; i++ {
+		c, err := net.Dial("tcp", r[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(frameBytes(`{"type":"hello","vehicles":[0]`)[:20]) // unfinished
+		strangers = append(strangers, c)
+	}
+	for deadline := time.Now().Add(time.Minute); s.gate.Held() < max; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections held, want %d", s.gate.Held(), max)
+		}
+	}
+	s.mu.Lock()
+	pending := len(s.pending)
+	s.mu.Unlock()
+	if pending > max || s.gate.Held() > max {
+		t.Fatalf("%d connections waiting for their hello, at most %d", pending, max)
+	}
+	// The agent, queued behind 12 strangers, joins once they are gone.
+	c, err := net.Dial("tcp", r[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b, _ := AppendFrame(nil, &Frame{Type: TypeHello, Version: Version, Token: r[1], Vehicles: []int{0}})
+	c.Write(b)
+	var buf []byte
+	f, err := ReadFrame(bufio.NewReader(c), &buf)
+	if err != nil || f.Type != TypeWelcome {
+		t.Fatalf("the agent got %v, %v", f, err)
+	}
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	s.Stop("test over") // every connection's reader has returned
+	if r := s.Refused(); r.Total != 3*max || r.Reasons[ReasonTimeout] < max {
+		t.Errorf("refused %s; want the %d strangers, those ahead of the agent at their hello timeout", r, 3*max)
 	}
 }

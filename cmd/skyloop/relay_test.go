@@ -89,6 +89,8 @@ func TestRelayBadFlags(t *testing.T) {
 		{[]string{"relay", "--upstream", "h:1", "--vehicles", "0-3"}, "--token is required"},
 		{[]string{"relay", "--upstream", "h:1", "--token", "x"}, "--vehicles is required"},
 		{[]string{"relay", "--upstream", "h:1", "--token", "x", "--vehicles", "3-1"}, `"3-1" is not a range`},
+		{[]string{"relay", "--upstream", "h:1", "--token", "x", "--vehicles", "0-4000000000"}, "node ids are 0 to 99999"},
+		{[]string{"relay", "--upstream", "h:1", "--token", "x", "--vehicles", "0-1000000,1000001-2000000,2000001-3000000"}, "node ids are 0 to 99999"},
 		{[]string{"relay", "--upstream", "h:1", "--token", "x", "--vehicles", "1", "--fingerprint", "zz"}, "want sha256: and 64 hex digits"},
 		{[]string{"relay", "--upstream", "nohostport", "--token", "x", "--vehicles", "1"}, "--upstream"},
 		{[]string{"run", "quickstart", "--listen", "7000"}, "--listen \"7000\": want host:port"},

@@ -1,0 +1,368 @@
+package extern
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits on connections that have not authenticated yet, that is, not sent
+// a hello with the run's token: anyone who can reach a listener can open
+// them, so they are bounded in number, in size and in time before the token
+// is checked, and their refusal changes nothing in the run.
+const (
+	// MaxHello is the most a server reads of a hello before it has checked
+	// the token (4 KiB). A longer hello (a relay naming thousands of nodes)
+	// must carry its token within its first MaxHello bytes; skyloop's
+	// clients and relays write it third, after type and version.
+	MaxHello = 4 << 10
+	// HelloTimeout is the time a connection has from its acceptance to
+	// a complete hello, TLS handshake included. A client sends its hello
+	// as soon as it is connected (before any slow work), so this is a
+	// bound on the network and on a loaded machine's scheduling, not on
+	// an interpreter's start-up.
+	HelloTimeout = 10 * time.Second
+	// MaxUnauthenticated is the most connections a server or relay holds
+	// before their hello: beyond it, the listener stops accepting until
+	// one of them authenticates or is refused (the others wait in the
+	// kernel's backlog, costing skyloop nothing).
+	MaxUnauthenticated = 256
+	// MaxUnauthenticatedPerHost is the most connections from one remote
+	// host (IP address) a listener for other hosts (TLS) holds before
+	// their hello: more are refused at once. A loopback listener serves
+	// local agents only, which all share one address: it has no per-host
+	// cap, only MaxUnauthenticated.
+	MaxUnauthenticatedPerHost = 64
+)
+
+// Reasons a connection is refused before authentication (Stranger.Reason),
+// as the log and summary.json count them.
+const (
+	ReasonWrongToken = "wrong token"
+	ReasonNoToken    = "no token"
+	ReasonMalformed  = "malformed hello"
+	ReasonTooLarge   = "hello too large"
+	ReasonTimeout    = "no hello in time"
+	ReasonClosed     = "closed before its hello"
+	ReasonTLS        = "TLS handshake failed"
+	ReasonPerHost    = "too many unauthenticated connections from one host"
+)
+
+// Stranger is the error of a connection refused before authentication:
+// the peer did not show the run's token, so the refusal changes nothing in
+// the run (no agent fails because of it); it is logged and counted.
+type Stranger struct {
+	// Reason is one of the Reason constants.
+	Reason string
+	// Err says more (what was read, which limit).
+	Err error
+}
+
+func (e *Stranger) Error() string {
+	if e.Err == nil {
+		return e.Reason
+	}
+	return e.Err.Error()
+}
+
+func (e *Stranger) Unwrap() error { return e.Err }
+
+func stranger(reason string, format string, args ...any) *Stranger {
+	return &Stranger{Reason: reason, Err: fmt.Errorf(format, args...)}
+}
+
+// ReadHello reads a connection's first frame with the limits of a peer
+// that has not authenticated: at most MaxHello bytes are read before its
+// token is compared with token (in constant time), the frame must be a
+// JSON object with that token, and a longer frame is read only once the
+// token matched. Any error before that is a *Stranger. The caller sets the
+// connection's deadline (HelloTimeout) and checks the rest of the hello.
+// Reading is unbuffered: nothing after the hello is consumed.
+func ReadHello(r io.Reader, token string) (*Frame, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, readFailure(err)
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > MaxFrame {
+		return nil, stranger(ReasonTooLarge, "a first frame of %d bytes (%w)", n, ErrFrameTooLarge)
+	}
+	head := min(int(n), MaxHello)
+	body := make([]byte, head)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, readFailure(err)
+	}
+	tok, err := helloToken(body)
+	if err != nil {
+		if int(n) > head {
+			return nil, stranger(ReasonNoToken, "a hello of %d bytes without its token in the first %d bytes (%v)", n, MaxHello, err)
+		}
+		return nil, err
+	}
+	if !sameToken(tok, token) {
+		return nil, stranger(ReasonWrongToken, "wrong token")
+	}
+	if int(n) > head {
+		// Authenticated: the rest of a long hello may be read.
+		body = append(body, make([]byte, int(n)-head)...)
+		if _, err := io.ReadFull(r, body[head:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("reading the hello: %w", err)
+		}
+	}
+	h, err := DecodeFrame(body)
+	if err != nil {
+		return nil, fmt.Errorf("reading the hello: %w", err)
+	}
+	if !sameToken(h.Token, token) { // a second "token" key
+		return nil, stranger(ReasonWrongToken, "wrong token")
+	}
+	if h.Type != TypeHello {
+		return nil, fmt.Errorf("the first frame must be a hello, got %q", h.Type)
+	}
+	return h, nil
+}
+
+// readFailure classifies an error reading a hello.
+func readFailure(err error) error {
+	var ne net.Error
+	var re tls.RecordHeaderError
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return stranger(ReasonTimeout, "no hello within %v", HelloTimeout)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed):
+		return stranger(ReasonClosed, "the connection closed before its hello")
+	case errors.As(err, &re) || strings.Contains(err.Error(), "tls:"):
+		return stranger(ReasonTLS, "TLS: %w", err)
+	}
+	return stranger(ReasonClosed, "reading the hello: %w", err)
+}
+
+// helloToken finds the "token" member of the JSON object that b starts
+// with (b may be cut short after it). Key names match as encoding/json
+// matches them, case-insensitively.
+func helloToken(b []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", stranger(ReasonMalformed, "the first frame is not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := t.(string)
+		if strings.EqualFold(key, "token") {
+			v, err := dec.Token()
+			s, ok := v.(string)
+			if err != nil || !ok {
+				return "", stranger(ReasonMalformed, "the hello's token is not a string")
+			}
+			return s, nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+	}
+	return "", stranger(ReasonNoToken, "no token")
+}
+
+func sameToken(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// Gate bounds the connections of a server's or relay's listeners that have
+// not authenticated yet: at most max at once, and at most perHost from one
+// remote host on the listeners that ask for it (those for other hosts).
+type Gate struct {
+	slots   chan struct{} // one per connection held before its hello
+	perHost int
+	mu      sync.Mutex
+	hosts   map[string]int
+}
+
+// NewGate returns a gate for max connections in all and perHost from one
+// host.
+func NewGate(max, perHost int) *Gate {
+	return &Gate{slots: make(chan struct{}, max), perHost: perHost, hosts: map[string]int{}}
+}
+
+// Wait blocks until one more connection may be held, or until done is
+// closed (false). An accept loop calls it before Accept, so that the
+// connections beyond the cap wait in the kernel's backlog; Cancel gives the
+// slot back when Accept fails.
+func (g *Gate) Wait(done <-chan struct{}) bool {
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// Cancel gives back a slot Wait took.
+func (g *Gate) Cancel() { <-g.slots }
+
+// Held returns the number of connections held before their hello.
+func (g *Gate) Held() int { return len(g.slots) }
+
+// Admit counts an accepted connection (its slot taken by Wait) against its
+// host when perHost is set: beyond the per-host cap it gives the slot back
+// and returns a *Stranger. Otherwise the returned function, called once
+// the connection authenticated or was refused, gives everything back.
+func (g *Gate) Admit(addr net.Addr, perHost bool) (release func(), err error) {
+	host := HostOf(addr)
+	if !perHost || g.perHost <= 0 {
+		return sync.OnceFunc(g.Cancel), nil
+	}
+	g.mu.Lock()
+	if g.hosts[host] >= g.perHost {
+		g.mu.Unlock()
+		g.Cancel()
+		return nil, stranger(ReasonPerHost, "%d connections from %s are already waiting for their hello (at most %d)", g.perHost, host, g.perHost)
+	}
+	g.hosts[host]++
+	g.mu.Unlock()
+	return sync.OnceFunc(func() {
+		g.mu.Lock()
+		if g.hosts[host]--; g.hosts[host] <= 0 {
+			delete(g.hosts, host)
+		}
+		g.mu.Unlock()
+		g.Cancel()
+	}), nil
+}
+
+// HostOf returns the host part of a peer's address: its IP address, or
+// "local" for a Unix socket.
+func HostOf(addr net.Addr) string {
+	switch a := addr.(type) {
+	case *net.TCPAddr:
+		return a.IP.String()
+	case *net.UnixAddr, nil:
+		return "local"
+	}
+	if h, _, err := net.SplitHostPort(addr.String()); err == nil {
+		return h
+	}
+	return addr.String()
+}
+
+// MaxReportedHosts bounds the hosts a refusal report names; the others are
+// counted together under "other".
+const MaxReportedHosts = 32
+
+// RefusalReport is what summary.json says of the connections refused before
+// authentication.
+type RefusalReport struct {
+	// Total counts them.
+	Total int `json:"total"`
+	// Reasons counts them by reason (the Reason constants).
+	Reasons map[string]int `json:"reasons"`
+	// Hosts counts them by remote host (IP address, "local" for the Unix
+	// socket), for at most MaxReportedHosts hosts, the others under
+	// "other".
+	Hosts map[string]int `json:"hosts"`
+	// Last is the last one, as logged.
+	Last string `json:"last"`
+}
+
+// Refusals counts the connections a server or relay refused before
+// authentication, and logs them: the first maxLoggedRefusals one by one,
+// then one line every thousand.
+type Refusals struct {
+	mu sync.Mutex
+	r  RefusalReport
+}
+
+// maxLoggedRefusals is how many refusals are logged one by one.
+const maxLoggedRefusals = 20
+
+// Add counts a refusal of a connection from addr and logs it on log (as
+// who: "extern" or "relay").
+func (rs *Refusals) Add(log *slog.Logger, who string, addr net.Addr, err error) {
+	reason := ReasonClosed
+	var s *Stranger
+	if errors.As(err, &s) {
+		reason = s.Reason
+	}
+	host := HostOf(addr)
+	from := host
+	if addr != nil && host != "local" {
+		from = addr.String()
+	}
+	rs.mu.Lock()
+	r := &rs.r
+	if r.Reasons == nil {
+		r.Reasons, r.Hosts = map[string]int{}, map[string]int{}
+	}
+	r.Total++
+	r.Reasons[reason]++
+	if _, ok := r.Hosts[host]; ok || len(r.Hosts) < MaxReportedHosts {
+		r.Hosts[host]++
+	} else {
+		r.Hosts["other"]++
+	}
+	r.Last = fmt.Sprintf("%s: %v", from, err)
+	n := r.Total
+	rs.mu.Unlock()
+	switch {
+	case n <= maxLoggedRefusals:
+		log.Warn(who+": connection refused before authentication (the run goes on)", "from", from, "reason", reason, "err", err)
+	case n == maxLoggedRefusals+1 || n%1000 == 0:
+		log.Warn(who+": connections refused before authentication (the run goes on); the run's summary counts them", "refused", n, "last", r.Last)
+	}
+}
+
+// Report returns what was counted so far.
+func (rs *Refusals) Report() RefusalReport {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r := rs.r
+	r.Reasons, r.Hosts = clone(r.Reasons), clone(r.Hosts)
+	return r
+}
+
+func clone(m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// String sums the report up in one line: "3 (2 wrong token, 1 no token)
+// from 10.0.0.7, 10.0.0.9".
+func (r RefusalReport) String() string {
+	if r.Total == 0 {
+		return "none"
+	}
+	var reasons, hosts []string
+	for k, v := range r.Reasons {
+		reasons = append(reasons, fmt.Sprintf("%d %s", v, k))
+	}
+	for k := range r.Hosts {
+		hosts = append(hosts, k)
+	}
+	sort.Strings(reasons)
+	sort.Strings(hosts)
+	return fmt.Sprintf("%d (%s) from %s", r.Total, strings.Join(reasons, ", "), strings.Join(hosts, ", "))
+}
