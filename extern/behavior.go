@@ -162,8 +162,9 @@ func (b *Behavior) Step(ctx *agent.Context) {
 	}
 	defer b.timer.Stop()
 	for {
-		select {
-		case f := <-b.ag.in:
+		f, timedOut := b.ag.next(b.timer.C)
+		switch {
+		case f != nil:
 			done, err := b.apply(ctx, f)
 			if err != nil {
 				b.ag.fail(err)
@@ -173,10 +174,10 @@ func (b *Behavior) Step(ctx *agent.Context) {
 			if done {
 				return
 			}
-		case <-b.ag.failed:
+		case !timedOut:
 			b.handle(b.ag.err)
 			return
-		case <-b.timer.C:
+		default:
 			if c := b.ag.conn; c.batch {
 				b.ag.fail(&RelayFault{Relay: c.describe(), Err: fmt.Errorf("no answer for node %d within %v of wall-clock time at t=%v (relay frozen, or an agent behind it hung past the relay's --timeout?)",
 					b.ag.node.ID, b.p.Timeout, ctx.Now())})

@@ -162,6 +162,7 @@ func (b *NetBackend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 	if err := a.srv.Err(); err != nil {
 		return nil, err
 	}
+	a.ticks.Add(1) // before the simulator can answer it
 	if err := a.conn.write(f, time.Duration(b.p.Timeout)); err != nil {
 		return nil, b.fail(fmt.Errorf("sending the network tick at %v: %w", t, err))
 	}
@@ -172,13 +173,12 @@ func (b *NetBackend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 		b.timer.Reset(limit)
 	}
 	defer b.timer.Stop()
-	var reply *Frame
-	select {
-	case reply = <-a.in:
-	case <-a.failed:
-		return nil, b.fail(a.err)
-	case <-b.timer.C:
+	reply, timedOut := a.next(b.timer.C)
+	switch {
+	case timedOut:
 		return nil, b.fail(fmt.Errorf("no net_done within %v of wall-clock time at t=%v (hung?)", b.p.Timeout, t))
+	case reply == nil:
+		return nil, b.fail(a.err)
 	}
 	if reply.Type != TypeNetDone {
 		return nil, b.fail(fmt.Errorf("protocol error: a %s frame in the network phase", reply.Type))

@@ -47,6 +47,28 @@ var peerModes = map[string]func(a *client.Agent) error{
 		raw(a, fmt.Appendf(nil, `{"type":"command","vehicle":%d,"cmd":"velocity","vel":[1,2,3,4]}`, a.ID()))
 		return nil
 	},
+	"flood-frames": func(a *client.Agent) error {
+		for i := 0; i < 5000; i++ {
+			if err := a.Event("flood", "x"); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	"flood-bytes": func(a *client.Agent) error {
+		big := strings.Repeat("x", extern.MaxFrame-200)
+		for i := 0; i < 40; i++ {
+			if err := a.Event("flood", big); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	"early-done": func(a *client.Agent) error {
+		raw(a, fmt.Appendf(nil, `{"type":"done","vehicle":%d}`, a.ID()))
+		raw(a, fmt.Appendf(nil, `{"type":"done","vehicle":%d}`, a.ID()))
+		return nil
+	},
 	"longname":  func(a *client.Agent) error { return a.Event(strings.Repeat("n", 65), "x") },
 	"bigdetail": func(a *client.Agent) error { return a.Event("note", strings.Repeat("é", 5000)) },
 }
@@ -99,6 +121,9 @@ func TestUntrustedAgentValues(t *testing.T) {
 		{"yaw-huge", "yaw 1e+300"},
 		{"longname", "event name of 65 bytes"},
 		{"goto-short", "field pos: want exactly 3 finite numbers [x, y, z], got an array of 1 number"},
+		{"flood-frames", "sent more than 4096 frames in one step (at most 4096 per step"},
+		{"flood-bytes", "sent more than 16 MiB in one step"},
+		{"early-done", "a done frame for node"},
 		{"vel-long", "field vel: want exactly 3 finite numbers [x, y, z], got an array of 4 numbers"},
 	}
 	for _, c := range cases {

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Version is the protocol version; a client's hello must carry it.
@@ -505,4 +506,38 @@ func FormatNodes(ids []int) string {
 		i = j + 1
 	}
 	return b.String()
+}
+
+// Fixed sizes of the parts of a decoded frame, for Frame.Footprint.
+var (
+	frameSize    = int(unsafe.Sizeof(Frame{}))
+	eventSize    = int(unsafe.Sizeof(NetEvent{}))
+	packetSize   = int(unsafe.Sizeof(Packet{}))
+	deliverySize = int(unsafe.Sizeof(Delivery{}))
+	nodeSize     = int(unsafe.Sizeof(NodeInfo{}))
+	telSize      = int(unsafe.Sizeof(Telemetry{}))
+)
+
+// Footprint returns the memory a decoded frame holds: its fixed part and what
+// its strings and lists hold (frames of a batch are measured one by one).
+func (f *Frame) Footprint() int {
+	n := frameSize + len(f.Token) + len(f.Name) + len(f.Kind) + len(f.Payload) + len(f.Cmd) + len(f.Detail) + len(f.Reason) +
+		8*len(f.Vehicles) + 24*len(f.Positions) + 8*len(f.Release) + len(f.Events)*eventSize + len(f.Deliveries)*deliverySize +
+		len(f.Packets)*packetSize + len(f.Nodes)*nodeSize
+	if f.Telemetry != nil {
+		n += telSize + len(f.Telemetry.Mode)
+	}
+	for i := range f.Events {
+		n += len(f.Events[i].Drop)
+	}
+	for i := range f.Deliveries {
+		n += len(f.Deliveries[i].Kind) + len(f.Deliveries[i].Payload)
+	}
+	for i := range f.Packets {
+		n += len(f.Packets[i].Kind) + len(f.Packets[i].Payload)
+	}
+	for i := range f.Nodes {
+		n += len(f.Nodes[i].Name) + len(f.Nodes[i].Group)
+	}
+	return n
 }

@@ -109,8 +109,14 @@ type Agent struct {
 	role    int
 	command string
 	connTO  time.Duration
-	in      chan *Frame
+	in      inbox
 	failed  chan struct{}
+	// ticks counts the ticks handed to the connection (the run's
+	// goroutine); the connection's reader counts in step what the agent
+	// sent since its last done, and dones its done frames.
+	ticks   atomic.Int64
+	step    stepCount
+	dones   int64
 	errOnce sync.Once
 	err     error
 	conn    *conn
@@ -180,6 +186,8 @@ type conn struct {
 	// bat gathers them until the round's first step flushes it.
 	batch bool
 	bat   Batcher
+	// byID finds the agent of a frame on a connection with many.
+	byID map[int]*Agent
 }
 
 // describe names a relay's connection: "relay@hostB" at 10.0.0.2:41234
@@ -275,7 +283,7 @@ func (s *Server) Report() (key string, v any) {
 // Add registers the external agent of node ref, served by behaviour b.
 func (s *Server) Add(ref agent.NodeRef, b *Behavior) {
 	a := &Agent{srv: s, node: ref, b: b, command: b.p.Command, connTO: time.Duration(b.p.ConnectTimeout),
-		in: make(chan *Frame, 256), failed: make(chan struct{}), joined: make(chan struct{})}
+		in: newInbox(), failed: make(chan struct{}), joined: make(chan struct{})}
 	s.agents[int(ref.ID)] = a
 	s.order = append(s.order, a)
 	b.bind(a)
@@ -286,7 +294,7 @@ func (s *Server) Add(ref agent.NodeRef, b *Behavior) {
 func (s *Server) AddNetwork(nb *NetBackend) {
 	a := &Agent{srv: s, net: nb, role: 1, command: nb.p.Command, connTO: time.Duration(nb.p.ConnectTimeout),
 		node: agent.NodeRef{ID: -1, Name: "network"},
-		in:   make(chan *Frame, 16), failed: make(chan struct{}), joined: make(chan struct{})}
+		in:   newInbox(), failed: make(chan struct{}), joined: make(chan struct{})}
 	s.netAgent = a
 	s.order = append(s.order, a)
 	nb.ag = a
@@ -317,6 +325,7 @@ func (s *Server) Fingerprint() string { return s.finger }
 // sendTick hands a tick to a's connection: at once, or into the batch of
 // a relay's connection.
 func (s *Server) sendTick(a *Agent, f *Frame, timeout time.Duration) error {
+	a.ticks.Add(1) // before the agent can answer it
 	if !a.conn.batch {
 		return a.conn.write(f, timeout)
 	}
@@ -780,25 +789,136 @@ func (s *Server) noteRefusal(err error) {
 }
 
 // route hands a frame to the agent it is for; false ends the connection.
+// What an agent sends for one step (from one done to the next) is bounded
+// (MaxStepFrames, MaxStepBytes), and a step ends only after it began (a
+// done needs its tick): so the agent's queue holds at most two steps of
+// bounded frames, and a violation fails the agent, deterministically.
 func (s *Server) route(cn *conn, f *Frame) bool {
 	var to *Agent
-	for _, a := range cn.agents {
-		if a.role == 1 || int(a.node.ID) == f.Vehicle {
+	if len(cn.agents) == 1 {
+		if a := cn.agents[0]; a.role == 1 || int(a.node.ID) == f.Vehicle {
 			to = a
 		}
+	} else {
+		to = cn.byID[f.Vehicle]
 	}
 	if to == nil || f.Type == TypeHello {
 		err := fmt.Errorf("protocol error: a %s frame for node %d, which this connection does not step", f.Type, f.Vehicle)
+		if cn.batch {
+			err = &RelayFault{Relay: cn.describe(), Err: err}
+		}
 		for _, a := range cn.agents {
 			a.fail(err)
 		}
 		return false
 	}
 	select {
-	case to.in <- f:
-		return true
 	case <-to.failed:
-		return false
+		return cn.batch // the relay's other agents go on
+	default:
+	}
+	if err := to.count(f); err != nil {
+		to.fail(err)
+		return cn.batch
+	}
+	to.in.push(f)
+	return true
+}
+
+// MaxStepFrames and MaxStepBytes bound what one agent may send for one
+// step, from its tick to its done (frames sent after a done count for the
+// next step): more is a protocol error that fails the agent. Bytes are
+// what the decoded frames hold (Frame.Footprint: payloads, texts, lists, and
+// each frame's fixed part). Together with the rule that a done may only
+// follow its tick, they bound an agent's queue to two steps' worth.
+const (
+	MaxStepFrames = 4096
+	MaxStepBytes  = 16 << 20
+)
+
+// stepCount is what an agent sent since its last done.
+type stepCount struct{ frames, bytes int }
+
+// count checks frame f against the agent's step bounds (the connection's
+// reader calls it, before queueing f).
+func (a *Agent) count(f *Frame) error {
+	node := fmt.Sprintf("node %d", a.node.ID)
+	if a.role == 1 {
+		node = "the network simulator"
+	}
+	a.step.frames++
+	a.step.bytes += f.Footprint()
+	switch {
+	case a.step.frames > MaxStepFrames:
+		return fmt.Errorf("protocol error: %s sent more than %d frames in one step (at most %d per step; docs/protocol.md)", node, MaxStepFrames, MaxStepFrames)
+	case a.step.bytes > MaxStepBytes:
+		return fmt.Errorf("protocol error: %s sent more than %d MiB in one step (%d frames so far; at most %d MiB per step; docs/protocol.md)",
+			node, MaxStepBytes>>20, a.step.frames, MaxStepBytes>>20)
+	}
+	if f.Type == TypeDone || f.Type == TypeNetDone || f.Type == TypeError {
+		if a.dones >= a.ticks.Load() {
+			return fmt.Errorf("protocol error: a %s frame for %s before its tick (%d ticks sent, %d steps ended): a step ends only after it began", f.Type, node, a.ticks.Load(), a.dones)
+		}
+		a.dones++
+		a.step = stepCount{}
+	}
+	return nil
+}
+
+// inbox is an agent's queue of frames from its connection. The reader
+// never waits on it (one reader may serve a relay's many agents, stepped
+// in node order); route's step bounds bound it.
+type inbox struct {
+	mu    sync.Mutex
+	q     []*Frame
+	head  int
+	ready chan struct{} // poked when a frame comes
+}
+
+func newInbox() inbox { return inbox{ready: make(chan struct{}, 1)} }
+
+func (b *inbox) push(f *Frame) {
+	b.mu.Lock()
+	b.q = append(b.q, f)
+	b.mu.Unlock()
+	select {
+	case b.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (b *inbox) pop() *Frame {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.head == len(b.q) {
+		return nil
+	}
+	f := b.q[b.head]
+	b.q[b.head] = nil
+	if b.head++; b.head == len(b.q) {
+		b.q, b.head = b.q[:0], 0
+	}
+	return f
+}
+
+// next waits for the agent's next frame: it returns it, or nil when the
+// agent failed (a.err says why) or expired fired first (timedOut). Frames
+// already queued come before a failure.
+func (a *Agent) next(expired <-chan time.Time) (f *Frame, timedOut bool) {
+	for {
+		if f := a.in.pop(); f != nil {
+			return f, false
+		}
+		select {
+		case <-a.in.ready:
+		case <-a.failed:
+			if f := a.in.pop(); f != nil {
+				return f, false
+			}
+			return nil, false
+		case <-expired:
+			return nil, true
+		}
 	}
 }
 
@@ -915,6 +1035,12 @@ func (s *Server) join(cn *conn, h *Frame) error {
 		a.conn = cn
 	}
 	cn.agents = list
+	if len(list) > 1 {
+		cn.byID = make(map[int]*Agent, len(list))
+		for _, a := range list {
+			cn.byID[int(a.node.ID)] = a
+		}
+	}
 	if h.Name != "" {
 		cn.name = h.Name
 	}

@@ -396,6 +396,7 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 	// The relay loop.
 	var upBat extern.Batcher
 	outstanding := map[int]bool{}
+	sent := map[int]stepCount{} // what each outstanding node sent in its step
 	dead := map[int]string{}
 	roundTimer := time.NewTimer(time.Hour)
 	roundTimer.Stop()
@@ -496,6 +497,7 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 					return st, err
 				}
 				outstanding[f.Vehicle] = true
+				sent[f.Vehicle] = stepCount{}
 				st.Down++
 				var err error
 				if l.batch {
@@ -572,6 +574,18 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 				bad = fmt.Errorf("protocol error: a %s frame from an agent", f.Type)
 			case !outstanding[f.Vehicle]:
 				bad = fmt.Errorf("protocol error: a %s frame for node %d outside its step", f.Type, f.Vehicle)
+			default:
+				// The server's bounds of one step (extern.MaxStepFrames,
+				// MaxStepBytes), checked here, where the agent is known.
+				c := sent[f.Vehicle]
+				c.frames++
+				c.bytes += f.Footprint()
+				sent[f.Vehicle] = c
+				if c.frames > extern.MaxStepFrames {
+					bad = fmt.Errorf("protocol error: node %d sent more than %d frames in one step (at most %d per step)", f.Vehicle, extern.MaxStepFrames, extern.MaxStepFrames)
+				} else if c.bytes > extern.MaxStepBytes {
+					bad = fmt.Errorf("protocol error: node %d sent more than %d MiB in one step (at most %d MiB per step)", f.Vehicle, extern.MaxStepBytes>>20, extern.MaxStepBytes>>20)
+				}
 			}
 			if bad != nil {
 				if err := kill(l, bad, dead, outstanding, answer); err != nil {
@@ -588,6 +602,9 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 		}
 	}
 }
+
+// stepCount is what a node sent in its step.
+type stepCount struct{ frames, bytes int }
 
 // kill marks a local connection's vehicles dead: the steps they owe are
 // answered with an error frame that fails just those agents upstream (as
