@@ -344,6 +344,35 @@ func TestRelayAgentFailure(t *testing.T) {
 	}
 }
 
+// TestRelayExitsWithFailedRun: when the run a relay serves fails (here,
+// because an agent behind the relay dies under on_failure: abort), the
+// relay returns an error, so that skyloop relay exits 1 (it used to end
+// as after a run that finished).
+func TestRelayExitsWithFailedRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var rerr error
+	done := make(chan struct{})
+	_, err := runner.Execute(build(t, swarm(2, "abort")), "", runner.Options{ExternListen: "127.0.0.1:0",
+		ExternRemote: func(addr, fp, token string) {
+			go func() {
+				defer close(done)
+				_, rerr = relay.Run(ctx, relay.Config{Upstream: addr, Fingerprint: fp, Token: token, Vehicles: span(0, 1), Name: "relay A",
+					Ready: func(local, _ string) {
+						startFleet(t, local, "", token, span(0, 0))
+						startFleet(t, local, "", token, span(1, 1), "SKYLOOP_DIE=1")
+					}})
+			}()
+		}})
+	if err == nil || !strings.Contains(err.Error(), "external agent uav-1 via relay \"relay A\"") {
+		t.Fatalf("run: %v", err)
+	}
+	<-done
+	if rerr == nil || !strings.Contains(rerr.Error(), "the run failed") || !strings.Contains(rerr.Error(), "uav-1") {
+		t.Fatalf("relay: %v; want the run's failure", rerr)
+	}
+}
+
 // syncBuffer is a log's destination shared with the test.
 type syncBuffer struct {
 	mu sync.Mutex
