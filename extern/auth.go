@@ -34,17 +34,22 @@ const (
 	// bound on the network and on a loaded machine's scheduling, not on
 	// an interpreter's start-up.
 	HelloTimeout = 10 * time.Second
-	// MaxUnauthenticated is the most connections a server or relay holds
-	// before their hello: beyond it, the listener stops accepting until
-	// one of them authenticates or is refused (the others wait in the
-	// kernel's backlog, costing skyloop nothing).
+	// MaxUnauthenticated is the most connections a server or relay reads
+	// at once before their hello (TLS handshake and hello): the next wait,
+	// accepted but not read (no handshake, no buffer), and are read in
+	// turn, host after host.
 	MaxUnauthenticated = 256
-	// MaxUnauthenticatedPerHost is the most connections from one remote
-	// host (IP address) a listener for other hosts (TLS) holds before
-	// their hello: more are refused at once. A loopback listener serves
-	// local agents only, which all share one address: it has no per-host
-	// cap, only MaxUnauthenticated.
+	// MaxUnauthenticatedPerHost is the most of them from one remote host
+	// (IP address) on a listener for other hosts (TLS): one host's
+	// connections beyond it wait while other hosts' are read. A loopback
+	// listener serves local agents only, which all share one address: it
+	// has no per-host cap, only MaxUnauthenticated.
 	MaxUnauthenticatedPerHost = 64
+	// MaxWaiting is the most connections that wait to be read: beyond it,
+	// a connection that would have to wait is refused at once. A
+	// connection waits at most twice HelloTimeout (those ahead of it that
+	// hold on are closed by then), then has HelloTimeout for its hello.
+	MaxWaiting = 1024
 )
 
 // Reasons a connection is refused before authentication (Stranger.Reason),
@@ -58,6 +63,7 @@ const (
 	ReasonClosed     = "closed before its hello"
 	ReasonTLS        = "TLS handshake failed"
 	ReasonPerHost    = "too many unauthenticated connections from one host"
+	ReasonBusy       = "too many unauthenticated connections"
 )
 
 // Stranger is the error of a connection refused before authentication:
@@ -187,65 +193,241 @@ func sameToken(got, want string) bool {
 }
 
 // Gate bounds the connections of a server's or relay's listeners that have
-// not authenticated yet: at most max at once, and at most perHost from one
-// remote host on the listeners that ask for it (those for other hosts).
+// not authenticated yet. It reads at most max of them at once, and at most
+// perHost from one remote host on the listeners that ask for it (those for
+// other hosts); a connection beyond either waits, accepted but unread, and
+// the waiting ones are read in turn, host after host, each host's oldest
+// first, so that a host holding its connections open delays only its own.
+// At most maxWaiting wait; a connection that would have to wait beyond is
+// refused, and one that waited longer than wait is refused when its turn
+// comes.
 type Gate struct {
-	slots   chan struct{} // one per connection held before its hello
-	perHost int
+	max, perHost, maxWaiting int
+	wait                     time.Duration
+	start                    func(c net.Conn, release func())
+	refuse                   func(c net.Conn, err error)
+
 	mu      sync.Mutex
-	hosts   map[string]int
+	reading int
+	waiting int
+	hosts   map[string]*gateHost
+	ring    []string // hosts with connections, in turn order
+	next    int      // the ring's next host to read from
+	closed  bool
 }
 
-// NewGate returns a gate for max connections in all and perHost from one
-// host.
-func NewGate(max, perHost int) *Gate {
-	return &Gate{slots: make(chan struct{}, max), perHost: perHost, hosts: map[string]int{}}
+// gateHost is one host's connections before their hello.
+type gateHost struct {
+	reading int
+	limit   int
+	queue   []waitingConn
 }
 
-// Wait blocks until one more connection may be held, or until done is
-// closed (false). An accept loop calls it before Accept, so that the
-// connections beyond the cap wait in the kernel's backlog; Cancel gives the
-// slot back when Accept fails.
-func (g *Gate) Wait(done <-chan struct{}) bool {
-	select {
-	case g.slots <- struct{}{}:
-		return true
-	case <-done:
-		return false
-	}
+type waitingConn struct {
+	c     net.Conn
+	since time.Time
 }
 
-// Cancel gives back a slot Wait took.
-func (g *Gate) Cancel() { <-g.slots }
+// NewGate returns a gate with these limits. start begins reading an
+// admitted connection (it must not block: it starts a goroutine) and is
+// given the function to call once its hello is read or refused; refuse
+// is told of a connection the gate refused and closed.
+func NewGate(max, perHost, maxWaiting int, wait time.Duration, start func(c net.Conn, release func()), refuse func(c net.Conn, err error)) *Gate {
+	return &Gate{max: max, perHost: perHost, maxWaiting: maxWaiting, wait: wait, start: start, refuse: refuse, hosts: map[string]*gateHost{}}
+}
 
-// Held returns the number of connections held before their hello.
-func (g *Gate) Held() int { return len(g.slots) }
+// gateAction is a start or a refusal decided under the gate's lock and
+// carried out after it.
+type gateAction struct {
+	c   net.Conn
+	key string
+	err error
+}
 
-// Admit counts an accepted connection (its slot taken by Wait) against its
-// host when perHost is set: beyond the per-host cap it gives the slot back
-// and returns a *Stranger. Otherwise the returned function, called once
-// the connection authenticated or was refused, gives everything back.
-func (g *Gate) Admit(addr net.Addr, perHost bool) (release func(), err error) {
-	host := HostOf(addr)
-	if !perHost || g.perHost <= 0 {
-		return sync.OnceFunc(g.Cancel), nil
+// Add admits an accepted connection: it is read at once when there is room,
+// waits otherwise, or is refused when too many wait. perHost applies the
+// per-host cap (a listener for other hosts).
+func (g *Gate) Add(c net.Conn, perHost bool) {
+	key, limit := "", g.max // a loopback listener's peers: one pool
+	if perHost && g.perHost > 0 {
+		key, limit = HostOf(c.RemoteAddr()), g.perHost
 	}
 	g.mu.Lock()
-	if g.hosts[host] >= g.perHost {
+	if g.closed {
 		g.mu.Unlock()
-		g.Cancel()
-		return nil, stranger(ReasonPerHost, "%d connections from %s are already waiting for their hello (at most %d)", g.perHost, host, g.perHost)
+		c.Close()
+		return
 	}
-	g.hosts[host]++
-	g.mu.Unlock()
-	return sync.OnceFunc(func() {
-		g.mu.Lock()
-		if g.hosts[host]--; g.hosts[host] <= 0 {
-			delete(g.hosts, host)
+	h := g.hosts[key]
+	if h == nil {
+		h = &gateHost{limit: limit}
+		g.hosts[key] = h
+		g.ring = append(g.ring, key)
+	}
+	var acts []gateAction
+	switch {
+	case g.reading < g.max && h.reading < h.limit && len(h.queue) == 0:
+		h.reading++
+		g.reading++
+		acts = append(acts, gateAction{c: c, key: key})
+	default:
+		if g.waiting >= g.maxWaiting {
+			acts = g.expire(time.Now(), acts)
 		}
-		g.mu.Unlock()
-		g.Cancel()
-	}), nil
+		if g.waiting >= g.maxWaiting {
+			err := stranger(ReasonBusy, "%d connections are already waiting for their turn to say hello (at most %d)", g.waiting, g.maxWaiting)
+			if h.reading >= h.limit {
+				err = stranger(ReasonPerHost, "%d connections from %s are being read and %d wait (at most %d and %d in all)", h.reading, key, g.waiting, h.limit, g.maxWaiting)
+			}
+			acts = append(acts, gateAction{c: c, err: err})
+			g.drop(key)
+		} else {
+			h.queue = append(h.queue, waitingConn{c: c, since: time.Now()})
+			g.waiting++
+		}
+	}
+	g.mu.Unlock()
+	g.act(acts)
+}
+
+// done is a started connection's release: its hello was read or refused.
+func (g *Gate) done(key string) {
+	g.mu.Lock()
+	g.reading--
+	if h := g.hosts[key]; h != nil {
+		h.reading--
+	}
+	acts := g.dispatch(nil)
+	g.drop(key)
+	g.mu.Unlock()
+	g.act(acts)
+}
+
+// tidy forgets the hosts of refused connections that have nothing left
+// (g.mu held).
+func (g *Gate) tidy(acts []gateAction) {
+	for _, a := range acts {
+		if a.err != nil {
+			if a.c.RemoteAddr() != nil {
+				g.drop(HostOf(a.c.RemoteAddr()))
+			}
+			g.drop("")
+		}
+	}
+}
+
+// dispatch starts waiting connections while there is room, taking hosts in
+// turn (g.mu held).
+func (g *Gate) dispatch(acts []gateAction) []gateAction {
+	now := time.Now()
+	for g.reading < g.max && g.waiting > 0 {
+		started := false
+		for i := 0; i < len(g.ring) && !started; i++ {
+			k := (g.next + i) % len(g.ring)
+			key := g.ring[k]
+			h := g.hosts[key]
+			for len(h.queue) > 0 && h.reading < h.limit {
+				w := h.queue[0]
+				h.queue[0] = waitingConn{}
+				h.queue = h.queue[1:]
+				g.waiting--
+				if now.Sub(w.since) > g.wait {
+					acts = append(acts, gateAction{c: w.c, err: stranger(ReasonTimeout, "waited %v for its turn to say hello", g.wait)})
+					continue
+				}
+				h.reading++
+				g.reading++
+				acts = append(acts, gateAction{c: w.c, key: key})
+				g.next = (k + 1) % len(g.ring)
+				started = true
+				break
+			}
+		}
+		if !started {
+			break
+		}
+	}
+	g.tidy(acts)
+	return acts
+}
+
+// expire refuses the waiting connections that waited too long (g.mu held).
+func (g *Gate) expire(now time.Time, acts []gateAction) []gateAction {
+	for _, h := range g.hosts {
+		kept := h.queue[:0]
+		for _, w := range h.queue {
+			if now.Sub(w.since) > g.wait {
+				acts = append(acts, gateAction{c: w.c, err: stranger(ReasonTimeout, "waited %v for its turn to say hello", g.wait)})
+				g.waiting--
+				continue
+			}
+			kept = append(kept, w)
+		}
+		clear(h.queue[len(kept):])
+		h.queue = kept
+	}
+	g.tidy(acts)
+	return acts
+}
+
+// drop forgets a host with no connection left (g.mu held).
+func (g *Gate) drop(key string) {
+	h := g.hosts[key]
+	if h == nil || h.reading > 0 || len(h.queue) > 0 {
+		return
+	}
+	delete(g.hosts, key)
+	for i, k := range g.ring {
+		if k == key {
+			g.ring = append(g.ring[:i], g.ring[i+1:]...)
+			if g.next > i {
+				g.next--
+			}
+			break
+		}
+	}
+	if len(g.ring) == 0 || g.next >= len(g.ring) {
+		g.next = 0
+	}
+}
+
+// act carries out starts and refusals, outside the lock.
+func (g *Gate) act(acts []gateAction) {
+	for _, a := range acts {
+		if a.err != nil {
+			a.c.Close()
+			g.refuse(a.c, a.err)
+			continue
+		}
+		key := a.key
+		g.start(a.c, sync.OnceFunc(func() { g.done(key) }))
+	}
+}
+
+// Close closes the waiting connections and refuses any later one; the
+// connections being read are their readers' to close.
+func (g *Gate) Close() {
+	g.mu.Lock()
+	g.closed = true
+	var waiting []net.Conn
+	for _, h := range g.hosts {
+		for _, w := range h.queue {
+			waiting = append(waiting, w.c)
+		}
+		h.queue = nil
+	}
+	g.waiting = 0
+	g.mu.Unlock()
+	for _, c := range waiting {
+		c.Close()
+	}
+}
+
+// Counts returns the connections being read and waiting.
+func (g *Gate) Counts() (reading, waiting int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reading, g.waiting
 }
 
 // HostOf returns the host part of a peer's address: its IP address, or

@@ -57,7 +57,16 @@ func build(t *testing.T, text string) *engine.Run {
 	return r
 }
 
-func withBehavior(b string) string { return strings.Replace(swarm, "BEHAVIOR", b, 1) }
+// withBehavior puts behaviour b into the swarm. An extern behaviour that
+// sets no connect_timeout gets a generous one: helper processes start
+// slowly on a loaded machine, and the tests wait for what they do, not for
+// a clock.
+func withBehavior(b string) string {
+	if strings.Contains(b, "type: extern") && !strings.Contains(b, "connect_timeout") {
+		b = strings.TrimSuffix(b, "}") + ", connect_timeout: 120s}"
+	}
+	return strings.Replace(swarm, "BEHAVIOR", b, 1)
+}
 
 // TestExternalAgentMatchesBuiltin: the same mission logic as a built-in Go
 // behaviour and as external client processes gives byte-identical traces
@@ -155,6 +164,7 @@ func TestExternalNetworkSimulator(t *testing.T) {
   latency: 5ms
   jitter: 3ms
   loss: 0.2`, `  backend: extern
+  connect_timeout: 120s
   command: "`+strings.Replace(helperCommand(t, "net"), "SKYLOOP_VEHICLE={id} ", "", 1)+`"`, 1)
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := runner.Execute(build(t, text), dir, runner.Options{})

@@ -193,7 +193,7 @@ vehicles:
       - {type: traffic, rate: 8000, size: 100}
 network:
   backend: extern
-  connect_timeout: 10s
+  connect_timeout: 120s
 `
 
 // lyingNetwork is an in-process network simulator: every packet reaches

@@ -53,12 +53,13 @@ type Config struct {
 	// fingerprint once the server listens there; by default the server
 	// prints them with the token.
 	Remote func(addr, fingerprint, token string)
-	// HelloTimeout, MaxUnauthenticated and MaxUnauthenticatedPerHost
-	// bound the connections that have not authenticated yet (0: the
-	// package's constants of those names; tests shorten them).
+	// HelloTimeout, MaxUnauthenticated, MaxUnauthenticatedPerHost and
+	// MaxWaiting bound the connections that have not authenticated yet
+	// (0: the package's constants of those names; tests shorten them).
 	HelloTimeout              time.Duration
 	MaxUnauthenticated        int
 	MaxUnauthenticatedPerHost int
+	MaxWaiting                int
 }
 
 // Server accepts external agents on a Unix socket and on TCP loopback,
@@ -261,8 +262,14 @@ func NewServer(cfg Config) *Server {
 	if cfg.MaxUnauthenticatedPerHost <= 0 {
 		cfg.MaxUnauthenticatedPerHost = MaxUnauthenticatedPerHost
 	}
-	return &Server{cfg: cfg, agents: map[int]*Agent{}, wake: make(chan struct{}, 1), pending: map[*conn]bool{},
-		done: make(chan struct{}), gate: NewGate(cfg.MaxUnauthenticated, cfg.MaxUnauthenticatedPerHost)}
+	if cfg.MaxWaiting <= 0 {
+		cfg.MaxWaiting = MaxWaiting
+	}
+	s := &Server{cfg: cfg, agents: map[int]*Agent{}, wake: make(chan struct{}, 1), pending: map[*conn]bool{},
+		done: make(chan struct{})}
+	s.gate = NewGate(cfg.MaxUnauthenticated, cfg.MaxUnauthenticatedPerHost, cfg.MaxWaiting, 2*cfg.HelloTimeout, s.startConn,
+		func(c net.Conn, err error) { s.strangers.Add(s.cfg.Log, "extern", c.RemoteAddr(), err) })
+	return s
 }
 
 // Refused returns the count of connections refused before authentication
@@ -629,21 +636,14 @@ func peerPID(c net.Conn) int {
 	return pid
 }
 
-// accept serves a listener. On a gated one, at most MaxUnauthenticated
-// connections wait for their hello at once (the next waits in the kernel's
-// backlog), and with perHost at most MaxUnauthenticatedPerHost of them from
-// one host (more are refused at once).
+// accept serves a listener. A gated one's connections go through the
+// gate (bounded before their hello; perHost: per remote host too); the
+// private Unix socket's are read at once.
 func (s *Server) accept(ln net.Listener, gated, perHost bool) {
 	defer s.wg.Done()
 	for {
-		if gated && !s.gate.Wait(s.done) {
-			return
-		}
 		c, err := ln.Accept()
 		if err != nil {
-			if gated {
-				s.gate.Cancel()
-			}
 			if errors.Is(err, net.ErrClosed) || s.isClosed() {
 				return
 			}
@@ -657,35 +657,37 @@ func (s *Server) accept(ln net.Listener, gated, perHost bool) {
 			}
 			continue
 		}
-		release := func() {}
 		if gated {
-			if release, err = s.gate.Admit(c.RemoteAddr(), perHost); err != nil {
-				s.strangers.Add(s.cfg.Log, "extern", c.RemoteAddr(), err)
-				c.Close()
-				continue
-			}
+			s.gate.Add(c, perHost)
+		} else {
+			s.startConn(c, func() {})
 		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			release()
-			return
-		}
-		addr := c.RemoteAddr().String()
-		pid := peerPID(c)
-		if _, unix := c.(*net.UnixConn); unix {
-			addr = "the Unix socket"
-			if pid > 0 {
-				addr += fmt.Sprintf(" (pid %d)", pid)
-			}
-		}
-		cn := &conn{c: c, name: addr, addr: addr, pid: pid}
-		s.pending[cn] = true
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go s.serve(cn, release)
 	}
+}
+
+// startConn begins serving an accepted connection: release is called once
+// its hello is read or refused.
+func (s *Server) startConn(c net.Conn, release func()) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close()
+		release()
+		return
+	}
+	addr := c.RemoteAddr().String()
+	pid := peerPID(c)
+	if _, unix := c.(*net.UnixConn); unix {
+		addr = "the Unix socket"
+		if pid > 0 {
+			addr += fmt.Sprintf(" (pid %d)", pid)
+		}
+	}
+	cn := &conn{c: c, name: addr, addr: addr, pid: pid}
+	s.pending[cn] = true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.serve(cn, release)
 }
 
 func (s *Server) isClosed() bool {
@@ -1092,6 +1094,7 @@ func (s *Server) stop(reason string, failed bool) {
 	}
 	s.closed = true
 	close(s.done)
+	s.gate.Close()
 	conns := append([]*conn(nil), s.conns...)
 	var pending []*conn
 	for cn := range s.pending {

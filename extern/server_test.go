@@ -25,7 +25,7 @@ func TestRefusedHelloSparesConnectedAgent(t *testing.T) {
 		Vehicle: func(int) bool { return true }, Ready: func(socket, addr, token string) { ready <- [2]string{socket, token} }})
 	for i := 0; i < 2; i++ {
 		s.Add(agent.NodeRef{ID: netsim.NodeID(i), Name: []string{"a-0", "a-1"}[i]},
-			&Behavior{p: &Params{Timeout: sim.Second, ConnectTimeout: 20 * sim.Second, OnFailure: "abort"}})
+			&Behavior{p: &Params{Timeout: sim.Second, ConnectTimeout: 300 * sim.Second, OnFailure: "abort"}})
 	}
 	started := make(chan error, 1)
 	go func() { started <- s.Start() }()
@@ -140,11 +140,11 @@ func frameBytes(body string) []byte {
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
 }
 
-// TestUnauthenticatedBackpressure: at most MaxUnauthenticated connections
-// wait for their hello at once, the others wait in the kernel's backlog;
-// a stranger that sends no hello is closed at HelloTimeout (and counted);
-// an agent queued behind strangers gets in when they are gone.
-func TestUnauthenticatedBackpressure(t *testing.T) {
+// TestUnauthenticatedWait: at most MaxUnauthenticated connections are
+// read at once before their hello, the others wait unread; a stranger that
+// sends no hello is closed at HelloTimeout (and counted); an agent waiting
+// behind strangers gets in when they are gone.
+func TestUnauthenticatedWait(t *testing.T) {
 	const max = 4
 	ready := make(chan [2]string, 1)
 	s := NewServer(Config{Tick: int64(sim.Millisecond), Nodes: []agent.NodeRef{{ID: 0, Name: "a-0"}},
@@ -161,7 +161,19 @@ func TestUnauthenticatedBackpressure(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for i := 0; i < 3*max; i++ {
+	waitCounts := func(reading, waiting int) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			rd, wt := s.gate.Counts()
+			if rd == reading && wt == waiting {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections read and %d waiting, want %d and %d", rd, wt, reading, waiting)
+			}
+		}
+	}
+	for i := 0; i < max+2; i++ {
 		c, err := net.Dial("tcp", r[0])
 		if err != nil {
 			t.Fatal(err)
@@ -169,18 +181,8 @@ func TestUnauthenticatedBackpressure(t *testing.T) {
 		c.Write(frameBytes(`{"type":"hello","vehicles":[0]`)[:20]) // unfinished
 		strangers = append(strangers, c)
 	}
-	for deadline := time.Now().Add(time.Minute); s.gate.Held() < max; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections held, want %d", s.gate.Held(), max)
-		}
-	}
-	s.mu.Lock()
-	pending := len(s.pending)
-	s.mu.Unlock()
-	if pending > max || s.gate.Held() > max {
-		t.Fatalf("%d connections waiting for their hello, at most %d", pending, max)
-	}
-	// The agent, queued behind 12 strangers, joins once they are gone.
+	waitCounts(max, 2)
+	// The agent waits behind them, and joins once the first are gone.
 	c, err := net.Dial("tcp", r[0])
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +190,7 @@ func TestUnauthenticatedBackpressure(t *testing.T) {
 	defer c.Close()
 	b, _ := AppendFrame(nil, &Frame{Type: TypeHello, Version: Version, Token: r[1], Vehicles: []int{0}})
 	c.Write(b)
+	waitCounts(max, 3)
 	var buf []byte
 	f, err := ReadFrame(bufio.NewReader(c), &buf)
 	if err != nil || f.Type != TypeWelcome {
@@ -197,7 +200,110 @@ func TestUnauthenticatedBackpressure(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Stop("test over") // every connection's reader has returned
-	if r := s.Refused(); r.Total != 3*max || r.Reasons[ReasonTimeout] < max {
-		t.Errorf("refused %s; want the %d strangers, those ahead of the agent at their hello timeout", r, 3*max)
+	if r := s.Refused(); r.Total != max+2 || r.Reasons[ReasonTimeout] < 3 {
+		t.Errorf("refused %s; want the %d strangers, those ahead of the agent at their hello timeout", r, max+2)
+	}
+}
+
+// fakeConn is a connection from addr that only records its closing.
+type fakeConn struct {
+	net.Conn
+	addr   net.Addr
+	closed bool
+}
+
+func (f *fakeConn) RemoteAddr() net.Addr { return f.addr }
+func (f *fakeConn) Close() error         { f.closed = true; return nil }
+
+// TestGate: the gate reads at most max connections and perHost from one
+// host, lets the others wait and reads them host after host, each host's
+// oldest first; it refuses beyond maxWaiting, and those that waited too
+// long.
+func TestGate(t *testing.T) {
+	var started []*fakeConn
+	releases := map[*fakeConn]func(){}
+	var refused []string
+	g := NewGate(4, 2, 3, time.Hour, func(c net.Conn, release func()) {
+		started = append(started, c.(*fakeConn))
+		releases[c.(*fakeConn)] = release
+	}, func(c net.Conn, err error) {
+		var s *Stranger
+		errors.As(err, &s)
+		refused = append(refused, c.RemoteAddr().String()+" "+s.Reason)
+	})
+	conns := map[string]*fakeConn{}
+	add := func(name string, ip byte, port int) {
+		c := &fakeConn{addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, ip), Port: port}}
+		conns[name] = c
+		g.Add(c, true)
+	}
+	names := func() string {
+		var s []string
+		for _, c := range started {
+			for n, d := range conns {
+				if c == d {
+					s = append(s, n)
+				}
+			}
+		}
+		return strings.Join(s, " ")
+	}
+	check := func(wantStarted string, reading, waiting int) {
+		t.Helper()
+		r, w := g.Counts()
+		if got := names(); got != wantStarted || r != reading || w != waiting {
+			t.Fatalf("started %q, %d reading, %d waiting; want %q, %d, %d", got, r, w, wantStarted, reading, waiting)
+		}
+	}
+	add("A1", 1, 1)
+	add("A2", 1, 2)
+	add("A3", 1, 3) // host A is at its cap: waits
+	add("B1", 2, 1)
+	add("B2", 2, 2)
+	check("A1 A2 B1 B2", 4, 1)
+	add("C1", 3, 1) // all read: waits
+	add("A4", 1, 4)
+	check("A1 A2 B1 B2", 4, 3)
+	add("C2", 3, 2) // nowhere to wait
+	if len(refused) != 1 || refused[0] != "10.0.0.3:2 "+ReasonBusy || !conns["C2"].closed {
+		t.Fatalf("refused %q", refused)
+	}
+	releases[conns["A1"]]()
+	check("A1 A2 B1 B2 A3", 4, 2) // A's oldest
+	releases[conns["B1"]]()
+	check("A1 A2 B1 B2 A3 C1", 4, 1) // then the next host's
+	releases[conns["B1"]]()          // a second release changes nothing
+	check("A1 A2 B1 B2 A3 C1", 4, 1)
+	releases[conns["B2"]]()
+	check("A1 A2 B1 B2 A3 C1", 3, 1) // A4 waits for A's cap
+	releases[conns["A2"]]()
+	check("A1 A2 B1 B2 A3 C1 A4", 3, 0)
+	add("A5", 1, 5)
+	add("A6", 1, 6)
+	add("A7", 1, 7)
+	add("A8", 1, 8) // host A at its cap, and 3 waiting: refused
+	if len(refused) != 2 || refused[1] != "10.0.0.1:8 "+ReasonPerHost {
+		t.Fatalf("refused %q", refused)
+	}
+	g.Close()
+	if !conns["A5"].closed || !conns["A7"].closed || conns["A3"].closed {
+		t.Fatal("Close closed the wrong connections")
+	}
+	// A connection that waited too long is refused when its turn comes.
+	refused = nil
+	g = NewGate(1, 1, 10, 0, func(c net.Conn, release func()) { releases[c.(*fakeConn)] = release }, func(c net.Conn, err error) {
+		var s *Stranger
+		errors.As(err, &s)
+		refused = append(refused, c.RemoteAddr().String()+" "+s.Reason)
+	})
+	add("X1", 9, 1)
+	add("X2", 9, 2)
+	time.Sleep(time.Millisecond)
+	releases[conns["X1"]]()
+	if len(refused) != 1 || refused[0] != "10.0.0.9:2 "+ReasonTimeout {
+		t.Fatalf("refused %q", refused)
+	}
+	if r, w := g.Counts(); r != 0 || w != 0 || len(g.hosts) != 0 || len(g.ring) != 0 {
+		t.Fatalf("%d reading, %d waiting, hosts %v left", r, w, g.ring)
 	}
 }

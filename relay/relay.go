@@ -146,11 +146,7 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 		return st, err
 	}
 	defer ln.Close()
-	// Connections before their hello are bounded (in all, and per host
-	// on a TLS listener for other hosts); strangers' are counted.
-	gate := extern.NewGate(extern.MaxUnauthenticated, extern.MaxUnauthenticatedPerHost)
-	perHost := finger != ""
-	var strangers extern.Refusals
+	var strangers extern.Refusals // connections refused before authentication
 	defer func() { st.Refused = strangers.Report() }()
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String(), finger)
@@ -164,10 +160,16 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 	var mu sync.Mutex
 	var locals []*local
 	pending := map[net.Conn]bool{} // connections before their hello
+	closing := false
+	var gate *extern.Gate
 	defer func() {
 		cancel()
 		ln.Close()
+		if gate != nil {
+			gate.Close()
+		}
 		mu.Lock()
+		closing = true
 		for _, l := range locals {
 			l.c.Close()
 		}
@@ -182,16 +184,57 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 	owner := map[int]*local{}
 	joined := make(chan *local)
 	refusals := make(chan error, 16)
+	// A connection is a stranger's until its hello shows the token: the
+	// gate bounds them (in all, and per host on a TLS listener for other
+	// hosts), hello bounds each in size and time, and their refusals are
+	// counted.
+	startHello := func(c net.Conn, release func()) {
+		mu.Lock()
+		if closing {
+			mu.Unlock()
+			c.Close()
+			release()
+			return
+		}
+		pending[c] = true
+		wg.Add(1)
+		mu.Unlock()
+		go func() {
+			defer wg.Done()
+			l, err := hello(c, cfg.Token)
+			release()
+			mu.Lock()
+			delete(pending, c)
+			mu.Unlock()
+			if err != nil {
+				var s *extern.Stranger
+				if errors.As(err, &s) {
+					strangers.Add(cfg.Log, "relay", c.RemoteAddr(), err)
+				}
+				writeFrame(c, &extern.Frame{Type: extern.TypeError, Reason: err.Error()})
+				c.Close()
+				select {
+				case refusals <- err:
+				default:
+				}
+				return
+			}
+			select {
+			case joined <- l:
+			case <-ctx.Done():
+				c.Close()
+			}
+		}()
+	}
+	gate = extern.NewGate(extern.MaxUnauthenticated, extern.MaxUnauthenticatedPerHost, extern.MaxWaiting, 2*extern.HelloTimeout, startHello,
+		func(c net.Conn, err error) { strangers.Add(cfg.Log, "relay", c.RemoteAddr(), err) })
+	perHost := finger != ""
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for {
-			if !gate.Wait(ctx.Done()) {
-				return
-			}
 			c, err := ln.Accept()
 			if err != nil {
-				gate.Cancel()
 				if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
 					return
 				}
@@ -203,42 +246,7 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 				}
 				continue
 			}
-			release, err := gate.Admit(c.RemoteAddr(), perHost)
-			if err != nil {
-				strangers.Add(cfg.Log, "relay", c.RemoteAddr(), err)
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			pending[c] = true
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				l, err := hello(c, cfg.Token)
-				release()
-				mu.Lock()
-				delete(pending, c)
-				mu.Unlock()
-				if err != nil {
-					var s *extern.Stranger
-					if errors.As(err, &s) {
-						strangers.Add(cfg.Log, "relay", c.RemoteAddr(), err)
-					}
-					writeFrame(c, &extern.Frame{Type: extern.TypeError, Reason: err.Error()})
-					c.Close()
-					select {
-					case refusals <- err:
-					default:
-					}
-					return
-				}
-				select {
-				case joined <- l:
-				case <-ctx.Done():
-					c.Close()
-				}
-			}()
+			gate.Add(c, perHost)
 		}
 	}()
 	deadline := time.NewTimer(cfg.ConnectTimeout)

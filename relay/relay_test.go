@@ -165,7 +165,7 @@ vehicles:
     count: %d
     spawn: {layout: grid, origin: [0, 0, 0], spacing: 3}
     behaviors:
-      - {type: extern, period: %s, connect_timeout: 60s, timeout: 3s, on_failure: %s}
+      - {type: extern, period: %s, connect_timeout: 300s, timeout: 60s, on_failure: %s}
 network:
   backend: impair
   latency: 5ms
@@ -313,7 +313,9 @@ func TestRelayAgentFailure(t *testing.T) {
 					go func() {
 						defer close(done)
 						_, rerr = relay.Run(ctx, relay.Config{Upstream: addr, Fingerprint: fp, Token: token, Vehicles: span(0, 3),
-							StepTimeout: time.Second,
+							// Long enough for a healthy agent on a loaded
+							// machine; the hung one is found when it is up.
+							StepTimeout: 5 * time.Second,
 							Ready: func(local, _ string) {
 								startFleet(t, local, "", token, span(0, 0))
 								startFleet(t, local, "", token, span(1, 1), c.env, "SKYLOOP_DIE=1")
