@@ -30,22 +30,22 @@ func TestRunListenAndRelay(t *testing.T) {
 	dir := t.TempDir()
 	direct := filepath.Join(dir, "direct")
 	ch := startCLI(t, "run", filepath.Join(examples, "flocking", "flocking.yaml"), "--duration", "8s", "--out", direct)
-	if code := ch.wait(t, 120*time.Second); code != 0 {
+	if code := ch.wait(t, 5*time.Minute); code != 0 {
 		t.Fatalf("direct run: exit %d; stderr:\n%s", code, ch.stderr.String())
 	}
 	out := filepath.Join(dir, "relayed")
 	run := startCLI(t, "run", filepath.Join(examples, "remote", "flocking.yaml"), "--duration", "8s", "--out", out, "--listen", "127.0.0.1:0")
 	re := regexp.MustCompile(`connect to (\S+) \(TLS\) with --fingerprint (sha256:[0-9a-f]{64}) --token ([0-9a-f]+)`)
 	var m []string
-	if !eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(run.stderr.String()); return m != nil }) {
+	if !eventually(2*time.Minute, func() bool { m = re.FindStringSubmatch(run.stderr.String()); return m != nil }) {
 		t.Fatalf("skyloop run --listen did not print the remote address; stderr:\n%s", run.stderr.String())
 	}
 	rl := startCLI(t, "relay", "--upstream", m[1], "--fingerprint", m[2], "--token", m[3], "--vehicles", "0-9",
 		"--listen", "127.0.0.1:0", "--command", py+" "+filepath.Join(examples, "flocking", "flock.py")+" --id {id}")
-	if code := run.wait(t, 120*time.Second); code != 0 {
+	if code := run.wait(t, 5*time.Minute); code != 0 {
 		t.Fatalf("run exit %d; stderr:\n%s\nrelay:\n%s", code, run.stderr.String(), rl.stderr.String())
 	}
-	if code := rl.wait(t, 20*time.Second); code != 0 || !strings.Contains(rl.stderr.String(), "relay: the run ended;") {
+	if code := rl.wait(t, 2*time.Minute); code != 0 || !strings.Contains(rl.stderr.String(), "relay: the run ended;") {
 		t.Fatalf("relay exit %d; stderr:\n%s", code, rl.stderr.String())
 	}
 	for _, f := range []string{"trace.csv", "vehicles.csv", "deliveries.csv"} {
