@@ -62,7 +62,7 @@ type Frame struct {
 	Name     string `json:"name,omitempty"`     // free text for messages
 	// Batch, in a hello, asks for the ticks of all the connection's
 	// vehicles in one batch frame per round, and promises its answers
-	// in batch frames too (a relay, docs/cluster.md).
+	// in batch frames too (a relay, docs/remote.md).
 	Batch bool `json:"batch,omitempty"`
 
 	// batch: the frames it carries, in order (no hello, welcome or
