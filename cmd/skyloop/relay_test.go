@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"skyloop/engine"
+	"skyloop/extern"
+	"skyloop/runner"
 )
 
 // TestRunListenAndRelay follows docs/remote.md with examples/remote:
@@ -100,5 +104,25 @@ func TestRelayBadFlags(t *testing.T) {
 		if code := ch.wait(t, 20*time.Second); code != 2 || !strings.Contains(ch.stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, ch.stderr.String(), c.want)
 		}
+	}
+}
+
+// TestSummaryPrintsRefusedStrangers: the printed summary says how many
+// connections the run refused before authentication, why and from where.
+func TestSummaryPrintsRefusedStrangers(t *testing.T) {
+	r := extern.RefusalReport{Total: 3, Reasons: map[string]int{extern.ReasonWrongToken: 2, extern.ReasonNoToken: 1},
+		Hosts: map[string]int{"10.0.0.7": 2, "10.0.0.9": 1}}
+	res := &runner.Result{Summary: &runner.Summary{Summary: &engine.Summary{}, Services: map[string]any{"extern": map[string]any{"refused": r}}}}
+	var b bytes.Buffer
+	printSummary(&b, res, time.Second)
+	want := "extern: connections refused before authentication: 3 (1 no token, 2 wrong token) from 10.0.0.7, 10.0.0.9 (the run went on; the log has them)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Fatalf("summary:\n%s\nlacks %q", b.String(), want)
+	}
+	b.Reset()
+	res.Summary.Services = nil
+	printSummary(&b, res, time.Second)
+	if strings.Contains(b.String(), "refused") {
+		t.Fatalf("a run without strangers printed:\n%s", b.String())
 	}
 }
