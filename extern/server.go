@@ -844,22 +844,24 @@ type stepCount struct{ frames, bytes int }
 // count checks frame f against the agent's step bounds (the connection's
 // reader calls it, before queueing f).
 func (a *Agent) count(f *Frame) error {
-	node := fmt.Sprintf("node %d", a.node.ID)
-	if a.role == 1 {
-		node = "the network simulator"
+	node := func() string {
+		if a.role == 1 {
+			return "the network simulator"
+		}
+		return fmt.Sprintf("node %d", a.node.ID)
 	}
 	a.step.frames++
 	a.step.bytes += f.Footprint()
 	switch {
 	case a.step.frames > MaxStepFrames:
-		return fmt.Errorf("protocol error: %s sent more than %d frames in one step (at most %d per step; docs/protocol.md)", node, MaxStepFrames, MaxStepFrames)
+		return fmt.Errorf("protocol error: %s sent more than %d frames in one step (at most %d per step; docs/protocol.md)", node(), MaxStepFrames, MaxStepFrames)
 	case a.step.bytes > MaxStepBytes:
 		return fmt.Errorf("protocol error: %s sent more than %d MiB in one step (%d frames so far; at most %d MiB per step; docs/protocol.md)",
-			node, MaxStepBytes>>20, a.step.frames, MaxStepBytes>>20)
+			node(), MaxStepBytes>>20, a.step.frames, MaxStepBytes>>20)
 	}
 	if f.Type == TypeDone || f.Type == TypeNetDone || f.Type == TypeError {
 		if a.dones >= a.ticks.Load() {
-			return fmt.Errorf("protocol error: a %s frame for %s before its tick (%d ticks sent, %d steps ended): a step ends only after it began", f.Type, node, a.ticks.Load(), a.dones)
+			return fmt.Errorf("protocol error: a %s frame for %s before its tick (%d ticks sent, %d steps ended): a step ends only after it began", f.Type, node(), a.ticks.Load(), a.dones)
 		}
 		a.dones++
 		a.step = stepCount{}
