@@ -179,8 +179,13 @@ func (b *Behavior) Step(ctx *agent.Context) {
 			return
 		default:
 			if c := b.ag.conn; c.batch {
-				b.ag.fail(&RelayFault{Relay: c.describe(), Err: fmt.Errorf("no answer for node %d within %v of wall-clock time at t=%v (relay frozen, or an agent behind it hung past the relay's --timeout?)",
-					b.ag.node.ID, b.p.Timeout, ctx.Now())})
+				// The relay's fault: all its agents fail now, rather than
+				// each after its own timeout.
+				err := &RelayFault{Relay: c.describe(), Err: fmt.Errorf("no answer for node %d within %v of wall-clock time at t=%v (relay frozen, or an agent behind it hung past the relay's --timeout?)",
+					b.ag.node.ID, b.p.Timeout, ctx.Now())}
+				for _, a := range c.agents {
+					a.fail(err)
+				}
 			} else {
 				b.ag.fail(fmt.Errorf("no END-TICK within %v of wall-clock time at t=%v (hung?)", b.p.Timeout, ctx.Now()))
 			}

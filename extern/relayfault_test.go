@@ -2,6 +2,7 @@ package extern_test
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -70,5 +71,28 @@ func TestRelayFaultNamesRelay(t *testing.T) {
 				t.Fatal(e)
 			}
 		})
+	}
+}
+
+// TestFrozenRelayContinue: under on_failure: continue, a frozen relay's
+// agents all fail at once with the relay's name (not each after its own
+// timeout, as if each had hung), and the run goes on without them.
+func TestFrozenRelayContinue(t *testing.T) {
+	errs := make(chan error, 1)
+	res, err := runner.Execute(build(t, withBehavior("{type: extern, period: 100ms, timeout: 2s, connect_timeout: 120s, on_failure: continue}")), "", runner.Options{
+		ExternReady: func(socket, addr, token string) { go fakeRelay(addr, token, false, errs) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		name := fmt.Sprintf("uav-%d", i)
+		ag := res.Summary.Agents[name]["extern"].(map[string]any)
+		if ag["dead"] != true || !strings.Contains(fmt.Sprint(ag["failure"]), `relay "fake relay" at 127.0.0.1:`) ||
+			!strings.Contains(fmt.Sprint(ag["failure"]), "no answer for node 0 within 2s") {
+			t.Errorf("%s: %v", name, ag)
+		}
+	}
+	if e := <-errs; e != nil {
+		t.Fatal(e)
 	}
 }
