@@ -85,6 +85,18 @@ func (e *Stranger) Error() string {
 
 func (e *Stranger) Unwrap() error { return e.Err }
 
+// Tells reports whether the peer is told why in an error frame: a hello
+// that was read (a wrong token, none, a malformed or oversized frame), so
+// that a misconfigured client learns it; not a peer that sent nothing in
+// time, closed or failed its TLS handshake.
+func (e *Stranger) Tells() bool {
+	switch e.Reason {
+	case ReasonTimeout, ReasonClosed, ReasonTLS, ReasonPerHost, ReasonBusy:
+		return false
+	}
+	return true
+}
+
 func stranger(reason string, format string, args ...any) *Stranger {
 	return &Stranger{Reason: reason, Err: fmt.Errorf(format, args...)}
 }

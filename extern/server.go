@@ -85,7 +85,7 @@ type Server struct {
 	fatal   error
 	closed  bool
 	done    chan struct{} // closed by Stop
-	refusal string        // the last refused hello that named no waiting agent
+	refusal string        // the last refused hello that failed no agent
 	batched []*conn       // connections in batch mode (relays)
 	queued  atomic.Bool   // some batch connection has ticks to send
 	wg      sync.WaitGroup
@@ -705,16 +705,19 @@ func (s *Server) serve(cn *conn, release func()) {
 	defer s.wg.Done()
 	cn.c.SetDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	hello, err := ReadHello(cn.c, s.token)
-	release()
 	var st *Stranger
 	if errors.As(err, &st) {
 		s.forget(cn)
 		s.strangers.Add(s.cfg.Log, "extern", cn.c.RemoteAddr(), err)
 		s.noteRefusal(fmt.Errorf("%s: %w (no token: it could be anyone's)", cn.addr, err))
-		cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
+		if st.Tells() {
+			cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
+		}
 		cn.c.Close()
+		release() // after the answer: the gate bounds these goroutines too
 		return
 	}
+	release()
 	if err == nil {
 		err = s.join(cn, hello)
 	}

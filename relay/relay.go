@@ -202,23 +202,26 @@ func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 		go func() {
 			defer wg.Done()
 			l, err := hello(c, cfg.Token)
-			release()
 			mu.Lock()
 			delete(pending, c)
 			mu.Unlock()
 			if err != nil {
 				var s *extern.Stranger
-				if errors.As(err, &s) {
+				if !errors.As(err, &s) || s.Tells() {
+					writeFrame(c, &extern.Frame{Type: extern.TypeError, Reason: err.Error()})
+				}
+				if s != nil {
 					strangers.Add(cfg.Log, "relay", c.RemoteAddr(), err)
 				}
-				writeFrame(c, &extern.Frame{Type: extern.TypeError, Reason: err.Error()})
 				c.Close()
+				release() // after the answer: the gate bounds these goroutines too
 				select {
 				case refusals <- err:
 				default:
 				}
 				return
 			}
+			release()
 			select {
 			case joined <- l:
 			case <-ctx.Done():
