@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -177,5 +179,47 @@ func TestVectorFields(t *testing.T) {
 	f, err := DecodeFrame([]byte("{\"type\":\"command\",\"vehicle\":0,\"cmd\":\"goto\",\"pos\":[ 1.5 ,\n-2e1,\t0 ]}"))
 	if err != nil || f.Pos[0] != 1.5 || f.Pos[1] != -20 || f.Pos[2] != 0 {
 		t.Fatalf("got %v, %v", f, err)
+	}
+}
+
+// TestVec3MatchesJSON: Vec3's own parser accepts exactly the arrays of
+// three numbers encoding/json reads as []float64 (but for null, which it
+// refuses), with the same values.
+func TestVec3MatchesJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	nums := []string{"0", "-0", "1", "-1.5", "2e3", "2E-3", "1.25e+2", "123456789012345678901234567890", "1e308", "1e309", "-1e400", "4.9e-324", "0.1"}
+	spaces := []string{"", " ", "\n", "\t ", "\r\n"}
+	others := []string{`"1"`, "null", "true", "[1]", "{}"}
+	for i := 0; i < 5000; i++ {
+		n := rng.IntN(5)
+		var b strings.Builder
+		b.WriteString(spaces[rng.IntN(len(spaces))] + "[")
+		for j := 0; j < n; j++ {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(spaces[rng.IntN(len(spaces))])
+			if rng.IntN(20) == 0 {
+				b.WriteString(others[rng.IntN(len(others))])
+			} else {
+				b.WriteString(nums[rng.IntN(len(nums))])
+			}
+			b.WriteString(spaces[rng.IntN(len(spaces))])
+		}
+		b.WriteString("]" + spaces[rng.IntN(len(spaces))])
+		in := b.String()
+		var want []float64
+		werr := json.Unmarshal([]byte(in), &want)
+		var got Vec3
+		gerr := json.Unmarshal([]byte(in), &got)
+		// Stricter than encoding/json: null is not a number (json
+		// leaves 0 for it).
+		ok := werr == nil && len(want) == 3 && !strings.Contains(in, "null")
+		if ok != (gerr == nil) {
+			t.Fatalf("%q: Vec3 %v, []float64 %v %v", in, gerr, want, werr)
+		}
+		if ok && (got[0] != want[0] || got[1] != want[1] || got[2] != want[2]) {
+			t.Fatalf("%q: Vec3 %v, []float64 %v", in, got, want)
+		}
 	}
 }
