@@ -162,8 +162,9 @@ func (b *Behavior) Step(ctx *agent.Context) {
 	}
 	defer b.timer.Stop()
 	for {
-		select {
-		case f := <-b.ag.in:
+		f, timedOut := b.ag.next(b.timer.C)
+		switch {
+		case f != nil:
 			done, err := b.apply(ctx, f)
 			if err != nil {
 				b.ag.fail(err)
@@ -173,11 +174,21 @@ func (b *Behavior) Step(ctx *agent.Context) {
 			if done {
 				return
 			}
-		case <-b.ag.failed:
+		case !timedOut:
 			b.handle(b.ag.err)
 			return
-		case <-b.timer.C:
-			b.ag.fail(fmt.Errorf("no END-TICK within %v of wall-clock time at t=%v (hung?)", b.p.Timeout, ctx.Now()))
+		default:
+			if c := b.ag.conn; c.batch {
+				// The relay's fault: all its agents fail now, rather than
+				// each after its own timeout.
+				err := &RelayFault{Relay: c.describe(), Err: fmt.Errorf("no answer for node %d within %v of wall-clock time at t=%v (relay frozen, or an agent behind it hung past the relay's --timeout?)",
+					b.ag.node.ID, b.p.Timeout, ctx.Now())}
+				for _, a := range c.agents {
+					a.fail(err)
+				}
+			} else {
+				b.ag.fail(fmt.Errorf("no END-TICK within %v of wall-clock time at t=%v (hung?)", b.p.Timeout, ctx.Now()))
+			}
 			b.handle(b.ag.err)
 			return
 		}
@@ -212,6 +223,11 @@ func (b *Behavior) Close() error { return nil }
 func (b *Behavior) failure(err error) error {
 	b.dead = true
 	msg := b.ag.describe() + ": " + err.Error()
+	var rf *RelayFault
+	if errors.As(err, &rf) {
+		// The relay's fault: named first, with its nodes.
+		msg = err.Error() + " (external agent " + b.ag.node.Name + " stops with it)"
+	}
 	if b.ctx != nil {
 		b.ctx.Event("extern_failed", msg)
 	}
@@ -318,7 +334,7 @@ func eventText(name, detail string) (string, string, error) {
 	return name, detail, nil
 }
 
-func vec(p *[3]float64, what string) (geom.Vec3, error) {
+func vec(p *Vec3, what string) (geom.Vec3, error) {
 	if p == nil {
 		return geom.Vec3{}, fmt.Errorf("protocol error: command without %s", what)
 	}

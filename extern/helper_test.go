@@ -135,7 +135,7 @@ func netHelper(mode string) error {
 	}
 	defer n.Close()
 	nodes := len(n.Welcome.Nodes)
-	var pos [][3]float64
+	var pos []extern.Vec3
 	type rx struct {
 		id  uint64
 		dst int

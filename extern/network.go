@@ -56,7 +56,7 @@ type NetBackend struct {
 	ag *Agent
 
 	n        int
-	pos      [][3]float64
+	pos      []Vec3
 	posDirty bool
 	pending  []*netsim.Packet
 	inflight map[uint64]*flight
@@ -104,9 +104,9 @@ func (b *NetBackend) Start(nodes []netsim.NodeInfo) error {
 		return errors.New("internal error: the extern network backend has no server")
 	}
 	b.n = len(nodes)
-	b.pos = make([][3]float64, len(nodes))
+	b.pos = make([]Vec3, len(nodes))
 	for i, nd := range nodes {
-		b.pos[i] = [3]float64{nd.Pos.X, nd.Pos.Y, nd.Pos.Z}
+		b.pos[i] = Vec3{nd.Pos.X, nd.Pos.Y, nd.Pos.Z}
 	}
 	b.posDirty = true
 	return nil
@@ -137,7 +137,7 @@ func (b *NetBackend) Send(p *netsim.Packet) {
 func (b *NetBackend) SetPositions(t sim.Time, pos []geom.Vec3) {
 	for i, p := range pos {
 		if i < len(b.pos) {
-			b.pos[i] = [3]float64{p.X, p.Y, p.Z}
+			b.pos[i] = Vec3{p.X, p.Y, p.Z}
 		}
 	}
 	b.posDirty = true
@@ -162,6 +162,7 @@ func (b *NetBackend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 	if err := a.srv.Err(); err != nil {
 		return nil, err
 	}
+	a.ticks.Add(1) // before the simulator can answer it
 	if err := a.conn.write(f, time.Duration(b.p.Timeout)); err != nil {
 		return nil, b.fail(fmt.Errorf("sending the network tick at %v: %w", t, err))
 	}
@@ -172,13 +173,12 @@ func (b *NetBackend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 		b.timer.Reset(limit)
 	}
 	defer b.timer.Stop()
-	var reply *Frame
-	select {
-	case reply = <-a.in:
-	case <-a.failed:
-		return nil, b.fail(a.err)
-	case <-b.timer.C:
+	reply, timedOut := a.next(b.timer.C)
+	switch {
+	case timedOut:
 		return nil, b.fail(fmt.Errorf("no net_done within %v of wall-clock time at t=%v (hung?)", b.p.Timeout, t))
+	case reply == nil:
+		return nil, b.fail(a.err)
 	}
 	if reply.Type != TypeNetDone {
 		return nil, b.fail(fmt.Errorf("protocol error: a %s frame in the network phase", reply.Type))

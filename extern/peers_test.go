@@ -3,6 +3,7 @@ package extern_test
 import (
 	"bufio"
 	"encoding/csv"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -32,11 +33,41 @@ var peerModes = map[string]func(a *client.Agent) error{
 	"vel-fast":     func(a *client.Agent) error { return a.Velocity(800, 800, 0) },
 	"takeoff-huge": func(a *client.Agent) error { return a.Takeoff(1e308) },
 	"speed-huge": func(a *client.Agent) error {
-		return rawFrame(a, &extern.Frame{Type: extern.TypeCommand, Vehicle: a.ID(), Cmd: "goto", Pos: &[3]float64{1, 2, 3}, Speed: 1e300})
+		return rawFrame(a, &extern.Frame{Type: extern.TypeCommand, Vehicle: a.ID(), Cmd: "goto", Pos: &extern.Vec3{1, 2, 3}, Speed: 1e300})
 	},
 	"yaw-huge": func(a *client.Agent) error {
 		y := 1e300
-		return rawFrame(a, &extern.Frame{Type: extern.TypeCommand, Vehicle: a.ID(), Cmd: "goto", Pos: &[3]float64{1, 2, 3}, Yaw: &y})
+		return rawFrame(a, &extern.Frame{Type: extern.TypeCommand, Vehicle: a.ID(), Cmd: "goto", Pos: &extern.Vec3{1, 2, 3}, Yaw: &y})
+	},
+	"goto-short": func(a *client.Agent) error {
+		raw(a, fmt.Appendf(nil, `{"type":"command","vehicle":%d,"cmd":"goto","pos":[1]}`, a.ID()))
+		return nil
+	},
+	"vel-long": func(a *client.Agent) error {
+		raw(a, fmt.Appendf(nil, `{"type":"command","vehicle":%d,"cmd":"velocity","vel":[1,2,3,4]}`, a.ID()))
+		return nil
+	},
+	"flood-frames": func(a *client.Agent) error {
+		for i := 0; i < 5000; i++ {
+			if err := a.Event("flood", "x"); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	"flood-bytes": func(a *client.Agent) error {
+		big := strings.Repeat("x", extern.MaxFrame-200)
+		for i := 0; i < 40; i++ {
+			if err := a.Event("flood", big); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	"early-done": func(a *client.Agent) error {
+		raw(a, fmt.Appendf(nil, `{"type":"done","vehicle":%d}`, a.ID()))
+		raw(a, fmt.Appendf(nil, `{"type":"done","vehicle":%d}`, a.ID()))
+		return nil
 	},
 	"longname":  func(a *client.Agent) error { return a.Event(strings.Repeat("n", 65), "x") },
 	"bigdetail": func(a *client.Agent) error { return a.Event("note", strings.Repeat("é", 5000)) },
@@ -89,6 +120,11 @@ func TestUntrustedAgentValues(t *testing.T) {
 		{"speed-huge", "goto speed 1e+300"},
 		{"yaw-huge", "yaw 1e+300"},
 		{"longname", "event name of 65 bytes"},
+		{"goto-short", "field pos: want exactly 3 finite numbers [x, y, z], got an array of 1 number"},
+		{"flood-frames", "sent more than 4096 frames in one step (at most 4096 per step"},
+		{"flood-bytes", "sent more than 16 MiB in one step"},
+		{"early-done", "a done frame for node"},
+		{"vel-long", "field vel: want exactly 3 finite numbers [x, y, z], got an array of 4 numbers"},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
@@ -157,7 +193,7 @@ vehicles:
       - {type: traffic, rate: 8000, size: 100}
 network:
   backend: extern
-  connect_timeout: 10s
+  connect_timeout: 120s
 `
 
 // lyingNetwork is an in-process network simulator: every packet reaches
@@ -305,10 +341,11 @@ func hello(socket string, h *extern.Frame) (*extern.Frame, error) {
 	return extern.ReadFrame(bufio.NewReader(c), &buf)
 }
 
-// TestHelloRefusalReported: a hello refused for a vehicle that is waiting
-// ends the wait at once with the reason (it used to be reported as "did
-// not connect" after the whole connect timeout); a refusal that names no
-// waiting vehicle is logged, and the eventual timeout names it.
+// TestHelloRefusalReported: a hello with the run's token refused for a
+// vehicle that is waiting ends the wait at once with the reason (it used
+// to be reported as "did not connect" after the whole connect timeout); a
+// refusal that names no waiting vehicle, or comes from a stranger (no
+// token), is logged, and the eventual timeout names it.
 func TestHelloRefusalReported(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -317,21 +354,21 @@ func TestHelloRefusalReported(t *testing.T) {
 		want    []string
 		not     string
 	}{
-		{"wrong token", "20s", func(string) *extern.Frame {
-			return &extern.Frame{Version: extern.Version, Token: "nope", Vehicles: []int{2}}
-		}, []string{"external agent uav-2", "(pid ", "refused", "wrong token"}, "did not connect"},
-		{"wrong version", "20s", func(tok string) *extern.Frame {
+		{"wrong version", "60s", func(tok string) *extern.Frame {
 			return &extern.Frame{Version: 7, Token: tok, Vehicles: []int{1}}
-		}, []string{"external agent uav-1", "protocol version 7"}, "did not connect"},
-		{"unknown vehicle", "20s", func(tok string) *extern.Frame {
+		}, []string{"external agent uav-1", "(pid ", "refused", "protocol version 7"}, "did not connect"},
+		{"unknown vehicle", "60s", func(tok string) *extern.Frame {
 			return &extern.Frame{Version: extern.Version, Token: tok, Vehicles: []int{3, 9}}
 		}, []string{"external agent uav-3", "node 9"}, "did not connect"},
-		{"vehicle twice", "20s", func(tok string) *extern.Frame {
+		{"vehicle twice", "60s", func(tok string) *extern.Frame {
 			return &extern.Frame{Version: extern.Version, Token: tok, Vehicles: []int{1, 1}}
 		}, []string{"external agent uav-1", "node 1 twice"}, "did not connect"},
-		{"nobody to blame", "1s", func(string) *extern.Frame {
-			return &extern.Frame{Version: extern.Version, Token: "nope"}
-		}, []string{"did not connect within 1s", "wrong token"}, ""},
+		{"nobody to blame", "1s", func(tok string) *extern.Frame {
+			return &extern.Frame{Version: extern.Version, Token: tok, Role: 1}
+		}, []string{"did not connect within 1s", "role 1 (network simulator) not wanted"}, ""},
+		{"a stranger", "1s", func(string) *extern.Frame {
+			return &extern.Frame{Version: extern.Version, Token: "nope", Vehicles: []int{2}}
+		}, []string{"did not connect within 1s", "the last connection refused: the Unix socket (pid ", "wrong token (no token: it could be anyone's)"}, "connected for node"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -340,15 +377,15 @@ func TestHelloRefusalReported(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			answer := make(chan *extern.Frame, 1)
+			// The hello is answered before the server waits for the
+			// agents: its refusal is recorded first, whatever the load.
+			var answer *extern.Frame
 			ropt1 := runner.Options{ExternReady: func(socket, addr, token string) {
-				go func() {
-					f, err := hello(socket, c.hello(token))
-					if err != nil {
-						f = &extern.Frame{Type: "io", Reason: err.Error()}
-					}
-					answer <- f
-				}()
+				f, err := hello(socket, c.hello(token))
+				if err != nil {
+					f = &extern.Frame{Type: "io", Reason: err.Error()}
+				}
+				answer = f
 			}}
 			r, err := engine.Build(sc, engine.Options{Registry: registry})
 			if err != nil {
@@ -366,8 +403,8 @@ func TestHelloRefusalReported(t *testing.T) {
 			if c.not != "" && strings.Contains(err.Error(), c.not) {
 				t.Errorf("error %q: the refusal was not reported at once", err)
 			}
-			if f := <-answer; f.Type != extern.TypeError {
-				t.Errorf("the client got %s %q, want an error frame", f.Type, f.Reason)
+			if answer.Type != extern.TypeError {
+				t.Errorf("the client got %s %q, want an error frame", answer.Type, answer.Reason)
 			}
 		})
 	}

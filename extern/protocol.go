@@ -14,6 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"unsafe"
 )
 
 // Version is the protocol version; a client's hello must carry it.
@@ -56,7 +62,7 @@ type Frame struct {
 	Name     string `json:"name,omitempty"`     // free text for messages
 	// Batch, in a hello, asks for the ticks of all the connection's
 	// vehicles in one batch frame per round, and promises its answers
-	// in batch frames too (a relay, docs/cluster.md).
+	// in batch frames too (a relay, docs/remote.md).
 	Batch bool `json:"batch,omitempty"`
 
 	// batch: the frames it carries, in order (no hello, welcome or
@@ -64,9 +70,9 @@ type Frame struct {
 	Frames []Frame `json:"frames,omitempty"`
 
 	// welcome
-	TickNs int64       `json:"tick_ns,omitempty"`
-	Nodes  []NodeInfo  `json:"nodes,omitempty"`
-	Origin *[3]float64 `json:"origin,omitempty"` // lat, lon, alt of the local origin
+	TickNs int64      `json:"tick_ns,omitempty"`
+	Nodes  []NodeInfo `json:"nodes,omitempty"`
+	Origin *Vec3      `json:"origin,omitempty"` // lat, lon, alt of the local origin
 
 	// tick, send, command, event, done: the node the frame is about
 	Vehicle int `json:"vehicle"`
@@ -85,12 +91,12 @@ type Frame struct {
 	At      int64  `json:"at,omitempty"`      // send time within the current tick, ns (0 = the tick's start)
 
 	// command
-	Cmd   string      `json:"cmd,omitempty"` // arm, disarm, takeoff, goto, velocity, hold, land, rtl
-	Pos   *[3]float64 `json:"pos,omitempty"`
-	Vel   *[3]float64 `json:"vel,omitempty"`
-	Alt   float64     `json:"alt,omitempty"`
-	Yaw   *float64    `json:"yaw,omitempty"`
-	Speed float64     `json:"speed,omitempty"`
+	Cmd   string   `json:"cmd,omitempty"` // arm, disarm, takeoff, goto, velocity, hold, land, rtl
+	Pos   *Vec3    `json:"pos,omitempty"`
+	Vel   *Vec3    `json:"vel,omitempty"`
+	Alt   float64  `json:"alt,omitempty"`
+	Yaw   *float64 `json:"yaw,omitempty"`
+	Speed float64  `json:"speed,omitempty"`
 
 	// event
 	Detail string `json:"detail,omitempty"`
@@ -102,10 +108,13 @@ type Frame struct {
 
 	// end, error
 	Reason string `json:"reason,omitempty"`
+	// Failed, in an end frame, says the run failed (Reason says why); a
+	// relay then exits with an error.
+	Failed bool `json:"failed,omitempty"`
 
 	// net_tick
-	Positions [][3]float64 `json:"positions,omitempty"` // every node, by id, when they changed
-	Packets   []Packet     `json:"packets,omitempty"`
+	Positions []Vec3   `json:"positions,omitempty"` // every node, by id, when they changed
+	Packets   []Packet `json:"packets,omitempty"`
 	// net_done
 	Events  []NetEvent `json:"events,omitempty"`
 	Release []uint64   `json:"release,omitempty"` // packets the simulator is done with
@@ -145,13 +154,13 @@ type NodeInfo struct {
 
 // Telemetry is a vehicle's state as its autopilot estimates it.
 type Telemetry struct {
-	Pos     [3]float64 `json:"pos"` // x east, y north, z up, m
-	Vel     [3]float64 `json:"vel"`
-	Yaw     float64    `json:"yaw"` // rad, counter-clockwise from east
-	Mode    string     `json:"mode"`
-	Armed   bool       `json:"armed"`
-	Landed  bool       `json:"landed"`
-	Battery float64    `json:"battery"` // fraction left, 0..1 (0 where not modelled)
+	Pos     Vec3    `json:"pos"` // x east, y north, z up, m
+	Vel     Vec3    `json:"vel"`
+	Yaw     float64 `json:"yaw"` // rad, counter-clockwise from east
+	Mode    string  `json:"mode"`
+	Armed   bool    `json:"armed"`
+	Landed  bool    `json:"landed"`
+	Battery float64 `json:"battery"` // fraction left, 0..1 (0 where not modelled)
 }
 
 // Delivery is a packet the network delivered to the agent's node.
@@ -196,11 +205,14 @@ func ReadFrame(r *bufio.Reader, buf *[]byte) (*Frame, error) {
 }
 
 // DecodeFrame decodes one frame's JSON and checks that it names a known
-// type.
+// type. Every field must have its type: a vector exactly three finite
+// numbers (Vec3), an integer field an integer in its range; a frame that
+// breaks a rule is refused with an error naming its type, its node and the
+// field (for a batch, the frame within it).
 func DecodeFrame(b []byte) (*Frame, error) {
 	f := &Frame{}
 	if err := json.Unmarshal(b, f); err != nil {
-		return nil, fmt.Errorf("malformed frame: %w", err)
+		return nil, decodeError(b, err)
 	}
 	switch f.Type {
 	case TypeHello, TypeSend, TypeCommand, TypeEvent, TypeDone, TypeWelcome, TypeTick, TypeEnd, TypeError, TypeNetTick, TypeNetDone:
@@ -292,4 +304,240 @@ func (b *Batcher) Take() []byte {
 	out := b.out
 	b.out = b.out[:0]
 	return out
+}
+
+// Vec3 is a vector of a frame: exactly three finite numbers, [x, y, z] (or
+// [lat, lon, alt] for a welcome's origin). Anything else (fewer or more
+// numbers, null, a string) does not decode: DecodeFrame's error names the
+// field.
+type Vec3 [3]float64
+
+var vec3Type = reflect.TypeFor[Vec3]()
+
+// UnmarshalJSON implements json.Unmarshaler: b must be an array of exactly
+// three numbers within float64's range.
+func (v *Vec3) UnmarshalJSON(b []byte) error {
+	if got := parseVec3(b, v); got != "" {
+		return &json.UnmarshalTypeError{Value: got, Type: vec3Type}
+	}
+	return nil
+}
+
+// parseVec3 reads the JSON array b into v and returns "" or, when b is not
+// three finite numbers, what it is instead. b is valid JSON (the decoder
+// checked it before calling UnmarshalJSON), so a number's text is in the
+// JSON grammar, a subset of strconv.ParseFloat's.
+func parseVec3(b []byte, v *Vec3) string {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return jsonKind(b[i:])
+	}
+	n := 0
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return "an empty array"
+	}
+	for i < len(b) {
+		j := i
+		for j < len(b) && strings.IndexByte("+-.0123456789eE", b[j]) >= 0 {
+			j++
+		}
+		if j == i {
+			return fmt.Sprintf("an array holding %s at index %d", jsonKind(b[i:]), n)
+		}
+		x, err := strconv.ParseFloat(string(b[i:j]), 64)
+		if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+			return fmt.Sprintf("number %s at index %d, beyond float64", b[i:j], n)
+		}
+		if n < 3 {
+			v[n] = x
+		}
+		n++
+		i = skipSpace(b, j)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		break
+	}
+	if n != 3 {
+		if n == 1 {
+			return "an array of 1 number"
+		}
+		return fmt.Sprintf("an array of %d numbers", n)
+	}
+	return ""
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonKind names the kind of the JSON value b starts with.
+func jsonKind(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "a number"
+}
+
+// decodeError describes why json.Unmarshal refused frame b: which frame
+// (its type and node, and its place in a batch) and which field, with what
+// the field wants and what it got.
+func decodeError(b []byte, err error) error {
+	what := frameWhat(b)
+	var ute *json.UnmarshalTypeError
+	if !errors.As(err, &ute) || ute.Field == "" {
+		return fmt.Errorf("malformed %s: %w", what, err)
+	}
+	field := ute.Field
+	if rest, ok := strings.CutPrefix(field, "frames."); ok {
+		// Find the frame of the batch that does not decode.
+		var batch struct {
+			Frames []json.RawMessage `json:"frames"`
+		}
+		if json.Unmarshal(b, &batch) == nil {
+			for i, sub := range batch.Frames {
+				if json.Unmarshal(sub, &Frame{}) != nil {
+					what = fmt.Sprintf("%s (frame %d of a batch)", frameWhat(sub), i)
+					field = rest
+					break
+				}
+			}
+		}
+	}
+	return fmt.Errorf("malformed %s: field %s: want %s, got %s", what, field, wantOf(ute.Type), ute.Value)
+}
+
+// frameWhat names a frame by what can be read of its type and node:
+// "command frame for node 3", or "frame".
+func frameWhat(b []byte) string {
+	var head struct {
+		Type    json.RawMessage `json:"type"`
+		Vehicle json.RawMessage `json:"vehicle"`
+	}
+	if json.Unmarshal(b, &head) != nil {
+		return "frame"
+	}
+	var typ string
+	var node int
+	s := "frame"
+	if json.Unmarshal(head.Type, &typ) == nil && typ != "" {
+		switch typ {
+		case TypeHello, TypeSend, TypeCommand, TypeEvent, TypeDone, TypeWelcome, TypeTick, TypeEnd, TypeError, TypeNetTick, TypeNetDone, TypeBatch:
+			s = typ + " frame"
+		default:
+			s = fmt.Sprintf("frame of type %.20q", typ)
+		}
+	}
+	if json.Unmarshal(head.Vehicle, &node) == nil && head.Vehicle != nil {
+		s += fmt.Sprintf(" for node %d", node)
+	}
+	return s
+}
+
+// wantOf says what a field of type t must hold.
+func wantOf(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	if t == vec3Type {
+		return "exactly 3 finite numbers [x, y, z]"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Int32:
+		return "an integer in [-2147483648, 2147483647]"
+	case reflect.Uint64, reflect.Uint:
+		return "an integer >= 0"
+	case reflect.Uint32:
+		return "an integer in [0, 4294967295]"
+	case reflect.Float64, reflect.Float32:
+		return "a finite number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a base64 string"
+		}
+		return "an array"
+	case reflect.Struct, reflect.Pointer, reflect.Map:
+		return "an object"
+	}
+	return t.String()
+}
+
+// FormatNodes writes node ids as ranges, sorted: "0-24,30,32-33".
+func FormatNodes(ids []int) string {
+	s := append([]int(nil), ids...)
+	sort.Ints(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", s[i], s[j])
+		} else {
+			b.WriteString(strconv.Itoa(s[i]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// Fixed sizes of the parts of a decoded frame, for Frame.Footprint.
+var (
+	frameSize    = int(unsafe.Sizeof(Frame{}))
+	eventSize    = int(unsafe.Sizeof(NetEvent{}))
+	packetSize   = int(unsafe.Sizeof(Packet{}))
+	deliverySize = int(unsafe.Sizeof(Delivery{}))
+	nodeSize     = int(unsafe.Sizeof(NodeInfo{}))
+	telSize      = int(unsafe.Sizeof(Telemetry{}))
+)
+
+// Footprint returns the memory a decoded frame holds: its fixed part and what
+// its strings and lists hold (frames of a batch are measured one by one).
+func (f *Frame) Footprint() int {
+	n := frameSize + len(f.Token) + len(f.Name) + len(f.Kind) + len(f.Payload) + len(f.Cmd) + len(f.Detail) + len(f.Reason) +
+		8*len(f.Vehicles) + 24*len(f.Positions) + 8*len(f.Release) + len(f.Events)*eventSize + len(f.Deliveries)*deliverySize +
+		len(f.Packets)*packetSize + len(f.Nodes)*nodeSize
+	if f.Telemetry != nil {
+		n += telSize + len(f.Telemetry.Mode)
+	}
+	for i := range f.Events {
+		n += len(f.Events[i].Drop)
+	}
+	for i := range f.Deliveries {
+		n += len(f.Deliveries[i].Kind) + len(f.Deliveries[i].Payload)
+	}
+	for i := range f.Packets {
+		n += len(f.Packets[i].Kind) + len(f.Packets[i].Payload)
+	}
+	for i := range f.Nodes {
+		n += len(f.Nodes[i].Name) + len(f.Nodes[i].Group)
+	}
+	return n
 }

@@ -53,6 +53,13 @@ type Config struct {
 	// fingerprint once the server listens there; by default the server
 	// prints them with the token.
 	Remote func(addr, fingerprint, token string)
+	// HelloTimeout, MaxUnauthenticated, MaxUnauthenticatedPerHost and
+	// MaxWaiting bound the connections that have not authenticated yet
+	// (0: the package's constants of those names; tests shorten them).
+	HelloTimeout              time.Duration
+	MaxUnauthenticated        int
+	MaxUnauthenticatedPerHost int
+	MaxWaiting                int
 }
 
 // Server accepts external agents on a Unix socket and on TCP loopback,
@@ -73,13 +80,20 @@ type Server struct {
 	procs    []*proc
 
 	mu      sync.Mutex
-	conns   []*conn
+	conns   []*conn        // connections that joined
+	pending map[*conn]bool // connections before their hello
 	fatal   error
 	closed  bool
-	refusal string      // the last refused hello that named no waiting agent
-	batched []*conn     // connections in batch mode (relays)
-	queued  atomic.Bool // some batch connection has ticks to send
+	done    chan struct{} // closed by Stop
+	refusal string        // the last refused hello that failed no agent
+	batched []*conn       // connections in batch mode (relays)
+	queued  atomic.Bool   // some batch connection has ticks to send
 	wg      sync.WaitGroup
+
+	// gate bounds the connections before their hello; strangers counts
+	// those refused before authentication.
+	gate      *Gate
+	strangers Refusals
 
 	// wake is poked when an agent joins or fails, so that Start sees it
 	// at once.
@@ -96,8 +110,14 @@ type Agent struct {
 	role    int
 	command string
 	connTO  time.Duration
-	in      chan *Frame
+	in      inbox
 	failed  chan struct{}
+	// ticks counts the ticks handed to the connection (the run's
+	// goroutine); the connection's reader counts in step what the agent
+	// sent since its last done, and dones its done frames.
+	ticks   atomic.Int64
+	step    stepCount
+	dones   int64
 	errOnce sync.Once
 	err     error
 	conn    *conn
@@ -133,17 +153,33 @@ func (a *Agent) describe() string {
 			s += fmt.Sprintf(", pid %d", a.proc.pid)
 		}
 		s += ")"
+	} else if a.conn != nil && a.conn.batch {
+		s += " via relay " + a.conn.describe()
 	} else if a.conn != nil && a.conn.pid > 0 {
 		s += fmt.Sprintf(" (connected on its own, pid %d)", a.conn.pid)
 	}
 	return s
 }
 
+// RelayFault is an agent's failure that is its relay's: the relay's
+// connection closed or broke the protocol, or the relay did not answer a
+// round. The run reports it by the relay's name, address and nodes.
+type RelayFault struct {
+	// Relay names the relay: its name, address and nodes.
+	Relay string
+	Err   error
+}
+
+func (e *RelayFault) Error() string { return "relay " + e.Relay + ": " + e.Err.Error() }
+
+func (e *RelayFault) Unwrap() error { return e.Err }
+
 // conn is one client connection.
 type conn struct {
 	c      net.Conn
-	name   string
-	pid    int // the peer's process, when the kernel tells (Unix socket)
+	name   string // the hello's name, or the peer's address
+	addr   string // the peer's address
+	pid    int    // the peer's process, when the kernel tells (Unix socket)
 	agents []*Agent
 	wmu    sync.Mutex
 	wbuf   []byte
@@ -151,6 +187,18 @@ type conn struct {
 	// bat gathers them until the round's first step flushes it.
 	batch bool
 	bat   Batcher
+	// byID finds the agent of a frame on a connection with many.
+	byID map[int]*Agent
+}
+
+// describe names a relay's connection: "relay@hostB" at 10.0.0.2:41234
+// (nodes 0-49).
+func (c *conn) describe() string {
+	ids := make([]int, len(c.agents))
+	for i, a := range c.agents {
+		ids[i] = int(a.node.ID)
+	}
+	return fmt.Sprintf("%q at %s (nodes %s)", c.name, c.addr, FormatNodes(ids))
 }
 
 // queue adds a tick to the connection's batch.
@@ -205,13 +253,44 @@ func NewServer(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, agents: map[int]*Agent{}, wake: make(chan struct{}, 1)}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = HelloTimeout
+	}
+	if cfg.MaxUnauthenticated <= 0 {
+		cfg.MaxUnauthenticated = MaxUnauthenticated
+	}
+	if cfg.MaxUnauthenticatedPerHost <= 0 {
+		cfg.MaxUnauthenticatedPerHost = MaxUnauthenticatedPerHost
+	}
+	if cfg.MaxWaiting <= 0 {
+		cfg.MaxWaiting = MaxWaiting
+	}
+	s := &Server{cfg: cfg, agents: map[int]*Agent{}, wake: make(chan struct{}, 1), pending: map[*conn]bool{},
+		done: make(chan struct{})}
+	s.gate = NewGate(cfg.MaxUnauthenticated, cfg.MaxUnauthenticatedPerHost, cfg.MaxWaiting, 2*cfg.HelloTimeout, s.startConn,
+		func(c net.Conn, err error) { s.strangers.Add(s.cfg.Log, "extern", c.RemoteAddr(), err) })
+	return s
+}
+
+// Refused returns the count of connections refused before authentication
+// so far.
+func (s *Server) Refused() RefusalReport { return s.strangers.Report() }
+
+// Report is the server's part of summary.json: the connections it refused
+// before authentication ("extern": {"refused": ...}), or nil when there
+// were none.
+func (s *Server) Report() (key string, v any) {
+	r := s.strangers.Report()
+	if r.Total == 0 {
+		return serviceKey, nil
+	}
+	return serviceKey, map[string]any{"refused": r}
 }
 
 // Add registers the external agent of node ref, served by behaviour b.
 func (s *Server) Add(ref agent.NodeRef, b *Behavior) {
 	a := &Agent{srv: s, node: ref, b: b, command: b.p.Command, connTO: time.Duration(b.p.ConnectTimeout),
-		in: make(chan *Frame, 256), failed: make(chan struct{}), joined: make(chan struct{})}
+		in: newInbox(), failed: make(chan struct{}), joined: make(chan struct{})}
 	s.agents[int(ref.ID)] = a
 	s.order = append(s.order, a)
 	b.bind(a)
@@ -222,7 +301,7 @@ func (s *Server) Add(ref agent.NodeRef, b *Behavior) {
 func (s *Server) AddNetwork(nb *NetBackend) {
 	a := &Agent{srv: s, net: nb, role: 1, command: nb.p.Command, connTO: time.Duration(nb.p.ConnectTimeout),
 		node: agent.NodeRef{ID: -1, Name: "network"},
-		in:   make(chan *Frame, 16), failed: make(chan struct{}), joined: make(chan struct{})}
+		in:   newInbox(), failed: make(chan struct{}), joined: make(chan struct{})}
 	s.netAgent = a
 	s.order = append(s.order, a)
 	nb.ag = a
@@ -253,6 +332,7 @@ func (s *Server) Fingerprint() string { return s.finger }
 // sendTick hands a tick to a's connection: at once, or into the batch of
 // a relay's connection.
 func (s *Server) sendTick(a *Agent, f *Frame, timeout time.Duration) error {
+	a.ticks.Add(1) // before the agent can answer it
 	if !a.conn.batch {
 		return a.conn.write(f, timeout)
 	}
@@ -276,7 +356,7 @@ func (s *Server) flushBatches(timeout time.Duration) {
 	for _, c := range conns {
 		if err := c.flush(timeout); err != nil {
 			for _, a := range c.agents {
-				a.fail(fmt.Errorf("sending ticks to relay %s: %w", c.name, err))
+				a.fail(&RelayFault{Relay: c.describe(), Err: fmt.Errorf("sending the round's ticks: %w", err)})
 			}
 		}
 	}
@@ -335,7 +415,12 @@ func (s *Server) Start() error {
 	if s.tcpLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return fmt.Errorf("extern: listening on TCP loopback: %w", err)
 	}
-	lns := []net.Listener{s.unixLn, s.tcpLn}
+	type listener struct {
+		ln      net.Listener
+		gated   bool // bounded before the hello (not the private Unix socket)
+		perHost bool // and per remote host (other hosts)
+	}
+	lns := []listener{{s.unixLn, false, false}, {s.tcpLn, true, false}}
 	if s.cfg.Listen != "" {
 		cert, finger, err := NewCertificate()
 		if err != nil {
@@ -346,11 +431,11 @@ func (s *Server) Start() error {
 			return fmt.Errorf("extern: listening for remote agents on %s (--listen): %w", s.cfg.Listen, err)
 		}
 		s.tlsLn, s.finger = tls.NewListener(ln, ServerTLS(cert)), finger
-		lns = append(lns, s.tlsLn)
+		lns = append(lns, listener{s.tlsLn, true, true})
 	}
-	for _, ln := range lns {
+	for _, l := range lns {
 		s.wg.Add(1)
-		go s.accept(ln)
+		go s.accept(l.ln, l.gated, l.perHost)
 	}
 	if err := s.launch(); err != nil {
 		return err
@@ -434,7 +519,7 @@ func (s *Server) refusalNote() string {
 	if s.refusal == "" {
 		return ""
 	}
-	return "; the last connection refused named no waiting agent: " + s.refusal
+	return "; the last connection refused: " + s.refusal
 }
 
 // render fills a command template for one agent.
@@ -551,52 +636,109 @@ func peerPID(c net.Conn) int {
 	return pid
 }
 
-func (s *Server) accept(ln net.Listener) {
+// accept serves a listener. A gated one's connections go through the
+// gate (bounded before their hello; perHost: per remote host too); the
+// private Unix socket's are read at once.
+func (s *Server) accept(ln net.Listener, gated, perHost bool) {
 	defer s.wg.Done()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			return
+			if errors.Is(err, net.ErrClosed) || s.isClosed() {
+				return
+			}
+			// Out of file descriptors, say: the listener is not dead;
+			// wait a moment rather than spin.
+			s.cfg.Log.Warn("extern: accepting a connection", "err", err)
+			select {
+			case <-s.done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
 		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			return
+		if gated {
+			s.gate.Add(c, perHost)
+		} else {
+			s.startConn(c, func() {})
 		}
-		cn := &conn{c: c, name: c.RemoteAddr().String(), pid: peerPID(c)}
-		s.conns = append(s.conns, cn)
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go s.serve(cn)
 	}
 }
 
-// serve reads one connection: a hello, then frames for its agents.
-func (s *Server) serve(cn *conn) {
-	defer s.wg.Done()
-	r := bufio.NewReaderSize(cn.c, 64<<10)
-	var buf []byte
-	cn.c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	hello, err := ReadFrame(r, &buf)
-	if err == nil {
-		err = s.join(cn, hello)
-	} else {
-		err = fmt.Errorf("reading the hello: %w", err)
-	}
-	if err != nil {
-		cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
-		cn.c.Close()
-		s.refused(cn, hello, err)
+// startConn begins serving an accepted connection: release is called once
+// its hello is read or refused.
+func (s *Server) startConn(c net.Conn, release func()) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close()
+		release()
 		return
 	}
-	cn.c.SetReadDeadline(time.Time{})
+	addr := c.RemoteAddr().String()
+	pid := peerPID(c)
+	if _, unix := c.(*net.UnixConn); unix {
+		addr = "the Unix socket"
+		if pid > 0 {
+			addr += fmt.Sprintf(" (pid %d)", pid)
+		}
+	}
+	cn := &conn{c: c, name: addr, addr: addr, pid: pid}
+	s.pending[cn] = true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.serve(cn, release)
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// serve reads one connection: a hello, then frames for its agents. Until
+// the hello's token is checked the connection is a stranger's, bounded by
+// the gate, HelloTimeout and MaxHello; refusing it changes nothing in the
+// run. An authenticated hello refused for other reasons fails the waiting
+// agents it names (refused).
+func (s *Server) serve(cn *conn, release func()) {
+	defer s.wg.Done()
+	cn.c.SetDeadline(time.Now().Add(s.cfg.HelloTimeout))
+	hello, err := ReadHello(cn.c, s.token)
+	var st *Stranger
+	if errors.As(err, &st) {
+		s.forget(cn)
+		s.strangers.Add(s.cfg.Log, "extern", cn.c.RemoteAddr(), err)
+		s.noteRefusal(fmt.Errorf("%s: %w (no token: it could be anyone's)", cn.addr, err))
+		if st.Tells() {
+			cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
+		}
+		cn.c.Close()
+		release() // after the answer: the gate bounds these goroutines too
+		return
+	}
+	release()
+	if err == nil {
+		err = s.join(cn, hello)
+	}
+	if err != nil {
+		s.forget(cn)
+		s.refused(cn, hello, err)
+		cn.write(&Frame{Type: TypeError, Reason: err.Error()}, time.Second)
+		cn.c.Close()
+		return
+	}
+	cn.c.SetDeadline(time.Time{})
+	r := bufio.NewReaderSize(cn.c, 64<<10)
+	var buf []byte
 	for {
 		f, err := ReadFrame(r, &buf)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("connection closed by the agent")
-				if p := cn.agents[0].proc; p != nil {
+				if cn.batch {
+					err = &RelayFault{Relay: cn.describe(), Err: errors.New("the connection closed (relay killed or crashed?)")}
+				} else if p := cn.agents[0].proc; p != nil {
 					// The process is probably exiting: its status says more.
 					select {
 					case <-p.done:
@@ -604,6 +746,8 @@ func (s *Server) serve(cn *conn) {
 					case <-time.After(500 * time.Millisecond):
 					}
 				}
+			} else if cn.batch {
+				err = &RelayFault{Relay: cn.describe(), Err: fmt.Errorf("protocol error: %w", err)}
 			} else {
 				err = fmt.Errorf("protocol error: %w", err)
 			}
@@ -634,35 +778,163 @@ func (s *Server) serve(cn *conn) {
 	}
 }
 
+// forget drops a connection refused before joining from the pending set.
+func (s *Server) forget(cn *conn) {
+	s.mu.Lock()
+	delete(s.pending, cn)
+	s.mu.Unlock()
+}
+
+// noteRefusal keeps the last refusal that failed no agent, for the message
+// of an agent that never connects.
+func (s *Server) noteRefusal(err error) {
+	s.mu.Lock()
+	s.refusal = err.Error()
+	s.mu.Unlock()
+}
+
 // route hands a frame to the agent it is for; false ends the connection.
+// What an agent sends for one step (from one done to the next) is bounded
+// (MaxStepFrames, MaxStepBytes), and a step ends only after it began (a
+// done needs its tick): so the agent's queue holds at most two steps of
+// bounded frames, and a violation fails the agent, deterministically.
 func (s *Server) route(cn *conn, f *Frame) bool {
 	var to *Agent
-	for _, a := range cn.agents {
-		if a.role == 1 || int(a.node.ID) == f.Vehicle {
+	if len(cn.agents) == 1 {
+		if a := cn.agents[0]; a.role == 1 || int(a.node.ID) == f.Vehicle {
 			to = a
 		}
+	} else {
+		to = cn.byID[f.Vehicle]
 	}
 	if to == nil || f.Type == TypeHello {
 		err := fmt.Errorf("protocol error: a %s frame for node %d, which this connection does not step", f.Type, f.Vehicle)
+		if cn.batch {
+			err = &RelayFault{Relay: cn.describe(), Err: err}
+		}
 		for _, a := range cn.agents {
 			a.fail(err)
 		}
 		return false
 	}
 	select {
-	case to.in <- f:
-		return true
 	case <-to.failed:
-		return false
+		return cn.batch // the relay's other agents go on
+	default:
+	}
+	if err := to.count(f); err != nil {
+		to.fail(err)
+		return cn.batch
+	}
+	to.in.push(f)
+	return true
+}
+
+// MaxStepFrames and MaxStepBytes bound what one agent may send for one
+// step, from its tick to its done (frames sent after a done count for the
+// next step): more is a protocol error that fails the agent. Bytes are
+// what the decoded frames hold (Frame.Footprint: payloads, texts, lists, and
+// each frame's fixed part). Together with the rule that a done may only
+// follow its tick, they bound an agent's queue to two steps' worth.
+const (
+	MaxStepFrames = 4096
+	MaxStepBytes  = 16 << 20
+)
+
+// stepCount is what an agent sent since its last done.
+type stepCount struct{ frames, bytes int }
+
+// count checks frame f against the agent's step bounds (the connection's
+// reader calls it, before queueing f).
+func (a *Agent) count(f *Frame) error {
+	node := func() string {
+		if a.role == 1 {
+			return "the network simulator"
+		}
+		return fmt.Sprintf("node %d", a.node.ID)
+	}
+	a.step.frames++
+	a.step.bytes += f.Footprint()
+	switch {
+	case a.step.frames > MaxStepFrames:
+		return fmt.Errorf("protocol error: %s sent more than %d frames in one step (at most %d per step; docs/protocol.md)", node(), MaxStepFrames, MaxStepFrames)
+	case a.step.bytes > MaxStepBytes:
+		return fmt.Errorf("protocol error: %s sent more than %d MiB in one step (%d frames so far; at most %d MiB per step; docs/protocol.md)",
+			node(), MaxStepBytes>>20, a.step.frames, MaxStepBytes>>20)
+	}
+	if f.Type == TypeDone || f.Type == TypeNetDone || f.Type == TypeError {
+		if a.dones >= a.ticks.Load() {
+			return fmt.Errorf("protocol error: a %s frame for %s before its tick (%d ticks sent, %d steps ended): a step ends only after it began", f.Type, node(), a.ticks.Load(), a.dones)
+		}
+		a.dones++
+		a.step = stepCount{}
+	}
+	return nil
+}
+
+// inbox is an agent's queue of frames from its connection. The reader
+// never waits on it (one reader may serve a relay's many agents, stepped
+// in node order); route's step bounds bound it.
+type inbox struct {
+	mu    sync.Mutex
+	q     []*Frame
+	head  int
+	ready chan struct{} // poked when a frame comes
+}
+
+func newInbox() inbox { return inbox{ready: make(chan struct{}, 1)} }
+
+func (b *inbox) push(f *Frame) {
+	b.mu.Lock()
+	b.q = append(b.q, f)
+	b.mu.Unlock()
+	select {
+	case b.ready <- struct{}{}:
+	default:
 	}
 }
 
-// refused reports a refused hello: the agents it names that are still
-// waiting for their connection fail at once with the reason (a wrong token
-// could come from anyone, but a client that names a waiting vehicle is
-// almost always that vehicle's process, and its user needs the reason
-// now, not a connect timeout later). A hello that names no waiting agent
-// is logged, and the reason goes into the message of agents that never
+func (b *inbox) pop() *Frame {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.head == len(b.q) {
+		return nil
+	}
+	f := b.q[b.head]
+	b.q[b.head] = nil
+	if b.head++; b.head == len(b.q) {
+		b.q, b.head = b.q[:0], 0
+	}
+	return f
+}
+
+// next waits for the agent's next frame: it returns it, or nil when the
+// agent failed (a.err says why) or expired fired first (timedOut). Frames
+// already queued come before a failure.
+func (a *Agent) next(expired <-chan time.Time) (f *Frame, timedOut bool) {
+	for {
+		if f := a.in.pop(); f != nil {
+			return f, false
+		}
+		select {
+		case <-a.in.ready:
+		case <-a.failed:
+			if f := a.in.pop(); f != nil {
+				return f, false
+			}
+			return nil, false
+		case <-expired:
+			return nil, true
+		}
+	}
+}
+
+// refused reports a refused hello that carried the run's token (a
+// stranger's is only counted, in serve): the agents it names that are
+// still waiting for their connection fail at once with the reason (the
+// client is that vehicle's process, and its user needs the reason now,
+// not a connect timeout later). A hello that names no waiting agent is
+// logged, and the reason goes into the message of agents that never
 // connect.
 func (s *Server) refused(cn *conn, h *Frame, err error) {
 	var blamed []*Agent
@@ -683,7 +955,7 @@ func (s *Server) refused(cn *conn, h *Frame, err error) {
 		}
 	}
 	if len(blamed) == 0 {
-		s.refusal = err.Error()
+		s.refusal = cn.addr + ": " + err.Error()
 	}
 	s.mu.Unlock()
 	who := "a client"
@@ -693,7 +965,7 @@ func (s *Server) refused(cn *conn, h *Frame, err error) {
 	if cn.pid > 0 {
 		who += fmt.Sprintf(" (pid %d)", cn.pid)
 	}
-	s.cfg.Log.Warn("extern: connection refused", "from", cn.name, "client", who, "err", err)
+	s.cfg.Log.Warn("extern: hello refused", "from", cn.name, "client", who, "err", err)
 	for _, a := range blamed {
 		what := fmt.Sprintf("node %d", a.node.ID)
 		if a.role == 1 {
@@ -706,16 +978,11 @@ func (s *Server) refused(cn *conn, h *Frame, err error) {
 // maxHelloName bounds the free-text name in a hello.
 const maxHelloName = 64
 
-// join checks a hello and binds its agents to the connection.
+// join checks an authenticated hello (ReadHello checked its token) and
+// binds its agents to the connection.
 func (s *Server) join(cn *conn, h *Frame) error {
-	if h.Type != TypeHello {
-		return fmt.Errorf("the first frame must be a hello, got %q", h.Type)
-	}
 	if h.Version != Version {
 		return fmt.Errorf("protocol version %d not served (this skyloop speaks version %d)", h.Version, Version)
-	}
-	if h.Token != s.token {
-		return errors.New("wrong token")
 	}
 	if len(h.Name) > maxHelloName {
 		return fmt.Errorf("a name of %d bytes (at most %d)", len(h.Name), maxHelloName)
@@ -733,6 +1000,7 @@ func (s *Server) join(cn *conn, h *Frame) error {
 		}
 		a.conn = cn
 		cn.agents = []*Agent{a}
+		s.joined(cn)
 		s.mu.Unlock()
 		if err := cn.write(s.welcome(nil), 5*time.Second); err != nil {
 			return fmt.Errorf("sending the welcome: %w", err)
@@ -774,6 +1042,12 @@ func (s *Server) join(cn *conn, h *Frame) error {
 		a.conn = cn
 	}
 	cn.agents = list
+	if len(list) > 1 {
+		cn.byID = make(map[int]*Agent, len(list))
+		for _, a := range list {
+			cn.byID[int(a.node.ID)] = a
+		}
+	}
 	if h.Name != "" {
 		cn.name = h.Name
 	}
@@ -781,6 +1055,7 @@ func (s *Server) join(cn *conn, h *Frame) error {
 		cn.batch = true
 		s.batched = append(s.batched, cn)
 	}
+	s.joined(cn)
 	s.mu.Unlock()
 	if err := cn.write(s.welcome(list), 5*time.Second); err != nil {
 		return fmt.Errorf("sending the welcome: %w", err)
@@ -792,8 +1067,15 @@ func (s *Server) join(cn *conn, h *Frame) error {
 	return nil
 }
 
+// joined moves a connection from the pending set to the joined ones
+// (s.mu held).
+func (s *Server) joined(cn *conn) {
+	delete(s.pending, cn)
+	s.conns = append(s.conns, cn)
+}
+
 func (s *Server) welcome(list []*Agent) *Frame {
-	w := &Frame{Type: TypeWelcome, Version: Version, TickNs: s.cfg.Tick, Origin: &[3]float64{s.cfg.Origin.Lat, s.cfg.Origin.Lon, s.cfg.Origin.Alt}}
+	w := &Frame{Type: TypeWelcome, Version: Version, TickNs: s.cfg.Tick, Origin: &Vec3{s.cfg.Origin.Lat, s.cfg.Origin.Lon, s.cfg.Origin.Alt}}
 	for _, n := range s.cfg.Nodes {
 		w.Nodes = append(w.Nodes, NodeInfo{ID: int(n.ID), Name: n.Name, Group: n.Group, Index: n.Index, Vehicle: s.cfg.Vehicle(int(n.ID))})
 	}
@@ -806,17 +1088,29 @@ func (s *Server) welcome(list []*Agent) *Frame {
 // Stop tells every client the run is over, gives launched processes a
 // moment to exit, then stops them (SIGTERM, then SIGKILL), and removes the
 // socket.
-func (s *Server) Stop(reason string) {
+func (s *Server) Stop(reason string) { s.stop(reason, false) }
+
+// stop is Stop; failed marks the end frames (the run failed).
+func (s *Server) stop(reason string, failed bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
 	s.closed = true
+	close(s.done)
+	s.gate.Close()
 	conns := append([]*conn(nil), s.conns...)
+	var pending []*conn
+	for cn := range s.pending {
+		pending = append(pending, cn)
+	}
 	s.mu.Unlock()
+	for _, c := range pending {
+		c.c.Close() // a hello in progress: its reader returns
+	}
 	for _, c := range conns {
-		c.write(&Frame{Type: TypeEnd, Reason: reason}, 500*time.Millisecond)
+		c.write(&Frame{Type: TypeEnd, Reason: reason, Failed: failed}, 500*time.Millisecond)
 	}
 	if s.unixLn != nil {
 		s.unixLn.Close()
@@ -943,7 +1237,10 @@ func (s *Server) Close(cause error) error {
 	if cause != nil {
 		why = "the run failed: " + cause.Error()
 	}
-	s.Stop(why)
+	s.stop(why, cause != nil)
+	if r := s.strangers.Report(); r.Total > maxLoggedRefusals {
+		s.cfg.Log.Warn("extern: connections refused before authentication during the run", "refused", r.String())
+	}
 	return nil
 }
 

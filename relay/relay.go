@@ -71,7 +71,25 @@ type Stats struct {
 	// Down and Up count the frames fanned out to and gathered from the
 	// local agents.
 	Down, Up int
+	// Refused counts the local connections refused before authentication
+	// (no hello with the run's token).
+	Refused extern.RefusalReport
 }
+
+// DefaultConnectTimeout is the relay's default wait for its local agents
+// and for the upstream's welcome (skyloop relay --connect-timeout): as long
+// as the connect_timeout the remote example gives the run, so that neither
+// side gives up on a start-up the other still waits for.
+const DefaultConnectTimeout = 2 * time.Minute
+
+// MaxNodes is the most nodes a relay serves, and MaxNodeID the largest
+// node id it accepts: as many as a scenario may have vehicles
+// (scenario.MaxVehicles). Lists are checked against them before anything
+// is allocated.
+const (
+	MaxNodes  = 100_000
+	MaxNodeID = MaxNodes - 1
+)
 
 // local is one connection of a local agent (or of a relay below).
 type local struct {
@@ -97,13 +115,12 @@ type event struct {
 // Run serves one run: it waits for every local agent, joins upstream and
 // relays until the run ends (nil) or fails (an error naming the peer at
 // fault). Cancelling ctx stops it.
-func Run(ctx context.Context, cfg Config) (Stats, error) {
-	var st Stats
+func Run(ctx context.Context, cfg Config) (st Stats, err error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = time.Minute
+		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	if cfg.StepTimeout <= 0 {
 		cfg.StepTimeout = 10 * time.Second
@@ -111,8 +128,14 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if len(cfg.Vehicles) == 0 {
 		return st, errors.New("relay: no vehicles to serve (--vehicles)")
 	}
-	want := map[int]bool{}
+	if len(cfg.Vehicles) > MaxNodes {
+		return st, fmt.Errorf("relay: %d vehicles to serve: at most %d", len(cfg.Vehicles), MaxNodes)
+	}
+	want := make(map[int]bool, len(cfg.Vehicles))
 	for _, v := range cfg.Vehicles {
+		if v < 0 || v > MaxNodeID {
+			return st, fmt.Errorf("relay: vehicle %d: node ids are 0 to %d", v, MaxNodeID)
+		}
 		if want[v] {
 			return st, fmt.Errorf("relay: vehicle %d listed twice", v)
 		}
@@ -123,6 +146,8 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		return st, err
 	}
 	defer ln.Close()
+	var strangers extern.Refusals // connections refused before authentication
+	defer func() { st.Refused = strangers.Report() }()
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String(), finger)
 	}
@@ -134,12 +159,22 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var locals []*local
+	pending := map[net.Conn]bool{} // connections before their hello
+	closing := false
+	var gate *extern.Gate
 	defer func() {
 		cancel()
 		ln.Close()
+		if gate != nil {
+			gate.Close()
+		}
 		mu.Lock()
+		closing = true
 		for _, l := range locals {
 			l.c.Close()
+		}
+		for c := range pending {
+			c.Close()
 		}
 		mu.Unlock()
 		wg.Wait()
@@ -149,33 +184,72 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	owner := map[int]*local{}
 	joined := make(chan *local)
 	refusals := make(chan error, 16)
+	// A connection is a stranger's until its hello shows the token: the
+	// gate bounds them (in all, and per host on a TLS listener for other
+	// hosts), hello bounds each in size and time, and their refusals are
+	// counted.
+	startHello := func(c net.Conn, release func()) {
+		mu.Lock()
+		if closing {
+			mu.Unlock()
+			c.Close()
+			release()
+			return
+		}
+		pending[c] = true
+		wg.Add(1)
+		mu.Unlock()
+		go func() {
+			defer wg.Done()
+			l, err := hello(c, cfg.Token)
+			mu.Lock()
+			delete(pending, c)
+			mu.Unlock()
+			if err != nil {
+				var s *extern.Stranger
+				if !errors.As(err, &s) || s.Tells() {
+					writeFrame(c, &extern.Frame{Type: extern.TypeError, Reason: err.Error()})
+				}
+				if s != nil {
+					strangers.Add(cfg.Log, "relay", c.RemoteAddr(), err)
+				}
+				c.Close()
+				release() // after the answer: the gate bounds these goroutines too
+				select {
+				case refusals <- err:
+				default:
+				}
+				return
+			}
+			release()
+			select {
+			case joined <- l:
+			case <-ctx.Done():
+				c.Close()
+			}
+		}()
+	}
+	gate = extern.NewGate(extern.MaxUnauthenticated, extern.MaxUnauthenticatedPerHost, extern.MaxWaiting, 2*extern.HelloTimeout, startHello,
+		func(c net.Conn, err error) { strangers.Add(cfg.Log, "relay", c.RemoteAddr(), err) })
+	perHost := finger != ""
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for {
 			c, err := ln.Accept()
 			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				l, err := hello(c, cfg.Token)
-				if err != nil {
-					writeFrame(c, &extern.Frame{Type: extern.TypeError, Reason: err.Error()})
-					c.Close()
-					select {
-					case refusals <- err:
-					default:
-					}
+				if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
 					return
 				}
+				cfg.Log.Warn("relay: accepting a connection", "err", err)
 				select {
-				case joined <- l:
 				case <-ctx.Done():
-					c.Close()
+					return
+				case <-time.After(100 * time.Millisecond):
 				}
-			}()
+				continue
+			}
+			gate.Add(c, perHost)
 		}
 	}()
 	deadline := time.NewTimer(cfg.ConnectTimeout)
@@ -209,7 +283,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			mu.Unlock()
 		case err := <-refusals:
 			lastRefusal = err.Error()
-			cfg.Log.Warn("relay: agent refused", "err", err)
+			if _, ok := err.(*extern.Stranger); !ok { // strangers are logged as counted
+				cfg.Log.Warn("relay: agent refused", "err", err)
+			}
 		case <-deadline.C:
 			var missing []int
 			for _, v := range cfg.Vehicles {
@@ -331,6 +407,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	// The relay loop.
 	var upBat extern.Batcher
 	outstanding := map[int]bool{}
+	sent := map[int]stepCount{} // what each outstanding node sent in its step
 	dead := map[int]string{}
 	roundTimer := time.NewTimer(time.Hour)
 	roundTimer.Stop()
@@ -399,6 +476,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 				if ev.f.Type == extern.TypeError {
 					return st, fmt.Errorf("relay: upstream %s: %s", cfg.Upstream, ev.f.Reason)
 				}
+				if ev.f.Failed {
+					return st, fmt.Errorf("relay: the run failed (upstream %s): %s", cfg.Upstream, ev.f.Reason)
+				}
 				return st, nil
 			case extern.TypeBatch:
 			default:
@@ -428,6 +508,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 					return st, err
 				}
 				outstanding[f.Vehicle] = true
+				sent[f.Vehicle] = stepCount{}
 				st.Down++
 				var err error
 				if l.batch {
@@ -504,6 +585,18 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 				bad = fmt.Errorf("protocol error: a %s frame from an agent", f.Type)
 			case !outstanding[f.Vehicle]:
 				bad = fmt.Errorf("protocol error: a %s frame for node %d outside its step", f.Type, f.Vehicle)
+			default:
+				// The server's bounds of one step (extern.MaxStepFrames,
+				// MaxStepBytes), checked here, where the agent is known.
+				c := sent[f.Vehicle]
+				c.frames++
+				c.bytes += f.Footprint()
+				sent[f.Vehicle] = c
+				if c.frames > extern.MaxStepFrames {
+					bad = fmt.Errorf("protocol error: node %d sent more than %d frames in one step (at most %d per step)", f.Vehicle, extern.MaxStepFrames, extern.MaxStepFrames)
+				} else if c.bytes > extern.MaxStepBytes {
+					bad = fmt.Errorf("protocol error: node %d sent more than %d MiB in one step (at most %d MiB per step)", f.Vehicle, extern.MaxStepBytes>>20, extern.MaxStepBytes>>20)
+				}
 			}
 			if bad != nil {
 				if err := kill(l, bad, dead, outstanding, answer); err != nil {
@@ -520,6 +613,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		}
 	}
 }
+
+// stepCount is what a node sent in its step.
+type stepCount struct{ frames, bytes int }
 
 // kill marks a local connection's vehicles dead: the steps they owe are
 // answered with an error frame that fails just those agents upstream (as
@@ -539,22 +635,19 @@ func kill(l *local, why error, dead map[int]string, outstanding map[int]bool, an
 	return nil
 }
 
-// hello reads and checks a local agent's hello.
+// hello reads and checks a local agent's hello: as a stranger's until its
+// token is checked (extern.ReadHello: bounded in size and time; an
+// *extern.Stranger error), then as the agent's.
 func hello(c net.Conn, token string) (*local, error) {
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	defer c.SetReadDeadline(time.Time{})
-	var buf []byte
-	h, err := extern.ReadFrame(bufio.NewReader(io.LimitReader(c, extern.MaxFrame+4)), &buf)
+	c.SetDeadline(time.Now().Add(extern.HelloTimeout))
+	defer c.SetDeadline(time.Time{})
+	h, err := extern.ReadHello(c, token)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the hello: %w", c.RemoteAddr(), err)
+		return nil, err
 	}
 	switch {
-	case h.Type != extern.TypeHello:
-		return nil, fmt.Errorf("the first frame must be a hello, got %q", h.Type)
 	case h.Version != extern.Version:
 		return nil, fmt.Errorf("protocol version %d not served (this relay speaks version %d)", h.Version, extern.Version)
-	case h.Token != token:
-		return nil, errors.New("wrong token")
 	case h.Role != 0:
 		return nil, fmt.Errorf("role %d not served by a relay: only mission logic (role 0) connects through one", h.Role)
 	case len(h.Vehicles) == 0:
@@ -618,7 +711,8 @@ func failLocals(ls []*local, err error) {
 	}
 }
 
-// ParseList reads node ids as "0-24,30,32-33".
+// ParseList reads node ids as "0-24,30,32-33". Ids are 0 to MaxNodeID,
+// each listed once, checked before anything is allocated for them.
 func ParseList(s string) ([]int, error) {
 	var out []int
 	seen := map[int]bool{}
@@ -630,53 +724,33 @@ func ParseList(s string) ([]int, error) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
 		if err != nil || a < 0 {
-			return nil, fmt.Errorf("node list %q: %q is not a node id or a range like 0-24", s, part)
+			return nil, fmt.Errorf("node list %.60q: %q is not a node id or a range like 0-24", s, part)
 		}
 		b := a
 		if isRange {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("node list %q: %q is not a range like 0-24", s, part)
+				return nil, fmt.Errorf("node list %.60q: %q is not a range like 0-24", s, part)
 			}
 		}
-		if b-a > 1<<20 {
-			return nil, fmt.Errorf("node list %q: range %q is too long", s, part)
+		if b > MaxNodeID {
+			return nil, fmt.Errorf("node list %.60q: %q: node ids are 0 to %d (a run has at most %d vehicles)", s, part, MaxNodeID, MaxNodes)
 		}
 		for v := a; v <= b; v++ {
 			if seen[v] {
-				return nil, fmt.Errorf("node list %q: node %d twice", s, v)
+				return nil, fmt.Errorf("node list %.60q: node %d twice", s, v)
 			}
 			seen[v] = true
 			out = append(out, v)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("node list %q names no nodes", s)
+		return nil, fmt.Errorf("node list %.60q names no nodes", s)
 	}
 	return out, nil
 }
 
 // FormatList writes node ids as ParseList reads them, ranges merged.
-func FormatList(ids []int) string {
-	s := slices.Clone(ids)
-	sort.Ints(s)
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] == s[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", s[i], s[j])
-		} else {
-			b.WriteString(strconv.Itoa(s[i]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+func FormatList(ids []int) string { return extern.FormatNodes(ids) }
 
 func tlsListener(ln net.Listener, cert tls.Certificate) net.Listener {
 	return tls.NewListener(ln, extern.ServerTLS(cert))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -164,7 +165,7 @@ vehicles:
     count: %d
     spawn: {layout: grid, origin: [0, 0, 0], spacing: 3}
     behaviors:
-      - {type: extern, period: %s, connect_timeout: 60s, timeout: 3s, on_failure: %s}
+      - {type: extern, period: %s, connect_timeout: 300s, timeout: 60s, on_failure: %s}
 network:
   backend: impair
   latency: 5ms
@@ -312,7 +313,9 @@ func TestRelayAgentFailure(t *testing.T) {
 					go func() {
 						defer close(done)
 						_, rerr = relay.Run(ctx, relay.Config{Upstream: addr, Fingerprint: fp, Token: token, Vehicles: span(0, 3),
-							StepTimeout: time.Second,
+							// Long enough for a healthy agent on a loaded
+							// machine; the hung one is found when it is up.
+							StepTimeout: 5 * time.Second,
 							Ready: func(local, _ string) {
 								startFleet(t, local, "", token, span(0, 0))
 								startFleet(t, local, "", token, span(1, 1), c.env, "SKYLOOP_DIE=1")
@@ -343,8 +346,56 @@ func TestRelayAgentFailure(t *testing.T) {
 	}
 }
 
+// TestRelayExitsWithFailedRun: when the run a relay serves fails (here,
+// because an agent behind the relay dies under on_failure: abort), the
+// relay returns an error, so that skyloop relay exits 1 (it used to end
+// as after a run that finished).
+func TestRelayExitsWithFailedRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var rerr error
+	done := make(chan struct{})
+	_, err := runner.Execute(build(t, swarm(2, "abort")), "", runner.Options{ExternListen: "127.0.0.1:0",
+		ExternRemote: func(addr, fp, token string) {
+			go func() {
+				defer close(done)
+				_, rerr = relay.Run(ctx, relay.Config{Upstream: addr, Fingerprint: fp, Token: token, Vehicles: span(0, 1), Name: "relay A",
+					Ready: func(local, _ string) {
+						startFleet(t, local, "", token, span(0, 0))
+						startFleet(t, local, "", token, span(1, 1), "SKYLOOP_DIE=1")
+					}})
+			}()
+		}})
+	if err == nil || !strings.Contains(err.Error(), "external agent uav-1 via relay \"relay A\"") {
+		t.Fatalf("run: %v", err)
+	}
+	<-done
+	if rerr == nil || !strings.Contains(rerr.Error(), "the run failed") || !strings.Contains(rerr.Error(), "uav-1") {
+		t.Fatalf("relay: %v; want the run's failure", rerr)
+	}
+}
+
+// syncBuffer is a log's destination shared with the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestRelayRefusals: bad hellos and bad configurations are refused with
-// messages that say what to fix.
+// messages that say what to fix; a stranger (wrong token) is counted and
+// changes nothing.
 func TestRelayRefusals(t *testing.T) {
 	ctx := context.Background()
 	if _, err := relay.Run(ctx, relay.Config{Upstream: "127.0.0.1:1", Token: "t"}); err == nil || !strings.Contains(err.Error(), "no vehicles") {
@@ -355,41 +406,57 @@ func TestRelayRefusals(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "nodes 3-5,9 did not connect within 300ms") {
 		t.Errorf("timeout: %v", err)
 	}
-	// A wrong token, then a node the relay does not serve.
-	got := make(chan error, 2)
-	_, err = relay.Run(ctx, relay.Config{Upstream: "127.0.0.1:1", Token: "secret", Vehicles: []int{0}, ConnectTimeout: 2 * time.Second,
+	// A wrong token, then a node the relay does not serve, then the
+	// agent, which the relay takes upstream (not there: the relay stops).
+	// Each waits for the answer to the one before: no wall-clock race.
+	got := make(chan error, 3)
+	var logs syncBuffer
+	st, err := relay.Run(ctx, relay.Config{Upstream: "127.0.0.1:1", Token: "secret", Vehicles: []int{0}, ConnectTimeout: 5 * time.Minute,
+		Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		Ready: func(addr, _ string) {
 			go func() {
 				_, err := client.Connect(client.Options{Addr: addr, Token: "nope", Vehicle: 0})
 				got <- err
 				_, err = client.Connect(client.Options{Addr: addr, Token: "secret", Vehicle: 7})
 				got <- err
+				_, err = client.Connect(client.Options{Addr: addr, Token: "secret", Vehicle: 0})
+				got <- err
 			}()
 		}})
-	if err == nil || !strings.Contains(err.Error(), "node 7 is not served by this relay (--vehicles 0)") {
+	if err == nil || !strings.Contains(err.Error(), "upstream 127.0.0.1:1") {
 		t.Errorf("relay: %v", err)
 	}
 	if e := <-got; e == nil || !strings.Contains(e.Error(), "wrong token") {
 		t.Errorf("wrong token: %v", e)
 	}
-	if e := <-got; e == nil || !strings.Contains(e.Error(), "node 7 is not served") {
+	if e := <-got; e == nil || !strings.Contains(e.Error(), "node 7 is not served by this relay (--vehicles 0)") {
 		t.Errorf("unknown node: %v", e)
 	}
-	// An upstream that is not there.
-	_, err = relay.Run(ctx, relay.Config{Upstream: "127.0.0.1:1", Token: "secret", Vehicles: []int{0}, ConnectTimeout: 2 * time.Second,
-		Ready: func(addr, _ string) {
-			go client.Connect(client.Options{Addr: addr, Token: "secret", Vehicle: 0})
-		}})
-	if err == nil || !strings.Contains(err.Error(), "upstream 127.0.0.1:1") {
-		t.Errorf("no upstream: %v", err)
+	if e := <-got; e == nil || !strings.Contains(e.Error(), "upstream 127.0.0.1:1") {
+		t.Errorf("the agent: %v", e)
+	}
+	for _, want := range []string{"connection refused before authentication", "wrong token", "node 7 is not served"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the relay's log lacks %q:\n%s", want, logs.String())
+		}
+	}
+	if st.Refused.Total != 1 || st.Refused.Reasons["wrong token"] != 1 {
+		t.Errorf("refused before authentication: %+v, want the wrong token", st.Refused)
 	}
 	// Plain TCP to another host is refused: the token would go in clear.
-	_, err = relay.Run(ctx, relay.Config{Upstream: "192.0.2.1:7000", Token: "secret", Vehicles: []int{0}, ConnectTimeout: 2 * time.Second,
+	_, err = relay.Run(ctx, relay.Config{Upstream: "192.0.2.1:7000", Token: "secret", Vehicles: []int{0}, ConnectTimeout: 5 * time.Minute,
 		Ready: func(addr, _ string) {
 			go client.Connect(client.Options{Addr: addr, Token: "secret", Vehicle: 0})
 		}})
 	if err == nil || !strings.Contains(err.Error(), "not a loopback address: give the certificate fingerprint") {
 		t.Errorf("plain remote upstream: %v", err)
+	}
+	// Lists beyond what a run can have are refused before anything.
+	if _, err := relay.Run(ctx, relay.Config{Upstream: "127.0.0.1:1", Token: "t", Vehicles: []int{4_000_000_000}}); err == nil || !strings.Contains(err.Error(), "node ids are 0 to 99999") {
+		t.Errorf("a huge node id: %v", err)
+	}
+	if _, err := relay.Run(ctx, relay.Config{Upstream: "127.0.0.1:1", Token: "t", Vehicles: make([]int, relay.MaxNodes+1)}); err == nil || !strings.Contains(err.Error(), "at most 100000") {
+		t.Errorf("too many nodes: %v", err)
 	}
 }
 
@@ -406,5 +473,31 @@ func TestLists(t *testing.T) {
 		if _, err := relay.ParseList(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// TestListsBounded: node lists are bounded before anything is allocated:
+// an id beyond what a run can have, or more nodes than it can have, is
+// refused at once. ("0-4000000000" and its kin used to hang, allocating
+// billions of ids.)
+func TestListsBounded(t *testing.T) {
+	if relay.MaxNodes != scenario.MaxVehicles {
+		t.Errorf("relay.MaxNodes %d, scenario.MaxVehicles %d: a relay serves as many nodes as a run has vehicles", relay.MaxNodes, scenario.MaxVehicles)
+	}
+	var many []string
+	for lo := 0; lo < 4_000_000; lo += 1 << 20 {
+		many = append(many, fmt.Sprintf("%d-%d", lo, lo+1<<20-1))
+	}
+	for _, bad := range []string{"0-4000000000", "4000000000", "99999999999999999999", "100000", "0-100000", strings.Join(many, ","),
+		"0-99999,0-99999"} {
+		ids, err := relay.ParseList(bad)
+		if err == nil {
+			t.Errorf("%.40q parsed: %d ids", bad, len(ids))
+			continue
+		}
+		t.Logf("%.40q: %v", bad, err)
+	}
+	if ids, err := relay.ParseList("0-99999"); err != nil || len(ids) != relay.MaxNodes {
+		t.Errorf("the largest list: %d ids, %v", len(ids), err)
 	}
 }

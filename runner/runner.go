@@ -90,6 +90,16 @@ type Summary struct {
 	// Twin is what the network cost: the comparison with the run's
 	// ideal-network twin (Options.Twin).
 	Twin *twin.Report `json:"twin,omitempty"`
+	// Services holds what the run's edge services report, by service:
+	// the extern server's connections refused before authentication
+	// ("extern": {"refused": ...}).
+	Services map[string]any `json:"services,omitempty"`
+}
+
+// reporter is an edge service with something to say in summary.json.
+type reporter interface {
+	// Report returns the service's key and its section (nil: nothing).
+	Report() (key string, v any)
 }
 
 // Result is what Execute returns.
@@ -314,6 +324,16 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		return nil, err
 	}
 	sum := &Summary{Summary: core, Clock: clock.summary(), Scheduling: sched}
+	for _, s := range env.Services() {
+		if rp, ok := s.(reporter); ok {
+			if k, v := rp.Report(); v != nil {
+				if sum.Services == nil {
+					sum.Services = map[string]any{}
+				}
+				sum.Services[k] = v
+			}
+		}
+	}
 	if sc.Isolation == "netns" {
 		sum.Processes = iso.results
 		if sum.Processes == nil {

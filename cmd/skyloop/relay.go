@@ -51,10 +51,17 @@ SKYLOOP_TOKEN, SKYLOOP_VEHICLE, SKYLOOP_VEHICLES (and SKYLOOP_FINGERPRINT
 when --listen is not loopback) set; they are stopped when the run ends.
 Without it, start them yourself with those variables.
 
+--connect-timeout (default 2m) bounds the wait for the local agents and
+then for the run's welcome; the run waits for the relay up to its extern
+agents' connect_timeout, so give that at least as much (examples/remote
+gives 120s). Connections that have not shown the token yet are bounded (in
+number, per host, to a 4 KiB hello and 10 s): a stranger is refused and
+counted, and the relay goes on waiting.
+
 The relay serves one run, then exits: 0 when the run ended, 1 when it failed
 (the message names the peer at fault: the upstream, or which local agent).
 An agent that fails behind the relay fails only its own nodes upstream, as
-on a direct connection. See docs/cluster.md.`,
+on a direct connection. See docs/remote.md.`,
 		Example: `  # host A (the run):
   skyloop run swarm.yaml --listen 0.0.0.0:7000
   # prints: ... connect to [::]:7000 (TLS) with --fingerprint sha256:... --token ...
@@ -72,7 +79,7 @@ on a direct connection. See docs/cluster.md.`,
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7878", "where the local agents connect (loopback: plain TCP; other addresses: TLS)")
 	fl.StringVar(&f.name, "name", "", "the relay's name in skyloop's messages (default relay@HOSTNAME)")
 	fl.StringVar(&f.command, "command", "", "start the local agents: a shell command template ({id} = one process per node)")
-	fl.DurationVar(&f.timeout, "connect-timeout", time.Minute, "how long to wait for the local agents and for the upstream")
+	fl.DurationVar(&f.timeout, "connect-timeout", relay.DefaultConnectTimeout, "how long to wait for the local agents, and for the upstream's welcome (give the run's extern connect_timeout at least this plus the time to start the relay)")
 	fl.DurationVar(&f.stepTimeout, "timeout", 10*time.Second, "wall-clock time a local agent has to answer a tick before it fails (as the extern behaviour's timeout)")
 	return c
 }
@@ -162,6 +169,9 @@ func runRelay(cmd *cobra.Command, f relayFlags) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "relay: the run ended; %d rounds, %d ticks fanned out, %d frames sent upstream\n", st.Rounds, st.Down, st.Up)
+	if st.Refused.Total > 0 {
+		fmt.Fprintf(stderr, "relay: connections refused before authentication: %s\n", st.Refused)
+	}
 	return nil
 }
 

@@ -195,7 +195,7 @@ whatever the number of workers.`,
 	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
 	fl.StringVar(&f.foxglove, "foxglove", "", "serve the run live to Foxglove over its WebSocket protocol: --foxglove (on "+defaultFoxgloveAddr+") or --foxglove=ADDR (not loopback: a token is printed, required); use with --realtime")
 	fl.Lookup("foxglove").NoOptDefVal = defaultFoxgloveAddr
-	fl.StringVar(&f.listen, "listen", "", "also accept external agents and relays from other hosts on this address (host:port, e.g. 0.0.0.0:7000), over TLS: the certificate fingerprint and the token are printed (docs/cluster.md)")
+	fl.StringVar(&f.listen, "listen", "", "also accept external agents and relays from other hosts on this address (host:port, e.g. 0.0.0.0:7000), over TLS: the certificate fingerprint and the token are printed (docs/remote.md)")
 	fl.BoolVar(&f.twin, "twin", false, "also run the scenario on an ideal network with the same seed and report what the network cost (summary.json twin, twin/, twin.png)")
 	fl.StringVar(&f.serve, "serve", "", "serve the live web view: --serve (on "+defaultServeAddr+") or --serve=ADDR (not loopback: a token is printed, required); Foxglove can connect to the same address; use with --realtime")
 	fl.Lookup("serve").NoOptDefVal = defaultServeAddr
@@ -551,6 +551,11 @@ func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 			parts[i] = fmt.Sprintf("%d x %s", byCode[k], k)
 		}
 		fmt.Fprintf(w, "processes: %s (logs in procs/)\n", strings.Join(parts, ", "))
+	}
+	if e, ok := s.Services["extern"].(map[string]any); ok {
+		if r, ok := e["refused"].(extern.RefusalReport); ok && r.Total > 0 {
+			fmt.Fprintf(w, "extern: connections refused before authentication: %s (the run went on; the log has them)\n", r)
+		}
 	}
 	if tw := s.Twin; tw != nil {
 		printTwin(w, tw)

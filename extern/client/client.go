@@ -190,12 +190,12 @@ func (a *Agent) Takeoff(alt float64) error { return a.cmd(extern.Frame{Cmd: "tak
 
 // Goto flies to a point (x east, y north, z up).
 func (a *Agent) Goto(x, y, z float64) error {
-	return a.cmd(extern.Frame{Cmd: "goto", Pos: &[3]float64{x, y, z}})
+	return a.cmd(extern.Frame{Cmd: "goto", Pos: &extern.Vec3{x, y, z}})
 }
 
 // Velocity follows a world-frame velocity setpoint.
 func (a *Agent) Velocity(vx, vy, vz float64) error {
-	return a.cmd(extern.Frame{Cmd: "velocity", Vel: &[3]float64{vx, vy, vz}})
+	return a.cmd(extern.Frame{Cmd: "velocity", Vel: &extern.Vec3{vx, vy, vz}})
 }
 
 // Hold holds the current position.
