@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Size caps for the kinds of files skyloop reads back. They are far above
@@ -50,7 +51,9 @@ type File struct {
 // Open opens path for reading if it is a regular file (symlinks are
 // followed) of at most max bytes.
 func Open(path string, max int64) (*File, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a named pipe must not wait for a writer; the
+	// check below refuses it. Reads of a regular file ignore the flag.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +69,7 @@ func OpenIn(dir, name string, max int64) (*File, error) {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
