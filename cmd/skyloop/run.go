@@ -227,8 +227,8 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	}
 	opt.Workers = f.workers
 	opt.NoFiles = f.noFiles
-	if !(f.realtime >= 0 && f.realtime <= 1000) { // NaN fails too
-		return badInput("--realtime must be a real-time factor in (0, 1000], or 0 for as fast as possible; got %v", f.realtime)
+	if f.realtime != 0 && runner.CheckFactor(f.realtime) != nil { // NaN fails too
+		return badInput("--realtime must be a real-time factor from %v to %v, or 0 for as fast as possible; got %v", runner.MinFactor, runner.MaxFactor, f.realtime)
 	}
 	opt.Realtime = f.realtime
 	if f.listen != "" {
