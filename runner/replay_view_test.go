@@ -31,7 +31,7 @@ func TestReplayViewInChromium(t *testing.T) {
 	if len(rep.Names) != 4 || len(rep.Samples.T) < 100 || len(rep.Net.T) < 100 || len(rep.Obstacles) != 1 {
 		t.Fatalf("replay of %d vehicles, %d samples, %d network events, %d obstacles", len(rep.Names), len(rep.Samples.T), len(rep.Net.T), len(rep.Obstacles))
 	}
-	pages, err := view.ReplayPages(rep)
+	pages, err := view.ReplayPages(rep, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
