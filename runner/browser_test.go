@@ -13,7 +13,7 @@ import (
 // browser starts headless Chromium (software WebGL, no network beyond the
 // test's) for the test and returns its context; it skips the test when
 // Chromium is missing, unless SKYLOOP_REQUIRE_CHROMIUM says CI must have it.
-func browser(t *testing.T) context.Context {
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -26,10 +26,27 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("use-angle", "swiftshader"), chromedp.Flag("enable-unsafe-swiftshader", true), chromedp.Flag("disable-gpu", false),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1200, 800), chromedp.UserDataDir(t.TempDir()))
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	return ctx
+}
+
+// waitFor polls cond (a JavaScript expression) in the page of ctx until
+// it is true, failing the test with what (and the page's errors) after a
+// deadline generous enough for a loaded machine.
+func waitFor(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	eval := evaluator(t, ctx)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if ok, _ := eval(`!!(` + cond + `)`).(bool); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still not so after 30 s (page errors %v)", what, eval(`window.skyloop && window.skyloop.errors`))
+		}
+	}
 }
 
 // evaluator returns a function that evaluates JavaScript in the page of

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"unicode/utf8"
@@ -372,12 +373,26 @@ func cut(s string, max int) string {
 func readJSON(dir, name string, v any) error {
 	b, err := untrusted.ReadFileIn(dir, name, maxJSON)
 	if err != nil {
-		return err
+		return explain(dir, name, err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}
 	return nil
+}
+
+// explain adds to the error of opening name in dir what the file is when
+// it is a symbolic link: the link is refused because it leads out of the
+// run directory or to something that is not a regular file (/dev/zero).
+func explain(dir, name string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	path := filepath.Join(dir, name)
+	if to, lerr := os.Readlink(path); lerr == nil {
+		return fmt.Errorf("%s is a symbolic link to %s: refused, a run's files are regular files inside its directory (%w)", path, to, err)
+	}
+	return err
 }
 
 // row is a CSV record with its columns by name; the first bad value
@@ -470,7 +485,7 @@ func (c *row) text(name string, max int) string {
 func readTable(dir, name string, f func(c *row) error) error {
 	file, err := untrusted.OpenIn(dir, name, untrusted.MaxCSV)
 	if err != nil {
-		return err
+		return explain(dir, name, err)
 	}
 	defer file.Close()
 	path := filepath.Join(dir, name)
@@ -515,11 +530,13 @@ func csvError(path string, err error) error {
 		return fmt.Errorf("%s line %d: %w", path, pe.Line, pe.Err)
 	}
 	var pathErr *fs.PathError
-	if errors.As(err, &pathErr) {
+	if errors.As(err, &pathErr) || errors.Is(err, errLongRecord) {
 		return err // already names the file
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
+
+var errLongRecord = fmt.Errorf("a record longer than %d bytes", MaxRecord)
 
 // recordCap passes a CSV file through, failing when a record (a line
 // ended outside quotes) runs past MaxRecord bytes: encoding/csv would
@@ -547,7 +564,7 @@ func (c *recordCap) Read(p []byte) (int, error) {
 			c.lines++
 		}
 		if c.n > MaxRecord {
-			return 0, fmt.Errorf("%s line %d: a record longer than %d bytes: not a table skyloop wrote", c.path, c.line, MaxRecord)
+			return 0, fmt.Errorf("%s line %d: %w: not a table skyloop wrote", c.path, c.line, errLongRecord)
 		}
 	}
 	return n, err
