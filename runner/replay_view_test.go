@@ -155,25 +155,28 @@ func TestHostileRunDirectoryInChromium(t *testing.T) {
 	}
 	srv := httptest.NewServer(pages)
 	defer srv.Close()
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/?select=uav-1"), chromedp.WaitReady("#panel")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitReady("#panel")); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
 	eval := evaluator(t, ctx)
 	waitFor(t, ctx, "the replay starts", `window.skyloop && window.skyloop.replay && window.skyloop.vehicles === 4`)
+	eval(`document.getElementById("play").click()`) // pause at the time sought
 	eval(`window.skyloop.seek(3.5)`)
-	waitFor(t, ctx, "the panel shows uav-1's mode as text", `window.skyloop.panel().includes("`+mode+`")`)
-	waitFor(t, ctx, "the events show the detail as text", `document.getElementById("log").textContent.includes("onerror=window.pwned2")`)
-	waitFor(t, ctx, "the title shows the scenario as text", `document.getElementById("title").textContent.includes("onerror=window.pwned3")`)
+	eval(`window.skyloop.select("uav-1")`)
+	waitFor(t, ctx, "the panel shows uav-1", `window.skyloop.panel().includes("uav-1")`)
+	// Let an image of the same (missing) source fail to load, as the
+	// hostile one would: by then its handler would have run.
+	eval(`(() => { const i = new Image(); i.addEventListener("error", () => { window.canary = true; }); i.src = "x"; })()`)
+	waitFor(t, ctx, "the canary image fails to load", `window.canary === true`)
 	if n := eval(`document.querySelectorAll("#panel img, #title img").length`).(float64); n != 0 {
 		t.Errorf("the page made %v img elements of the run's text", n)
 	}
-	// Let an image of the same (missing) source fail to load, as the
-	// hostile one would have: by then its handler would have run.
-	eval(`(() => { const i = new Image(); i.addEventListener("error", () => { window.canary = true; }); i.src = "x"; })()`)
-	waitFor(t, ctx, "the canary image fails to load", `window.canary === true`)
 	if got := eval(`[window.pwned, window.pwned2, window.pwned3].filter(v => v !== undefined).length`).(float64); got != 0 {
 		t.Errorf("the run directory's HTML ran script in the page (%v handlers)", got)
 	}
+	waitFor(t, ctx, "the panel shows uav-1's mode as text", `window.skyloop.panel().includes("`+mode+`")`)
+	waitFor(t, ctx, "the events show the detail as text", `document.getElementById("log").textContent.includes("onerror=window.pwned2")`)
+	waitFor(t, ctx, "the title shows the scenario as text", `document.getElementById("title").textContent.includes("onerror=window.pwned3")`)
 	if errs := eval(`window.skyloop.errors`).([]any); len(errs) > 0 {
 		t.Errorf("script errors: %v", errs)
 	}
