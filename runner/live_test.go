@@ -47,7 +47,7 @@ func TestFoxgloveLiveClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	cmd := exec.Command(node, "live.mjs", srv.URL(), "8", "20000")
+	cmd := exec.Command(node, "live.mjs", srv.URL(), "8", "120000") // the timeout only bounds a failure
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -55,7 +55,7 @@ func TestFoxgloveLiveClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if n, _ := srv.Clients(); n == 1 {
 			break
 		}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -45,14 +44,7 @@ func TestReplayViewInChromium(t *testing.T) {
 		t.Fatalf("chromium: %v", err)
 	}
 	eval := evaluator(t, ctx)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if ok, _ := eval(`!!(window.skyloop && window.skyloop.replay && window.skyloop.vehicles === 4)`).(bool); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replay did not start: %v", eval(`window.skyloop && window.skyloop.errors`))
-		}
-	}
+	waitFor(t, ctx, "the replay starts", `window.skyloop && window.skyloop.replay && window.skyloop.vehicles === 4`)
 	eval(`document.getElementById("play").click()`) // pause: time moves only by the scrubber
 	at := func(sec float64) map[string]any {
 		eval(`window.skyloop.seek(` + strings.TrimRight(strings.TrimRight(fmtF(sec), "0"), ".") + `)`)
