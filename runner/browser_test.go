@@ -33,18 +33,23 @@ func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Contex
 	return ctx
 }
 
+// waitLimit is how long a browser test waits for a condition before it
+// fails: long, since the machine may be loaded; it costs nothing when the
+// condition comes sooner.
+const waitLimit = 60 * time.Second
+
 // waitFor polls cond (a JavaScript expression) in the page of ctx until
 // it is true, failing the test with what (and the page's errors) after a
 // deadline generous enough for a loaded machine.
 func waitFor(t *testing.T, ctx context.Context, what, cond string) {
 	t.Helper()
 	eval := evaluator(t, ctx)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(50 * time.Millisecond) {
 		if ok, _ := eval(`!!(` + cond + `)`).(bool); ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not so after 30 s (page errors %v)", what, eval(`window.skyloop && window.skyloop.errors`))
+			t.Fatalf("%s: still not so after %v (page errors %v)", what, waitLimit, eval(`window.skyloop && window.skyloop.errors`))
 		}
 	}
 }
@@ -54,7 +59,7 @@ func waitFor(t *testing.T, ctx context.Context, what, cond string) {
 func evaluator(t *testing.T, ctx context.Context) func(js string) any {
 	return func(js string) any {
 		t.Helper()
-		tctx, c := context.WithTimeout(ctx, 10*time.Second)
+		tctx, c := context.WithTimeout(ctx, 30*time.Second)
 		defer c()
 		v, err := chromedp.Run(tctx, chromedp.Evaluate[any](js))
 		if err != nil {

@@ -65,7 +65,7 @@ func TestLiveViewInChromium(t *testing.T) {
 	// The vehicles move: wait until three of the four are elsewhere than
 	// at the first look (no fixed sleep: the machine may be loaded).
 	first := eval(`window.skyloop.positions()`).(map[string]any)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
 		second := eval(`window.skyloop.positions()`).(map[string]any)
 		moved := 0
 		for name, p := range first {
@@ -82,7 +82,7 @@ func TestLiveViewInChromium(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of 4 vehicles moved on the page in 30 s: %v then %v", moved, first, second)
+			t.Fatalf("%d of 4 vehicles moved on the page in %v: %v then %v", moved, waitLimit, first, second)
 		}
 	}
 	eval(`window.skyloop.select("uav-2")`)
@@ -95,7 +95,7 @@ func TestLiveViewInChromium(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click("#play")); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(50 * time.Millisecond) {
 		if paused, _ := pace.State(); paused {
 			break
 		}
@@ -104,7 +104,7 @@ func TestLiveViewInChromium(t *testing.T) {
 		}
 	}
 	var still float64
-	for deadline, since, last := time.Now().Add(30*time.Second), time.Now(), -1.0; ; time.Sleep(50 * time.Millisecond) {
+	for deadline, since, last := time.Now().Add(waitLimit), time.Now(), -1.0; ; time.Sleep(50 * time.Millisecond) {
 		now := eval(`window.skyloop.simTime`).(float64)
 		if now != last {
 			since, last = time.Now(), now
@@ -124,7 +124,7 @@ func TestLiveViewInChromium(t *testing.T) {
 	if errs := eval(`window.skyloop.errors`).([]any); len(errs) > 0 {
 		t.Errorf("the page recorded script errors: %v", errs)
 	}
-	tctx, c := context.WithTimeout(ctx, 10*time.Second)
+	tctx, c := context.WithTimeout(ctx, 60*time.Second)
 	defer c()
 	shot, err := chromedp.Run(tctx, chromedp.CaptureScreenshot())
 	if err != nil {
