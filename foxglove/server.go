@@ -57,6 +57,7 @@ type Server struct {
 	token   string       // required of every request when set
 	hosts   *webguard.Hosts
 	origins []string
+	refused time.Time // when a refused WebSocket was last logged
 
 	mu       sync.Mutex
 	run      Run
@@ -366,7 +367,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := webguard.CheckWebSocketOrigin(r, queryToken, s.origins); err != nil {
-		s.log.Warn("foxglove server: WebSocket refused", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
+		s.mu.Lock()
+		if time.Since(s.refused) > 10*time.Second { // a page retrying must not flood the log
+			s.refused = time.Now()
+			s.log.Warn("foxglove server: WebSocket from another site's page refused", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
+		}
+		s.mu.Unlock()
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
