@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"skyloop/internal/webguard"
 	"skyloop/sim"
 )
 
@@ -49,11 +50,14 @@ const (
 // them. Several clients may connect at once; a client that subscribes
 // late gets the latest states at once. Server implements Sink.
 type Server struct {
-	ln    net.Listener
-	http  *http.Server
-	log   *slog.Logger
-	pages http.Handler // plain HTTP requests (the web view), or nil
-	token string       // required of every request when set
+	ln      net.Listener
+	http    *http.Server
+	log     *slog.Logger
+	pages   http.Handler // plain HTTP requests (the web view), or nil
+	token   string       // required of every request when set
+	hosts   *webguard.Hosts
+	origins []string
+	refused time.Time // when a refused WebSocket was last logged
 
 	mu       sync.Mutex
 	run      Run
@@ -106,6 +110,13 @@ type ServerOptions struct {
 	// parameter token or the cookie a page request with it sets. It is
 	// required on addresses other than loopback.
 	Token string
+	// Hosts are more names (or addresses) the server is reached by, for
+	// the Host check: by default it answers only the names of its listen
+	// address (webguard.NewHosts).
+	Hosts []string
+	// Origins are more origins (scheme://host[:port]) whose pages may
+	// open the WebSocket, beyond webguard.CheckWebSocketOrigin's.
+	Origins []string
 }
 
 // TokenCookie is the cookie that carries the token after the first page
@@ -121,8 +132,10 @@ func IsLoopback(host string) bool {
 
 // NewServer listens on addr (host:port; port 0 picks one). An address
 // other than loopback needs opt.Token: the protocol has no authentication
-// of its own. WebSocket requests get the protocol; other requests go to
-// opt.Pages.
+// of its own. Every request must name the server in its Host header
+// (webguard.Hosts: DNS rebinding gets 421); WebSocket requests must come
+// from an origin webguard.CheckWebSocketOrigin allows and get the
+// protocol; other requests go to opt.Pages.
 func NewServer(addr string, opt ServerOptions) (*Server, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -130,6 +143,10 @@ func NewServer(addr string, opt ServerOptions) (*Server, error) {
 	}
 	if !IsLoopback(host) && opt.Token == "" {
 		return nil, fmt.Errorf("foxglove server address %q: an address other than loopback (127.0.0.1, ::1, localhost) needs a token", addr)
+	}
+	hosts, err := webguard.NewHosts(addr, opt.Hosts)
+	if err != nil {
+		return nil, fmt.Errorf("foxglove server: %w", err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -139,7 +156,7 @@ func NewServer(addr string, opt ServerOptions) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{ln: ln, log: log, pages: opt.Pages, token: opt.Token, clients: map[*client]struct{}{}, states: map[stateKey]frame{},
+	s := &Server{ln: ln, log: log, pages: opt.Pages, token: opt.Token, hosts: hosts, origins: opt.Origins, clients: map[*client]struct{}{}, states: map[stateKey]frame{},
 		dirty: map[stateKey]bool{}, stop: make(chan struct{})}
 	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 5 * time.Second}
 	s.wg.Add(2)
@@ -320,10 +337,16 @@ func (s *Server) flush() {
 
 // serve upgrades a connection and runs the client until it leaves.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if !s.hosts.CheckHost(w, r) {
+		return
+	}
+	webguard.SetHeaders(w.Header())
+	queryToken := false
 	if s.token != "" {
 		q := r.URL.Query().Get("token")
 		c, _ := r.Cookie(TokenCookie)
 		ok := q != "" && subtle.ConstantTimeCompare([]byte(q), []byte(s.token)) == 1
+		queryToken = ok
 		if !ok && c != nil {
 			ok = subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.token)) == 1
 		}
@@ -343,7 +366,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.pages.ServeHTTP(w, r)
 		return
 	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+	if err := webguard.CheckWebSocketOrigin(r, queryToken, s.origins); err != nil {
+		s.mu.Lock()
+		if time.Since(s.refused) > 10*time.Second { // a page retrying must not flood the log
+			s.refused = time.Now()
+			s.log.Warn("foxglove server: WebSocket from another site's page refused", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
+		}
+		s.mu.Unlock()
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	// The origin is checked above, by skyloop's rule.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}, InsecureSkipVerify: true})
 	if err != nil {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 // browser starts headless Chromium (software WebGL, no network beyond the
 // test's) for the test and returns its context; it skips the test when
 // Chromium is missing, unless SKYLOOP_REQUIRE_CHROMIUM says CI must have it.
-func browser(t *testing.T) context.Context {
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -26,10 +26,32 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("use-angle", "swiftshader"), chromedp.Flag("enable-unsafe-swiftshader", true), chromedp.Flag("disable-gpu", false),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1200, 800), chromedp.UserDataDir(t.TempDir()))
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	return ctx
+}
+
+// waitLimit is how long a browser test waits for a condition before it
+// fails: long, since the machine may be loaded; it costs nothing when the
+// condition comes sooner.
+const waitLimit = 60 * time.Second
+
+// waitFor polls cond (a JavaScript expression) in the page of ctx until
+// it is true, failing the test with what (and the page's errors) after a
+// deadline generous enough for a loaded machine.
+func waitFor(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	eval := evaluator(t, ctx)
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(50 * time.Millisecond) {
+		if ok, _ := eval(`!!(` + cond + `)`).(bool); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still not so after %v (page errors %v)", what, waitLimit, eval(`window.skyloop && window.skyloop.errors`))
+		}
+	}
 }
 
 // evaluator returns a function that evaluates JavaScript in the page of
@@ -37,7 +59,7 @@ func browser(t *testing.T) context.Context {
 func evaluator(t *testing.T, ctx context.Context) func(js string) any {
 	return func(js string) any {
 		t.Helper()
-		tctx, c := context.WithTimeout(ctx, 10*time.Second)
+		tctx, c := context.WithTimeout(ctx, 30*time.Second)
 		defer c()
 		v, err := chromedp.Run(tctx, chromedp.Evaluate[any](js))
 		if err != nil {

@@ -70,10 +70,28 @@ func (c *PaceControl) Pause(on bool) {
 	c.gen++
 }
 
-// SetFactor changes the real-time factor, in (0, 1000].
+// Bounds of a real-time factor: slower than MinFactor a run all but
+// stands still (a factor of 1e-300 would freeze it for ever), faster than
+// MaxFactor pacing means nothing.
+const (
+	MinFactor = 0.01
+	MaxFactor = 1000
+)
+
+// CheckFactor returns an error unless f is a real-time factor in
+// [MinFactor, MaxFactor] (NaN and infinities are not).
+func CheckFactor(f float64) error {
+	if !(f >= MinFactor && f <= MaxFactor) { // NaN fails too
+		return fmt.Errorf("the real-time factor must be a number from %v to %v, got %v", MinFactor, MaxFactor, f)
+	}
+	return nil
+}
+
+// SetFactor changes the real-time factor; it refuses one CheckFactor
+// refuses and leaves the factor as it was.
 func (c *PaceControl) SetFactor(f float64) error {
-	if !(f > 0 && f <= 1000) {
-		return fmt.Errorf("real-time factor must be in (0, 1000], got %v", f)
+	if err := CheckFactor(f); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

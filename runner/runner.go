@@ -178,6 +178,11 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		}
 	}()
 	realtime := r.Realtime()
+	if realtime != 0 {
+		if err := CheckFactor(realtime); err != nil {
+			return nil, fmt.Errorf("realtime: %w", err)
+		}
+	}
 	if dir != nil && realtime > 0 {
 		dir.SetAsync() // the disk must not stall ticks
 	}

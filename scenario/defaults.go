@@ -70,8 +70,8 @@ func (sc *Scenario) check() {
 	if f := sc.Outputs.Format; f != "" && f != "csv" && f != "parquet" {
 		sc.Errorf("outputs.format", "must be csv or parquet, got %q", f)
 	}
-	if !(sc.Realtime >= 0 && sc.Realtime <= 1000) {
-		sc.Errorf("realtime", "must be a real-time factor in [0, 1000] (0 = as fast as possible), got %v", sc.Realtime)
+	if !(sc.Realtime == 0 || sc.Realtime >= 0.01 && sc.Realtime <= 1000) { // runner.MinFactor, MaxFactor
+		sc.Errorf("realtime", "must be a real-time factor from 0.01 to 1000 (or 0 = as fast as possible), got %v", sc.Realtime)
 	}
 	switch sc.Isolation {
 	case "", "none":

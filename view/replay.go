@@ -1,25 +1,64 @@
 package view
 
 import (
+	"bufio"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"unicode/utf8"
 
-	"skyloop/report"
+	"skyloop/internal/untrusted"
+	"skyloop/internal/webguard"
 )
 
-// MaxNetworkEvents is the most network events (trace.csv rows) a replay
-// loads; a larger trace is cut there and the page says so.
-const MaxNetworkEvents = 2_000_000
+// Limits of what a replay reads from a run directory, which may come from
+// someone else: every file is a regular file under a size cap
+// (internal/untrusted), every CSV record is at most MaxRecord bytes, and
+// the tables are cut at a number of rows (the page says so). Past them a
+// replay costs at most a few hundred megabytes, whatever the files hold.
+const (
+	// MaxNetworkEvents is the most network events (trace.csv rows) a
+	// replay loads; a larger trace is cut there and the page says so.
+	MaxNetworkEvents = 2_000_000
+	// MaxSamples is the most vehicle samples (vehicles.csv rows) a replay
+	// loads; the rest are cut and the page says so.
+	MaxSamples = 2_000_000
+	// MaxLogEvents is the most events.csv rows a replay loads; the rest
+	// are cut and the page says so.
+	MaxLogEvents = 50_000
+	// MaxRecord is the most bytes of one CSV record (line).
+	MaxRecord = 64 << 10
+	// MaxNodes is the most nodes (vehicles and fixed nodes) of a run a
+	// replay takes.
+	MaxNodes = 100_000
+	// MaxObstacles is the most obstacles a replay draws.
+	MaxObstacles = 100_000
+	// maxJSON caps summary.json and config.json.
+	maxJSON = 16 << 20
+	// maxName caps a name (vehicle, node, obstacle, mode, event source
+	// or name); maxDetail an event's detail, which is cut there.
+	maxName   = 256
+	maxDetail = 512
+	// maxModes is the most distinct flight modes in vehicles.csv.
+	maxModes = 1024
+)
+
+// limits are the row caps LoadReplay applies (the constants; tests lower
+// them).
+var limits = struct{ samples, net, events int }{MaxSamples, MaxNetworkEvents, MaxLogEvents}
 
 // Replay is a finished run as the page replays it: columns of vehicles.csv,
 // trace.csv (tx, rx and drop as 0, 1, 2) and events.csv, with the names
-// and obstacles. It is what /run.json serves.
+// and obstacles. It is what /run.json serves. Every number in it is
+// finite, every node id one of the run's and every time within the run.
 type Replay struct {
 	Scenario  string     `json:"scenario"`
 	Seed      uint64     `json:"seed"`
@@ -27,12 +66,18 @@ type Replay struct {
 	Names     []string   `json:"names"`
 	Obstacles []obstacle `json:"obstacles"`
 	// Fixed are the nodes that are not vehicles, by id after them.
-	Fixed   []fixedNode `json:"fixed"`
-	Samples samples     `json:"samples"`
-	Net     netEvents   `json:"net"`
-	NetCut  bool        `json:"net_cut"`
-	Events  []event     `json:"events"`
-	Missing []string    `json:"missing"`
+	Fixed      []fixedNode `json:"fixed"`
+	Samples    samples     `json:"samples"`
+	SamplesCut bool        `json:"samples_cut"`
+	Net        netEvents   `json:"net"`
+	NetCut     bool        `json:"net_cut"`
+	Events     []event     `json:"events"`
+	EventsCut  bool        `json:"events_cut"`
+	Missing    []string    `json:"missing"`
+	durationNs int64
+	nodes      int
+	modes      map[string]string
+	dir        string
 }
 
 type fixedNode struct {
@@ -48,7 +93,7 @@ type obstacle struct {
 
 type samples struct {
 	T        []float64 `json:"t"`
-	ID       []int     `json:"id"`
+	ID       []int32   `json:"id"`
 	X        []float64 `json:"x"`
 	Y        []float64 `json:"y"`
 	Z        []float64 `json:"z"`
@@ -72,98 +117,223 @@ type netEvents struct {
 
 type event struct {
 	T      float64 `json:"t"`
-	Node   int     `json:"node"`
+	Node   int32   `json:"node"`
 	Source string  `json:"source"`
 	Name   string  `json:"name"`
 	Detail string  `json:"detail"`
 }
 
-// LoadReplay reads a finished run directory: summary.json (names),
-// config.json (obstacles), vehicles.csv (required), and trace.csv and
-// events.csv when the run wrote them.
+// LoadReplay reads a finished run directory: summary.json (names, node
+// count, duration), config.json (obstacles and fixed nodes, when there),
+// vehicles.csv (required), and trace.csv and events.csv when the run wrote
+// them. Every file is read as untrusted input: a file that is not a
+// regular file inside dir, is too large, or holds a value out of range
+// (an id that is not one of the run's nodes, a time outside the run, a
+// number that is not finite) is an error naming the file and line.
 func LoadReplay(dir string) (*Replay, error) {
 	var sum struct {
 		Scenario   string `json:"scenario"`
 		Seed       uint64 `json:"seed"`
 		DurationNs int64  `json:"duration_ns"`
+		Nodes      int    `json:"nodes"`
 		Vehicles   []struct {
 			Name string `json:"name"`
 		} `json:"vehicles"`
 	}
-	if err := readJSON(filepath.Join(dir, "summary.json"), &sum); err != nil {
+	if err := readJSON(dir, "summary.json", &sum); err != nil {
 		return nil, fmt.Errorf("%s is not a finished run directory: %w", dir, err)
 	}
-	r := &Replay{Scenario: sum.Scenario, Seed: sum.Seed, DurationS: float64(sum.DurationNs) / 1e9, Missing: []string{}, Events: []event{}}
-	for _, v := range sum.Vehicles {
+	sumPath := filepath.Join(dir, "summary.json")
+	switch {
+	case sum.DurationNs < 0:
+		return nil, fmt.Errorf("%s: duration_ns %d is negative", sumPath, sum.DurationNs)
+	case len(sum.Vehicles) > MaxNodes:
+		return nil, fmt.Errorf("%s: %d vehicles, more than the %d a replay takes", sumPath, len(sum.Vehicles), MaxNodes)
+	case sum.Nodes < 0 || sum.Nodes > MaxNodes:
+		return nil, fmt.Errorf("%s: nodes %d is not a node count (0 to %d)", sumPath, sum.Nodes, MaxNodes)
+	case sum.Nodes > 0 && sum.Nodes < len(sum.Vehicles):
+		return nil, fmt.Errorf("%s: nodes %d is fewer than its %d vehicles", sumPath, sum.Nodes, len(sum.Vehicles))
+	}
+	if err := checkText(sum.Scenario, maxName); err != nil {
+		return nil, fmt.Errorf("%s: scenario: %w", sumPath, err)
+	}
+	r := &Replay{Scenario: sum.Scenario, Seed: sum.Seed, DurationS: float64(sum.DurationNs) / 1e9, Missing: []string{}, Events: []event{},
+		Names: []string{}, durationNs: sum.DurationNs, modes: map[string]string{}, dir: dir}
+	for i, v := range sum.Vehicles {
+		if err := checkText(v.Name, maxName); err != nil {
+			return nil, fmt.Errorf("%s: vehicles[%d].name: %w", sumPath, i, err)
+		}
 		r.Names = append(r.Names, v.Name)
 	}
+	if err := r.loadConfig(); err != nil {
+		return nil, err
+	}
+	r.nodes = sum.Nodes
+	if r.nodes == 0 {
+		r.nodes = len(r.Names) + len(r.Fixed)
+	}
+	if len(r.Names)+len(r.Fixed) > r.nodes {
+		return nil, fmt.Errorf("%s: %d vehicles and %d fixed nodes (config.json), but nodes is %d", sumPath, len(r.Names), len(r.Fixed), r.nodes)
+	}
+	err := r.loadVehicles()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no vehicles.csv: the run was made with outputs.vehicles off or --no-files, so there is nothing to replay", dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := r.loadTrace(); errors.Is(err, fs.ErrNotExist) {
+		r.Missing = append(r.Missing, "trace.csv (no links or network figures)")
+	} else if err != nil {
+		return nil, err
+	}
+	if err := r.loadEvents(); errors.Is(err, fs.ErrNotExist) {
+		r.Missing = append(r.Missing, "events.csv")
+	} else if err != nil {
+		return nil, err
+	}
+	r.modes = nil
+	return r, nil
+}
+
+// loadConfig reads the obstacles and fixed nodes of config.json, when the
+// run directory has one.
+func (r *Replay) loadConfig() error {
 	var cfg struct {
 		World struct {
 			Obstacles []obstacle `json:"obstacles"`
 		} `json:"world"`
 		Nodes []fixedNode `json:"nodes"`
 	}
-	if err := readJSON(filepath.Join(dir, "config.json"), &cfg); err == nil {
-		r.Obstacles, r.Fixed = cfg.World.Obstacles, cfg.Nodes
+	err := readJSON(r.dir, "config.json", &cfg)
+	if errors.Is(err, fs.ErrNotExist) {
+		r.Missing = append(r.Missing, "config.json (no obstacles or fixed nodes)")
+		r.Obstacles, r.Fixed = []obstacle{}, []fixedNode{}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(r.dir, "config.json")
+	if n := len(cfg.World.Obstacles); n > MaxObstacles {
+		return fmt.Errorf("%s: %d obstacles, more than the %d a replay draws", path, n, MaxObstacles)
+	}
+	if n := len(cfg.Nodes); n > MaxNodes {
+		return fmt.Errorf("%s: %d nodes, more than the %d a replay takes", path, n, MaxNodes)
+	}
+	for i, o := range cfg.World.Obstacles {
+		if err := checkText(o.Name, maxName); err != nil {
+			return fmt.Errorf("%s: world.obstacles[%d].name: %w", path, i, err)
+		}
+		for k := range 3 {
+			if !finite(o.Min[k]) || !finite(o.Max[k]) || o.Min[k] > o.Max[k] {
+				return fmt.Errorf("%s: world.obstacles[%d]: min %v, max %v is not a box", path, i, o.Min, o.Max)
+			}
+		}
+	}
+	for i, n := range cfg.Nodes {
+		if err := checkText(n.Name, maxName); err != nil {
+			return fmt.Errorf("%s: nodes[%d].name: %w", path, i, err)
+		}
+		for _, v := range n.Position {
+			if !finite(v) {
+				return fmt.Errorf("%s: nodes[%d].position %v is not a position", path, i, n.Position)
+			}
+		}
+	}
+	r.Obstacles, r.Fixed = cfg.World.Obstacles, cfg.Nodes
+	if r.Obstacles == nil {
+		r.Obstacles = []obstacle{}
 	}
 	if r.Fixed == nil {
 		r.Fixed = []fixedNode{}
 	}
-	if r.Obstacles == nil {
-		r.Obstacles = []obstacle{}
-	}
-	err := rows(filepath.Join(dir, "vehicles.csv"), func(c cols) error {
-		id := int(c.num("id"))
-		if id < 0 || id >= len(r.Names) {
-			return fmt.Errorf("vehicle id %d out of range", id)
+	return nil
+}
+
+func (r *Replay) loadVehicles() error {
+	return readTable(r.dir, "vehicles.csv", func(c *row) error {
+		if len(r.Samples.T) >= limits.samples {
+			r.SamplesCut = true
+			return errStop
+		}
+		t := c.time("t_ns", r.durationNs)
+		id := c.node("id", 0, len(r.Names))
+		x, y, z := c.num("x"), c.num("y"), c.num("z")
+		vx, vy, vz := c.num("vx"), c.num("vy"), c.num("vz")
+		roll, pitch, yaw := c.num("roll"), c.num("pitch"), c.num("yaw")
+		energy, battery := c.num("energy_j"), c.num("battery_v")
+		mode := c.text("mode", maxName)
+		armed := c.str("armed")
+		if c.err == nil && armed != "0" && armed != "1" {
+			c.fail("armed %q is not 0 or 1", armed)
+		}
+		if c.err != nil {
+			return c.err
+		}
+		m, ok := r.modes[mode]
+		if !ok {
+			if len(r.modes) >= maxModes {
+				return c.fail("more than %d distinct modes", maxModes)
+			}
+			m = string([]byte(mode)) // not a view into the row
+			r.modes[m] = m
 		}
 		s := &r.Samples
-		vx, vy, vz := c.num("vx"), c.num("vy"), c.num("vz")
-		s.T = append(s.T, c.num("t_ns")/1e9)
-		s.ID = append(s.ID, id)
-		s.X, s.Y, s.Z = append(s.X, c.num("x")), append(s.Y, c.num("y")), append(s.Z, c.num("z"))
-		s.Roll, s.Pitch, s.Yaw = append(s.Roll, c.num("roll")), append(s.Pitch, c.num("pitch")), append(s.Yaw, c.num("yaw"))
+		s.T, s.ID = append(s.T, t), append(s.ID, id)
+		s.X, s.Y, s.Z = append(s.X, x), append(s.Y, y), append(s.Z, z)
+		s.Roll, s.Pitch, s.Yaw = append(s.Roll, roll), append(s.Pitch, pitch), append(s.Yaw, yaw)
 		s.Speed = append(s.Speed, hypot3(vx, vy, vz))
-		s.Energy, s.BatteryV = append(s.Energy, c.num("energy_j")), append(s.BatteryV, c.num("battery_v"))
-		s.Mode = append(s.Mode, c.str("mode"))
-		s.Armed = append(s.Armed, c.str("armed") == "1")
-		return c.err
+		s.Energy, s.BatteryV = append(s.Energy, energy), append(s.BatteryV, battery)
+		s.Mode, s.Armed = append(s.Mode, m), append(s.Armed, armed == "1")
+		return nil
 	})
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s has no vehicles.csv: the run was made with outputs.vehicles off or --no-files, so there is nothing to replay", dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	err = rows(filepath.Join(dir, "trace.csv"), func(c cols) error {
-		if len(r.Net.T) >= MaxNetworkEvents {
+}
+
+func (r *Replay) loadTrace() error {
+	return readTable(r.dir, "trace.csv", func(c *row) error {
+		if len(r.Net.T) >= limits.net {
 			r.NetCut = true
 			return errStop
 		}
-		typ := map[string]int8{"tx": 0, "rx": 1, "drop": 2}[c.str("event")]
-		r.Net.T = append(r.Net.T, c.num("t_ns")/1e9)
-		r.Net.Type = append(r.Net.Type, typ)
-		r.Net.Src = append(r.Net.Src, int32(c.num("src")))
-		r.Net.Node = append(r.Net.Node, int32(c.num("dst")))
-		r.Net.Gen = append(r.Net.Gen, c.num("t_gen_ns")/1e9)
-		return c.err
+		ev := c.str("event")
+		typ, ok := map[string]int8{"tx": 0, "rx": 1, "drop": 2}[ev]
+		if c.err == nil && !ok {
+			c.fail("event %q is not tx, rx or drop", ev)
+		}
+		t := c.time("t_ns", r.durationNs)
+		src := c.node("src", 0, r.nodes)
+		lo := int32(0)
+		if typ == 0 {
+			lo = -1 // a broadcast
+		}
+		dst := c.node("dst", lo, r.nodes)
+		gen := c.time("t_gen_ns", r.durationNs)
+		if c.err != nil {
+			return c.err
+		}
+		r.Net.T, r.Net.Type = append(r.Net.T, t), append(r.Net.Type, typ)
+		r.Net.Src, r.Net.Node = append(r.Net.Src, src), append(r.Net.Node, dst)
+		r.Net.Gen = append(r.Net.Gen, gen)
+		return nil
 	})
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		r.Missing = append(r.Missing, "trace.csv (no links or network figures)")
-	case err != nil && !errors.Is(err, errStop):
-		return nil, err
-	}
-	err = rows(filepath.Join(dir, "events.csv"), func(c cols) error {
-		r.Events = append(r.Events, event{T: c.num("t_ns") / 1e9, Node: int(c.num("node")), Source: c.str("source"), Name: c.str("event"), Detail: c.str("detail")})
-		return c.err
+}
+
+func (r *Replay) loadEvents() error {
+	return readTable(r.dir, "events.csv", func(c *row) error {
+		if len(r.Events) >= limits.events {
+			r.EventsCut = true
+			return errStop
+		}
+		e := event{T: c.time("t_ns", r.durationNs), Node: c.node("node", -1, r.nodes), Source: c.text("source", maxName),
+			Name: c.text("event", maxName), Detail: cut(c.str("detail"), maxDetail)}
+		if c.err != nil {
+			return c.err
+		}
+		e.Source, e.Name, e.Detail = string([]byte(e.Source)), string([]byte(e.Name)), string([]byte(e.Detail))
+		r.Events = append(r.Events, e)
+		return nil
 	})
-	if errors.Is(err, os.ErrNotExist) {
-		r.Missing = append(r.Missing, "events.csv")
-	} else if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 var errStop = errors.New("stop")
@@ -172,66 +342,260 @@ func hypot3(x, y, z float64) float64 {
 	return math.Sqrt(x*x + y*y + z*z)
 }
 
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// checkText refuses text longer than max bytes or not UTF-8.
+func checkText(s string, max int) error {
+	if len(s) > max {
+		return fmt.Errorf("%d bytes, more than %d", len(s), max)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%q is not UTF-8", s)
 	}
 	return nil
 }
 
-// cols is a CSV row with its columns by name; the first parse error
-// sticks in err.
-type cols struct {
-	idx map[string]int
-	row []string
-	err error
+// cut returns s cut to at most max bytes at a character boundary, with
+// an ellipsis when cut; text that is not UTF-8 is made so.
+func cut(s string, max int) string {
+	s = string([]rune(s)) // replaces invalid bytes
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
-func (c *cols) str(name string) string {
+// readJSON reads name in dir, a regular file of at most maxJSON bytes.
+func readJSON(dir, name string, v any) error {
+	b, err := untrusted.ReadFileIn(dir, name, maxJSON)
+	if err != nil {
+		return explain(dir, name, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+	}
+	return nil
+}
+
+// explain adds to the error of opening name in dir what the file is when
+// it is a symbolic link: the link is refused because it leads out of the
+// run directory or to something that is not a regular file (/dev/zero).
+func explain(dir, name string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	path := filepath.Join(dir, name)
+	if to, lerr := os.Readlink(path); lerr == nil {
+		return fmt.Errorf("%s is a symbolic link to %s: refused, a run's files are regular files inside its directory (%w)", path, to, err)
+	}
+	return err
+}
+
+// row is a CSV record with its columns by name; the first bad value
+// sticks in err, which names the file and line.
+type row struct {
+	path string
+	idx  map[string]int
+	rec  []string
+	line int
+	err  error
+}
+
+func (c *row) fail(format string, args ...any) error {
+	if c.err == nil {
+		c.err = fmt.Errorf("%s line %d: %s", c.path, c.line, fmt.Sprintf(format, args...))
+	}
+	return c.err
+}
+
+func (c *row) str(name string) string {
 	i, ok := c.idx[name]
-	if !ok || i >= len(c.row) {
-		if c.err == nil {
-			c.err = fmt.Errorf("no column %s", name)
-		}
+	if !ok {
+		c.fail("no column %s", name)
 		return ""
 	}
-	return c.row[i]
+	return c.rec[i]
 }
 
-func (c *cols) num(name string) float64 {
+// num returns a column that must be a finite number.
+func (c *row) num(name string) float64 {
 	s := c.str(name)
+	if c.err != nil {
+		return 0
+	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil && c.err == nil {
-		c.err = fmt.Errorf("column %s: %q is not a number", name, s)
+	if err != nil || !finite(v) {
+		c.fail("%s %q is not a finite number", name, s)
+		return 0
 	}
 	return v
 }
 
-// rows calls f for every row of a CSV file after its header.
-func rows(path string, f func(c cols) error) error {
-	return report.CSVRows(path, func(idx map[string]int, row []string) error {
-		return f(cols{idx: idx, row: row})
-	})
+// time returns a column that must be a time in ns from 0 to end, in
+// seconds.
+func (c *row) time(name string, end int64) float64 {
+	s := c.str(name)
+	if c.err != nil {
+		return 0
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 || v > end {
+		c.fail("%s %q is not a time within the run (0 to %d ns)", name, s, end)
+		return 0
+	}
+	return float64(v) / 1e9
+}
+
+// node returns a column that must be an id from lo to n-1.
+func (c *row) node(name string, lo int32, n int) int32 {
+	s := c.str(name)
+	if c.err != nil {
+		return 0
+	}
+	v, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || v < int64(lo) || v >= int64(n) {
+		c.fail("%s %q is not a node of the run (%d to %d)", name, s, lo, n-1)
+		return 0
+	}
+	return int32(v)
+}
+
+// text returns a column that must be UTF-8 of at most max bytes.
+func (c *row) text(name string, max int) string {
+	s := c.str(name)
+	if c.err != nil {
+		return ""
+	}
+	if err := checkText(s, max); err != nil {
+		c.fail("%s: %v", name, err)
+		return ""
+	}
+	return s
+}
+
+// readTable calls f for every record of the CSV file name in dir after its
+// header, until f returns errStop (not an error) or an error. The file
+// must be a regular file inside dir of at most untrusted.MaxCSV bytes
+// with records of at most MaxRecord bytes, each with the header's number
+// of fields.
+func readTable(dir, name string, f func(c *row) error) error {
+	file, err := untrusted.OpenIn(dir, name, untrusted.MaxCSV)
+	if err != nil {
+		return explain(dir, name, err)
+	}
+	defer file.Close()
+	path := filepath.Join(dir, name)
+	capped := &recordCap{r: file, path: path, line: 1}
+	cr := csv.NewReader(bufio.NewReaderSize(capped, 64<<10))
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err == io.EOF {
+		return fmt.Errorf("%s: empty, not even a header", path)
+	}
+	if err != nil {
+		return csvError(path, err)
+	}
+	c := &row{path: path, idx: map[string]int{}}
+	for i, h := range head {
+		c.idx[string([]byte(h))] = i
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return csvError(path, err)
+		}
+		c.rec = rec
+		c.line, _ = cr.FieldPos(0)
+		err = f(c)
+		if errors.Is(err, errStop) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// csvError names the file and line of a CSV reading error.
+func csvError(path string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s line %d: %w", path, pe.Line, pe.Err)
+	}
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) || errors.Is(err, errLongRecord) {
+		return err // already names the file
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+var errLongRecord = fmt.Errorf("a record longer than %d bytes", MaxRecord)
+
+// recordCap passes a CSV file through, failing when a record (a line
+// ended outside quotes) runs past MaxRecord bytes: encoding/csv would
+// hold a whole record in memory, however long.
+type recordCap struct {
+	r      io.Reader
+	path   string
+	n      int // bytes of the current record
+	line   int // line the current record starts on
+	lines  int // newlines inside it
+	quoted bool
+}
+
+func (c *recordCap) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for _, b := range p[:n] {
+		c.n++
+		switch {
+		case b == '"':
+			c.quoted = !c.quoted
+		case b == '\n' && !c.quoted:
+			c.line += c.lines + 1
+			c.n, c.lines = 0, 0
+		case b == '\n':
+			c.lines++
+		}
+		if c.n > MaxRecord {
+			return 0, fmt.Errorf("%s line %d: %w: not a table skyloop wrote", c.path, c.line, errLongRecord)
+		}
+	}
+	return n, err
 }
 
 // ReplayPages serves the page and run.json, which makes the page replay r
-// with a time scrubber instead of connecting to a live run.
-func ReplayPages(r *Replay) (http.Handler, error) {
+// with a time scrubber instead of connecting to a live run. It answers
+// only requests whose Host names listen, the address it is served on
+// (webguard.Hosts: DNS rebinding gets 421), with webguard's security
+// headers on every response.
+func ReplayPages(r *Replay, listen string) (http.Handler, error) {
+	hosts, err := webguard.NewHosts(listen, nil)
+	if err != nil {
+		return nil, fmt.Errorf("view: %w", err)
+	}
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("view: %w", err)
 	}
 	pages := Pages()
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	return hosts.Handler(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == "/run.json" {
+			if req.Method != http.MethodGet && req.Method != http.MethodHead {
+				w.Header().Set("Allow", "GET, HEAD")
+				http.Error(w, req.Method+" is not allowed here", http.StatusMethodNotAllowed)
+				return
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(doc)
 			return
 		}
 		pages.ServeHTTP(w, req)
-	}), nil
+	})), nil
 }

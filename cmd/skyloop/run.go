@@ -46,6 +46,7 @@ type runFlags struct {
 	udpCfg   mavlink.UDPConfig
 	foxglove string
 	serve    string
+	hosts    []string
 	twin     bool
 	listen   string
 }
@@ -147,6 +148,13 @@ watch at the speed of the clock. The run never waits for Foxglove.
 Both serve loopback addresses openly. On any other address (--serve=0.0.0.0:8080,
 to watch from another machine) skyloop makes a random token and prints the
 address with ?token=...: every request needs it (the page keeps it in a cookie).
+Either way a server answers only requests that name it in their Host header (the
+listen address; localhost names on loopback; the machine's addresses and host
+name on 0.0.0.0; more with --allow-host), so that a web page cannot reach it
+through a name of its own (DNS rebinding); the page changes the run only by
+same-origin JSON requests, and the WebSocket takes clients with no Origin, the
+page itself, the Foxglove app, desktop applications and any client given the
+URL with its token.
 
 With --realtime the run is paced to the wall clock, so that people and programs
 can take part; with --mavlink-udp every vehicle running the mavlink behaviour is
@@ -199,6 +207,7 @@ whatever the number of workers.`,
 	fl.BoolVar(&f.twin, "twin", false, "also run the scenario on an ideal network with the same seed and report what the network cost (summary.json twin, twin/, twin.png)")
 	fl.StringVar(&f.serve, "serve", "", "serve the live web view: --serve (on "+defaultServeAddr+") or --serve=ADDR (not loopback: a token is printed, required); Foxglove can connect to the same address; use with --realtime")
 	fl.Lookup("serve").NoOptDefVal = defaultServeAddr
+	fl.StringSliceVar(&f.hosts, "allow-host", nil, "with --serve or --foxglove: another name (or address) the server is reached by, beyond its listen address's, e.g. a cluster node's DNS name (repeatable)")
 	d := mavlink.DefaultUDPConfig()
 	f.udpCfg.Host = d.Host
 	fl.IntVar(&f.udpCfg.BindBase, "mavlink-bind-base", d.BindBase, "vehicle i listens on this port + i")
@@ -227,8 +236,8 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	}
 	opt.Workers = f.workers
 	opt.NoFiles = f.noFiles
-	if !(f.realtime >= 0 && f.realtime <= 1000) { // NaN fails too
-		return badInput("--realtime must be a real-time factor in (0, 1000], or 0 for as fast as possible; got %v", f.realtime)
+	if f.realtime != 0 && runner.CheckFactor(f.realtime) != nil { // NaN fails too
+		return badInput("--realtime must be a real-time factor from %v to %v, or 0 for as fast as possible; got %v", runner.MinFactor, runner.MaxFactor, f.realtime)
 	}
 	opt.Realtime = f.realtime
 	if f.listen != "" {
@@ -332,7 +341,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		if err != nil {
 			return badInput("--serve: %v", err)
 		}
-		srv, err := foxglove.NewServer(f.serve, foxglove.ServerOptions{Log: opt.Logger, Pages: view.LivePages(pacer(pace), f.realtime), Token: token})
+		srv, err := foxglove.NewServer(f.serve, foxglove.ServerOptions{Log: opt.Logger, Pages: view.LivePages(pacer(pace), f.realtime), Token: token, Hosts: f.hosts})
 		if err != nil {
 			return badInput("--serve: %v", err)
 		}
@@ -354,7 +363,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 		if err != nil {
 			return badInput("--foxglove: %v", err)
 		}
-		srv, err := foxglove.NewServer(f.foxglove, foxglove.ServerOptions{Log: opt.Logger, Token: token})
+		srv, err := foxglove.NewServer(f.foxglove, foxglove.ServerOptions{Log: opt.Logger, Token: token, Hosts: f.hosts})
 		if err != nil {
 			return badInput("--foxglove: %v", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,12 +24,18 @@ the run from its files: vehicles.csv (required: every vehicle at its last sample
 at or before the time shown, with its trail), trace.csv (the links heard in the
 last second coloured by their delivery ratio over the last two, and the network
 figures of the last five seconds; at most the first 2,000,000 events) and
-events.csv; play, pause, the playback rate and a scrubber move through time.`,
+events.csv; play, pause, the playback rate and a scrubber move through time.
+
+The run directory may come from someone else: its files are read as untrusted
+(regular files only, size and row caps, every id, time and number checked; an
+error names the file and line), and the page shows their text as text. The
+server answers only requests that name its address (localhost, 127.0.0.1,
+[::1]), with a Content-Security-Policy that allows no inline script.`,
 		Example: `  skyloop run munils-50-wifi && skyloop view runs/munils-50-wifi/seed1`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := os.Stat(filepath.Join(args[0], "summary.json")); err != nil {
-				return badInput("%s is not a finished run directory (no summary.json)", args[0])
+			if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
+				return badInput("%s is not a finished run directory", args[0])
 			}
 			host, _, err := net.SplitHostPort(addr)
 			if err != nil {
@@ -43,13 +48,14 @@ events.csv; play, pause, the playback rate and a scrubber move through time.`,
 			if err != nil {
 				return badInput("%v", err)
 			}
-			pages, err := view.ReplayPages(rep)
-			if err != nil {
-				return err
-			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return badInput("--serve: %v", err)
+			}
+			pages, err := view.ReplayPages(rep, ln.Addr().String())
+			if err != nil {
+				ln.Close()
+				return err
 			}
 			srv := &http.Server{Handler: pages, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn)}
 			fmt.Fprintf(cmd.OutOrStdout(), "replaying %s (%d vehicles, %.1f s) at http://%s/ - Ctrl-C to stop\n", args[0], len(rep.Names), rep.DurationS, ln.Addr())

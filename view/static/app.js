@@ -30,6 +30,9 @@ const state = {
 };
 window.addEventListener("error", (e) => state.errors.push(String(e.message)));
 window.addEventListener("unhandledrejection", (e) => state.errors.push(String(e.reason)));
+// A blocked script, style or connection is an error too (the server's
+// Content-Security-Policy allows no inline script or style).
+document.addEventListener("securitypolicyviolation", (e) => state.errors.push(`CSP: ${e.violatedDirective} blocked ${e.blockedURI}`));
 
 // The test hooks (runner/view_test.go) and anyone curious.
 window.skyloop = {
@@ -180,8 +183,17 @@ function showTelemetry() {
     ["battery", t.battery_v > 0 ? t.battery_v.toFixed(2) + " V" + (Number.isFinite(t.battery_remaining) ? `, ${(100 * t.battery_remaining).toFixed(0)}%` : "") : "–"],
     ["energy", t.energy_j.toFixed(0) + " J"],
   ];
-  if (Number.isFinite(t.distance_m)) rows.push(["distance", t.distance_m.toFixed(1) + " m"]);
-  document.getElementById("telemetry").innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join("");
+  if (t && Number.isFinite(t.distance_m)) rows.push(["distance", t.distance_m.toFixed(1) + " m"]);
+  // Values from a run's files are text: never HTML.
+  document.getElementById("telemetry").replaceChildren(...rows.map(([k, v]) => {
+    const tr = document.createElement("tr");
+    for (const s of [k, v]) {
+      const td = document.createElement("td");
+      td.textContent = String(s);
+      tr.appendChild(td);
+    }
+    return tr;
+  }));
 }
 
 // fixedNode marks a node that is not a vehicle (a ground station) at p.
@@ -436,8 +448,12 @@ function startReplay(doc) {
   document.getElementById("replay").hidden = false;
   document.getElementById("title").textContent = `${doc.scenario}, seed ${doc.seed}`;
   document.getElementById("status").textContent = "replay";
-  if (doc.net_cut) document.getElementById("cut").textContent = "trace.csv cut after its first 2,000,000 events";
-  if (doc.missing.length) document.getElementById("cut").textContent += " missing: " + doc.missing.join(", ");
+  const notes = [];
+  if (doc.samples_cut) notes.push(`vehicles.csv cut after its first ${doc.samples.t.length} samples`);
+  if (doc.net_cut) notes.push(`trace.csv cut after its first ${doc.net.t.length} events`);
+  if (doc.events_cut) notes.push(`events.csv cut after its first ${doc.events.length} rows`);
+  if (doc.missing.length) notes.push("missing: " + doc.missing.join(", "));
+  document.getElementById("cut").textContent = notes.join("; ");
   for (const o of doc.obstacles) {
     const size = [0, 1, 2].map((i) => o.max[i] - o.min[i]);
     sceneUpdate({ entities: [{ frame_id: "world", cubes: [{ size: { x: size[0], y: size[1], z: size[2] },
