@@ -18,6 +18,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/foxglove"
+	"skyloop/internal/nodetest"
 	"skyloop/view"
 )
 
@@ -28,17 +29,7 @@ import (
 // and, after subscribing, the scene and every vehicle's transform. The run
 // writes the same files with and without the server.
 func TestFoxgloveLiveClient(t *testing.T) {
-	dir := filepath.Join("..", "foxglove", "testdata", "node")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "@foxglove", "ws-protocol"))
-	}
-	if err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NODE") != "" {
-			t.Fatalf("@foxglove/ws-protocol is required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in %s", err, dir)
-		}
-		t.Skipf("skipping: Node.js or @foxglove/ws-protocol missing (%v); install Node.js and run `npm ci` in %s (CI does)", err, dir)
-	}
+	node, dir := nodetest.Readers(t, "@foxglove/ws-protocol")
 	if _, err := foxglove.NewServer("0.0.0.0:0", foxglove.ServerOptions{}); err == nil {
 		t.Fatal("a server on 0.0.0.0 without a token was accepted")
 	}

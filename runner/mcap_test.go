@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"skyloop/engine"
 	"skyloop/foxglove"
+	"skyloop/internal/nodetest"
 )
 
 // mcapYAML flies four multirotors past a tower, beaconing over Wi-Fi,
@@ -67,25 +67,13 @@ type mcapSummary struct {
 // network events (trace.csv) and events (events.csv). The same run gives
 // the same file.
 func TestMCAPReadByMcapCore(t *testing.T) {
-	node, dir := needNode(t, "@mcap/core")
+	node, dir := nodetest.Readers(t, "@mcap/core")
 	base := t.TempDir()
 	run := filepath.Join(base, "a")
 	runYAML(t, mcapYAML, engine.Options{Registry: registry, Workers: 1}, run)
-	file, err := filepath.Abs(filepath.Join(run, "run.mcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, "read.mjs", file)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("read.mjs: %v\n%s", err, stderr.String())
-	}
 	var s mcapSummary
-	if err := json.Unmarshal(out, &s); err != nil {
-		t.Fatalf("read.mjs printed %q: %v", out, err)
+	if err := nodetest.JSON(node, dir, "read.mjs", &s, filepath.Join(run, "run.mcap")); err != nil {
+		t.Fatal(err)
 	}
 	if !s.Footer || !strings.Contains(s.Header.Library, "skyloop") {
 		t.Errorf("header library %q, footer %v", s.Header.Library, s.Footer)

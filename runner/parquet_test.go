@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 	"skyloop/engine"
 	"skyloop/fields"
 	"skyloop/foxglove"
+	"skyloop/internal/nodetest"
 	"skyloop/scenarios"
 	"skyloop/sim"
 	"skyloop/tables"
@@ -35,7 +35,7 @@ import (
 // rows it matches (integers and text exactly, numbers to the CSV's
 // rounding). Two runs give the same bytes.
 func TestParquetTables(t *testing.T) {
-	node, dir := needNode(t, "hyparquet")
+	node, dir := nodetest.Readers(t, "hyparquet")
 	base := t.TempDir()
 	csvRun, pqRun, again := filepath.Join(base, "csv"), filepath.Join(base, "pq"), filepath.Join(base, "pq2")
 	text := strings.Replace(mcapYAML, "outputs: {mcap: true}", "outputs: {format: parquet}", 1)
@@ -123,55 +123,6 @@ func TestParquetTables(t *testing.T) {
 	}
 }
 
-// needNode returns Node.js and foxglove/testdata/node, where npm ci has
-// installed the readers we did not write (@mcap/core, hyparquet); it skips
-// the test with the reason when they are missing, unless CI requires them
-// (SKYLOOP_REQUIRE_NODE).
-func needNode(t *testing.T, pkg string) (node, dir string) {
-	t.Helper()
-	dir = filepath.Join("..", "foxglove", "testdata", "node")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg)))
-	}
-	if err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NODE") != "" {
-			t.Fatalf("%s is required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in %s", pkg, err, dir)
-		}
-		t.Skipf("skipping: Node.js or %s missing (%v); install Node.js and run `npm ci` in %s (CI does)", pkg, err, dir)
-	}
-	return node, dir
-}
-
-// nodeJSON runs a script of foxglove/testdata/node on files and decodes
-// what it prints into v.
-func nodeJSON(node, dir, script string, v any, files ...string) error {
-	var args []string
-	for _, f := range files {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			return err
-		}
-		args = append(args, abs)
-	}
-	cmd := exec.Command(node, append([]string{script}, args...)...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.Index(msg, "Error: "); i >= 0 { // the message, not the source line
-			msg = strings.SplitN(msg[i:], "\n", 2)[0]
-		}
-		return fmt.Errorf("%s %v: %v: %s", script, files, err, msg)
-	}
-	if err := json.Unmarshal(out, v); err != nil {
-		return fmt.Errorf("%s printed %q: %v", script, out, err)
-	}
-	return nil
-}
-
 // faultParams are the parameters of the test behaviour fault: at time At
 // it fails the run (How: fail) or panics (How: panic).
 type faultParams struct {
@@ -242,8 +193,7 @@ func partialYAML(t *testing.T, outputs, fault string) string {
 // Parquet files; they hold exactly the rows the CSV files of the same run
 // with format csv keep, which are the messages run.mcap has.
 func TestPartialOutputsAreReadable(t *testing.T) {
-	node, dir := needNode(t, "hyparquet")
-	needNode(t, "@mcap/core")
+	node, dir := nodetest.Readers(t, "hyparquet", "@mcap/core")
 	const noFault = "{type: fault, at: 1h}"
 	cases := []struct {
 		name  string
@@ -302,7 +252,7 @@ func TestPartialOutputsAreReadable(t *testing.T) {
 				MetaRows int            `json:"metaRows"`
 				Last     map[string]any `json:"last"`
 			}
-			if err := nodeJSON(node, dir, "parquet.mjs", &tabs, files...); err != nil {
+			if err := nodetest.JSON(node, dir, "parquet.mjs", &tabs, files...); err != nil {
 				t.Errorf("hyparquet cannot read the partial files: %v", err)
 			}
 			for i, n := range names {
@@ -319,7 +269,7 @@ func TestPartialOutputsAreReadable(t *testing.T) {
 			}
 			for _, d := range []string{csvDir, pqDir} {
 				var m mcapSummary
-				if err := nodeJSON(node, dir, "read.mjs", &m, filepath.Join(d, "run.mcap")); err != nil {
+				if err := nodetest.JSON(node, dir, "read.mjs", &m, filepath.Join(d, "run.mcap")); err != nil {
 					t.Errorf("@mcap/core cannot read the partial run.mcap: %v", err)
 					continue
 				}

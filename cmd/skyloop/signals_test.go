@@ -2,11 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +12,7 @@ import (
 	"time"
 
 	"skyloop/foxglove"
+	"skyloop/internal/nodetest"
 	"skyloop/scenarios"
 	"skyloop/tables"
 )
@@ -174,51 +172,6 @@ func TestRunStopsCleanlyOnEverySignal(t *testing.T) {
 	}
 }
 
-// nodeReader returns Node.js and foxglove/testdata/node, where npm ci
-// installs the readers we did not write (@mcap/core, hyparquet); it skips
-// with the reason when they are missing, unless CI requires them
-// (SKYLOOP_REQUIRE_NODE).
-func nodeReader(t *testing.T) (node, dir string) {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "foxglove", "testdata", "node"))
-	if err == nil {
-		node, err = exec.LookPath("node")
-	}
-	for _, pkg := range []string{"hyparquet", "@mcap/core"} {
-		if err == nil {
-			_, err = os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg)))
-		}
-	}
-	if err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NODE") != "" {
-			t.Fatalf("Node.js, hyparquet and @mcap/core are required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in %s", err, dir)
-		}
-		t.Skipf("skipping: Node.js, hyparquet or @mcap/core missing (%v); install Node.js and run `npm ci` in %s (CI does)", err, dir)
-	}
-	return node, dir
-}
-
-// readWithNode runs script (in foxglove/testdata/node) on files and
-// decodes what it prints into v.
-func readWithNode(node, dir, script string, v any, files ...string) error {
-	cmd := exec.Command(node, append([]string{script}, files...)...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.Index(msg, "Error: "); i >= 0 { // the message, not the source line
-			msg = strings.SplitN(msg[i:], "\n", 2)[0]
-		}
-		return fmt.Errorf("%s: %v: %s", script, err, msg)
-	}
-	if err := json.Unmarshal(out, v); err != nil {
-		return fmt.Errorf("%s printed %q: %v", script, out, err)
-	}
-	return nil
-}
-
 // TestInterruptedRunKeepsReadableMCAPAndParquet: SIGINT to a real skyloop
 // process in the middle of a run with outputs {format: parquet, mcap:
 // true} leaves, like the CSV files of such a run, readable partial files
@@ -228,7 +181,7 @@ func readWithNode(node, dir, script string, v any, files ...string) error {
 // and summary; the tables have the rows run.mcap has messages for. While
 // the run goes, Parquet row groups already reach the disk.
 func TestInterruptedRunKeepsReadableMCAPAndParquet(t *testing.T) {
-	node, nodeDir := nodeReader(t)
+	node, nodeDir := nodetest.Readers(t, "hyparquet", "@mcap/core")
 	base, ok := scenarios.Lookup("quickstart")
 	if !ok {
 		t.Fatal("no quickstart scenario")
@@ -284,7 +237,7 @@ func TestInterruptedRunKeepsReadableMCAPAndParquet(t *testing.T) {
 		} `json:"indexed"`
 	}
 	mcapOK := false
-	if err := readWithNode(node, nodeDir, "read.mjs", &m, filepath.Join(kept, "run.mcap")); err != nil {
+	if err := nodetest.JSON(node, nodeDir, "read.mjs", &m, filepath.Join(kept, "run.mcap")); err != nil {
 		t.Errorf("@mcap/core cannot read the partial run.mcap: %v", err)
 	} else if !m.Footer || m.IndexedError != "" {
 		t.Errorf("the partial run.mcap: footer %v; @mcap/core's indexed reader: %s", m.Footer, m.IndexedError)
@@ -312,7 +265,7 @@ func TestInterruptedRunKeepsReadableMCAPAndParquet(t *testing.T) {
 		Rows     int      `json:"rows"`
 		MetaRows int      `json:"metaRows"`
 	}
-	if err := readWithNode(node, nodeDir, "parquet.mjs", &tabs, files...); err != nil {
+	if err := nodetest.JSON(node, nodeDir, "parquet.mjs", &tabs, files...); err != nil {
 		t.Fatalf("hyparquet cannot read the partial Parquet files: %v", err)
 	}
 	for i, n := range names {
