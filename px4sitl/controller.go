@@ -33,6 +33,13 @@ const JoinTimeout = 60 * time.Second
 // be talking nonsense.
 const maxJunk = 1 << 16
 
+// joinPace is the least wall-clock time a step waits for PX4's answer
+// before PX4 has joined the lockstep. It is zero (the step's own period
+// applies) except in transcript replays, where the stand-in firmware must
+// consume each recorded boot frame within one step even on a loaded
+// machine (see SetJoinPace in export_test.go).
+var joinPace time.Duration
+
 // Controller flies one multirotor with a PX4 SITL instance. It implements
 // vehicle.Remote (the engine hands it every vehicle's sensors first, then
 // waits for the answers) and edge.Component (Open listens and launches
@@ -265,7 +272,7 @@ func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
 		return
 	}
 	if !c.joined {
-		c.pace = time.Now().Add(time.Duration(c.p.Period))
+		c.pace = time.Now().Add(max(time.Duration(c.p.Period), joinPace))
 	}
 }
 

@@ -174,6 +174,10 @@ func TestTranscriptReplay(t *testing.T) {
 // recorded flight, and checks what skyloop sent and how the vehicle flew.
 func replayFlight(t *testing.T, text string, port int) *fakePX4 {
 	t.Helper()
+	// Before PX4 joins, a step waits one period (4 ms) for the recorded
+	// boot frames; on a loaded machine the stand-in may answer later and a
+	// frame would be consumed a step late. Give each boot step 100 ms.
+	t.Cleanup(px4sitl.SetJoinPace(100 * time.Millisecond))
 	recs := loadTranscript(t)
 	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
 	if err != nil {
