@@ -187,6 +187,10 @@ type Context struct {
 	planOnly, stateRead bool
 	// planEnd is the end of the epoch being planned (Plan), 0 otherwise.
 	planEnd sim.Time
+
+	// timingKey keys the node's send-time draws (the phase and jitter of
+	// its periodic senders, see sendTimes): the first number of its stream.
+	timingKey uint64
 }
 
 // zeroTelemetry is the telemetry of contexts without a vehicle or a fixed
@@ -194,12 +198,20 @@ type Context struct {
 var zeroTelemetry vehicle.Telemetry
 
 // NewContext returns the context of node ref. veh is nil for fixed nodes,
-// whose telemetry is fixedTel.
+// whose telemetry is fixedTel. rng is the node's random stream (nil: none);
+// its first number becomes the key of the node's send times (the random
+// phase and jitter of its periodic senders).
 func NewContext(ref NodeRef, host Host, veh vehicle.Vehicle, fixedTel vehicle.Telemetry, rng *rand.Rand, log *slog.Logger) (*Context, Driver) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Context{ref: ref, host: host, veh: veh, rng: rng}
+	if rng != nil {
+		// Drawn first, so that every context made from the same stream
+		// (the live run's and the one that plans a replayed network) has
+		// the same key, whatever its behaviours draw later.
+		c.timingKey = rng.Uint64()
+	}
 	if veh == nil {
 		if fixedTel == (vehicle.Telemetry{}) {
 			c.fixed = &zeroTelemetry // shared: never written
@@ -347,7 +359,8 @@ func (c *Context) Origin() geom.Geodetic { return c.host.Origin() }
 // unique in the run.
 func (c *Context) File(name string) (io.Writer, error) { return c.host.File(name) }
 
-// Rand returns the node's random stream.
+// Rand returns the node's random stream (after the number NewContext
+// takes for the node's send times).
 func (c *Context) Rand() *rand.Rand { return c.rng }
 
 // Log returns the node's logger.

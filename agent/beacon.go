@@ -15,7 +15,9 @@ var nan = math.NaN()
 // BeaconParams configure the beacon behaviour.
 type BeaconParams struct {
 	Period     sim.Duration `yaml:"period" json:"period"`                 // periodic policy: send period
-	Stagger    sim.Duration `yaml:"stagger" json:"stagger"`               // node with group index i starts at i*stagger
+	Stagger    sim.Duration `yaml:"stagger" json:"stagger"`               // node with group index i starts at i*stagger (plus its phase)
+	Phase      Phase        `yaml:"phase" json:"phase"`                   // periodic policy: random (default: each node starts at a random point of its period) or zero
+	Jitter     Jitter       `yaml:"jitter" json:"jitter"`                 // periodic policy: each send is delayed by a fresh uniform [0, jitter); a duration, a percentage of the period, or 0
 	Policy     SendPolicy   `yaml:"policy" json:"policy"`                 // periodic or event
 	Check      sim.Duration `yaml:"check" json:"check"`                   // event policy: how often the triggers are checked
 	MoveThresh float64      `yaml:"move_threshold" json:"move_threshold"` // event policy: send after moving this far (m)
@@ -33,6 +35,10 @@ func (p *BeaconParams) Validate() fields.Errors {
 	positive(bad, "period", p.Period)
 	nonNegative(bad, "stagger", p.Stagger)
 	positive(bad, "stale", p.Stale)
+	if p.Phase != PhaseRandom && p.Phase != PhaseZero {
+		bad["phase"] = fmt.Sprintf("must be random or zero, got %v", p.Phase)
+	}
+	checkJitter(bad, p.Jitter, p.Period, "the period")
 	switch p.Policy {
 	case Periodic:
 	case EventTriggered:
@@ -59,11 +65,20 @@ func (p *BeaconParams) Validate() fields.Errors {
 // node's beliefs about the others from the updates it receives, applying
 // SPEC.md C's receiver rules.
 //
+// Periodic update k of the node with group index i leaves at
+// i*stagger + phase + k*period + jitter_k: the phase is the node's own,
+// uniform in [0, period) (phase: random, the default) or 0 (phase: zero);
+// jitter_k is uniform in [0, jitter), drawn afresh for every update
+// (default DefaultJitter, a tenth of the period). Both come from the run's
+// seed (the node's random stream), so the same seed gives the same times
+// and another seed other ones. Senders whose updates never overlap do not
+// contend; real ones drift, and these do too.
+//
 // In runs whose network advances in epochs the beacon plans its sends
-// (Planner): periodic updates at their scheduled times with their content
-// bound to the vehicle's state at each send time (Binder), event-triggered
-// ones decided at every epoch start on the state then (the check period
-// is then at least the epoch).
+// (Planner): periodic updates at their scheduled times (the same as
+// when stepping) with their content bound to the vehicle's state at each
+// send time (Binder), event-triggered ones decided at every epoch start
+// on the state then (the check period is then at least the epoch).
 type Beacon struct {
 	p          *BeaconParams
 	seq        uint32
@@ -76,20 +91,24 @@ type Beacon struct {
 	decodeErrs uint64
 	rx         State // the update being received
 	planned    bool
-	next       sim.Time // planned periodic sending: the next send time
-	nextCheck  sim.Time // planned event sending: the next check time
+	times      sendTimes    // periodic: the timetable
+	first      sim.Time     // periodic: the nominal time of update 0
+	k          int64        // periodic: the number of the next update
+	next       sim.Time     // periodic: the time of update k
+	tick       sim.Duration // periodic, stepping: every tick (0: every period)
+	nextCheck  sim.Time     // planned event sending: the next check time
 }
 
 // beaconSpec is the beacon behaviour type (see Builtins).
 var beaconSpec = Spec{
 	Name: "beacon",
 	Doc: "Broadcasts the vehicle's state (kind state) periodically or when it moved `move_threshold` m / turned `turn_threshold` deg / after `heartbeat` (policy event), " +
-		"staggered by group index, in `format` planar (56 bytes) or 3d (72 bytes), zero-padded to `size` bytes if set (receivers with the same `size` strip the padding); receives others' updates into the node's beliefs, dropping duplicates and out-of-order updates and withholding beliefs older than `stale`.",
+		"staggered by group index; periodic updates start at a random point of the period (`phase` random, or zero) and each is delayed by a fresh uniform [0, `jitter`) (default 10% of the period; 0 = none), both seeded; in `format` planar (56 bytes) or 3d (72 bytes), zero-padded to `size` bytes if set (receivers with the same `size` strip the padding); receives others' updates into the node's beliefs, dropping duplicates and out-of-order updates and withholding beliefs older than `stale`.",
 	Vehicle: true,
 	Params: func() Params {
 		return &BeaconParams{Period: 100 * sim.Millisecond, Stagger: 10 * sim.Millisecond, Policy: Periodic,
 			Check: 10 * sim.Millisecond, MoveThresh: 0.1, TurnThresh: 10, Heartbeat: sim.Second,
-			Format: Format3D, Stale: sim.Second, Port: 5000}
+			Format: Format3D, Stale: sim.Second, Port: 5000, Phase: PhaseRandom, Jitter: DefaultJitter}
 	},
 	New: func(p Params) Behavior { return &Beacon{p: p.(*BeaconParams)} },
 }
@@ -112,30 +131,56 @@ func (b *Beacon) Start(ctx *Context) error {
 	b.offset = sim.Duration(ctx.Ref().Index) * b.p.Stagger
 	nm := ctx.Network()
 	b.planned = nm.Epoch > 0
-	b.next, b.nextCheck = sim.Time(b.offset), sim.Time(b.offset)
+	b.nextCheck = sim.Time(b.offset)
+	b.times = newSendTimes(ctx, tagBeacon, b.p.Port, 0, b.p.Jitter.Of(b.p.Period))
+	b.first = sim.Time(b.offset + b.times.phase(b.p.Phase, b.p.Period))
+	b.k, b.next = 0, b.first.Add(b.times.delay(0))
+	// Updates on the tick grid are sent by stepping every period; others
+	// at their exact times from a step every tick.
+	if tick := ctx.Tick(); b.p.Phase == PhaseRandom || b.times.jitter > 0 || b.first%sim.Time(tick) != 0 || b.p.Period%tick != 0 {
+		b.tick = tick
+	}
 	return nil
 }
 
-// Schedule returns the send period (periodic) or check period (event),
-// offset by the node's group index times the stagger; a beacon that plans
-// its sends never steps.
+// Schedule returns the send period (periodic updates on the tick grid),
+// the tick (periodic updates at exact times: a random phase or jitter) or
+// the check period (event), offset by the first update or check; a beacon
+// that plans its sends never steps.
 func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
-	if b.planned {
+	switch {
+	case b.planned:
 		return 0, 0
+	case b.p.Policy == EventTriggered:
+		return b.p.Check, b.offset
+	case b.tick > 0:
+		return b.tick, 0
 	}
-	period := b.p.Period
-	if b.p.Policy == EventTriggered {
-		period = b.p.Check
-	}
-	return period, b.offset
+	return b.p.Period, sim.Duration(b.first)
 }
 
-// Step sends an update when the policy says so.
+// Step sends an update when the policy says so: the periodic updates due
+// in the current tick, at their times, or an event-triggered one now.
 func (b *Beacon) Step(ctx *Context) {
-	if b.p.Policy == EventTriggered && !b.due(ctx) {
+	if b.p.Policy == EventTriggered {
+		if b.due(ctx) {
+			b.send(ctx, ctx.Now(), false)
+		}
 		return
 	}
-	b.send(ctx, ctx.Now(), false)
+	b.periodic(ctx, ctx.Now().Add(ctx.Tick()), false)
+}
+
+// periodic sends the periodic updates due before end (deferred: planned,
+// bound later), advancing the timetable.
+func (b *Beacon) periodic(ctx *Context, end sim.Time, deferred bool) {
+	for b.next < end {
+		if b.next >= ctx.Now() {
+			b.send(ctx, b.next, deferred)
+		}
+		b.k++
+		b.next = b.first.Add(sim.Duration(b.k)*b.p.Period + b.times.delay(b.k))
+	}
 }
 
 // due decides the event-triggered policy on the current state: the first
@@ -227,12 +272,7 @@ func (b *Beacon) Plan(ctx *Context, end sim.Time) {
 		}
 		return
 	}
-	for b.next < end {
-		if b.next >= now {
-			b.send(ctx, b.next, true)
-		}
-		b.next = b.next.Add(b.p.Period)
-	}
+	b.periodic(ctx, end, true)
 }
 
 // Bind returns a planned update's content: the vehicle's state now.

@@ -13,7 +13,9 @@ import (
 type RemoteParams struct {
 	GCS         string       `yaml:"gcs" json:"gcs"`                   // name of the ground-station node
 	Telemetry   sim.Duration `yaml:"telemetry" json:"telemetry"`       // telemetry period
-	Stagger     sim.Duration `yaml:"stagger" json:"stagger"`           // vehicle with group index i reports first at i*stagger
+	Stagger     sim.Duration `yaml:"stagger" json:"stagger"`           // vehicle with group index i reports first at i*stagger (plus its phase)
+	Phase       Phase        `yaml:"phase" json:"phase"`               // random (default: each vehicle starts at a random point of the telemetry period) or zero
+	Jitter      Jitter       `yaml:"jitter" json:"jitter"`             // each report is delayed by a fresh uniform [0, jitter); a duration, a percentage of the period, or 0
 	LinkTimeout sim.Duration `yaml:"link_timeout" json:"link_timeout"` // hold when no command was heard for this long after the first; 0 = off
 	Port        uint16       `yaml:"port" json:"port"`
 }
@@ -27,16 +29,27 @@ func (p *RemoteParams) Validate() fields.Errors {
 	positive(bad, "telemetry", p.Telemetry)
 	nonNegative(bad, "stagger", p.Stagger)
 	nonNegative(bad, "link_timeout", p.LinkTimeout)
+	if p.Phase != PhaseRandom && p.Phase != PhaseZero {
+		bad["phase"] = fmt.Sprintf("must be random or zero, got %v", p.Phase)
+	}
+	checkJitter(bad, p.Jitter, p.Telemetry, "the telemetry period")
 	return bad
 }
 
 // Remote puts a vehicle under a ground station's command across the
 // network: it applies the newest command it receives and reports telemetry
-// (kind telem) to the station at a fixed rate.
+// (kind telem) to the station at a fixed rate. Report k of the vehicle with
+// group index i leaves at i*stagger + phase + k*telemetry + jitter_k, with
+// the phase and jitter drawn from the run's seed as a beacon's are (see
+// Beacon); the link-loss failsafe is checked at every report.
 type Remote struct {
 	p        *RemoteParams
 	gcs      netsim.NodeID
-	offset   sim.Duration
+	times    sendTimes
+	first    sim.Time     // the nominal time of report 0
+	k        int64        // the number of the next report
+	next     sim.Time     // the time of report k
+	tick     sim.Duration // stepping every tick (0: every period)
 	seq      uint32
 	cmdSeq   uint32
 	hasCmd   bool
@@ -51,11 +64,12 @@ type Remote struct {
 // remoteSpec is the remote behaviour type (see Builtins).
 var remoteSpec = Spec{
 	Name: "remote",
-	Doc: "Puts the vehicle under the command of ground station `gcs` over the network: applies the newest command received and sends telemetry (kind telem) every `telemetry`. " +
+	Doc: "Puts the vehicle under the command of ground station `gcs` over the network: applies the newest command received and sends telemetry (kind telem) every `telemetry`, " +
+		"starting at group index * `stagger` + a random point of the period (`phase` random, or zero), each report delayed by a fresh uniform [0, `jitter`) (default 10% of the period; 0 = none), both seeded. " +
 		"Every message from the station is a heartbeat for the autopilot's link-loss failsafe. With `link_timeout` > 0 the behaviour itself holds position when nothing arrived for that long, and resumes the last command when the link returns.",
 	Vehicle: true,
 	Params: func() Params {
-		return &RemoteParams{GCS: "gcs", Telemetry: 200 * sim.Millisecond, Port: 14550}
+		return &RemoteParams{GCS: "gcs", Telemetry: 200 * sim.Millisecond, Port: 14550, Phase: PhaseRandom, Jitter: DefaultJitter}
 	},
 	New: func(p Params) Behavior { return &Remote{p: p.(*RemoteParams), leg: NoLeg} },
 }
@@ -68,18 +82,30 @@ func (r *Remote) check(ctx *Context) error {
 	return nil
 }
 
-// Start finds the ground station.
+// Start finds the ground station and the first report time.
 func (r *Remote) Start(ctx *Context) error {
 	if err := r.check(ctx); err != nil {
 		return err
 	}
 	r.gcs, _ = nodeNamed(ctx, r.p.GCS)
-	r.offset = sim.Duration(ctx.Ref().Index) * r.p.Stagger
+	r.times = newSendTimes(ctx, tagRemote, r.p.Port, 0, r.p.Jitter.Of(r.p.Telemetry))
+	r.first = sim.Time(sim.Duration(ctx.Ref().Index)*r.p.Stagger + r.times.phase(r.p.Phase, r.p.Telemetry))
+	r.k, r.next = 0, r.first.Add(r.times.delay(0))
+	if tick := ctx.Tick(); r.p.Phase == PhaseRandom || r.times.jitter > 0 || r.first%sim.Time(tick) != 0 || r.p.Telemetry%tick != 0 {
+		r.tick = tick
+	}
 	return nil
 }
 
-// Schedule returns the telemetry period.
-func (r *Remote) Schedule() (sim.Duration, sim.Duration) { return r.p.Telemetry, r.offset }
+// Schedule returns the telemetry period and the first report's time when
+// the reports lie on the tick grid, and otherwise the tick: Step then
+// sends each report at its exact time.
+func (r *Remote) Schedule() (sim.Duration, sim.Duration) {
+	if r.tick > 0 {
+		return r.tick, 0
+	}
+	return r.p.Telemetry, sim.Duration(r.first)
+}
 
 // Receive applies new commands from the ground station. Every message from
 // the station (commands and heartbeats) also tells the vehicle's autopilot
@@ -129,8 +155,22 @@ func (r *Remote) apply(ctx *Context, c CmdMsg) {
 	}
 }
 
-// Step sends telemetry and runs the link-loss failsafe.
+// Step runs the link-loss failsafe and sends the telemetry reports due in
+// the current tick, at their times.
 func (r *Remote) Step(ctx *Context) {
+	for end := ctx.Now().Add(ctx.Tick()); r.next < end; {
+		at := r.next
+		r.k++
+		r.next = r.first.Add(sim.Duration(r.k)*r.p.Telemetry + r.times.delay(r.k))
+		if at >= ctx.Now() {
+			r.report(ctx, at)
+		}
+	}
+}
+
+// report runs the link-loss failsafe and sends a telemetry report at time
+// at.
+func (r *Remote) report(ctx *Context, at sim.Time) {
 	tel := ctx.Telemetry()
 	if r.p.LinkTimeout > 0 && r.hasCmd && !r.failsafe && ctx.Now().Sub(r.lastCmd) > r.p.LinkTimeout {
 		r.failsafe = true
@@ -139,7 +179,7 @@ func (r *Remote) Step(ctx *Context) {
 	}
 	m := TelemMsg{ID: uint32(ctx.ID()), Seq: r.seq, Leg: r.leg, Mode: tel.Mode, Armed: tel.Armed, Landed: tel.Landed, Pos: tel.Pos, Vel: tel.Vel}
 	r.buf = m.Append(r.buf[:0])
-	if err := ctx.Send(Message{Dst: r.gcs, Kind: netsim.KindTelem, Seq: r.seq, Port: r.p.Port, Payload: r.buf}); err != nil {
+	if err := ctx.SendAt(at, Message{Dst: r.gcs, Kind: netsim.KindTelem, Seq: r.seq, Port: r.p.Port, Payload: r.buf}); err != nil {
 		ctx.Log().Error("telemetry send", "err", err)
 		return
 	}

@@ -14,9 +14,11 @@ type TrafficParams struct {
 	Rate    float64      `yaml:"rate" json:"rate"`   // application bit rate (payload bits/s); 0 sends nothing
 	Size    int          `yaml:"size" json:"size"`   // payload bytes per packet
 	Dst     string       `yaml:"dst" json:"dst"`     // destination node name; empty = broadcast
-	Start   sim.Duration `yaml:"start" json:"start"` // first packet time (plus index*stagger)
+	Start   sim.Duration `yaml:"start" json:"start"` // first packet time (plus index*stagger and the phase)
 	Stagger sim.Duration `yaml:"stagger" json:"stagger"`
-	Kind    string       `yaml:"kind" json:"kind"` // trace kind, default bg
+	Phase   Phase        `yaml:"phase" json:"phase"`   // random (default: each node starts at a random point of its packet interval) or zero
+	Jitter  Jitter       `yaml:"jitter" json:"jitter"` // each packet is delayed by a fresh uniform [0, jitter); a duration, a percentage of the packet interval, or 0
+	Kind    string       `yaml:"kind" json:"kind"`     // trace kind, default bg
 	Port    uint16       `yaml:"port" json:"port"`
 }
 
@@ -34,21 +36,42 @@ func (p *TrafficParams) Validate() fields.Errors {
 	if _, ok := netsim.KindByName(p.Kind); !ok {
 		bad["kind"] = fmt.Sprintf("unknown traffic kind %q", p.Kind)
 	}
+	if p.Phase != PhaseRandom && p.Phase != PhaseZero {
+		bad["phase"] = fmt.Sprintf("must be random or zero, got %v", p.Phase)
+	}
+	var ivl sim.Duration
+	if bad["rate"] == "" && bad["size"] == "" && p.Rate > 0 {
+		ivl = p.interval()
+	}
+	checkJitter(bad, p.Jitter, ivl, fmt.Sprintf("the packet interval (%d bytes at %v bit/s):", p.Size, p.Rate))
 	return bad
 }
 
+// interval returns the nominal time between packets, to the nanosecond
+// below.
+func (p *TrafficParams) interval() sim.Duration {
+	return sim.Duration(math.Floor(float64(p.Size*8) / p.Rate * 1e9))
+}
+
 // Traffic is a constant-bit-rate source: packets of `size` bytes at exact
-// times start + k*size*8/rate (nanosecond resolution, not rounded to ticks).
-// Its sending never depends on the vehicle, so in runs whose network
-// advances in epochs it plans each epoch's packets (Planner).
+// times first + k*size*8/rate + jitter_k (nanosecond resolution, not
+// rounded to ticks), where first is start + index*stagger plus the node's
+// phase, uniform in [0, size*8/rate) (phase: random, the default) or 0
+// (phase: zero), and jitter_k is uniform in [0, jitter), drawn afresh for
+// every packet (default DefaultJitter, a tenth of the interval); both are
+// drawn from the run's seed, so the mean rate is exact and the same seed
+// gives the same times. Its sending never depends on the vehicle, so in
+// runs whose network advances in epochs it plans each epoch's packets
+// (Planner).
 type Traffic struct {
 	p       *TrafficParams
 	dst     netsim.NodeID
 	kind    netsim.Kind
-	start   sim.Time
-	ivl     float64 // ns
+	start   sim.Time // the nominal time of packet 0
+	ivl     float64  // ns
+	times   sendTimes
 	k       int64
-	next    sim.Time
+	next    sim.Time // the time of packet k
 	tick    sim.Duration
 	planned bool
 }
@@ -57,10 +80,12 @@ type Traffic struct {
 var trafficSpec = Spec{
 	Name: "traffic",
 	Doc: "Constant-bit-rate source: `size`-byte packets (kind `kind`, default bg) at `rate` bit/s of payload to `dst` (default broadcast), at exact sub-tick times; " +
-		"starts at `start` + group index * `stagger`.",
+		"starts at `start` + group index * `stagger` + a random point of the packet interval (`phase` random, or zero); each packet is delayed by a fresh uniform [0, `jitter`) (default 10% of the interval; 0 = none), both seeded.",
 	Vehicle: true, Fixed: true,
-	Params: func() Params { return &TrafficParams{Size: 1000, Kind: "bg", Port: 9} },
-	New:    func(p Params) Behavior { return &Traffic{p: p.(*TrafficParams)} },
+	Params: func() Params {
+		return &TrafficParams{Size: 1000, Kind: "bg", Port: 9, Phase: PhaseRandom, Jitter: DefaultJitter}
+	},
+	New: func(p Params) Behavior { return &Traffic{p: p.(*TrafficParams)} },
 }
 
 // check reports what Start refuses: the destination, when named, must exist.
@@ -82,8 +107,13 @@ func (tr *Traffic) Start(ctx *Context) error {
 	}
 	tr.kind, _ = netsim.KindByName(tr.p.Kind)
 	tr.start = sim.Time(tr.p.Start + sim.Duration(ctx.Ref().Index)*tr.p.Stagger)
-	tr.ivl = float64(tr.p.Size*8) / tr.p.Rate * 1e9
-	tr.next = tr.start
+	if tr.p.Rate > 0 {
+		tr.ivl = float64(tr.p.Size*8) / tr.p.Rate * 1e9
+		ivl := tr.p.interval()
+		tr.times = newSendTimes(ctx, tagTraffic, tr.p.Port, uint64(tr.kind), tr.p.Jitter.Of(ivl))
+		tr.start = tr.start.Add(tr.times.phase(tr.p.Phase, ivl))
+	}
+	tr.next = tr.start.Add(tr.times.delay(0))
 	tr.tick = ctx.Tick()
 	tr.planned = ctx.Network().Epoch > 0
 	return nil
@@ -117,6 +147,6 @@ func (tr *Traffic) emit(ctx *Context, end sim.Time) {
 			}
 		}
 		tr.k++
-		tr.next = tr.start + sim.Time(math.Floor(float64(tr.k)*tr.ivl))
+		tr.next = tr.start + sim.Time(math.Floor(float64(tr.k)*tr.ivl)) + sim.Time(tr.times.delay(tr.k))
 	}
 }
