@@ -82,21 +82,20 @@ func (p *BeaconParams) Validate() fields.Errors {
 type Beacon struct {
 	p          *BeaconParams
 	seq        uint32
+	decodeErrs uint32 // 32 bits beside seq, so that a beacon takes 224 bytes
 	buf        []byte
 	lastPos    geom.Vec3
 	lastYaw    float64
 	lastSent   sim.Time
-	sent       bool
-	offset     sim.Duration
-	decodeErrs uint64
 	rx         State // the update being received
+	sent       bool
 	planned    bool
-	times      sendTimes    // periodic: the timetable
-	first      sim.Time     // periodic: the nominal time of update 0
+	times      sendTimes    // periodic: the phase and jitter draws
+	first      sim.Time     // periodic: the nominal time of update 0; event: the first check
 	k          int64        // periodic: the number of the next update
 	next       sim.Time     // periodic: the time of update k
-	tick       sim.Duration // periodic, stepping: every tick (0: every period)
 	nextCheck  sim.Time     // planned event sending: the next check time
+	tick       sim.Duration // periodic, stepping: step every tick (0: every period)
 }
 
 // beaconSpec is the beacon behaviour type (see Builtins).
@@ -128,20 +127,26 @@ func (b *Beacon) Start(ctx *Context) error {
 		return err
 	}
 	ctx.Beliefs().SetStale(b.p.Stale)
-	b.offset = sim.Duration(ctx.Ref().Index) * b.p.Stagger
+	offset := sim.Duration(ctx.Ref().Index) * b.p.Stagger
 	nm := ctx.Network()
 	b.planned = nm.Epoch > 0
-	b.nextCheck = sim.Time(b.offset)
-	b.times = newSendTimes(ctx, tagBeacon, b.p.Port, 0, b.p.Jitter.Of(b.p.Period))
-	b.first = sim.Time(b.offset + b.times.phase(b.p.Phase, b.p.Period))
-	b.k, b.next = 0, b.first.Add(b.times.delay(0))
+	b.nextCheck, b.first = sim.Time(offset), sim.Time(offset)
+	if b.p.Policy == EventTriggered {
+		return nil
+	}
+	b.times = newSendTimes(ctx, tagBeacon, b.p.Port, 0)
+	b.first = b.first.Add(b.times.phase(b.p.Phase, b.p.Period))
+	b.k, b.next = 0, b.first.Add(b.delay(0))
 	// Updates on the tick grid are sent by stepping every period; others
 	// at their exact times from a step every tick.
-	if tick := ctx.Tick(); b.p.Phase == PhaseRandom || b.times.jitter > 0 || b.first%sim.Time(tick) != 0 || b.p.Period%tick != 0 {
+	if tick := ctx.Tick(); b.p.Phase == PhaseRandom || b.p.Jitter.Of(b.p.Period) > 0 || b.first%sim.Time(tick) != 0 || b.p.Period%tick != 0 {
 		b.tick = tick
 	}
 	return nil
 }
+
+// delay returns periodic update k's jitter.
+func (b *Beacon) delay(k int64) sim.Duration { return b.times.delay(k, b.p.Jitter.Of(b.p.Period)) }
 
 // Schedule returns the send period (periodic updates on the tick grid),
 // the tick (periodic updates at exact times: a random phase or jitter) or
@@ -152,7 +157,7 @@ func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
 	case b.planned:
 		return 0, 0
 	case b.p.Policy == EventTriggered:
-		return b.p.Check, b.offset
+		return b.p.Check, sim.Duration(b.first)
 	case b.tick > 0:
 		return b.tick, 0
 	}
@@ -179,7 +184,7 @@ func (b *Beacon) periodic(ctx *Context, end sim.Time, deferred bool) {
 			b.send(ctx, b.next, deferred)
 		}
 		b.k++
-		b.next = b.first.Add(sim.Duration(b.k)*b.p.Period + b.times.delay(b.k))
+		b.next = b.first.Add(sim.Duration(b.k)*b.p.Period + b.delay(b.k))
 	}
 }
 
@@ -264,7 +269,7 @@ func (b *Beacon) content(ctx *Context, seq uint32, tgen sim.Time, buf []byte) []
 func (b *Beacon) Plan(ctx *Context, end sim.Time) {
 	now := ctx.Now()
 	if b.p.Policy == EventTriggered {
-		if now >= sim.Time(b.offset) && b.nextCheck < end {
+		if now >= b.first && b.nextCheck < end {
 			b.nextCheck = now.Add(b.p.Check)
 			if b.due(ctx) {
 				b.send(ctx, now, false)

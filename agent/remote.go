@@ -46,6 +46,7 @@ type Remote struct {
 	p        *RemoteParams
 	gcs      netsim.NodeID
 	times    sendTimes
+	jitter   sim.Duration // the bound of every report's delay
 	first    sim.Time     // the nominal time of report 0
 	k        int64        // the number of the next report
 	next     sim.Time     // the time of report k
@@ -88,10 +89,10 @@ func (r *Remote) Start(ctx *Context) error {
 		return err
 	}
 	r.gcs, _ = nodeNamed(ctx, r.p.GCS)
-	r.times = newSendTimes(ctx, tagRemote, r.p.Port, 0, r.p.Jitter.Of(r.p.Telemetry))
+	r.times, r.jitter = newSendTimes(ctx, tagRemote, r.p.Port, 0), r.p.Jitter.Of(r.p.Telemetry)
 	r.first = sim.Time(sim.Duration(ctx.Ref().Index)*r.p.Stagger + r.times.phase(r.p.Phase, r.p.Telemetry))
-	r.k, r.next = 0, r.first.Add(r.times.delay(0))
-	if tick := ctx.Tick(); r.p.Phase == PhaseRandom || r.times.jitter > 0 || r.first%sim.Time(tick) != 0 || r.p.Telemetry%tick != 0 {
+	r.k, r.next = 0, r.first.Add(r.times.delay(0, r.jitter))
+	if tick := ctx.Tick(); r.p.Phase == PhaseRandom || r.jitter > 0 || r.first%sim.Time(tick) != 0 || r.p.Telemetry%tick != 0 {
 		r.tick = tick
 	}
 	return nil
@@ -161,7 +162,7 @@ func (r *Remote) Step(ctx *Context) {
 	for end := ctx.Now().Add(ctx.Tick()); r.next < end; {
 		at := r.next
 		r.k++
-		r.next = r.first.Add(sim.Duration(r.k)*r.p.Telemetry + r.times.delay(r.k))
+		r.next = r.first.Add(sim.Duration(r.k)*r.p.Telemetry + r.times.delay(r.k, r.jitter))
 		if at >= ctx.Now() {
 			r.report(ctx, at)
 		}

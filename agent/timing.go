@@ -147,38 +147,34 @@ const (
 	tagRemote
 )
 
-// sendTimes is a periodic sender's timetable: send k leaves at
+// sendTimes draws a periodic sender's timing: send k leaves at
 // first + nominal(k) + delay(k), where first is the start, the node's
 // stagger and its phase, and delay(k) is the send's jitter. Every draw is a
 // function of the node's timing key, the sender and k only (sim.Hash), so
 // the times do not depend on how the run drives its network (stepping,
 // planning epochs, planning before the run) nor on what else the node
-// draws.
-type sendTimes struct {
-	key    uint64 // the node's timing key
-	who    uint64 // the sender: tag, port and kind
-	jitter sim.Duration
-}
+// draws. It is one word: every vehicle's senders hold one.
+type sendTimes uint64
 
-// newSendTimes returns the timetable of sender who (a tag and the
-// sender's own distinguishing numbers, such as its port) on ctx's node.
-func newSendTimes(ctx *Context, tag uint64, port uint16, kind uint64, jitter sim.Duration) sendTimes {
-	return sendTimes{key: ctx.timingKey, who: tag | uint64(port)<<8 | kind<<24, jitter: jitter}
+// newSendTimes returns the draws of a sender on ctx's node: tag says
+// which behaviour, port and kind tell its instances apart.
+func newSendTimes(ctx *Context, tag uint64, port uint16, kind uint64) sendTimes {
+	return sendTimes(sim.Hash(ctx.timingKey, tag, uint64(port), kind))
 }
 
 // below returns a draw uniform over [0, n) (0 when n <= 0) keyed by
 // (purpose, k).
-func (s *sendTimes) below(n sim.Duration, purpose, k uint64) sim.Duration {
+func (s sendTimes) below(n sim.Duration, purpose, k uint64) sim.Duration {
 	if n <= 0 {
 		return 0
 	}
-	hi, _ := bits.Mul64(sim.Hash(s.key, s.who, purpose, k), uint64(n))
+	hi, _ := bits.Mul64(sim.Hash(uint64(s), purpose, k, 0), uint64(n))
 	return sim.Duration(hi)
 }
 
 // phase returns the node's phase for period p: 0 for PhaseZero, uniform
 // in [0, p) for PhaseRandom.
-func (s *sendTimes) phase(ph Phase, p sim.Duration) sim.Duration {
+func (s sendTimes) phase(ph Phase, p sim.Duration) sim.Duration {
 	if ph == PhaseZero {
 		return 0
 	}
@@ -186,4 +182,6 @@ func (s *sendTimes) phase(ph Phase, p sim.Duration) sim.Duration {
 }
 
 // delay returns send k's jitter, uniform in [0, jitter).
-func (s *sendTimes) delay(k int64) sim.Duration { return s.below(s.jitter, 1, uint64(k)) }
+func (s sendTimes) delay(k int64, jitter sim.Duration) sim.Duration {
+	return s.below(jitter, 1, uint64(k))
+}

@@ -70,6 +70,7 @@ type Traffic struct {
 	start   sim.Time // the nominal time of packet 0
 	ivl     float64  // ns
 	times   sendTimes
+	jitter  sim.Duration // the bound of every packet's delay
 	k       int64
 	next    sim.Time // the time of packet k
 	tick    sim.Duration
@@ -110,10 +111,10 @@ func (tr *Traffic) Start(ctx *Context) error {
 	if tr.p.Rate > 0 {
 		tr.ivl = float64(tr.p.Size*8) / tr.p.Rate * 1e9
 		ivl := tr.p.interval()
-		tr.times = newSendTimes(ctx, tagTraffic, tr.p.Port, uint64(tr.kind), tr.p.Jitter.Of(ivl))
+		tr.times, tr.jitter = newSendTimes(ctx, tagTraffic, tr.p.Port, uint64(tr.kind)), tr.p.Jitter.Of(ivl)
 		tr.start = tr.start.Add(tr.times.phase(tr.p.Phase, ivl))
 	}
-	tr.next = tr.start.Add(tr.times.delay(0))
+	tr.next = tr.start.Add(tr.times.delay(0, tr.jitter))
 	tr.tick = ctx.Tick()
 	tr.planned = ctx.Network().Epoch > 0
 	return nil
@@ -147,6 +148,6 @@ func (tr *Traffic) emit(ctx *Context, end sim.Time) {
 			}
 		}
 		tr.k++
-		tr.next = tr.start + sim.Time(math.Floor(float64(tr.k)*tr.ivl)) + sim.Time(tr.times.delay(tr.k))
+		tr.next = tr.start + sim.Time(math.Floor(float64(tr.k)*tr.ivl)) + sim.Time(tr.times.delay(tr.k, tr.jitter))
 	}
 }

@@ -268,7 +268,7 @@ vehicles:
       - type: beacon
         perod: 100ms
 `,
-		want: []string{`bad.yaml:9: vehicles[0].behaviors[0].perod: unknown field "perod" (known fields: check, format, heartbeat, move_threshold, period, policy, port, size, stagger, stale, turn_threshold, type)`},
+		want: []string{`bad.yaml:9: vehicles[0].behaviors[0].perod: unknown field "perod" (known fields: check, format, heartbeat, jitter, move_threshold, period, phase, policy, port, size, stagger, stale, turn_threshold, type)`},
 	},
 	{
 		name: "invalid behaviour param value",
@@ -506,8 +506,9 @@ vehicles:
     count: 1
     spawn: {layout: line, spacing: 1}
     behaviors:
-      - type: beacon
+      - type: waypoints
         period: 1500us
+        points: [[0, 0, 1]]
 `,
 		want: []string{"bad.yaml:9: vehicles[0].behaviors[0].period: period 1.5ms is not a positive whole multiple of the tick 1ms"},
 	},
