@@ -309,5 +309,5 @@ func (b *Beacon) ReceivesLocally() bool { return true }
 func (b *Beacon) Finish(ctx *Context) map[string]any {
 	c := ctx.Beliefs().Counts
 	return map[string]any{"sent": b.seq, "applied": c[Applied], "duplicate": c[Duplicate],
-		"out_of_order": c[OutOfOrder], "undecodable": b.decodeErrs}
+		"out_of_order": c[OutOfOrder], "undecodable": uint64(b.decodeErrs)}
 }

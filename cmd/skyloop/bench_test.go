@@ -153,7 +153,7 @@ vehicles:
 		{[]string{"--duration", "2s", "--warmup", "2s"}, "--warmup 2s must be a whole number of seconds"},
 		{[]string{"--set", "nope"}, `--set "nope": want PATH=VALUE`},
 		{[]string{"--set", "vehicles[4].count=3"}, "--set vehicles[4].count:1: vehicles[4].count: vehicles: no element [4] (the list has 1)"},
-		{[]string{"--set", "vehicles[0].behaviors[beacon].stagger=100us"}, "is not a multiple of the tick"},
+		{[]string{"--set", "vehicles[0].behaviors[beacon].jitter=150ms"}, "jitter: must be below the period 100ms"},
 	} {
 		args := append([]string{"bench", "--runs", "1"}, c.args...)
 		code, _, stderr := capture(t, args...)
