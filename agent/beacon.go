@@ -90,12 +90,13 @@ type Beacon struct {
 	rx         State // the update being received
 	sent       bool
 	planned    bool
+	everyTick  bool         // periodic, stepping: step every tick (else every period)
 	times      sendTimes    // periodic: the phase and jitter draws
 	first      sim.Time     // periodic: the nominal time of update 0; event: the first check
 	k          int64        // periodic: the number of the next update
 	next       sim.Time     // periodic: the time of update k
 	nextCheck  sim.Time     // planned event sending: the next check time
-	tick       sim.Duration // periodic, stepping: step every tick (0: every period)
+	tick       sim.Duration // the kernel tick
 }
 
 // beaconSpec is the beacon behaviour type (see Builtins).
@@ -131,6 +132,7 @@ func (b *Beacon) Start(ctx *Context) error {
 	nm := ctx.Network()
 	b.planned = nm.Epoch > 0
 	b.nextCheck, b.first = sim.Time(offset), sim.Time(offset)
+	b.tick = ctx.Tick()
 	if b.p.Policy == EventTriggered {
 		return nil
 	}
@@ -139,9 +141,7 @@ func (b *Beacon) Start(ctx *Context) error {
 	b.k, b.next = 0, b.first.Add(b.delay(0))
 	// Updates on the tick grid are sent by stepping every period; others
 	// at their exact times from a step every tick.
-	if tick := ctx.Tick(); b.p.Phase == PhaseRandom || b.p.Jitter.Of(b.p.Period) > 0 || b.first%sim.Time(tick) != 0 || b.p.Period%tick != 0 {
-		b.tick = tick
-	}
+	b.everyTick = b.p.Phase == PhaseRandom || b.p.Jitter.Of(b.p.Period) > 0 || b.first%sim.Time(b.tick) != 0 || b.p.Period%b.tick != 0
 	return nil
 }
 
@@ -158,7 +158,7 @@ func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
 		return 0, 0
 	case b.p.Policy == EventTriggered:
 		return b.p.Check, sim.Duration(b.first)
-	case b.tick > 0:
+	case b.everyTick:
 		return b.tick, 0
 	}
 	return b.p.Period, sim.Duration(b.first)
@@ -173,7 +173,7 @@ func (b *Beacon) Step(ctx *Context) {
 		}
 		return
 	}
-	b.periodic(ctx, ctx.Now().Add(ctx.Tick()), false)
+	b.periodic(ctx, ctx.Now().Add(b.tick), false)
 }
 
 // periodic sends the periodic updates due before end (deferred: planned,
