@@ -127,5 +127,5 @@ network: {backend: delay, delay: 25ms}
 	n := res.Summary.Network.Total
 	fmt.Printf("%d sent, %d received, PDR %.2f, latency p50 %v\n", n.Tx, n.Rx, n.PDR, sim.Duration(n.Latency.P50))
 	// Output:
-	// 400 sent, 1200 received, PDR 1.00, latency p50 25ms
+	// 399 sent, 1194 received, PDR 1.00, latency p50 25ms
 }
