@@ -218,8 +218,9 @@ func TestDropTimes(t *testing.T) {
 // TestEveryPacketOneOutcome: a busy run at the range edge (802.11b,
 // 1 Mbit/s, no preamble detection): unicasts 0 -> 1 at 205 m every 50 ms
 // (MAC retries, some given up), broadcasts from node 0 to node 1, to node 2
-// at 190 m (some lost) and node 3 at 400 m (all lost), and unicasts back
-// from node 1, ending while packets are in flight. Every packet is traced
+// at 190 m (some lost) and node 3 at 400 m (all lost), unicasts back from
+// node 1, a burst of 150 unicasts of 1000 bytes that outlasts the MAC
+// queue's 500 ms lifetime, ending while packets are in flight. Every packet is traced
 // as sent and each intended receiver gets exactly one outcome (traced
 // checks it); the receivers still waiting at the end get end_of_run, which
 // only packets of the last 100 ms have.
@@ -236,6 +237,11 @@ func TestEveryPacketOneOutcome(t *testing.T) {
 		if i%4 == 0 {
 			sends = append(sends, tx{t: at.Add(7 * sim.Millisecond), src: 1, dst: 0, size: 300})
 		}
+	}
+	// A burst that keeps the MAC queue busy for longer than its 500 ms
+	// lifetime: packets expire there, some while on the air.
+	for i := 0; i < 150; i++ {
+		sends = append(sends, tx{t: sim.Time(int64(2*sim.Second) + int64(i)*int64(sim.Millisecond)), src: 0, dst: 1, size: 1000})
 	}
 	sort.SliceStable(sends, func(i, j int) bool { return sends[i].t < sends[j].t })
 	end := sends[len(sends)-1].t.Add(2 * sim.Millisecond)

@@ -99,9 +99,15 @@ struct Fate
     std::vector<uint8_t> done; // per receiver slot: has its outcome
     std::vector<uint8_t> why;  // per receiver slot: the last PHY failure there
     std::vector<std::pair<double, double>> sig; // per receiver slot: last PHY reception (signal, SNR)
+    // MPDUs whose MAC-queue lifetime ran out, with their node, until their
+    // copy ends (see OnMacDrop).
+    std::vector<std::pair<uint32_t, Ptr<const WifiMpdu>>> expired;
 };
 
 static std::unordered_map<uint64_t, Fate> g_fate; // skyloop id -> fate
+// Per node: the skyloop packet it last put on the air and when that frame
+// exchange is over at the latest.
+static std::vector<std::pair<uint64_t, int64_t>> g_airing;
 // Packets declared lost recently, with the time they may be forgotten: a
 // reception of one of them would mean the copy count was wrong.
 static std::unordered_set<uint64_t> g_lost;
@@ -370,16 +376,88 @@ OnQueueDiscDrop(Ptr<const QueueDiscItem> item)
     Lose(item->GetPacket(), W_QUEUE);
 }
 
+// kExchangeNs bounds one frame exchange (the longest MPDU at 1 Mbit/s,
+// then the ACK timeout).
+static const int64_t kExchangeNs = 25000000;
+
+// MacDone ends the copy in mpdu at node's MAC: acknowledged (W_NONE),
+// given up or dropped.
 static void
-OnMacDrop(WifiMacDropReason r, Ptr<const WifiMpdu> mpdu)
+MacDone(uint32_t node, Ptr<const WifiMpdu> mpdu, Why w)
 {
-    Lose(mpdu->GetPacket(), r == WIFI_MAC_DROP_REACHED_RETRY_LIMIT ? W_RETRY : W_QUEUE);
+    uint64_t id;
+    Fate* f = Find(mpdu->GetPacket(), &id);
+    if (f == nullptr)
+    {
+        return;
+    }
+    for (auto it = f->expired.begin(); it != f->expired.end(); ++it)
+    {
+        if (it->first == node && it->second == mpdu)
+        {
+            f->expired.erase(it); // the exchange it was in ended: that ends it
+            break;
+        }
+    }
+    Lose(mpdu->GetPacket(), w);
+}
+
+// ExpiredDone ends an expired MPDU's copy once any exchange it was in is
+// over, unless that exchange ended it already.
+static void
+ExpiredDone(uint64_t id, uint32_t node, const WifiMpdu* mpdu)
+{
+    auto it = g_fate.find(id);
+    if (it == g_fate.end())
+    {
+        return;
+    }
+    Fate& f = it->second;
+    for (auto e = f.expired.begin(); e != f.expired.end(); ++e)
+    {
+        if (e->first == node && PeekPointer(e->second) == mpdu)
+        {
+            f.expired.erase(e);
+            if (f.copies == 0)
+            {
+                Fail("accounting error: packet " + std::to_string(id) + " lost a copy it did not have");
+            }
+            f.copies--;
+            f.death = W_QUEUE;
+            Settle(id, f);
+            return;
+        }
+    }
+}
+
+// OnMacDrop: a MAC gave up on a copy (retry limit) or dropped it (queue
+// full, or its 500 ms lifetime in the MAC queue ran out). A copy whose
+// lifetime runs out while it is on the air may still arrive: in ns-3 3.37 a
+// non-QoS MAC finishes the exchange (an ACK then fires AckedMpdu, a last
+// failure DroppedMpdu again; a failure with retries left nothing, the copy
+// is simply not sent again). Such a copy ends when that exchange does, or
+// one exchange later; any other expired copy at once.
+static void
+OnMacDrop(uint32_t node, WifiMacDropReason r, Ptr<const WifiMpdu> mpdu)
+{
+    if (r == WIFI_MAC_DROP_EXPIRED_LIFETIME)
+    {
+        uint64_t id;
+        Fate* f = Find(mpdu->GetPacket(), &id);
+        if (f != nullptr && g_airing[node].first == id && Simulator::Now().GetNanoSeconds() < g_airing[node].second)
+        {
+            f->expired.emplace_back(node, mpdu);
+            Simulator::Schedule(NanoSeconds(kExchangeNs), &ExpiredDone, id, node, PeekPointer(mpdu));
+            return;
+        }
+    }
+    MacDone(node, mpdu, r == WIFI_MAC_DROP_REACHED_RETRY_LIMIT ? W_RETRY : W_QUEUE);
 }
 
 static void
-OnMacAcked(Ptr<const WifiMpdu> mpdu)
+OnMacAcked(uint32_t node, Ptr<const WifiMpdu> mpdu)
 {
-    Lose(mpdu->GetPacket(), W_NONE);
+    MacDone(node, mpdu, W_NONE);
 }
 
 static void
@@ -389,12 +467,13 @@ OnMacTxDrop(Ptr<const Packet> p)
 }
 
 static void
-OnPhyTxBegin(Ptr<const Packet> p, double)
+OnPhyTxBegin(uint32_t node, Ptr<const Packet> p, double)
 {
     uint64_t id;
     if (Fate* f = Find(p, &id))
     {
         f->aired = true;
+        g_airing[node] = {id, Simulator::Now().GetNanoSeconds() + kExchangeNs};
     }
 }
 
@@ -850,6 +929,7 @@ main(int argc, char* argv[])
     Ipv4InterfaceContainer ifs = addr.Assign(devs);
     g_bcast = Ipv4Address("10.1.255.255");
     g_count.resize(n);
+    g_airing.assign(n, {UINT64_MAX, 0});
     g_counters = counters;
     if (arp == "static")
     {
@@ -890,12 +970,12 @@ main(int argc, char* argv[])
         Ptr<WifiPhy> wp = dev->GetPhy();
         wp->TraceConnectWithoutContext("MonitorSnifferRx", MakeBoundCallback(&OnSniffRx, i));
         wp->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&OnPhyDrop, i));
-        wp->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTxBegin));
+        wp->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&OnPhyTxBegin, i));
         wp->TraceConnectWithoutContext("PhyTxEnd", MakeBoundCallback(&OnPhyTxEnd, i));
         wp->GetState()->TraceConnectWithoutContext("RxError", MakeBoundCallback(&OnRxError, i));
         Ptr<WifiMac> wm = dev->GetMac();
-        wm->TraceConnectWithoutContext("DroppedMpdu", MakeCallback(&OnMacDrop));
-        wm->TraceConnectWithoutContext("AckedMpdu", MakeCallback(&OnMacAcked));
+        wm->TraceConnectWithoutContext("DroppedMpdu", MakeBoundCallback(&OnMacDrop, i));
+        wm->TraceConnectWithoutContext("AckedMpdu", MakeBoundCallback(&OnMacAcked, i));
         wm->TraceConnectWithoutContext("MacTxDrop", MakeCallback(&OnMacTxDrop));
         l3->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnIpTx, i));
         l3->TraceConnectWithoutContext("Drop", MakeBoundCallback(&OnIpDrop, i));
