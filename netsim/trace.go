@@ -45,10 +45,11 @@ const (
 	DropBusy                   // receiver busy (transmitting or locked on another frame)
 	DropNoRoute                // no route to the destination
 	DropTTL                    // hop limit reached
+	DropEndOfRun               // still in flight when the run ended
 	numDropReasons
 )
 
-var dropNames = [...]string{"", "rx_error", "queue", "range", "below_sensitivity", "collision", "error_model", "retry_limit", "busy", "no_route", "ttl"}
+var dropNames = [...]string{"", "rx_error", "queue", "range", "below_sensitivity", "collision", "error_model", "retry_limit", "busy", "no_route", "ttl", "end_of_run"}
 
 // String returns the reason's name.
 func (r DropReason) String() string {

@@ -39,7 +39,6 @@ type Params struct {
 	Epoch       sim.Duration `yaml:"epoch" json:"epoch"`                           // time between synchronisations
 	Pcap        bool         `yaml:"pcap" json:"pcap"`                             // per-node pcap files in the run directory
 	Run         uint32       `yaml:"run" json:"run"`                               // ns-3 run number (RngRun); 0 = 1
-	DropTimeout sim.Duration `yaml:"drop_timeout" json:"drop_timeout"`             // a receiver that has not received a packet this long after its send time is counted as a drop
 	SyncTimeout sim.Duration `yaml:"sync_timeout" json:"sync_timeout"`             // wall-clock limit for one synchronisation before ns-3 is declared hung
 }
 
@@ -48,7 +47,7 @@ type Params struct {
 func DefaultParams() Params {
 	return Params{Standard: "80211a", Preamble: true, TxPower: 16.0206, Loss: "logdistance", Exponent: 3, RefDistance: 1,
 		RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Rss: -60, Routing: "none", ARP: "static", Epoch: 10 * sim.Millisecond,
-		DropTimeout: 5 * sim.Second, SyncTimeout: 60 * sim.Second}
+		SyncTimeout: 60 * sim.Second}
 }
 
 var modes = map[string][]string{
@@ -98,8 +97,8 @@ func (p *Params) Validate() fields.Errors {
 	if p.Epoch <= 0 {
 		bad["epoch"] = fmt.Sprintf("must be positive, got %v", p.Epoch)
 	}
-	if p.DropTimeout <= 0 || p.SyncTimeout <= 0 {
-		bad["drop_timeout"] = "drop_timeout and sync_timeout must be positive"
+	if p.SyncTimeout <= 0 {
+		bad["sync_timeout"] = fmt.Sprintf("must be positive, got %v", p.SyncTimeout)
 	}
 	if math.IsNaN(p.TxPower) || math.IsInf(p.TxPower, 0) {
 		bad["tx_power"] = "must be a finite number of dBm"
@@ -108,12 +107,11 @@ func (p *Params) Validate() fields.Errors {
 }
 
 // pending is a packet whose fate is not settled at every receiver yet.
+// ns-3 settles each intended receiver with exactly one RX or DROP line.
 type pending struct {
-	p        *netsim.Packet
-	deadline sim.Time
-	want     int                 // receivers still to hear from
-	got      []bool              // per node: received
-	reason   []netsim.DropReason // per node: last PHY/MAC drop reason seen (0: none)
+	p    *netsim.Packet
+	open int    // intended receivers without an outcome
+	done []bool // per node: has its outcome (or is not a receiver)
 }
 
 // Backend is the ns-3 network.
@@ -132,8 +130,11 @@ type Backend struct {
 	stderr   *tail
 	exited   chan struct{}
 	waitErr  error
-	lastSync sim.Time
+	lastSync sim.Time // the last synchronisation: ns-3 has run to here
+	prevSync sim.Time // the one before: the answer to a RUN is about (prevSync, lastSync]
 	synced   bool
+	reached  sim.Time // the latest time AdvanceTo was asked for
+	unsynced bool     // TX or POS lines written since the last RUN
 	pos      []geom.Vec3
 
 	pend    map[uint64]*pending
@@ -362,20 +363,35 @@ func (b *Backend) Send(p *netsim.Packet) {
 		p.Free()
 		return
 	}
-	fmt.Fprintf(b.stdin, "TX %d %d %d %d %d %d\n", p.TSend, p.ID, p.Src, p.Dst, p.Port, p.Size)
 	p.Refs = 1 // held until every receiver's fate is settled
 	pe := b.newPending()
-	pe.p, pe.deadline = p, p.TSend.Add(b.p.DropTimeout)
-	pe.want = 1
-	if p.Dst == netsim.Broadcast {
-		pe.want = b.n - 1
+	pe.p = p
+	b.events = append(b.events, tevent{t: p.TSend, kind: netsim.EvTx, p: p, node: p.Dst, pw: netsim.NoPower, seq: len(b.events)})
+	switch {
+	case p.Dst == netsim.Broadcast:
+		pe.open = b.n - 1
+		if p.Src >= 0 && int(p.Src) < b.n {
+			pe.done[p.Src] = true
+		}
+	case p.Dst < 0 || int(p.Dst) >= b.n || p.Src < 0 || int(p.Src) >= b.n:
+		// No such node: ns-3 is not told, the packet has no route.
+		if p.Dst >= 0 && int(p.Dst) < b.n {
+			pe.done[p.Dst] = true
+		}
+		b.events = append(b.events, tevent{t: p.TSend, kind: netsim.EvDrop, p: p, node: p.Dst, why: netsim.DropNoRoute, pw: netsim.NoPower, seq: len(b.events)})
+		b.pend[p.ID] = pe
+		b.order = append(b.order, p.ID)
+		return
+	default:
+		pe.open = 1
 	}
+	fmt.Fprintf(b.stdin, "TX %d %d %d %d %d %d\n", p.TSend, p.ID, p.Src, p.Dst, p.Port, p.Size)
+	b.unsynced = true
 	b.pend[p.ID] = pe
 	b.order = append(b.order, p.ID)
 	if !b.sent || p.ID > b.maxID {
 		b.sent, b.maxID = true, p.ID
 	}
-	b.events = append(b.events, tevent{t: p.TSend, kind: netsim.EvTx, p: p, node: p.Dst, pw: netsim.NoPower})
 }
 
 // SetPositions queues the positions that changed for the next
@@ -387,6 +403,7 @@ func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) {
 	for i, p := range pos {
 		if p.Sub(b.pos[i]).Norm2() > 1e-6 {
 			b.pos[i] = p
+			b.unsynced = true
 			fmt.Fprintf(b.stdin, "POS %d %d %s %s %s\n", t, i, num(p.X), num(p.Y), num(p.Z))
 		}
 	}
@@ -397,15 +414,17 @@ func (b *Backend) newPending() *pending {
 	if k := len(b.free); k > 0 {
 		pe := b.free[k-1]
 		b.free = b.free[:k-1]
-		clear(pe.got)
-		clear(pe.reason)
+		clear(pe.done)
+		pe.open = 0
 		return pe
 	}
-	return &pending{got: make([]bool, b.n), reason: make([]netsim.DropReason, b.n)}
+	return &pending{done: make([]bool, b.n)}
 }
 
+// reasons are the drop reasons ns-3 may give (end_of_run is skyloop's own).
 var reasons = map[string]netsim.DropReason{"below_sensitivity": netsim.DropSensitivity, "collision": netsim.DropCollision,
-	"error_model": netsim.DropErrorModel, "busy": netsim.DropBusy, "retry_limit": netsim.DropRetryLimit, "queue": netsim.DropQueue}
+	"error_model": netsim.DropErrorModel, "busy": netsim.DropBusy, "retry_limit": netsim.DropRetryLimit, "queue": netsim.DropQueue,
+	"no_route": netsim.DropNoRoute, "ttl": netsim.DropTTL}
 
 // Clock implements netsim.Clocked: ns-3 has simulated up to the last
 // synchronisation, so its clock trails the master by less than one epoch.
@@ -421,50 +440,61 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 	if b.failure != nil {
 		return nil, b.failure
 	}
+	b.reached = max(b.reached, t)
 	if b.synced && t < b.lastSync.Add(b.p.Epoch) {
 		return nil, nil
 	}
-	b.synced, b.lastSync = true, t
+	if err := b.sync(t); err != nil {
+		return nil, err
+	}
+	return b.out, nil
+}
+
+// sync runs ns-3 to t, reads its answer and settles the window.
+func (b *Backend) sync(t sim.Time) error {
+	b.prevSync, b.lastSync = b.lastSync, t
+	b.synced, b.unsynced = true, false
 	b.syncs++
 	fmt.Fprintf(b.stdin, "RUN %d\n", t)
 	if err := b.stdin.Flush(); err != nil {
-		return nil, b.writeFailed(err)
+		return b.writeFailed(err)
 	}
 	b.deadline()
 	seq := len(b.events)
 	for {
 		line, err := b.readRaw()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		done, err := b.line(line, t, &seq)
 		if err != nil {
-			return nil, b.fail(err)
+			return b.fail(err)
 		}
 		if done {
-			b.settle(t)
-			return b.out, nil
+			b.settle()
+			return nil
 		}
 	}
 }
 
 // line handles one line of ns-3's answer to "RUN t": DONE ends the answer,
-// RX is a reception and DROP a PHY or MAC drop reason at a node. Every
-// value is checked, since the line comes from another process. An RX must
-// name a packet handed to ns-3, at a node the packet was meant for (a
-// unicast packet's destination, which ns-3 loops back to the sender when
-// both are the same; any node but the sender for a broadcast), from the
-// packet's source, at a time in [send time, t], and at most once per
-// receiver. ns-3 does not repeat a reception: 802.11's duplicate detection
-// and AODV's duplicate packet cache discard copies before the socket (no
-// repeat in some 200,000 receptions of saturated 30-node runs with no
-// routing, AODV and OLSR), so a repeat is a fault, not routing. A packet
-// no longer pending (every receiver settled, or its drop timeout passed) is
-// skipped: a late copy changes nothing.
+// RX is a reception and DROP a loss, each the outcome of one packet at one
+// receiver, stamped when it happened. Every value is checked, since the
+// line comes from another process. An outcome must name a packet handed to
+// ns-3 and still pending, at a node the packet was meant for (a unicast
+// packet's destination, which ns-3 loops back to the sender when both are
+// the same; any node but the sender for a broadcast) that has no outcome
+// yet, at a time in [send time, t] and not before the previous
+// synchronisation (ns-3 answers in time order). An RX must come from the
+// packet's source; a DROP must give one of the reasons ns-3 can tell
+// (end_of_run is skyloop's, at Close). ns-3 does not repeat a reception:
+// 802.11's duplicate detection and AODV's duplicate packet cache discard
+// copies before the socket, and skyloop-ns3 reports each receiver once.
 func (b *Backend) line(line []byte, t sim.Time, seq *int) (done bool, err error) {
 	bad := func() error { return fmt.Errorf("garbled line from ns-3: %s", quote(line)) }
 	f := splitFields(line, b.fbuf[:0])
 	b.fbuf = f
+	var kind netsim.EventType
 	switch {
 	case len(f) == 2 && string(f[0]) == "DONE":
 		if v, ok := atoi(f[1]); !ok || v != int64(t) {
@@ -472,61 +502,71 @@ func (b *Backend) line(line []byte, t sim.Time, seq *int) (done bool, err error)
 		}
 		return true, nil
 	case len(f) == 7 && string(f[0]) == "RX":
-		at, ok1 := atoi(f[1])
-		id, ok2 := atoi(f[2])
-		dst, ok3 := atoi(f[3])
-		src, ok4 := atoi(f[4])
-		if !ok1 || !ok2 || !ok3 || !ok4 || dst < 0 || dst >= int64(b.n) {
-			return false, bad()
-		}
-		if at > int64(t) {
-			return false, fmt.Errorf("ns-3 reported packet %d at node %d at time %d, after the synchronisation time %d: %s", id, dst, at, t, quote(line))
-		}
-		if id < 0 || !b.sent || uint64(id) > b.maxID {
-			return false, fmt.Errorf("ns-3 reported packet %d, which was never sent: %s", id, quote(line))
-		}
-		pe := b.pend[uint64(id)]
-		if pe == nil {
-			return false, nil // settled already: late
-		}
-		p := pe.p
-		switch {
-		case p.Dst != netsim.Broadcast && dst != int64(p.Dst):
-			return false, fmt.Errorf("ns-3 reported packet %d (node %d to node %d) at node %d, which is not its destination: %s", id, p.Src, p.Dst, dst, quote(line))
-		case p.Dst == netsim.Broadcast && dst == int64(p.Src):
-			return false, fmt.Errorf("ns-3 reported broadcast packet %d at node %d, its sender: %s", id, dst, quote(line))
-		case src != int64(p.Src):
-			return false, fmt.Errorf("ns-3 reported packet %d with source node %d, but node %d sent it: %s", id, src, p.Src, quote(line))
-		case at < int64(p.TSend):
-			return false, fmt.Errorf("ns-3 reported packet %d at node %d at time %d, before its send time %d: %s", id, dst, at, p.TSend, quote(line))
-		case pe.got[dst]:
-			return false, fmt.Errorf("ns-3 reported packet %d at node %d twice: %s", id, dst, quote(line))
-		}
-		pw, err := strconv.ParseFloat(string(f[5]), 64)
-		if err != nil || math.IsInf(pw, 0) {
-			pw = netsim.NoPower
-		}
-		pe.got[dst] = true
-		pe.want--
-		b.rxAt[dst]++
-		p.Refs++
-		b.events = append(b.events, tevent{t: sim.Time(at), kind: netsim.EvRx, p: p, node: netsim.NodeID(dst), pw: pw, seq: *seq})
-		*seq++
-		return false, nil
+		kind = netsim.EvRx
 	case len(f) == 5 && string(f[0]) == "DROP":
-		at, ok0 := atoi(f[1])
-		id, ok1 := atoi(f[2])
-		node, ok2 := atoi(f[3])
-		why, ok3 := reasons[string(f[4])]
-		if !ok0 || !ok1 || !ok2 || !ok3 || node < 0 || node >= int64(b.n) || at > int64(t) {
-			return false, bad()
-		}
-		if pe := b.pend[uint64(id)]; pe != nil {
-			pe.reason[node] = why
-		}
-		return false, nil
+		kind = netsim.EvDrop
+	default:
+		return false, bad()
 	}
-	return false, bad()
+	at, ok1 := atoi(f[1])
+	id, ok2 := atoi(f[2])
+	node, ok3 := atoi(f[3])
+	if !ok1 || !ok2 || !ok3 || node < 0 || node >= int64(b.n) {
+		return false, bad()
+	}
+	what := "packet"
+	if kind == netsim.EvDrop {
+		what = "the loss of packet"
+	}
+	if at > int64(t) {
+		return false, fmt.Errorf("ns-3 reported %s %d at node %d at time %d, after the synchronisation time %d: %s", what, id, node, at, t, quote(line))
+	}
+	if at < int64(b.prevSync) {
+		return false, fmt.Errorf("ns-3 reported %s %d at node %d at time %d, before the previous synchronisation time %d: %s", what, id, node, at, b.prevSync, quote(line))
+	}
+	if id < 0 || !b.sent || uint64(id) > b.maxID {
+		return false, fmt.Errorf("ns-3 reported %s %d, which was never sent: %s", what, id, quote(line))
+	}
+	pe := b.pend[uint64(id)]
+	if pe == nil {
+		return false, fmt.Errorf("ns-3 reported %s %d at node %d, whose every receiver has an outcome already: %s", what, id, node, quote(line))
+	}
+	p := pe.p
+	switch {
+	case p.Dst != netsim.Broadcast && node != int64(p.Dst):
+		return false, fmt.Errorf("ns-3 reported %s %d (node %d to node %d) at node %d, which is not its destination: %s", what, id, p.Src, p.Dst, node, quote(line))
+	case p.Dst == netsim.Broadcast && node == int64(p.Src):
+		return false, fmt.Errorf("ns-3 reported broadcast %s %d at node %d, its sender: %s", what, id, node, quote(line))
+	case at < int64(p.TSend):
+		return false, fmt.Errorf("ns-3 reported %s %d at node %d at time %d, before its send time %d: %s", what, id, node, at, p.TSend, quote(line))
+	case pe.done[node]:
+		return false, fmt.Errorf("ns-3 reported packet %d at node %d twice (a second outcome): %s", id, node, quote(line))
+	}
+	ev := tevent{t: sim.Time(at), kind: kind, p: p, node: netsim.NodeID(node), pw: netsim.NoPower, seq: *seq}
+	if kind == netsim.EvRx {
+		if src, ok := atoi(f[4]); !ok || src != int64(p.Src) {
+			if !ok {
+				return false, bad()
+			}
+			return false, fmt.Errorf("ns-3 reported packet %d with source node %d, but node %d sent it: %s", id, src, p.Src, quote(line))
+		}
+		if pw, err := strconv.ParseFloat(string(f[5]), 64); err == nil && !math.IsInf(pw, 0) {
+			ev.pw = pw
+		}
+		b.rxAt[node]++
+		p.Refs++ // the delivery's
+	} else {
+		why, ok := reasons[string(f[4])]
+		if !ok {
+			return false, fmt.Errorf("ns-3 reported the loss of packet %d at node %d for an unknown reason %q: %s", id, node, f[4], quote(line))
+		}
+		ev.why = why
+	}
+	pe.done[node] = true
+	pe.open--
+	b.events = append(b.events, ev)
+	*seq++
+	return false, nil
 }
 
 // readRaw returns the next line without its newline; the slice is only
@@ -602,84 +642,82 @@ func atoi(b []byte) (int64, bool) {
 	return v, true
 }
 
-// settle emits the window's trace events in time order, turns arrivals into
-// deliveries, and declares drops for receivers whose deadline passed.
-func (b *Backend) settle(t sim.Time) {
-	keep := b.order[:0]
-	for _, id := range b.order {
-		pe := b.pend[id]
-		if pe.want > 0 && pe.deadline > t {
-			keep = append(keep, id)
-			continue
-		}
-		if pe.want > 0 {
-			b.dropMissing(pe)
-		}
-		delete(b.pend, id)
-		b.free = append(b.free, pe)
-		pe.p.Refs-- // the pending hold
-		if pe.p.Refs == 0 {
-			b.dead.Bury(pe.p)
-		}
-		pe.p = nil
-	}
-	b.order = keep
+// settle emits the window's trace events in time order, turns arrivals
+// into deliveries, and lets go of packets whose every receiver has its
+// outcome.
+func (b *Backend) settle() {
 	sort.SliceStable(b.events, func(i, j int) bool { return b.events[i].t < b.events[j].t })
 	for _, e := range b.events {
 		b.ev = netsim.TraceEvent{Type: e.kind, T: e.t, P: e.p, Node: e.node, Reason: e.why, RxPower: e.pw}
 		b.tr.Trace(&b.ev)
 		if e.kind == netsim.EvRx {
 			b.out = append(b.out, netsim.Delivery{P: e.p, Dst: e.node, At: e.t, RxPower: e.pw})
-			if e.p.Refs--; e.p.Refs == 0 {
-				b.dead.Bury(e.p)
-			}
+			b.unref(e.p)
 		}
 	}
 	clear(b.events)
 	b.events = b.events[:0]
+	keep := b.order[:0]
+	for _, id := range b.order {
+		pe := b.pend[id]
+		if pe.open > 0 {
+			keep = append(keep, id)
+			continue
+		}
+		b.release(id, pe)
+	}
+	clear(b.order[len(keep):])
+	b.order = keep
 }
 
-// dropMissing declares a drop, at the packet's deadline, at every intended
-// receiver that did not receive it.
-func (b *Backend) dropMissing(pe *pending) {
-	drop := func(r netsim.NodeID) {
-		if pe.got[r] {
-			return
-		}
-		why := pe.reason[r]
-		if why == 0 {
-			why = netsim.DropSensitivity // nothing reached the receiver's PHY
-			if pe.p.Dst != netsim.Broadcast && b.p.Routing != "none" {
-				why = netsim.DropNoRoute
-			}
-		}
-		b.events = append(b.events, tevent{t: pe.deadline, kind: netsim.EvDrop, p: pe.p, node: r, why: why, pw: netsim.NoPower, seq: len(b.events)})
-	}
-	if pe.p.Dst != netsim.Broadcast {
-		drop(pe.p.Dst)
-		return
-	}
-	for i := 0; i < b.n; i++ {
-		if netsim.NodeID(i) != pe.p.Src {
-			drop(netsim.NodeID(i))
-		}
+// unref drops one reference to p; the last one buries it (freed at the
+// next call, after the caller is done with it).
+func (b *Backend) unref(p *netsim.Packet) {
+	if p.Refs--; p.Refs == 0 {
+		b.dead.Bury(p)
 	}
 }
 
-// Close ends the ns-3 process and frees packets still in flight.
+// release forgets a pending packet and gives up its hold on the packet.
+func (b *Backend) release(id uint64, pe *pending) {
+	delete(b.pend, id)
+	b.unref(pe.p)
+	pe.p = nil
+	b.free = append(b.free, pe)
+}
+
+// Close ends the run in ns-3 and then the process. ns-3 first runs to the
+// latest time the run reached (the last synchronisation may be up to an
+// epoch earlier), so that packets sent since are sent there too and every
+// outcome up to the end is traced; each receiver still without one then
+// gets a drop with reason end_of_run, at that time (or the packet's send
+// time, if later). Receptions found in that last stretch are traced but
+// reach no agent: the run has ended. After a failure nothing more is
+// traced. Close then frees every packet.
 func (b *Backend) Close() error {
 	b.dead.Flush()
+	var err error
+	if b.failure == nil && b.cmd != nil && b.cmd.Process != nil && (b.unsynced || b.reached > b.lastSync || !b.synced) {
+		b.out = b.out[:0]
+		err = b.sync(max(b.reached, b.lastSync))
+		b.out = b.out[:0]
+		b.dead.Flush()
+	}
+	if b.failure == nil {
+		b.endOfRun()
+	}
 	for _, id := range b.order {
-		b.pend[id].p.Free()
+		pe := b.pend[id]
+		pe.p.Free()
+		pe.p = nil
 	}
 	b.order, b.pend = nil, map[uint64]*pending{}
 	b.events = nil
 	if b.cmd == nil || b.cmd.Process == nil {
-		return nil
+		return err
 	}
-	var cerr error
-	if b.failure == nil && b.open != nil {
-		cerr = b.writeCounters()
+	if err == nil && b.failure == nil && b.open != nil {
+		err = b.writeCounters()
 	}
 	if b.failure == nil {
 		fmt.Fprintf(b.stdin, "QUIT\n")
@@ -691,8 +729,8 @@ func (b *Backend) Close() error {
 		b.kill()
 		<-b.exited
 	}
-	if cerr != nil {
-		return cerr
+	if err != nil {
+		return err
 	}
 	if b.failure != nil {
 		return nil // already reported
@@ -701,6 +739,33 @@ func (b *Backend) Close() error {
 		return fmt.Errorf("ns-3 exited with %v: %s", b.waitErr, b.stderr.String())
 	}
 	return nil
+}
+
+// endOfRun traces, in time order, a drop with reason end_of_run at every
+// intended receiver of every pending packet that has no outcome there.
+func (b *Backend) endOfRun() {
+	for _, id := range b.order {
+		pe := b.pend[id]
+		if pe.open == 0 {
+			continue
+		}
+		at := max(b.lastSync, pe.p.TSend)
+		if pe.p.Dst != netsim.Broadcast {
+			b.events = append(b.events, tevent{t: at, kind: netsim.EvDrop, p: pe.p, node: pe.p.Dst, why: netsim.DropEndOfRun, pw: netsim.NoPower})
+			continue
+		}
+		for r, done := range pe.done {
+			if !done {
+				b.events = append(b.events, tevent{t: at, kind: netsim.EvDrop, p: pe.p, node: netsim.NodeID(r), why: netsim.DropEndOfRun, pw: netsim.NoPower})
+			}
+		}
+	}
+	sort.SliceStable(b.events, func(i, j int) bool { return b.events[i].t < b.events[j].t })
+	for _, e := range b.events {
+		b.ev = netsim.TraceEvent{Type: e.kind, T: e.t, P: e.p, Node: e.node, Reason: e.why, RxPower: e.pw}
+		b.tr.Trace(&b.ev)
+	}
+	b.events = b.events[:0]
 }
 
 // RoutingHeader is the header of routing.csv, which the native routing

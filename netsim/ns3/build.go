@@ -22,7 +22,7 @@ import (
 var source []byte
 
 // modules are the ns-3 libraries the program links.
-var modules = []string{"ns3-core", "ns3-network", "ns3-internet", "ns3-wifi", "ns3-mobility", "ns3-olsr", "ns3-aodv", "ns3-propagation"}
+var modules = []string{"ns3-core", "ns3-network", "ns3-internet", "ns3-wifi", "ns3-mobility", "ns3-olsr", "ns3-aodv", "ns3-propagation", "ns3-traffic-control"}
 
 // ErrNoNS3 reports a machine without the ns-3 development files.
 var ErrNoNS3 = errors.New("ns-3 3.37 development files not found: install the Debian packages with " +

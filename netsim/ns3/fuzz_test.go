@@ -12,10 +12,11 @@ import (
 
 // FuzzLine feeds arbitrary output lines to the line checker of a backend
 // with three packets in flight among three nodes (no process): it never
-// panics, never leaks or double-frees a packet, and every reception it
-// accepts is one ns-3 may report: a packet in flight, at a receiver it was
-// meant for, at most once, from its source, between its send time and the
-// synchronisation time.
+// panics, never leaks or double-frees a packet, and every outcome it
+// accepts is one ns-3 may report: a reception or a loss of a packet in
+// flight, at a receiver it was meant for, at most one outcome per packet and
+// receiver, a reception from its source, between its send time and the
+// synchronisation time, a loss with one of ns-3's reasons.
 func FuzzLine(f *testing.F) {
 	for _, s := range []string{
 		"RX 1000000 0 1 0 -50.000 10.000\nRX 1000000 0 2 0 nan nan\nDONE 2000000\n",
@@ -23,6 +24,8 @@ func FuzzLine(f *testing.F) {
 		"RX 1000000 2 2 2 -50 1\nRX 1000000 0 0 0 -50 1\n",
 		"RX 100 1 2 1 -50 1\nRX 2000001 0 1 0 -50 1\nRX 1 9 1 0 -50 1\n",
 		"DROP 5 0 1 retry_limit\nDROP 5 0 7 queue\nDONE -1\n",
+		"DROP 1300000 1 2 no_route\nRX 1400000 1 2 1 -50 1\nDROP 1000000 0 0 ttl\n",
+		"DROP 1000000 0 1 end_of_run\nDROP 1000000 0 2 collision\nRX 1500000 0 2 0 -50 1\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -60,10 +63,12 @@ func FuzzLine(f *testing.F) {
 				pk := e.p
 				k := key{pk.ID, e.node}
 				switch {
-				case e.kind != netsim.EvRx:
+				case e.kind != netsim.EvRx && e.kind != netsim.EvDrop:
 					t.Fatalf("%q: a %v event", l, e.kind)
+				case e.kind == netsim.EvDrop && (e.why == netsim.DropNone || e.why == netsim.DropEndOfRun):
+					t.Fatalf("%q: a loss with reason %v", l, e.why)
 				case seen[k]:
-					t.Fatalf("%q: packet %d received twice at node %d", l, pk.ID, e.node)
+					t.Fatalf("%q: packet %d has two outcomes at node %d", l, pk.ID, e.node)
 				case pk.Dst == netsim.Broadcast && e.node == pk.Src:
 					t.Fatalf("%q: a broadcast received at its sender", l)
 				case pk.Dst != netsim.Broadcast && e.node != pk.Dst:
@@ -77,7 +82,7 @@ func FuzzLine(f *testing.F) {
 				break
 			}
 		}
-		b.settle(end)
+		b.settle()
 		for _, d := range b.out {
 			if d.P == nil || d.At > end || d.At < d.P.TSend {
 				t.Fatalf("delivery %+v", d)

@@ -56,7 +56,13 @@ func drive(t testing.TB, p Params, pos []geom.Vec3, sends []tx, end sim.Time) ([
 // files, when not nil.
 func driveFiles(t testing.TB, p Params, pos []geom.Vec3, sends []tx, end sim.Time, files map[string]*bytes.Buffer) ([]rxKey, []sim.Time, *Backend) {
 	t.Helper()
-	b, err := New(p, 1, nil)
+	return driveWith(t, p, pos, sends, end, files, nil)
+}
+
+// driveWith is driveFiles with a tracer.
+func driveWith(t testing.TB, p Params, pos []geom.Vec3, sends []tx, end sim.Time, files map[string]*bytes.Buffer, tr netsim.Tracer) ([]rxKey, []sim.Time, *Backend) {
+	t.Helper()
+	b, err := New(p, 1, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

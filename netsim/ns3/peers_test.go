@@ -17,7 +17,8 @@ import (
 // TestLyingNS3: every line from ns-3 is checked against what is in flight
 // (its lines come from another process: a bug there, or a different
 // program behind SKYLOOP_NS3_BINARY, must not become a result). Each fake
-// ns-3 answers the first synchronisation with one bad line.
+// ns-3 answers a synchronisation with one bad line (the first, or the
+// second where the lie needs two).
 func TestLyingNS3(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
@@ -26,6 +27,7 @@ func TestLyingNS3(t *testing.T) {
 		tsend    sim.Time
 		start    string // shell commands at START (default: echo 'READY 3')
 		run      string // lines printed at RUN, before DONE ($t is the time)
+		syncs    int    // synchronisations, at 1 ms, 2 ms, ... (0: one)
 		want     string
 		accepted bool // the line is fine
 	}{
@@ -40,6 +42,20 @@ func TestLyingNS3(t *testing.T) {
 		{name: "wrong source", dst: netsim.Broadcast, run: "echo \"RX $t 0 1 2 -50.000 10.000\"", want: "source"},
 		{name: "no node", dst: netsim.Broadcast, run: "echo \"RX $t 0 3 0 -50.000 10.000\"", want: "garbled"},
 		{name: "drop at no node", dst: netsim.Broadcast, run: "echo \"DROP $t 0 -1 collision\"", want: "garbled"},
+		{name: "good drop", dst: 1, run: "echo \"DROP $t 0 1 retry_limit\"", accepted: true},
+		{name: "good drops", dst: netsim.Broadcast, run: "echo \"DROP $t 0 1 no_route\"; echo \"DROP $t 0 2 ttl\"", accepted: true},
+		{name: "drop at its sender", dst: netsim.Broadcast, run: "echo \"DROP $t 0 0 collision\"", want: "its sender"},
+		{name: "drop elsewhere", dst: 1, run: "echo \"DROP $t 0 2 retry_limit\"", want: "not its destination"},
+		{name: "drop before sending", dst: netsim.Broadcast, tsend: 500000, run: "echo \"DROP 100 0 1 collision\"", want: "before its send time"},
+		{name: "drop after the tick", dst: netsim.Broadcast, run: "echo \"DROP 2000000 0 1 collision\"", want: "after"},
+		{name: "drop twice", dst: netsim.Broadcast, run: "echo \"DROP $t 0 1 collision\"; echo \"DROP $t 0 1 busy\"", want: "twice"},
+		{name: "received after its drop", dst: netsim.Broadcast, run: "echo \"DROP $t 0 1 collision\"; echo \"RX $t 0 1 0 -50.000 10.000\"", want: "twice"},
+		{name: "dropped after its reception", dst: 1, run: "echo \"RX $t 0 1 0 -50.000 10.000\"; echo \"DROP $t 0 1 collision\"", want: "twice"},
+		{name: "unknown reason", dst: netsim.Broadcast, run: "echo \"DROP $t 0 1 cosmic_rays\"", want: "unknown reason"},
+		{name: "end of run from ns-3", dst: netsim.Broadcast, run: "echo \"DROP $t 0 1 end_of_run\"", want: "unknown reason"},
+		{name: "drop never sent", dst: netsim.Broadcast, run: "echo \"DROP $t 7 1 collision\"", want: "never sent"},
+		{name: "settled already", dst: 1, syncs: 2, run: "echo \"RX $t 0 1 0 -50.000 10.000\"", want: "has an outcome already"},
+		{name: "before the previous sync", dst: 1, syncs: 2, run: "[ $t = 2000000 ] && echo \"RX 100 0 1 0 -50.000 10.000\"", want: "before the previous synchronisation"},
 		{name: "endless setup line", start: "head -c 3000000 /dev/zero | tr '\\0' x; sleep 30", want: "longer than"},
 		{name: "endless run line", dst: netsim.Broadcast, run: "head -c 3000000 /dev/zero | tr '\\0' x", want: "longer than"},
 	}
@@ -60,7 +76,7 @@ func TestLyingNS3(t *testing.T) {
 			}
 			t.Setenv("SKYLOOP_NS3_BINARY", path)
 			p := DefaultParams()
-			p.SyncTimeout = 2 * sim.Second
+			p.SyncTimeout, p.Epoch = 2*sim.Second, sim.Millisecond
 			b, _ := New(p, 1, nil)
 			defer b.Close()
 			err := b.Start([]netsim.NodeInfo{{ID: 0}, {ID: 1, Pos: geom.V(10, 0, 0)}, {ID: 2, Pos: geom.V(0, 10, 0)}})
@@ -70,7 +86,9 @@ func TestLyingNS3(t *testing.T) {
 				pk := pool.Get(0)
 				pk.ID, pk.Src, pk.Dst, pk.Size, pk.TSend = 0, 0, c.dst, 10, c.tsend
 				b.Send(pk)
-				ds, err = b.AdvanceTo(sim.Time(sim.Millisecond))
+				for i := 1; i <= max(1, c.syncs) && err == nil; i++ {
+					ds, err = b.AdvanceTo(sim.Time(int64(i) * int64(sim.Millisecond)))
+				}
 			}
 			if c.accepted {
 				if err != nil {

@@ -12,15 +12,19 @@
 #include "ns3/network-module.h"
 #include "ns3/olsr-module.h"
 #include "ns3/propagation-module.h"
+#include "ns3/traffic-control-module.h"
 #include "ns3/wifi-module.h"
 
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <deque>
 #include <map>
 #include <sstream>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 using namespace ns3;
@@ -47,10 +51,68 @@ static NodeContainer g_nodes;
 static std::vector<Ptr<Socket>> g_sockets;
 static std::map<uint32_t, uint32_t> g_addrToNode; // IPv4 address -> node
 static std::vector<Ipv4Address> g_addr;
-static std::map<uint64_t, uint64_t> g_uidToId;      // ns-3 packet uid -> skyloop id
-static std::vector<std::map<uint64_t, std::pair<double, double>>> g_lastRx; // per node: uid -> (signal, snr)
 static Ipv4Address g_bcast;
 static FILE* g_out = stdout;
+static bool g_counters = false; // count packets for routing.csv
+
+// Why is why a receiver did not get a packet, named as skyloop's drop
+// reasons (netsim/trace.go).
+enum Why : uint8_t
+{
+    W_NONE = 0,
+    W_SENSITIVITY, // nothing decodable reached the receiver's PHY
+    W_COLLISION,
+    W_ERROR_MODEL,
+    W_BUSY,
+    W_RETRY,    // a MAC gave up after its retries
+    W_QUEUE,    // a queue was full or held the packet too long
+    W_NO_ROUTE, // no route (or no address resolution) to the next hop
+    W_TTL,
+};
+
+static const char* const kWhy[] = {"",      "below_sensitivity", "collision", "error_model", "busy",
+                                   "retry_limit", "queue",        "no_route",  "ttl"};
+
+// Fate is what skyloop still waits to hear about one of its packets: every
+// intended receiver gets exactly one outcome, an RX line when the packet
+// reaches its socket or a DROP line once no copy of it is left anywhere in
+// the network. A copy is alive from the moment an IP layer hands it to the
+// Wi-Fi interface (Ipv4L3Protocol Tx) until that node is done with it: its
+// MAC got the ACK (AckedMpdu), gave up or dropped it (DroppedMpdu), a queue
+// or ARP dropped it, or, for a group-addressed frame, it has been on the air
+// and reached every node (PhyTxEnd plus the propagation delay). A node that
+// receives a copy and forwards it makes a new copy before the sender's one
+// ends (the forwarding happens when the frame is received, the ACK comes
+// after), so the count never drops to zero while the packet can still
+// arrive. Before its first transmission the packet is the source's own
+// ("pre"): waiting for a route in AODV's queue, say, until the IP layer
+// sends or drops it.
+struct Fate
+{
+    uint32_t src = 0;
+    int64_t dst = -1;          // -1: broadcast
+    uint32_t pre = 1;          // the source's copy, not sent on the Wi-Fi interface yet
+    uint32_t copies = 0;       // copies between an IP transmission and their node's last word on them
+    uint32_t open = 0;         // intended receivers without an outcome
+    bool aired = false;        // a copy went on the air
+    Why death = W_NONE;        // how the last lost copy was lost
+    std::vector<uint8_t> done; // per receiver slot: has its outcome
+    std::vector<uint8_t> why;  // per receiver slot: the last PHY failure there
+    std::vector<std::pair<double, double>> sig; // per receiver slot: last PHY reception (signal, SNR)
+    // MPDUs whose MAC-queue lifetime ran out, with their node, until their
+    // copy ends (see OnMacDrop).
+    std::vector<std::pair<uint32_t, Ptr<const WifiMpdu>>> expired;
+};
+
+static std::unordered_map<uint64_t, Fate> g_fate; // skyloop id -> fate
+// Per node: the skyloop packet it last put on the air and when that frame
+// exchange is over at the latest.
+static std::vector<std::pair<uint64_t, int64_t>> g_airing;
+// Packets declared lost recently, with the time they may be forgotten: a
+// reception of one of them would mean the copy count was wrong.
+static std::unordered_set<uint64_t> g_lost;
+static std::deque<std::pair<int64_t, uint64_t>> g_lostOrder;
+static const int64_t kLostMemoryNs = 120000000000LL;
 
 // Counters are one node's IP-layer packet counts for routing.csv: data are
 // skyloop's packets (they carry an IdTag), control the routing protocol's
@@ -90,6 +152,115 @@ ControlPacket(Ptr<const Packet> p)
 }
 
 static void
+Fail(const std::string& msg)
+{
+    std::cerr << "skyloop-ns3: " << msg << std::endl;
+    std::exit(2);
+}
+
+// Slot returns the receiver slot of node for f (-1: not an intended
+// receiver): the destination of a unicast packet (slot 0), any node but the
+// source of a broadcast (slot = node).
+static int
+Slot(const Fate& f, uint32_t node)
+{
+    if (f.dst >= 0)
+    {
+        return (int64_t)node == f.dst ? 0 : -1;
+    }
+    return node == f.src ? -1 : (int)node;
+}
+
+// Find returns the fate of the skyloop packet p carries (nullptr: not one
+// of skyloop's, or settled already) and its id.
+static Fate*
+Find(Ptr<const Packet> p, uint64_t* id)
+{
+    IdTag tag;
+    if (!p->PeekPacketTag(tag))
+    {
+        return nullptr;
+    }
+    auto it = g_fate.find(tag.id);
+    if (it == g_fate.end())
+    {
+        return nullptr;
+    }
+    *id = tag.id;
+    return &it->second;
+}
+
+// Settle declares the packet lost at every receiver still without an
+// outcome once no copy of it is left, and forgets it. f is invalid after a
+// call that settles.
+static void
+Settle(uint64_t id, Fate& f)
+{
+    if (f.pre > 0 || f.copies > 0)
+    {
+        return;
+    }
+    int64_t now = Simulator::Now().GetNanoSeconds();
+    for (size_t s = 0; s < f.done.size(); s++)
+    {
+        if (f.done[s])
+        {
+            continue;
+        }
+        Why w;
+        if (f.dst >= 0)
+        {
+            // A unicast packet is lost where its last copy was: a MAC
+            // that gave up, a queue, a missing route, the TTL. A copy that
+            // vanished without a word (a routing protocol discarding a
+            // packet it sent itself, back to it) counts as no route.
+            w = f.death != W_NONE ? f.death : W_NO_ROUTE;
+        }
+        else if (!f.aired)
+        {
+            w = f.death != W_NONE ? f.death : W_QUEUE; // it never went on the air
+        }
+        else
+        {
+            w = f.why[s] != W_NONE ? (Why)f.why[s] : W_SENSITIVITY;
+        }
+        uint32_t node = f.dst >= 0 ? (uint32_t)f.dst : (uint32_t)s;
+        std::fprintf(g_out, "DROP %" PRId64 " %" PRIu64 " %u %s\n", now, id, node, kWhy[w]);
+    }
+    g_fate.erase(id);
+    g_lost.insert(id);
+    g_lostOrder.emplace_back(now + kLostMemoryNs, id);
+    while (!g_lostOrder.empty() && g_lostOrder.front().first < now)
+    {
+        g_lost.erase(g_lostOrder.front().second);
+        g_lostOrder.pop_front();
+    }
+}
+
+// Lose ends one copy of the packet p carries, for the given reason (W_NONE:
+// the copy did its job, e.g. its MAC got the ACK).
+static void
+Lose(Ptr<const Packet> p, Why w)
+{
+    uint64_t id;
+    Fate* f = Find(p, &id);
+    if (f == nullptr)
+    {
+        return;
+    }
+    if (f->copies == 0)
+    {
+        Fail("accounting error: packet " + std::to_string(id) + " lost a copy it did not have");
+    }
+    f->copies--;
+    if (w != W_NONE)
+    {
+        f->death = w;
+    }
+    Settle(id, *f);
+}
+
+static void
 OnIpTx(uint32_t node, Ptr<const Packet> p, Ptr<Ipv4>, uint32_t iface)
 {
     if (iface == 0)
@@ -97,8 +268,26 @@ OnIpTx(uint32_t node, Ptr<const Packet> p, Ptr<Ipv4>, uint32_t iface)
         return; // loopback
     }
     IdTag tag;
+    bool ours = p->PeekPacketTag(tag);
+    if (ours)
+    {
+        auto it = g_fate.find(tag.id);
+        if (it != g_fate.end())
+        {
+            Fate& f = it->second;
+            if (node == f.src && f.pre > 0)
+            {
+                f.pre--;
+            }
+            f.copies++;
+        }
+    }
+    if (!g_counters)
+    {
+        return;
+    }
     Counters& c = g_count[node];
-    if (p->PeekPacketTag(tag))
+    if (ours)
     {
         c.dataTx++;
         c.dataTxBytes += p->GetSize();
@@ -108,6 +297,229 @@ OnIpTx(uint32_t node, Ptr<const Packet> p, Ptr<Ipv4>, uint32_t iface)
         c.ctlTx++;
         c.ctlTxBytes += p->GetSize();
     }
+}
+
+// OnIpDrop: an IP layer dropped a packet before sending it: at the source,
+// the source's own copy (no route, AODV's route request given up or its
+// queue full); elsewhere a copy that had just arrived (no route onwards,
+// TTL), which was not counted.
+static void
+OnIpDrop(uint32_t node, const Ipv4Header&, Ptr<const Packet> p, Ipv4L3Protocol::DropReason r, Ptr<Ipv4>, uint32_t)
+{
+    uint64_t id;
+    Fate* f = Find(p, &id);
+    if (f == nullptr)
+    {
+        return;
+    }
+    switch (r)
+    {
+    case Ipv4L3Protocol::DROP_TTL_EXPIRED:
+        f->death = W_TTL;
+        break;
+    case Ipv4L3Protocol::DROP_NO_ROUTE:
+    case Ipv4L3Protocol::DROP_ROUTE_ERROR:
+    case Ipv4L3Protocol::DROP_INTERFACE_DOWN:
+        f->death = W_NO_ROUTE;
+        break;
+    case Ipv4L3Protocol::DROP_BAD_CHECKSUM:
+    case Ipv4L3Protocol::DROP_FRAGMENT_TIMEOUT:
+        f->death = W_ERROR_MODEL;
+        break;
+    default:
+        return; // a duplicate
+    }
+    if (node == f->src && f->pre > 0)
+    {
+        f->pre--;
+        Settle(id, *f);
+    }
+}
+
+// ArpWhy tells why ARP dropped a packet at node: address resolution failed
+// (a dead entry) or the queue of packets waiting for it was full. The trace
+// does not say which neighbour; with only dead or only waiting entries in
+// the cache it is clear, and a cache with both counts as a full queue.
+static Why
+ArpWhy(uint32_t node)
+{
+    Ptr<Ipv4L3Protocol> l3 = g_nodes.Get(node)->GetObject<Ipv4L3Protocol>();
+    Ptr<ArpCache> cache = l3->GetInterface(1)->GetArpCache();
+    bool waiting = false;
+    for (const Ipv4Address& a : g_addr)
+    {
+        ArpCache::Entry* e = cache->Lookup(a);
+        waiting = waiting || (e != nullptr && e->IsWaitReply());
+    }
+    return waiting ? W_QUEUE : W_NO_ROUTE;
+}
+
+static void
+OnArpDrop(uint32_t node, Ptr<const Packet> p)
+{
+    uint64_t id;
+    if (Find(p, &id) != nullptr)
+    {
+        Lose(p, ArpWhy(node));
+    }
+}
+
+static void
+OnArpGiveUp(Ptr<const Packet> p)
+{
+    Lose(p, W_NO_ROUTE); // ARP's retries for the next hop ran out
+}
+
+static void
+OnQueueDiscDrop(Ptr<const QueueDiscItem> item)
+{
+    Lose(item->GetPacket(), W_QUEUE);
+}
+
+// kExchangeNs bounds one frame exchange (the longest MPDU at 1 Mbit/s,
+// then the ACK timeout).
+static const int64_t kExchangeNs = 25000000;
+
+// MacDone ends the copy in mpdu at node's MAC: acknowledged (W_NONE),
+// given up or dropped.
+static void
+MacDone(uint32_t node, Ptr<const WifiMpdu> mpdu, Why w)
+{
+    uint64_t id;
+    Fate* f = Find(mpdu->GetPacket(), &id);
+    if (f == nullptr)
+    {
+        return;
+    }
+    for (auto it = f->expired.begin(); it != f->expired.end(); ++it)
+    {
+        if (it->first == node && it->second == mpdu)
+        {
+            f->expired.erase(it); // the exchange it was in ended: that ends it
+            break;
+        }
+    }
+    Lose(mpdu->GetPacket(), w);
+}
+
+// ExpiredDone ends an expired MPDU's copy once any exchange it was in is
+// over, unless that exchange ended it already.
+static void
+ExpiredDone(uint64_t id, uint32_t node, const WifiMpdu* mpdu)
+{
+    auto it = g_fate.find(id);
+    if (it == g_fate.end())
+    {
+        return;
+    }
+    Fate& f = it->second;
+    for (auto e = f.expired.begin(); e != f.expired.end(); ++e)
+    {
+        if (e->first == node && PeekPointer(e->second) == mpdu)
+        {
+            f.expired.erase(e);
+            if (f.copies == 0)
+            {
+                Fail("accounting error: packet " + std::to_string(id) + " lost a copy it did not have");
+            }
+            f.copies--;
+            f.death = W_QUEUE;
+            Settle(id, f);
+            return;
+        }
+    }
+}
+
+// OnMacDrop: a MAC gave up on a copy (retry limit) or dropped it (queue
+// full, or its 500 ms lifetime in the MAC queue ran out). A copy whose
+// lifetime runs out while it is on the air may still arrive: in ns-3 3.37 a
+// non-QoS MAC finishes the exchange (an ACK then fires AckedMpdu, a last
+// failure DroppedMpdu again; a failure with retries left nothing, the copy
+// is simply not sent again). Such a copy ends when that exchange does, or
+// one exchange later; any other expired copy at once.
+static void
+OnMacDrop(uint32_t node, WifiMacDropReason r, Ptr<const WifiMpdu> mpdu)
+{
+    if (r == WIFI_MAC_DROP_EXPIRED_LIFETIME)
+    {
+        uint64_t id;
+        Fate* f = Find(mpdu->GetPacket(), &id);
+        if (f != nullptr && g_airing[node].first == id && Simulator::Now().GetNanoSeconds() < g_airing[node].second)
+        {
+            f->expired.emplace_back(node, mpdu);
+            Simulator::Schedule(NanoSeconds(kExchangeNs), &ExpiredDone, id, node, PeekPointer(mpdu));
+            return;
+        }
+    }
+    MacDone(node, mpdu, r == WIFI_MAC_DROP_REACHED_RETRY_LIMIT ? W_RETRY : W_QUEUE);
+}
+
+static void
+OnMacAcked(uint32_t node, Ptr<const WifiMpdu> mpdu)
+{
+    MacDone(node, mpdu, W_NONE);
+}
+
+static void
+OnMacTxDrop(Ptr<const Packet> p)
+{
+    Lose(p, W_QUEUE);
+}
+
+static void
+OnPhyTxBegin(uint32_t node, Ptr<const Packet> p, double)
+{
+    uint64_t id;
+    if (Fate* f = Find(p, &id))
+    {
+        f->aired = true;
+        g_airing[node] = {id, Simulator::Now().GetNanoSeconds() + kExchangeNs};
+    }
+}
+
+// EndBroadcastCopy ends a group-addressed copy once it has reached every
+// node.
+static void
+EndBroadcastCopy(uint64_t id)
+{
+    auto it = g_fate.find(id);
+    if (it == g_fate.end())
+    {
+        return;
+    }
+    Fate& f = it->second;
+    if (f.copies == 0)
+    {
+        Fail("accounting error: packet " + std::to_string(id) + " lost a broadcast copy it did not have");
+    }
+    f.copies--;
+    Settle(id, f);
+}
+
+// OnPhyTxEnd: a group-addressed frame (no ACK, no retry) is done once it
+// has arrived everywhere: its end plus the propagation delay to the
+// farthest node (plus 1 us for nodes moving meanwhile). Every reception of
+// it, and any forwarding that follows, happens by then.
+static void
+OnPhyTxEnd(uint32_t node, Ptr<const Packet> p)
+{
+    uint64_t id;
+    if (Find(p, &id) == nullptr)
+    {
+        return;
+    }
+    WifiMacHeader h;
+    if (p->PeekHeader(h) == 0 || !h.IsData() || !h.GetAddr1().IsGroup())
+    {
+        return;
+    }
+    Vector at = g_nodes.Get(node)->GetObject<MobilityModel>()->GetPosition();
+    double far = 0;
+    for (uint32_t i = 0; i < g_nodes.GetN(); i++)
+    {
+        far = std::max(far, CalculateDistance(at, g_nodes.Get(i)->GetObject<MobilityModel>()->GetPosition()));
+    }
+    Simulator::Schedule(NanoSeconds((int64_t)std::ceil(far / 299792458.0 * 1e9) + 1000), &EndBroadcastCopy, id);
 }
 
 static void
@@ -173,23 +585,44 @@ PopulateArp(const NetDeviceContainer& devs, const Ipv4InterfaceContainer& ifs)
 }
 
 static void
-Fail(const std::string& msg)
-{
-    std::cerr << "skyloop-ns3: " << msg << std::endl;
-    std::exit(2);
-}
-
-static void
 DoSend(uint32_t src, int64_t dst, uint64_t id, uint32_t bytes, uint16_t port)
 {
+    if (g_fate.count(id) || g_lost.count(id))
+    {
+        Fail("packet id " + std::to_string(id) + " sent twice");
+    }
+    Fate& f = g_fate[id];
+    f.src = src;
+    f.dst = dst;
+    size_t slots = dst < 0 ? g_nodes.GetN() : 1;
+    f.done.assign(slots, 0);
+    f.why.assign(slots, W_NONE);
+    f.sig.assign(slots, {NAN, NAN});
+    f.open = dst < 0 ? g_nodes.GetN() - 1 : 1;
+    if (dst < 0)
+    {
+        f.done[src] = 1; // not a receiver
+    }
     Ptr<Packet> p = Create<Packet>(bytes);
     IdTag tag;
     tag.id = id;
     p->AddPacketTag(tag);
-    g_uidToId[p->GetUid()] = id;
     Ipv4Address to = dst < 0 ? g_bcast : g_addr.at(dst);
-    g_sockets[src]->SendTo(p, 0, InetSocketAddress(to, kPort));
+    int sent = g_sockets[src]->SendTo(p, 0, InetSocketAddress(to, kPort));
     (void)port;
+    auto it = g_fate.find(id);
+    if (sent < 0 && it != g_fate.end())
+    {
+        // The socket refused it: no route from the source (OLSR without a
+        // route to the destination yet).
+        it->second.death = W_NO_ROUTE;
+        it->second.pre = 0;
+        Settle(id, it->second);
+    }
+    else if (it != g_fate.end() && it->second.open == 0)
+    {
+        g_fate.erase(it); // a broadcast with no other node to reach
+    }
 }
 
 static void
@@ -204,74 +637,95 @@ OnRecv(uint32_t node, Ptr<Socket> s)
         {
             continue;
         }
-        uint32_t src = g_addrToNode[InetSocketAddress::ConvertFrom(from).GetIpv4().Get()];
-        double sig = NAN, snr = NAN;
-        auto it = g_lastRx[node].find(p->GetUid());
-        if (it != g_lastRx[node].end())
+        auto it = g_fate.find(tag.id);
+        if (it == g_fate.end())
         {
-            sig = it->second.first;
-            snr = it->second.second;
-            g_lastRx[node].erase(it);
+            if (g_lost.count(tag.id))
+            {
+                Fail("accounting error: packet " + std::to_string(tag.id) + " reached node " + std::to_string(node) +
+                     " after it was declared lost");
+            }
+            continue; // a copy of a packet every receiver has already
         }
+        Fate& f = it->second;
+        int slot = Slot(f, node);
+        if (slot < 0 || f.done[slot])
+        {
+            continue; // not meant for this node, or a copy it has already
+        }
+        uint32_t src = g_addrToNode[InetSocketAddress::ConvertFrom(from).GetIpv4().Get()];
         std::fprintf(g_out, "RX %" PRId64 " %" PRIu64 " %u %u %.3f %.3f\n", Simulator::Now().GetNanoSeconds(), tag.id, node,
-                     src, sig, snr);
+                     src, f.sig[slot].first, f.sig[slot].second);
+        f.done[slot] = 1;
+        if (--f.open == 0)
+        {
+            g_fate.erase(it);
+        }
     }
 }
 
 static void
 OnSniffRx(uint32_t node, Ptr<const Packet> p, uint16_t, WifiTxVector, MpduInfo, SignalNoiseDbm sn, uint16_t)
 {
-    if (g_uidToId.count(p->GetUid()))
+    uint64_t id;
+    if (Fate* f = Find(p, &id))
     {
-        g_lastRx[node][p->GetUid()] = {sn.signal, sn.signal - sn.noise};
+        int slot = Slot(*f, node);
+        if (slot >= 0)
+        {
+            f->sig[slot] = {sn.signal, sn.signal - sn.noise};
+        }
     }
 }
 
+// PhyFailed records why a broadcast copy failed at node's PHY: a receiver
+// that never gets the packet is lost for the first such reason, the
+// source's own transmission's as a rule (AODV re-broadcasts, and the
+// copies of a flood mostly fail on each other).
 static void
-Drop(uint32_t node, uint64_t uid, const char* reason)
+PhyFailed(uint32_t node, Ptr<const Packet> p, Why w)
 {
-    auto it = g_uidToId.find(uid);
-    if (it == g_uidToId.end())
+    uint64_t id;
+    Fate* f = Find(p, &id);
+    if (f == nullptr || f->dst >= 0)
     {
-        return; // not one of ours (routing traffic, ACKs)
+        return;
     }
-    std::fprintf(g_out, "DROP %" PRId64 " %" PRIu64 " %u %s\n", Simulator::Now().GetNanoSeconds(), it->second, node, reason);
+    int slot = Slot(*f, node);
+    if (slot >= 0 && f->why[slot] == W_NONE)
+    {
+        f->why[slot] = w;
+    }
 }
 
 static void
 OnPhyDrop(uint32_t node, Ptr<const Packet> p, WifiPhyRxfailureReason r)
 {
-    const char* why = "collision";
+    Why why = W_COLLISION;
     switch (r)
     {
     case PREAMBLE_DETECT_FAILURE:
-        why = "below_sensitivity";
+        why = W_SENSITIVITY;
         break;
     case TXING:
     case RXING:
     case BUSY_DECODING_PREAMBLE:
     case RECEPTION_ABORTED_BY_TX:
-        why = "busy";
+        why = W_BUSY;
         break;
     case L_SIG_FAILURE:
-        why = "error_model";
+        why = W_ERROR_MODEL;
         break;
     default:
         break;
     }
-    Drop(node, p->GetUid(), why);
+    PhyFailed(node, p, why);
 }
 
 static void
 OnRxError(uint32_t node, Ptr<const Packet> p, double)
 {
-    Drop(node, p->GetUid(), "error_model");
-}
-
-static void
-OnMacDrop(uint32_t node, WifiMacDropReason r, Ptr<const WifiMpdu> mpdu)
-{
-    Drop(node, mpdu->GetPacket()->GetUid(), r == WIFI_MAC_DROP_REACHED_RETRY_LIMIT ? "retry_limit" : "queue");
+    PhyFailed(node, p, W_ERROR_MODEL);
 }
 
 static void
@@ -443,6 +897,7 @@ main(int argc, char* argv[])
     NetDeviceContainer devs = wifi.Install(phy, mac, g_nodes);
 
     InternetStackHelper stack;
+    Ipv4StaticRoutingHelper staticRouting;
     if (routing == "aodv")
     {
         AodvHelper aodv;
@@ -451,8 +906,17 @@ main(int argc, char* argv[])
     }
     else if (routing == "olsr")
     {
+        // OLSR has no route to the subnet-directed broadcast address
+        // (AODV puts one in its table): the UDP socket, which asks the
+        // routing protocol for every destination but the limited broadcast,
+        // refuses every broadcast. A static routing protocol below OLSR,
+        // as in ns-3's OLSR examples, holds that route and nothing else
+        // (see below).
         OlsrHelper olsr;
-        stack.SetRoutingHelper(olsr);
+        Ipv4ListRoutingHelper list;
+        list.Add(staticRouting, 0);
+        list.Add(olsr, 10);
+        stack.SetRoutingHelper(list);
         g_ctlPort = 698;
     }
     else if (routing != "none")
@@ -464,8 +928,9 @@ main(int argc, char* argv[])
     addr.SetBase("10.1.0.0", "255.255.0.0");
     Ipv4InterfaceContainer ifs = addr.Assign(devs);
     g_bcast = Ipv4Address("10.1.255.255");
-    g_lastRx.resize(n);
     g_count.resize(n);
+    g_airing.assign(n, {UINT64_MAX, 0});
+    g_counters = counters;
     if (arp == "static")
     {
         PopulateArp(devs, ifs);
@@ -474,6 +939,28 @@ main(int argc, char* argv[])
     {
         g_addr.push_back(ifs.GetAddress(i));
         g_addrToNode[ifs.GetAddress(i).Get()] = i;
+    }
+    for (uint32_t i = 0; i < n; i++)
+    {
+        Ptr<Ipv4L3Protocol> l3 = g_nodes.Get(i)->GetObject<Ipv4L3Protocol>();
+        uint32_t wifiIf = l3->GetInterfaceForDevice(devs.Get(i));
+        if (routing == "olsr")
+        {
+            // The static routing protocol beside OLSR keeps only a route to
+            // the broadcast address: without the route to the subnet it adds
+            // when the interface comes up, a unicast packet OLSR has no route
+            // for is dropped (no route) as with OLSR alone, not sent as if
+            // its destination were a neighbour.
+            Ptr<Ipv4StaticRouting> sr = staticRouting.GetStaticRouting(l3);
+            for (uint32_t r = sr->GetNRoutes(); r-- > 0;)
+            {
+                if (sr->GetRoute(r).GetInterface() == wifiIf)
+                {
+                    sr->RemoveRoute(r);
+                }
+            }
+            sr->AddHostRouteTo(g_bcast, wifiIf);
+        }
         Ptr<Socket> s = Socket::CreateSocket(g_nodes.Get(i), UdpSocketFactory::GetTypeId());
         s->SetAllowBroadcast(true);
         s->Bind(InetSocketAddress(Ipv4Address::GetAny(), kPort));
@@ -483,12 +970,24 @@ main(int argc, char* argv[])
         Ptr<WifiPhy> wp = dev->GetPhy();
         wp->TraceConnectWithoutContext("MonitorSnifferRx", MakeBoundCallback(&OnSniffRx, i));
         wp->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&OnPhyDrop, i));
+        wp->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&OnPhyTxBegin, i));
+        wp->TraceConnectWithoutContext("PhyTxEnd", MakeBoundCallback(&OnPhyTxEnd, i));
         wp->GetState()->TraceConnectWithoutContext("RxError", MakeBoundCallback(&OnRxError, i));
-        dev->GetMac()->TraceConnectWithoutContext("DroppedMpdu", MakeBoundCallback(&OnMacDrop, i));
+        Ptr<WifiMac> wm = dev->GetMac();
+        wm->TraceConnectWithoutContext("DroppedMpdu", MakeBoundCallback(&OnMacDrop, i));
+        wm->TraceConnectWithoutContext("AckedMpdu", MakeBoundCallback(&OnMacAcked, i));
+        wm->TraceConnectWithoutContext("MacTxDrop", MakeCallback(&OnMacTxDrop));
+        l3->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnIpTx, i));
+        l3->TraceConnectWithoutContext("Drop", MakeBoundCallback(&OnIpDrop, i));
+        g_nodes.Get(i)->GetObject<ArpL3Protocol>()->TraceConnectWithoutContext("Drop", MakeBoundCallback(&OnArpDrop, i));
+        l3->GetInterface(wifiIf)->GetArpCache()->TraceConnectWithoutContext("Drop", MakeCallback(&OnArpGiveUp));
+        Ptr<QueueDisc> qd = g_nodes.Get(i)->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(devs.Get(i));
+        if (qd)
+        {
+            qd->TraceConnectWithoutContext("Drop", MakeCallback(&OnQueueDiscDrop));
+        }
         if (counters)
         {
-            Ptr<Ipv4L3Protocol> l3 = g_nodes.Get(i)->GetObject<Ipv4L3Protocol>();
-            l3->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnIpTx, i));
             l3->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnIpRx, i));
             l3->TraceConnectWithoutContext("UnicastForward", MakeBoundCallback(&OnIpForward, i));
             l3->TraceConnectWithoutContext("LocalDeliver", MakeBoundCallback(&OnIpDeliver, i));
