@@ -384,9 +384,13 @@ func (r *Run) summary() *Summary {
 		Backend: r.backendName, Nodes: len(r.nodes), Network: r.met.Summary(r.end),
 		ObstacleHits: r.world.ObstacleHits, BoundsExits: r.world.BoundsExits}
 	tot := s.Network.Total
+	// Packets a backend reports as end_of_run are still in flight at the
+	// end, not lost: they count in packets_in_flight_at_end.
 	var dropped uint64
-	for _, n := range tot.Drops {
-		dropped += n
+	for reason, n := range tot.Drops {
+		if reason != netsim.DropEndOfRun.String() {
+			dropped += n
+		}
 	}
 	if tot.Expected > tot.Rx+dropped {
 		s.InFlight = tot.Expected - tot.Rx - dropped
