@@ -207,7 +207,9 @@ func pdr(o outcome) float64 {
 // TestBroadcastPDRMatchesNS3: 10 and 50 nodes broadcasting at 10 Hz, with
 // random send phases (frames collide now and then) and co-phased (they
 // collide every period, since DCF sends at once on an idle medium): overall
-// PDR within 1 percentage point of ns-3 (measured: within 0.4).
+// PDR within 0.5 percentage points of ns-3 (measured: 0.9111 and 0.9111,
+// 0.3222 and 0.3232, 0 and 0.0036; 50 nodes gave 0.3199 while frames not
+// received kept the medium busy only above -62 dBm each).
 func TestBroadcastPDRMatchesNS3(t *testing.T) {
 	needNS3(t)
 	for _, c := range []struct {
@@ -221,7 +223,7 @@ func TestBroadcastPDRMatchesNS3(t *testing.T) {
 		a := pdr(drive(t, nativeBackend(t, p, nil), pos, sends, end, nil))
 		b := pdr(drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil))
 		t.Logf("%d nodes in %.0f m square, cophased %v: PDR native %.4f, ns-3 %.4f", c.n, c.side, c.cophased, a, b)
-		if math.Abs(a-b) > 0.01 {
+		if math.Abs(a-b) > 0.005 {
 			t.Errorf("%d nodes cophased=%v: native PDR %.4f, ns-3 %.4f", c.n, c.cophased, a, b)
 		}
 	}
@@ -237,7 +239,8 @@ var bianchi = map[string]map[int]float64{
 
 // TestBianchiSaturation: n saturated stations sending 1500-byte unicast
 // frames (basic access) to one sink reach Bianchi's throughput within 4%
-// (measured: within 2.9%).
+// (measured: within 3.3%; 2.9% before the ACK timeout and EIFS fixes
+// shortened every collision's retry for 802.11b at 11 Mbit/s).
 func TestBianchiSaturation(t *testing.T) {
 	for mode, rows := range map[string]map[int]float64{"DsssRate11Mbps": bianchi["DsssRate11Mbps"], "OfdmRate6Mbps": bianchi["OfdmRate6Mbps"], "OfdmRate54Mbps": bianchi["OfdmRate54Mbps"]} {
 		for _, n := range []int{5, 10, 20, 50} {

@@ -7,7 +7,8 @@
 // medium is busy, post-backoff, ACKs and retries for unicast, a drop-tail
 // queue with a lifetime, and NAV. Its defaults and behaviour follow ns-3
 // 3.37 so that the `wifi` and `ns3` backends agree (see the validation tests)
-// while this one runs an order of magnitude faster.
+// while this one runs an order of magnitude faster; Params.Profile selects
+// those of ns-3.26 instead (profile.go).
 //
 // Each transmission touches only the nodes within the cutoff range: the
 // distance at which the received power falls CutoffDb (20 dB) below the
