@@ -1119,7 +1119,7 @@ func (b *Backend) ackExpired(n *node) {
 		if !n.hdrDone {
 			b.checkHeader(n)
 		}
-		if n.locked != 0 {
+		if n.locked != 0 && n.lockEnd.Add(psduSafeguard) > b.now {
 			b.moveAckTimeout(n, n.lockEnd)
 			return
 		}
@@ -1301,6 +1301,12 @@ func (b *Backend) Close() error {
 		n.queue, n.cur, n.waitAck = nil, nil, nil
 	}
 	b.q.Each(func(_ sim.Time, e event) {
+		if e.kind == evAckTimeout || e.kind == evHeader {
+			// Their frame's packet, if still in the backend, is a
+			// node's current packet or held by the frame's evTxEnd; a
+			// stale timeout's packet may have been freed and reused.
+			return
+		}
 		hold(e.pkt)
 		if e.f != nil {
 			hold(e.f.pkt)
