@@ -30,6 +30,7 @@ package wifi
 // marked "ns-3 quirk".
 
 import (
+	"fmt"
 	"math"
 	"sync"
 )
@@ -116,6 +117,19 @@ func (e ErrorModel) String() string {
 		return ermNames[e]
 	}
 	return "ErrorModel(?)"
+}
+
+// MarshalText writes the name ("TableBased", "Nist" or "Yans").
+func (e ErrorModel) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// UnmarshalText reads a name as ErrorModelByName accepts it.
+func (e *ErrorModel) UnmarshalText(b []byte) error {
+	m, ok := ErrorModelByName(string(b))
+	if !ok {
+		return fmt.Errorf("must be TableBased, Nist or Yans, got %q", b)
+	}
+	*e = m
+	return nil
 }
 
 // ErrorModelByName parses "TableBased", "Nist" or "Yans", with or without

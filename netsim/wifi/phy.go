@@ -66,29 +66,31 @@ func wToDbm(w float64) float64 { return 10*math.Log10(w) + 30 }
 // move the 1 Mbit/s PDR curve in by about 5 m).
 func noiseW(nf float64) float64 { return 1.3803e-23 * 290 * 20e6 * math.Pow(10, nf/10) }
 
-// rxPower returns the received power (dBm) from a at b, before fading.
+// rxPower returns the received power (dBm) from a at b, before fading:
+// the transmitted power plus the antenna gains, minus the path loss.
 func (b *Backend) rxPower(a, c geom.Vec3) float64 {
 	p := &b.p
+	tx := p.TxPower + p.TxGain + p.RxGain
 	d := a.Dist(c)
 	switch p.Loss {
 	case LogDistance:
 		if d <= p.RefDistance {
-			return p.TxPower - p.RefLoss
+			return tx - p.RefLoss
 		}
-		return p.TxPower - p.RefLoss - 10*p.Exponent*math.Log10(d/p.RefDistance)
+		return tx - p.RefLoss - 10*p.Exponent*math.Log10(d/p.RefDistance)
 	case Friis:
-		return p.TxPower - friisLoss(d, p.Frequency)
+		return tx - friisLoss(d, p.Frequency)
 	case TwoRay:
 		ht, hr := a.Z+p.AntennaZ, c.Z+p.AntennaZ
 		lambda := speedOfLight / p.Frequency
 		cross := 4 * math.Pi * ht * hr / lambda
 		if d <= cross || ht <= 0 || hr <= 0 {
-			return p.TxPower - friisLoss(d, p.Frequency)
+			return tx - friisLoss(d, p.Frequency)
 		}
-		return p.TxPower + 10*math.Log10(ht*ht*hr*hr/(d*d*d*d))
+		return tx + 10*math.Log10(ht*ht*hr*hr/(d*d*d*d))
 	case RangeLoss:
 		if d <= p.MaxRange {
-			return p.TxPower
+			return tx
 		}
 		return -1000
 	}

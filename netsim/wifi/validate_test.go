@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"skyloop/geom"
@@ -39,6 +40,7 @@ type outcome struct {
 	backend  netsim.Backend
 	drops    map[netsim.DropReason]int
 	tickLate int
+	lat      [][]sim.Duration // [dst] latencies (delivery time - send time) of the packets delivered to dst
 }
 
 // drive runs a backend like the kernel does (1 ms ticks) over sends.
@@ -51,7 +53,7 @@ func drive(t testing.TB, b netsim.Backend, pos []geom.Vec3, sends []send, end si
 	if err := b.Start(nodes); err != nil {
 		t.Fatal(err)
 	}
-	o := outcome{rx: make([][]int, len(pos)), backend: b}
+	o := outcome{rx: make([][]int, len(pos)), backend: b, lat: make([][]sim.Duration, len(pos))}
 	for i := range o.rx {
 		o.rx[i] = make([]int, len(pos))
 	}
@@ -65,6 +67,7 @@ func drive(t testing.TB, b netsim.Backend, pos []geom.Vec3, sends []send, end si
 		for _, d := range ds {
 			o.rx[d.P.Src][d.Dst]++
 			o.rxBytes += int64(d.P.Size)
+			o.lat[d.Dst] = append(o.lat[d.Dst], d.At.Sub(d.P.TSend))
 		}
 		for k < len(sends) && sends[k].t < now.Add(sim.Millisecond) {
 			s := sends[k]
@@ -204,7 +207,9 @@ func pdr(o outcome) float64 {
 // TestBroadcastPDRMatchesNS3: 10 and 50 nodes broadcasting at 10 Hz, with
 // random send phases (frames collide now and then) and co-phased (they
 // collide every period, since DCF sends at once on an idle medium): overall
-// PDR within 1 percentage point of ns-3 (measured: within 0.4).
+// PDR within 0.5 percentage points of ns-3 (measured: 0.9111 and 0.9111,
+// 0.3222 and 0.3232, 0 and 0.0036; 50 nodes gave 0.3199 while frames not
+// received kept the medium busy only above -62 dBm each).
 func TestBroadcastPDRMatchesNS3(t *testing.T) {
 	needNS3(t)
 	for _, c := range []struct {
@@ -218,7 +223,7 @@ func TestBroadcastPDRMatchesNS3(t *testing.T) {
 		a := pdr(drive(t, nativeBackend(t, p, nil), pos, sends, end, nil))
 		b := pdr(drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil))
 		t.Logf("%d nodes in %.0f m square, cophased %v: PDR native %.4f, ns-3 %.4f", c.n, c.side, c.cophased, a, b)
-		if math.Abs(a-b) > 0.01 {
+		if math.Abs(a-b) > 0.005 {
 			t.Errorf("%d nodes cophased=%v: native PDR %.4f, ns-3 %.4f", c.n, c.cophased, a, b)
 		}
 	}
@@ -234,7 +239,8 @@ var bianchi = map[string]map[int]float64{
 
 // TestBianchiSaturation: n saturated stations sending 1500-byte unicast
 // frames (basic access) to one sink reach Bianchi's throughput within 4%
-// (measured: within 2.9%).
+// (measured: within 3.3%; 2.9% before the ACK timeout and EIFS fixes
+// shortened every collision's retry for 802.11b at 11 Mbit/s).
 func TestBianchiSaturation(t *testing.T) {
 	for mode, rows := range map[string]map[int]float64{"DsssRate11Mbps": bianchi["DsssRate11Mbps"], "OfdmRate6Mbps": bianchi["OfdmRate6Mbps"], "OfdmRate54Mbps": bianchi["OfdmRate54Mbps"]} {
 		for _, n := range []int{5, 10, 20, 50} {
@@ -355,49 +361,157 @@ func TestSensitivityEdgeMatchesNS3(t *testing.T) {
 	t.Logf("native/ns-3:%s", line)
 }
 
-// TestBackToBackMatchesNS3: k stations in range of each other and of a
-// receiver send 56-byte frames (184 µs on the air at 6 Mbit/s) spaced
-// 100 or 200 µs apart, 500 times, as broadcasts and as unicasts to the
-// receiver: overall PDR within 2 points of ns-3 (measured: within 0.9
-// points for 4 and 8 stations; 0.0 for unicast). Before the fix a station
-// that got a packet while the medium was busy did not draw a backoff
-// (802.11 basic access, ns-3's NeedBackoffUponAccess), so every station
-// waiting for the same busy period transmitted DIFS after it, together:
-// PDR 0.53 instead of ns-3's 0.96 for 3 stations 100 µs apart.
+// TestBackToBackMatchesNS3: k stations on a circle around a receiver send
+// 56-byte frames (184 µs on the air at 6 Mbit/s) spaced 100 or 200 µs
+// apart, 500 times, as broadcasts and as unicasts to the receiver: overall
+// PDR within 1.5 points of ns-3 (measured: within 0.9). On a 10 m circle
+// every station hears every other one above -62 dBm; on a 30 m circle
+// some pairs are between -82 and -62 dBm, or just below -82 dBm apart
+// but above it together. Before the first fix a station that got a packet
+// while the medium was busy did not draw a backoff (802.11 basic access,
+// ns-3's NeedBackoffUponAccess), so every station waiting for the same
+// busy period transmitted DIFS after it, together: PDR 0.53 instead of
+// ns-3's 0.96 for 3 stations 10 m away, 100 µs apart. Before the second, a
+// frame a station did not receive kept its medium busy only above
+// -62 dBm, where ns-3.37 keeps it busy while the total energy of such
+// frames is above CcaSensitivity (-82 dBm): on the 30 m circle PDR 0.101
+// instead of 0.162 (3 stations) and 0.339 instead of 0.394 (8 stations),
+// 100 µs apart.
 func TestBackToBackMatchesNS3(t *testing.T) {
 	needNS3(t)
-	for _, k := range []int{3, 8} {
-		for _, uni := range []bool{false, true} {
-			for _, sp := range []sim.Duration{100 * sim.Microsecond, 200 * sim.Microsecond} {
-				pos := []geom.Vec3{{}}
-				for i := 0; i < k; i++ {
-					a := 2 * math.Pi * float64(i) / float64(k)
-					pos = append(pos, geom.V(10*math.Cos(a), 10*math.Sin(a), 0))
-				}
-				dst := netsim.Broadcast
-				if uni {
-					dst = 0
-				}
-				var sends []send
-				const n = 500
-				for r := 0; r < n; r++ {
+	for _, radius := range []float64{10, 30} {
+		for _, k := range []int{3, 8} {
+			for _, uni := range []bool{false, true} {
+				for _, sp := range []sim.Duration{100 * sim.Microsecond, 200 * sim.Microsecond} {
+					pos := []geom.Vec3{{}}
 					for i := 0; i < k; i++ {
-						at := sim.Time(int64(r+1)*int64(10*sim.Millisecond) + int64(i)*int64(sp))
-						sends = append(sends, send{t: at, src: netsim.NodeID(i + 1), dst: dst, size: 56})
+						a := 2 * math.Pi * float64(i) / float64(k)
+						pos = append(pos, geom.V(radius*math.Cos(a), radius*math.Sin(a), 0))
 					}
-				}
-				end := sends[len(sends)-1].t.Add(sim.Second)
-				p := DefaultParams()
-				a := pdr(drive(t, nativeBackend(t, p, nil), pos, sends, end, nil))
-				b := pdr(drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil))
-				if uni { // one intended receiver, not n-1
-					a, b = a*float64(k), b*float64(k)
-				}
-				t.Logf("%d stations, unicast %v, %v apart: PDR native %.3f, ns-3 %.3f", k, uni, sp, a, b)
-				if math.Abs(a-b) > 0.02 {
-					t.Errorf("%d stations, unicast %v, %v apart: PDR native %.3f, ns-3 %.3f", k, uni, sp, a, b)
+					dst := netsim.Broadcast
+					if uni {
+						dst = 0
+					}
+					var sends []send
+					const n = 500
+					for r := 0; r < n; r++ {
+						for i := 0; i < k; i++ {
+							at := sim.Time(int64(r+1)*int64(10*sim.Millisecond) + int64(i)*int64(sp))
+							sends = append(sends, send{t: at, src: netsim.NodeID(i + 1), dst: dst, size: 56})
+						}
+					}
+					end := sends[len(sends)-1].t.Add(sim.Second)
+					p := DefaultParams()
+					a := pdr(drive(t, nativeBackend(t, p, nil), pos, sends, end, nil))
+					b := pdr(drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil))
+					if uni { // one intended receiver, not n-1
+						a, b = a*float64(k), b*float64(k)
+					}
+					t.Logf("%g m, %d stations, unicast %v, %v apart: PDR native %.3f, ns-3 %.3f", radius, k, uni, sp, a, b)
+					if math.Abs(a-b) > 0.015 {
+						t.Errorf("%g m, %d stations, unicast %v, %v apart: PDR native %.3f, ns-3 %.3f", radius, k, uni, sp, a, b)
+					}
 				}
 			}
 		}
 	}
+}
+
+// meanMs is the mean of ds in milliseconds (NaN for none).
+func meanMs(ds []sim.Duration) float64 {
+	var s float64
+	for _, d := range ds {
+		s += d.Seconds() * 1e3
+	}
+	return s / float64(len(ds))
+}
+
+// pctMs is the q-quantile of ds in milliseconds (nearest rank; NaN for none).
+func pctMs(ds []sim.Duration, q float64) float64 {
+	if len(ds) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))].Seconds() * 1e3
+}
+
+// TestEdgeLatencyMatchesNS3: unicast at the range edge, 802.11b at
+// 1 Mbit/s and 802.11a at 6 Mbit/s without preamble detection, four pairs
+// per distance (3 km apart, so they do not hear each other) each sending
+// 2000 64-byte packets 100 ms apart: PDR within 3 points of ns-3, mean
+// latency within 6%, and the latency of a packet delivered after one retry
+// with no backoff (the smallest latency beyond the first try: the data
+// frame, the ACK timeout, DIFS and the data frame again) equal to ns-3's
+// within 1 µs. The old ACK timeout (waiting for the whole ACK after its
+// PHY header) made every retry 304 µs longer at 1 Mbit/s, 44 µs at
+// 6 Mbit/s; ns-3.37 gives up SIFS + slot + the ACK's PHY preamble and
+// header after the data frame unless a PSDU reception has started by then.
+func TestEdgeLatencyMatchesNS3(t *testing.T) {
+	needNS3(t)
+	for _, c := range []struct {
+		std, mode string
+		dists     []float64
+	}{
+		{"80211b", "DsssRate1Mbps", []float64{190, 200, 205, 210}},
+		{"80211a", "OfdmRate6Mbps", []float64{130, 134, 138, 142}},
+	} {
+		const pairs, n = 4, 2000
+		var pos []geom.Vec3
+		for i, d := range c.dists {
+			for j := 0; j < pairs; j++ {
+				x, y := float64(i)*3000, float64(j)*3000
+				pos = append(pos, geom.V(x, y, 0), geom.V(x+d, y, 0))
+			}
+		}
+		var sends []send
+		for k := 0; k < n; k++ {
+			for i := 0; i < len(pos)/2; i++ {
+				at := sim.Time(int64(k+1)*int64(100*sim.Millisecond) + int64(i)*int64(sim.Millisecond)/4)
+				sends = append(sends, send{t: at, src: netsim.NodeID(2 * i), dst: netsim.NodeID(2*i + 1), size: 64})
+			}
+		}
+		end := sends[len(sends)-1].t.Add(2 * sim.Second)
+		p := DefaultParams()
+		p.Standard, p.Mode, p.Preamble = c.std, c.mode, false
+		nat := drive(t, nativeBackend(t, p, nil), pos, sends, end, nil)
+		ref := drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil)
+		for i, d := range c.dists {
+			var a, b []sim.Duration
+			for j := 0; j < pairs; j++ {
+				a = append(a, nat.lat[2*(i*pairs+j)+1]...)
+				b = append(b, ref.lat[2*(i*pairs+j)+1]...)
+			}
+			pa, pb := float64(len(a))/(pairs*n), float64(len(b))/(pairs*n)
+			ma, mb := meanMs(a), meanMs(b)
+			ra, rb := retryStep(a), retryStep(b)
+			t.Logf("%s %gm: PDR %.3f/%.3f, mean latency %.3f/%.3f ms, p95 %.3f/%.3f ms, one retry %.4f/%.4f ms (native/ns-3)",
+				c.mode, d, pa, pb, ma, mb, pctMs(a, 0.95), pctMs(b, 0.95), ra, rb)
+			if math.Abs(pa-pb) > 0.03 {
+				t.Errorf("%s at %g m: PDR %.3f, ns-3 %.3f", c.mode, d, pa, pb)
+			}
+			if math.Abs(ma-mb) > 0.06*mb {
+				t.Errorf("%s at %g m: mean latency %.3f ms, ns-3 %.3f ms", c.mode, d, ma, mb)
+			}
+			if math.Abs(ra-rb) > 1e-3 {
+				t.Errorf("%s at %g m: latency after one retry %.4f ms, ns-3 %.4f ms", c.mode, d, ra, rb)
+			}
+		}
+	}
+}
+
+// retryStep returns the smallest latency (ms) beyond the first try: the
+// latencies of first tries are all within a few µs of the smallest one.
+func retryStep(ds []sim.Duration) float64 {
+	if len(ds) == 0 {
+		return math.NaN()
+	}
+	first := slices.Min(ds)
+	best := sim.Duration(math.MaxInt64)
+	for _, d := range ds {
+		if d > first+20*sim.Microsecond && d < best {
+			best = d
+		}
+	}
+	return best.Seconds() * 1e3
 }

@@ -7,7 +7,8 @@
 // medium is busy, post-backoff, ACKs and retries for unicast, a drop-tail
 // queue with a lifetime, and NAV. Its defaults and behaviour follow ns-3
 // 3.37 so that the `wifi` and `ns3` backends agree (see the validation tests)
-// while this one runs an order of magnitude faster.
+// while this one runs an order of magnitude faster; Params.Profile selects
+// those of ns-3.26 instead (profile.go).
 //
 // Each transmission touches only the nodes within the cutoff range: the
 // distance at which the received power falls CutoffDb (20 dB) below the
@@ -37,6 +38,7 @@ const (
 	evTxEnd
 	evAckTimeout
 	evSendAck
+	evHeader
 )
 
 type event struct {
@@ -47,11 +49,10 @@ type event struct {
 	f    *frame
 }
 
-// detectDelay is how long after a frame's first energy reaches a
-// receiver its carrier sense reports the medium busy (ns-3's preamble
-// detection duration). Stations whose backoff ends in the same slot
-// therefore both transmit, and collide, as in 802.11.
-const detectDelay = 4 * sim.Microsecond
+// psduSafeguard is what ns-3 3.37 adds to the PSDU duration when a frame's
+// PSDU reception starts while a station awaits an ACK (the ACK timeout is
+// moved to the end of that frame plus this; PSDU_DURATION_SAFEGUARD).
+const psduSafeguard = 400 * sim.Nanosecond
 
 // frame is one transmission on the air.
 type frame struct {
@@ -95,11 +96,15 @@ type node struct {
 	lockEnd sim.Time
 	lockBeg sim.Time
 	lockW   float64  // power of the frame being received, watts
+	hdrDone bool     // the locked frame's PHY header outcome is known (and was a success)
 	sigs    []signal // signals that may still matter: overlapping now or the frame being received
 
 	// medium state: the current (or next) busy period [busyFrom, busyUntil)
 	busyFrom, busyUntil sim.Time
-	eifs                bool
+	// eifs: the last reception ended in error, at errEnd; the medium must
+	// then be idle for EIFS after errEnd (and DIFS after any busy period).
+	eifs   bool
+	errEnd sim.Time
 
 	// DCF
 	queue    []*netsim.Packet
@@ -113,6 +118,8 @@ type node struct {
 	accessAt sim.Time // time of the scheduled access event (valid while pending)
 	pending  bool
 	waitAck  *frame
+	ackAt    sim.Time // when the ACK timeout for waitAck expires
+	ackRxEnd sim.Time // the timeout was moved to the end of a reception that ended then (0: not moved)
 	draws    uint64
 	lastUni  map[int32]uint64 // last unicast packet id delivered per sender (duplicate filter)
 }
@@ -137,6 +144,16 @@ type Backend struct {
 	frames uint64
 	ackDur sim.Duration
 	eifsD  sim.Duration
+	prof   *profile
+	// ackTimeout is the ACK timeout counted from the end of a data frame:
+	// ns-3.37's SIFS + slot + the ACK's PHY preamble and header (moved to
+	// the end of a frame whose PSDU reception starts before it), or
+	// ns-3.26's fixed AckTimeout.
+	ackTimeout sim.Duration
+	// ccaW is the CCA threshold on the total energy of the frames a
+	// receiver is not receiving (watts): the lower of CcaSensitivity and
+	// CcaEdThreshold.
+	ccaW float64
 	// preambleRatio is the preamble detection SNR threshold, linear.
 	preambleRatio float64
 	// rxSensitivity is the sensitivity scaled to the transmission's
@@ -158,14 +175,14 @@ type Backend struct {
 	// loss of exponent 2, 3 or 4, or Friis, and no fading, the power in
 	// watts is a product, with no logarithm or exponential; thresholds
 	// are compared in watts.
-	lin                          int     // the exponent, 0 = off
-	wRef, dRef                   float64 // watts at and within dRef
-	cutoffW, sensW, preMinW, edW float64
-	free                         []*frame // frames to reuse
-	pcap                         *pcap.Writer
-	open                         func(name string) (io.Writer, error)
-	now                          sim.Time
-	clock                        sim.Time // the latest time AdvanceTo was asked for
+	lin                     int     // the exponent, 0 = off
+	wRef, dRef              float64 // watts at and within dRef
+	cutoffW, sensW, preMinW float64
+	free                    []*frame // frames to reuse
+	pcap                    *pcap.Writer
+	open                    func(name string) (io.Writer, error)
+	now                     sim.Time
+	clock                   sim.Time // the latest time AdvanceTo was asked for
 }
 
 // New returns a native Wi-Fi backend reporting to tr (which may be nil).
@@ -173,10 +190,11 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	if err := p.Validate().Err("wifi"); err != nil {
 		return nil, err
 	}
+	prof, _ := profileByName(p.Profile)
 	if tr == nil {
 		tr = netsim.Tracers(nil)
 	}
-	b := &Backend{p: p, tm: timingFor(p.Standard), seed: seed, tr: tr, q: sim.NewCalendar[event](16, 12)}
+	b := &Backend{p: p, tm: timingFor(p.Standard), seed: seed, tr: tr, q: sim.NewCalendar[event](16, 12), prof: prof}
 	if p.Mode == "" {
 		for _, m := range Modes {
 			if m.Standard == p.Standard {
@@ -188,8 +206,11 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 		b.mode, _ = ModeByName(p.Mode)
 	}
 	b.noise = noiseW(p.NoiseFigure)
+	if p.Standard == "80211b" && prof.dsssNoise22 {
+		b.noise *= 22.0 / 20 // ns-3.26: the 22 MHz DSSS channel width
+	}
 	b.rxSensitivity = p.RxSensitivity
-	if p.Standard == "80211b" {
+	if p.Standard == "80211b" && prof.scaleDsssSensitivity {
 		// ns-3 scales the 20 MHz sensitivity to the 22 MHz of a DSSS
 		// transmission (YansWifiChannel::Receive: sensitivity +
 		// 10 log10(22/20) dB = -100.59 dBm by default).
@@ -200,12 +221,28 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	b.cutoff = b.cutoffRange()
 	b.ackDur = b.tm.duration(b.mode, ackBytes)
 	b.eifsD = b.tm.sifs + b.tm.duration(b.tm.headerMode, ackBytes) + b.tm.difs
+	if prof.ackTimeout26 {
+		// WifiMac::Configure80211a/b: SIFS + the ACK at the lowest rate
+		// + slot + twice the 3 µs (whole microseconds of 1000 m at
+		// 3e8 m/s) of the default maximum propagation delay.
+		b.ackTimeout = b.tm.sifs + b.tm.duration(b.tm.headerMode, ackBytes) + b.tm.slot + 6*sim.Microsecond
+	} else {
+		// FrameExchangeManager::SendMpdu: "aSIFSTime + aSlotTime +
+		// aRxPHYStartDelay", the last being the PHY preamble and header.
+		b.ackTimeout = b.tm.sifs + b.tm.slot + b.tm.preamble + b.tm.header
+	}
+	b.ccaW = dbmToW(min(p.CcaSensitivity, p.CcaEdThreshold))
 	b.idx = grid{cell: max(b.cutoff, 1), cells: map[[3]int32][]int32{}}
 	b.setLinear()
 	b.quietSq, b.farSq = math.Inf(1), math.Inf(1)
 	if p.Fading == NoFading && p.Loss != TwoRay {
-		b.quietSq = sq(b.beyond(b.rxSensitivity))
 		b.farSq = sq(b.beyond(b.cutoffDbm))
+		b.quietSq = b.farSq
+		if prof.filterBelowSensitivity {
+			// Signals below the sensitivity do nothing at all (with
+			// ns-3.26 they still interfere and count as energy).
+			b.quietSq = sq(b.beyond(b.rxSensitivity))
+		}
 	}
 	return b, nil
 }
@@ -288,8 +325,17 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 		case evTxEnd:
 			b.txEnd(e.f)
 		case evAckTimeout:
-			if n.waitAck == e.f {
-				b.ackFailed(n)
+			if n.waitAck == e.f && b.now == n.ackAt {
+				b.ackExpired(n)
+			}
+		case evHeader:
+			if n.locked == e.f.id && !n.hdrDone {
+				// A weak frame (see arrive): busy to its end if the
+				// header was received, else abandoned.
+				b.checkHeader(n)
+				if n.locked != 0 {
+					b.busy(n, b.now, n.lockEnd)
+				}
 			}
 		case evSendAck:
 			a := b.newFrame()
@@ -330,7 +376,7 @@ func (b *Backend) enqueue(n *node, p *netsim.Packet) {
 		return
 	}
 	p.Refs = 1 // the MAC's hold
-	if n.cur == nil && n.waitAck == nil && n.qHead == len(n.queue) {
+	if n.cur == nil && n.waitAck == nil && n.qHead == len(n.queue) && !b.prof.immediateAccess {
 		// 802.11 basic access (ns-3's NeedBackoffUponAccess): a packet
 		// queued at an idle station with no backoff pending goes out
 		// once the medium has been idle for DIFS; if the medium is busy
@@ -398,26 +444,40 @@ func (b *Backend) next(n *node) {
 	b.consume(n, t)
 	if n.slots == 0 {
 		n.bkStart = t
+		if b.prof.immediateAccess {
+			// ns-3.26's DcfManager::RequestAccess: with no backoff, the
+			// medium is granted at once if it has been idle for DIFS
+			// (EIFS); if it is busy or has been idle for less, backoffs
+			// are drawn until one is nonzero.
+			if b.mediumBusy(n, t) || t < b.accessFrom(n) {
+				for n.slots == 0 {
+					n.slots = b.drawSlots(n)
+				}
+			} else {
+				n.bkStart = t.Add(-b.tm.difs)
+			}
+		}
 	}
 	b.schedule(n)
 }
 
-// aifs is the idle time required before counting: DIFS, or EIFS after an
-// erroneous reception.
-func (b *Backend) aifs(n *node) sim.Duration {
-	if n.eifs && b.p.EIFS {
-		return b.eifsD
-	}
-	return b.tm.difs
+// countFrom returns when n's backoff counting (re)starts: DIFS after the
+// backoff reference and after the medium's busy period, and EIFS after
+// the end of an erroneous reception (ns-3's ChannelAccessManager: the
+// access grant start is the latest of the ends of the busy states plus
+// SIFS, plus EifsNoDifs after an erroneous reception, then AIFSN slots).
+func (b *Backend) countFrom(n *node) sim.Time {
+	return max(n.bkStart.Add(b.tm.difs), b.accessFrom(n))
 }
 
-// countFrom returns when n's backoff counting (re)starts.
-func (b *Backend) countFrom(n *node) sim.Time {
-	from := n.bkStart
-	if n.busyUntil > from {
-		from = n.busyUntil
+// accessFrom returns when the medium lets n count or transmit: DIFS after
+// its busy period, and EIFS after the end of an erroneous reception.
+func (b *Backend) accessFrom(n *node) sim.Time {
+	from := n.busyUntil.Add(b.tm.difs)
+	if n.eifs && b.p.EIFS {
+		from = max(from, n.errEnd.Add(b.eifsD))
 	}
-	return from.Add(b.aifs(n))
+	return from
 }
 
 // consume counts the slots that elapsed idle before t.
@@ -432,7 +492,7 @@ func (b *Backend) consume(n *node, t sim.Time) {
 	if t > c {
 		k := int(t.Sub(c) / b.tm.slot)
 		n.slots = max(0, n.slots-k)
-		n.bkStart = c.Add(sim.Duration(k) * b.tm.slot).Add(-b.aifs(n))
+		n.bkStart = c.Add(sim.Duration(k) * b.tm.slot).Add(-b.tm.difs)
 		if n.bkStart < n.busyUntil {
 			n.bkStart = n.busyUntil
 		}
@@ -514,7 +574,8 @@ func (b *Backend) transmit(n *node, f *frame) {
 		size = f.pkt.Size + netsim.HeaderBytes + macOverhead
 	}
 	f.start, f.end = t, t.Add(b.tm.duration(f.mode, size))
-	n.locked = 0 // any reception is aborted by our own transmission
+	n.locked = 0   // any reception is aborted by our own transmission
+	n.eifs = false // ns-3's ChannelAccessManager::NotifyTxStartNow
 	n.txUntil = f.end
 	b.busy(n, t, f.end)
 	if b.pcap != nil && !f.ack {
@@ -579,7 +640,7 @@ func (b *Backend) drop(f *frame) {
 // must not decrease with distance.
 func (b *Backend) beyond(thr float64) float64 {
 	if b.p.Loss == RangeLoss {
-		if b.p.TxPower < thr {
+		if b.p.TxPower+b.p.TxGain+b.p.RxGain < thr {
 			return 0
 		}
 		return b.p.MaxRange * (1 + 1e-9)
@@ -614,16 +675,16 @@ func (b *Backend) setLinear() {
 	switch {
 	case p.Loss == LogDistance && (p.Exponent == 2 || p.Exponent == 3 || p.Exponent == 4):
 		b.lin, b.dRef = int(p.Exponent), p.RefDistance
-		b.wRef = dbmToW(p.TxPower - p.RefLoss)
+		b.wRef = dbmToW(p.TxPower + p.TxGain + p.RxGain - p.RefLoss)
 	case p.Loss == Friis:
 		// Friis loss is (4 pi d / lambda)^2, at least 1 (0 dB).
 		lambda := speedOfLight / p.Frequency
 		b.lin, b.dRef = 2, lambda/(4*math.Pi)
-		b.wRef = dbmToW(p.TxPower)
+		b.wRef = dbmToW(p.TxPower + p.TxGain + p.RxGain)
 	default:
 		return
 	}
-	b.cutoffW, b.sensW, b.edW = dbmToW(b.cutoffDbm), dbmToW(b.rxSensitivity), dbmToW(p.CcaEdThreshold)
+	b.cutoffW, b.sensW = dbmToW(b.cutoffDbm), dbmToW(b.rxSensitivity)
 	b.preMinW = dbmToW(p.PreambleMinRssi)
 }
 
@@ -648,13 +709,13 @@ func (b *Backend) linWatts(d float64) float64 {
 func (b *Backend) arrive(f *frame, tx *node, r *node) {
 	d := tx.pos.Dist(r.pos)
 	var w float64
-	var sensitive, preambleQuiet, energy bool
+	var sensitive, preambleQuiet bool
 	if b.lin != 0 {
 		w = b.linWatts(d)
 		if w < b.cutoffW {
 			return
 		}
-		sensitive, preambleQuiet, energy = w >= b.sensW, w < b.preMinW, w >= b.edW
+		sensitive, preambleQuiet = w >= b.sensW, w < b.preMinW
 	} else {
 		dbm := b.rxPower(tx.pos, r.pos)
 		if b.p.Fading != NoFading {
@@ -664,9 +725,9 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 			return
 		}
 		w = dbmToW(dbm)
-		sensitive, preambleQuiet, energy = dbm >= b.rxSensitivity, dbm < b.p.PreambleMinRssi, dbm >= b.p.CcaEdThreshold
+		sensitive, preambleQuiet = dbm >= b.rxSensitivity, dbm < b.p.PreambleMinRssi
 	}
-	if !sensitive {
+	if !sensitive && b.prof.filterBelowSensitivity {
 		// ns-3's YansWifiChannel drops a signal below the sensitivity
 		// before the PHY sees it: no reception, no interference, no
 		// carrier sense.
@@ -678,16 +739,24 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 	b.pruneNode(r, s.start)
 	r.sigs = append(r.sigs, s)
 	rec := reception{node: r.id}
-	if r.locked != 0 && r.lockEnd > s.start && s.start < r.lockBeg.Add(detectDelay) {
+	if r.locked != 0 && !r.hdrDone && b.prof.headerAbort && r.lockEnd > s.start && s.start >= r.lockBeg.Add(b.tm.preamble+b.tm.header) {
+		// The frame r receives is past its PHY header: if the header
+		// failed, ns-3.37 abandoned it then and r can synchronise to this one.
+		b.checkHeader(r)
+	}
+	aborted := false
+	if r.locked != 0 && r.lockEnd > s.start && s.start < r.lockBeg.Add(b.prof.detect) {
 		// ns-3 decides which frame a receiver synchronises to at the end
-		// of the preamble detection window (detectDelay after the first
+		// of the preamble detection window (4 µs after the first
 		// energy): the strongest frame that started within it wins, and
 		// the preamble is detected only if its SNR over everything heard
 		// then is high enough.
 		if s.w > r.lockW {
 			b.abort(r, netsim.DropBusy)
+			aborted = true
 		} else if b.p.Preamble && r.lockW < b.preambleRatio*(b.noise+b.interference(r, r.locked, s.start)) {
 			b.abort(r, netsim.DropCollision)
+			aborted = true
 		}
 	}
 	switch {
@@ -695,19 +764,67 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 		rec.why = netsim.DropBusy
 	case r.locked != 0 && r.lockEnd > s.start:
 		rec.why = netsim.DropBusy
-	case b.p.Preamble && preambleQuiet:
+	case !sensitive || (b.p.Preamble && preambleQuiet):
 		rec.why = netsim.DropSensitivity
 	case b.p.Preamble && s.w < b.preambleRatio*(b.noise+b.interference(r, f.id, s.start)):
 		rec.why = netsim.DropCollision
 	default:
 		rec.locked = true
-		r.locked, r.lockF, r.lockBeg, r.lockEnd, r.lockW = f.id, f, s.start, s.end, s.w
-		b.busy(r, s.start.Add(detectDelay), s.end)
+		r.locked, r.lockF, r.lockBeg, r.lockEnd, r.lockW, r.hdrDone = f.id, f, s.start, s.end, s.w, false
+		if b.prof.headerAbort && s.w < b.ccaW {
+			// Too weak to keep the medium busy by its energy alone: busy
+			// while the preamble and header are received, and then only
+			// if the header is (evHeader).
+			he := s.start.Add(b.tm.preamble + b.tm.header)
+			b.busy(r, s.start.Add(b.prof.detect), he)
+			b.push(he, event{kind: evHeader, node: r.id, f: f})
+		} else {
+			b.busy(r, s.start.Add(b.prof.detect), s.end)
+		}
 	}
-	if !rec.locked && energy {
-		b.busy(r, s.start.Add(detectDelay), s.end)
+	if !rec.locked || aborted {
+		// A frame the receiver does not synchronise to (or one it gave
+		// up) keeps the medium busy while the energy of all it hears
+		// stays above the CCA threshold (ns-3: SwitchMaybeToCcaBusy).
+		b.energyBusy(r, s.start.Add(b.prof.detect))
 	}
 	f.recv = append(f.recv, rec)
+}
+
+// energyBusy marks r's medium busy from x until the total power of the
+// signals at r falls below the CCA threshold (nothing if it is below at x).
+func (b *Backend) energyBusy(r *node, x sim.Time) {
+	if end := b.energyEnd(r, x); end > x {
+		b.busy(r, x, end)
+	}
+}
+
+// energyEnd returns the first time at or after x when the total power of
+// the signals at r is below the CCA threshold (ns-3's
+// InterferenceHelper::GetEnergyDuration). Signals only end after x as far
+// as r knows, so the total can fall only at their ends.
+func (b *Backend) energyEnd(r *node, x sim.Time) sim.Time {
+	t := x
+	for {
+		var total float64
+		next := sim.Time(math.MaxInt64)
+		for i := range r.sigs {
+			s := &r.sigs[i]
+			if s.end <= t {
+				continue
+			}
+			if s.start <= t {
+				total += s.w
+			}
+			if s.end < next {
+				next = s.end
+			}
+		}
+		if total < b.ccaW || next == math.MaxInt64 {
+			return t
+		}
+		t = next
+	}
 }
 
 // abort ends r's reception of the frame it is locked onto: that frame's
@@ -720,6 +837,42 @@ func (b *Backend) abort(r *node, why netsim.DropReason) {
 			f.recv[k].locked, f.recv[k].why = false, why
 		}
 	}
+}
+
+// decodeDraw is the uniform draw that decides whether receiver r decodes
+// frame id: the PHY header is received if it is below the header's
+// success probability, the whole frame if it is below the product of the
+// header's and the payload's.
+func (b *Backend) decodeDraw(id uint64, r int32) float64 {
+	return sim.Unit(sim.Hash(b.seed, id, uint64(r), 0xdec0de))
+}
+
+// checkHeader settles the PHY header of the frame r is locked onto (its
+// header has been received): r goes on receiving it, or abandons it as
+// ns-3.37 does, without EIFS, the medium then busy only by energy.
+func (b *Backend) checkHeader(r *node) {
+	s := b.lockedSignal(r)
+	ph, _, interfered := b.success(r, s, r.lockF.mode, true)
+	if b.decodeDraw(s.id, r.id) < ph {
+		r.hdrDone = true
+		return
+	}
+	why := netsim.DropErrorModel
+	if interfered {
+		why = netsim.DropCollision
+	}
+	b.abort(r, why)
+	b.energyBusy(r, s.start.Add(b.tm.preamble+b.tm.header))
+}
+
+// lockedSignal returns the signal of the frame r is locked onto.
+func (b *Backend) lockedSignal(r *node) *signal {
+	for i := range r.sigs {
+		if r.sigs[i].id == r.locked {
+			return &r.sigs[i]
+		}
+	}
+	panic("wifi: the frame a node receives has no signal")
 }
 
 // interference returns the power at r, at time t, of every signal but
@@ -753,33 +906,39 @@ func (b *Backend) pruneNode(r *node, t sim.Time) {
 	r.sigs = r.sigs[:k]
 }
 
-// success returns the probability that receiver r decodes signal si: the
-// product, over chunks of constant interference, of the error model's
-// success for the PHY header and the payload.
-func (b *Backend) success(r *node, s *signal, mode Mode) (float64, bool) {
+// success returns the probability that receiver r decodes the PHY header
+// of signal s, and the probability that it decodes the whole frame: the
+// product, over chunks of constant interference (SINR), of the error
+// model's success for the PHY header and the payload. With headerOnly only
+// the first is computed (the second is returned as 0). interfered reports
+// whether another signal overlapped the part computed.
+func (b *Backend) success(r *node, s *signal, mode Mode, headerOnly bool) (ph, p float64, interfered bool) {
 	id := s.id
 	hs := s.start.Add(b.tm.preamble)
 	he := hs.Add(b.tm.header)
+	end := s.end
+	if headerOnly {
+		end = he
+	}
 	// Change points of the interference over [hs, end).
 	var pts [32]sim.Time
 	cps := pts[:0]
-	cps = append(cps, hs, he, s.end)
-	interfered := false
+	cps = append(cps, hs, he, end)
 	for i := range r.sigs {
 		o := &r.sigs[i]
-		if o.id == id || o.end <= hs || o.start >= s.end {
+		if o.id == id || o.end <= hs || o.start >= end {
 			continue
 		}
 		interfered = true
 		if o.start > hs {
 			cps = append(cps, o.start)
 		}
-		if o.end < s.end {
+		if o.end < end {
 			cps = append(cps, o.end)
 		}
 	}
 	sortTimes(cps)
-	p := 1.0
+	ph, p = 1.0, 1.0
 	for k := 0; k+1 < len(cps); k++ {
 		a, c := cps[k], cps[k+1]
 		if c <= a {
@@ -795,10 +954,21 @@ func (b *Backend) success(r *node, s *signal, mode Mode) (float64, bool) {
 		if a < he {
 			m = b.tm.headerMode
 		}
+		rate := m.RateBps
+		if b.prof.codedBits {
+			rate = m.PhyRateBps()
+		}
 		// ns-3 truncates the chunk's bit count.
-		p *= ChunkSuccess(m, sinr, int(c.Sub(a).Seconds()*m.RateBps))
+		cs := b.p.ErrorModel.ChunkSuccess(m, sinr, int(c.Sub(a).Seconds()*rate))
+		p *= cs
+		if a < he {
+			ph *= cs
+		}
 	}
-	return p, interfered
+	if headerOnly {
+		p = 0
+	}
+	return ph, p, interfered
 }
 
 func sortTimes(ts []sim.Time) {
@@ -843,19 +1013,18 @@ func (b *Backend) txEnd(f *frame) {
 			}
 			continue
 		}
-		var s signal
-		for i := range r.sigs {
-			if r.sigs[i].id == f.id {
-				s = r.sigs[i]
-			}
-		}
-		ps, interfered := b.success(r, &s, f.mode)
+		s := *b.lockedSignal(r)
+		ph, ps, interfered := b.success(r, &s, f.mode, false)
 		r.locked, r.lockF = 0, nil
-		u := sim.Unit(sim.Hash(b.seed, f.id, uint64(rc.node), 0xdec0de))
-		ok := u < ps
-		if !ok {
-			r.eifs = true
-			b.schedule(r)
+		u := b.decodeDraw(f.id, rc.node)
+		headerOK := u < ph
+		if headerOK || !b.prof.headerAbort {
+			// A PSDU reception started (ns-3.37: PHY-RXSTART) or, with
+			// ns-3.26, the PHY stayed in RX: the ACK timeout and EIFS
+			// take it into account.
+			b.rxEnded(r, &s, f, u < ps)
+		}
+		if u >= ps {
 			if !f.ack && f.dst == -1 {
 				why := netsim.DropErrorModel
 				if interfered {
@@ -868,10 +1037,6 @@ func (b *Backend) txEnd(f *frame) {
 				b.dropAt(t, f.pkt, rc.node, why, dbm)
 			}
 			continue
-		}
-		if r.eifs {
-			r.eifs = false
-			b.schedule(r)
 		}
 		switch {
 		case f.ack:
@@ -907,10 +1072,59 @@ func (b *Backend) txEnd(f *frame) {
 	case f.dst == -1:
 		b.done(tx, t)
 	default:
-		tx.waitAck = f
-		timeout := b.tm.sifs + b.tm.slot + b.tm.preamble + b.tm.header + b.ackDur
-		b.push(t.Add(timeout), event{kind: evAckTimeout, node: tx.id, f: f})
+		tx.waitAck, tx.ackAt, tx.ackRxEnd = f, t.Add(b.ackTimeout), 0
+		b.push(tx.ackAt, event{kind: evAckTimeout, node: tx.id, f: f})
 	}
+}
+
+// rxEnded updates receiver r after a reception of f (signal s) whose PSDU
+// it received, correctly or not: EIFS after an erroneous one (counted from
+// its end, as ns-3's ChannelAccessManager does), none after a correct one;
+// and with ns-3.37, an ACK timeout running when the PSDU began now
+// expires at the frame's end plus psduSafeguard unless f is the awaited
+// ACK, correctly received (FrameExchangeManager::RxStartIndication).
+func (b *Backend) rxEnded(r *node, s *signal, f *frame, ok bool) {
+	if !ok {
+		r.eifs, r.errEnd = true, s.end
+		b.schedule(r)
+	} else if r.eifs {
+		r.eifs = false
+		b.schedule(r)
+	}
+	if r.waitAck == nil || b.prof.ackTimeout26 || s.start.Add(b.tm.preamble+b.tm.header) >= r.ackAt {
+		return
+	}
+	if ok && f.ack && f.dst == r.id && r.waitAck.pkt == f.pkt {
+		return // acked below
+	}
+	b.moveAckTimeout(r, s.end)
+}
+
+// moveAckTimeout makes r's ACK timeout expire psduSafeguard after rxEnd,
+// the end of a reception whose PSDU began before it expired.
+func (b *Backend) moveAckTimeout(r *node, rxEnd sim.Time) {
+	at := rxEnd.Add(psduSafeguard)
+	if at == r.ackAt {
+		return
+	}
+	r.ackAt, r.ackRxEnd = at, rxEnd
+	b.push(at, event{kind: evAckTimeout, node: r.id, f: r.waitAck})
+}
+
+// ackExpired handles the expiry of n's ACK timeout. With ns-3.37, a frame
+// whose PSDU reception started before the timeout (its PHY header
+// received) moves the timeout to the end of that frame.
+func (b *Backend) ackExpired(n *node) {
+	if !b.prof.ackTimeout26 && n.locked != 0 && n.lockBeg.Add(b.tm.preamble+b.tm.header) < b.now {
+		if !n.hdrDone {
+			b.checkHeader(n)
+		}
+		if n.locked != 0 && n.lockEnd.Add(psduSafeguard) > b.now {
+			b.moveAckTimeout(n, n.lockEnd)
+			return
+		}
+	}
+	b.ackFailed(n)
 }
 
 // dropAt traces the drop of broadcast p at receiver r, or only counts it
@@ -998,7 +1212,18 @@ func (b *Backend) ackFailed(n *node) {
 	}
 	n.cw = min(2*n.cw+1, b.tm.cwMax)
 	n.slots = b.drawSlots(n)
+	for n.slots == 0 && b.prof.immediateAccess {
+		// ns-3.26's DcfManager: access requested with no backoff while
+		// the medium has been idle for less than DIFS (here: since the
+		// timeout) draws again.
+		n.slots = b.drawSlots(n)
+	}
 	n.bkStart = b.now
+	if n.ackRxEnd != 0 {
+		// The timeout was moved to psduSafeguard after a reception: the
+		// medium is idle from that reception's end.
+		n.bkStart = n.ackRxEnd
+	}
 	b.schedule(n)
 }
 
@@ -1076,6 +1301,12 @@ func (b *Backend) Close() error {
 		n.queue, n.cur, n.waitAck = nil, nil, nil
 	}
 	b.q.Each(func(_ sim.Time, e event) {
+		if e.kind == evAckTimeout || e.kind == evHeader {
+			// Their frame's packet, if still in the backend, is a
+			// node's current packet or held by the frame's evTxEnd; a
+			// stale timeout's packet may have been freed and reused.
+			return
+		}
 		hold(e.pkt)
 		if e.f != nil {
 			hold(e.f.pkt)
