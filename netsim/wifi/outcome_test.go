@@ -187,7 +187,7 @@ func TestDeliveredUnicastIsNotDropped(t *testing.T) {
 // a run (the run ends before AdvanceTo reaches their send time), packets
 // still queued behind them and frames on the air when the run ends are
 // all traced: tx once, and one outcome per intended receiver (drop reason
-// queue for those the run ended on).
+// end_of_run for those the run ended on).
 func TestLastTickSendsAreSettled(t *testing.T) {
 	pos := []geom.Vec3{{}, geom.V(10, 0, 0), geom.V(0, 10, 0), geom.V(10, 10, 0)}
 	end := sim.Time(100 * sim.Millisecond)
@@ -211,8 +211,8 @@ func TestLastTickSendsAreSettled(t *testing.T) {
 	l := newLedger(len(pos), len(sends))
 	drive(t, nativeBackend(t, DefaultParams(), l), pos, sends, end, nil)
 	l.check(t, sends)
-	if l.drops[netsim.DropQueue] == 0 {
-		t.Errorf("no queue drops at the end of the run: drops %v", l.drops)
+	if l.drops[netsim.DropEndOfRun] == 0 {
+		t.Errorf("no end_of_run drops: drops %v", l.drops)
 	}
 	t.Logf("drops %v", l.drops)
 }

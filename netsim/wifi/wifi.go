@@ -1248,8 +1248,8 @@ func (b *Backend) release(p *netsim.Packet) {
 // before AdvanceTo reached its send time) is traced as tx at its send time;
 // then every intended receiver that has no outcome yet (the packet was
 // queued, contending for the medium, on the air or awaiting its ACK) gets
-// a drop with reason queue: the packet never left the sender's MAC within
-// the run. A unicast packet the destination already received gets none.
+// a drop with reason end_of_run: the packet was still in flight when the
+// run ended (summary.json counts it in packets_in_flight_at_end). A unicast packet the destination already received gets none.
 // The drops are at the latest time AdvanceTo reached (or the send time, if
 // later).
 func (b *Backend) Close() error {
@@ -1273,15 +1273,15 @@ func (b *Backend) Close() error {
 			b.trace(netsim.EvDrop, at(p), p, p.Dst, netsim.DropNoRoute, netsim.NoPower)
 			continue
 		}
-		b.dropAll(at(p), p, netsim.DropQueue)
+		b.dropAll(at(p), p, netsim.DropEndOfRun)
 	}
 	for i := range b.nodes {
 		n := &b.nodes[i]
 		if p := n.cur; p != nil && (p.Dst == netsim.Broadcast || !b.delivered(p, int32(p.Dst))) {
-			b.dropAll(at(p), p, netsim.DropQueue)
+			b.dropAll(at(p), p, netsim.DropEndOfRun)
 		}
 		for _, p := range n.queue[n.qHead:] {
-			b.dropAll(at(p), p, netsim.DropQueue)
+			b.dropAll(at(p), p, netsim.DropEndOfRun)
 		}
 	}
 	held := map[*netsim.Packet]bool{}
