@@ -599,7 +599,9 @@ func (o *olsr) table(t sim.Time, n int32) {
 	nd.dirty = false
 }
 
-func (o *olsr) unicast(t sim.Time, n int32, a uint32, ttl uint8) {
+func (*olsr) deliver(sim.Time, int32, uint32) {}
+
+func (o *olsr) unicast(t sim.Time, n int32, a uint32, ttl uint8, _ bool) {
 	nd := &o.nodes[n]
 	if nd.dirty {
 		o.table(t, n)
