@@ -103,6 +103,7 @@ type aodvNbr struct {
 
 // aodvQueued is a data packet waiting for a route (ns-3's RequestQueue).
 type aodvQueued struct {
+	ctl    []byte // a control message (routedControl), or nil: application packet a
 	a      uint32
 	dst    int32
 	ttl    uint8
@@ -128,7 +129,13 @@ type aodvNode struct {
 }
 
 type aodv struct {
-	b     *Backend
+	b *Backend
+	// routedControl sends unicast control messages as ns-3 3.37 does,
+	// through AODV's route lookup (unicastCtl). Off: they go to the
+	// neighbour at the link layer, as RFC 3561 and real stacks (a
+	// connected subnet route) do. Tests turn it on to show what it costs.
+	routedControl bool
+
 	nodes []aodvNode
 	msg   [aodvRREQSize]byte
 	rerr  []byte
@@ -325,8 +332,10 @@ func (x *aodv) qPurge(t sim.Time, n int32) {
 	k := 0
 	for _, e := range nd.queue {
 		if e.expire < t {
-			x.b.dropApp(e.a, netsim.DropQueue)
-			x.b.unrefApp(e.a)
+			if e.ctl == nil {
+				x.b.dropApp(e.a, netsim.DropQueue)
+				x.b.unrefApp(e.a)
+			}
 			continue
 		}
 		nd.queue[k] = e
@@ -343,8 +352,10 @@ func (x *aodv) enqueue(t sim.Time, n int32, a uint32, dst int32, ttl uint8) {
 		e := nd.queue[0]
 		copy(nd.queue, nd.queue[1:])
 		nd.queue = nd.queue[:len(nd.queue)-1]
-		x.b.dropApp(e.a, netsim.DropQueue)
-		x.b.unrefApp(e.a)
+		if e.ctl == nil {
+			x.b.dropApp(e.a, netsim.DropQueue)
+			x.b.unrefApp(e.a)
+		}
 	}
 	x.b.refApp(a)
 	nd.queue = append(nd.queue, aodvQueued{a: a, dst: dst, ttl: ttl, expire: t.Add(aodvMaxQueueTime)})
@@ -365,6 +376,10 @@ func (x *aodv) sendFromQueue(t sim.Time, n, dst, next int32) {
 			k++
 			continue
 		}
+		if e.ctl != nil {
+			x.b.sendControl(n, dst, netsim.KindAODV, e.ctl, 0)
+			continue
+		}
 		x.b.forward(n, next, e.a, e.ttl)
 		x.b.unrefApp(e.a)
 	}
@@ -382,10 +397,47 @@ func (x *aodv) dropQueue(t sim.Time, n, dst int32) {
 			k++
 			continue
 		}
-		x.b.dropApp(e.a, netsim.DropNoRoute)
-		x.b.unrefApp(e.a)
+		if e.ctl == nil {
+			x.b.dropApp(e.a, netsim.DropNoRoute)
+			x.b.unrefApp(e.a)
+		}
 	}
 	nd.queue = nd.queue[:k]
+}
+
+// unicastCtl sends control message m to neighbour to after d. With
+// routedControl, as ns-3 3.37 does, the message goes through AODV's own
+// route lookup (ns-3's UDP socket asks RouteOutput): without a valid route
+// to the neighbour it waits in the request queue while a RREQ looks for
+// one. (ns-3 would then send it along that route, perhaps over several
+// hops; here it goes to the neighbour directly once a route exists.)
+func (x *aodv) unicastCtl(t sim.Time, n, to int32, m []byte, d sim.Duration) {
+	if !x.routedControl {
+		x.b.sendControl(n, to, netsim.KindAODV, m, d)
+		return
+	}
+	if r := x.lookupValid(t, n, to); r != nil {
+		next := r.next
+		x.updateLife(t, n, to, aodvActiveRouteTimeout)
+		x.updateLife(t, n, next, aodvActiveRouteTimeout)
+		x.b.sendControl(n, to, netsim.KindAODV, m, d)
+		return
+	}
+	x.qPurge(t, n)
+	nd := &x.nodes[n]
+	if len(nd.queue) == aodvMaxQueueLen {
+		e := nd.queue[0]
+		copy(nd.queue, nd.queue[1:])
+		nd.queue = nd.queue[:len(nd.queue)-1]
+		if e.ctl == nil {
+			x.b.dropApp(e.a, netsim.DropQueue)
+			x.b.unrefApp(e.a)
+		}
+	}
+	nd.queue = append(nd.queue, aodvQueued{ctl: append([]byte(nil), m...), dst: to, expire: t.Add(aodvMaxQueueTime)})
+	if r := x.lookup(t, n, to); r == nil || r.flag != aodvInSearch {
+		x.sendRequest(t, n, to)
+	}
 }
 
 // --- data ---
@@ -686,7 +738,7 @@ func (x *aodv) recvRREQ(t sim.Time, n, src int32, pl []byte) {
 			nd.seq++
 		}
 		m := x.rrep(0, n, nd.seq, org, aodvMyRouteTimeout, uint8(min(ro.hops, 255)))
-		x.b.sendControl(n, ro.next, netsim.KindAODV, m, 0)
+		x.unicastCtl(t, n, ro.next, m, 0)
 		return
 	}
 	if r := x.lookup(t, n, dst); r != nil {
@@ -737,10 +789,10 @@ func (x *aodv) replyAsIntermediate(t sim.Time, n, dst, org int32, grat bool) {
 	}
 	addPrecursor(toDst, toOrg.next)
 	addPrecursor(toOrg, toDst.next)
-	x.b.sendControl(n, toOrg.next, netsim.KindAODV, m, 0)
+	x.unicastCtl(t, n, toOrg.next, m, 0)
 	if grat {
 		g := x.rrep(toOrg.hops, org, toOrg.seq, dst, toOrg.life.Sub(t), uint8(min(toDst.hops, 255)))
-		x.b.sendControl(n, toDst.next, netsim.KindAODV, g, 0)
+		x.unicastCtl(t, n, toDst.next, g, 0)
 	}
 }
 
@@ -781,7 +833,7 @@ func (x *aodv) recvRREP(t sim.Time, n, from int32, pl []byte) {
 	if flags&aodvFlagAck != 0 {
 		a := x.msg[:aodvRREPACKSize]
 		a[0], a[1] = aodvRREPACK, 0
-		x.b.sendControl(n, from, netsim.KindAODV, a, 0)
+		x.unicastCtl(t, n, from, a, 0)
 		flags &^= aodvFlagAck
 	}
 	if org == n {
@@ -810,7 +862,7 @@ func (x *aodv) recvRREP(t sim.Time, n, from int32, pl []byte) {
 	m := x.msg[:aodvRREPSize]
 	copy(m, pl[:aodvRREPSize])
 	m[1], m[2], m[3] = flags, ttl-1, uint8(min(hop, 255))
-	x.b.sendControl(n, ro.next, netsim.KindAODV, m, 0)
+	x.unicastCtl(t, n, ro.next, m, 0)
 }
 
 // rerrMsg encodes a RERR for the destinations in x.un (sorted).
@@ -879,7 +931,7 @@ func (x *aodv) rerrNoRoute(t sim.Time, n, dst int32, seq uint32, org int32) {
 	x.un = append(x.un[:0], uint64(uint32(dst))<<32|uint64(seq))
 	m := x.rerrMsg()
 	if r := x.lookupValid(t, n, org); r != nil {
-		x.b.sendControl(n, r.next, netsim.KindAODV, m, 0)
+		x.unicastCtl(t, n, r.next, m, 0)
 	} else {
 		x.b.sendControl(n, -1, netsim.KindAODV, m, 0)
 	}
@@ -894,7 +946,7 @@ func (x *aodv) sendRERR(t sim.Time, n int32, m []byte) {
 	}
 	if len(x.prec) == 1 {
 		if x.lookupValid(t, n, x.prec[0]) != nil {
-			x.b.sendControl(n, x.prec[0], netsim.KindAODV, m, x.jit(n, aodvJitterMs))
+			x.unicastCtl(t, n, x.prec[0], m, x.jit(n, aodvJitterMs))
 			nd.rerrCount++
 		}
 		return
