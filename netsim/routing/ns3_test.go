@@ -307,22 +307,23 @@ func ns3Counters(t testing.TB, b *ns3.Backend, pos []geom.Vec3, sends []send, en
 }
 
 // TestUBANCRelayMatchesNS3: the UB-ANC relay (scenarios/ubanc/relay7.yaml:
-// AODV, 100 packets/s of 64 bytes from drone 0 to drone 6 from 10 s on),
-// with five seeds on each backend: the drones that forward (drones 2 and 4,
-// 160 m apart, carry every packet, except in a seed where the first route
-// discovery settles on a longer or weaker path, which AODV then keeps),
-// the control traffic by message type, the delivered packets and the 95th
-// percentile of the delay are ns-3's. Before AODV followed ns-3's state
-// machine, the native run spread the forwarding over drones 1-5 (in the
-// scenario 3487/8116/2768/10827/25 packets, with 157 route errors): a
-// route broke whenever two HELLOs in a row were lost, where ns-3 keeps a
-// neighbour alive while it forwards data to it.
+// AODV, 100 packets/s of 64 bytes from node 0 to node 6 from 10 s on),
+// with five seeds on each backend. The nodes that forward (2 and 4, the
+// scenario's drones 3 and 5, 160 m apart, carry every packet, except in a
+// seed whose first route discovery settles on a longer or weaker path,
+// which AODV then keeps), the control traffic by message type, the
+// delivered packets and the 95th percentile of the delay are ns-3's.
+// Before AODV followed ns-3's state machine, the native run spread the
+// forwarding over nodes 1-5 (in the scenario 3487/8116/2768/10827/25
+// packets, with 157 route errors): a route broke whenever two HELLOs in a
+// row were lost, where ns-3 keeps a neighbour alive while it forwards data
+// to it.
 func TestUBANCRelayMatchesNS3(t *testing.T) {
 	needNS3(t)
 	end := 60 * sim.Time(sim.Second)
 	sends := every(0, 6, 64, 10*sim.Time(sim.Second), end, 10*sim.Millisecond)
 	type tally struct {
-		straight   int // seeds forwarding through drones 2 and 4 only
+		straight   int // seeds forwarding through nodes 2 and 4 only
 		got        int
 		ctl, bytes uint64
 		c          aodvCounts
@@ -388,11 +389,11 @@ func TestUBANCRelayMatchesNS3(t *testing.T) {
 	slices.Sort(nat.delays)
 	slices.Sort(ref.delays)
 	np95, rp95 := nat.delays[len(nat.delays)*95/100], ref.delays[len(ref.delays)*95/100]
-	t.Logf("through drones 2 and 4 only: native %d, ns-3 %d of 5 seeds; delivered native %d, ns-3 %d of %d; p95 delay native %v, ns-3 %v",
+	t.Logf("through nodes 2 and 4 only: native %d, ns-3 %d of 5 seeds; delivered native %d, ns-3 %d of %d; p95 delay native %v, ns-3 %v",
 		nat.straight, ref.straight, nat.got, ref.got, 5*len(sends), np95, rp95)
 	t.Logf("control: native %d packets %d B %+v; ns-3 %d packets %d B %+v", nat.ctl, nat.bytes, nat.c, ref.ctl, ref.bytes, ref.c)
 	if nat.straight < 4 || ref.straight < 4 {
-		t.Errorf("seeds forwarding through drones 2 and 4 only: native %d, ns-3 %d of 5", nat.straight, ref.straight)
+		t.Errorf("seeds forwarding through nodes 2 and 4 only: native %d, ns-3 %d of 5", nat.straight, ref.straight)
 	}
 	if math.Abs(float64(nat.got-ref.got)) > 0.03*float64(5*len(sends)) {
 		t.Errorf("delivered: native %d, ns-3 %d of %d", nat.got, ref.got, 5*len(sends))
