@@ -24,10 +24,15 @@ func benchRelay(b *testing.B, mk func() netsim.Backend) {
 
 // BenchmarkRelayOLSR: the relay with OLSR, natively and on ns-3 (the
 // issue asks the native run to be at least 20x faster).
-func BenchmarkRelayOLSR(b *testing.B) {
+func BenchmarkRelayOLSR(b *testing.B) { benchProto(b, OLSR) }
+
+// BenchmarkRelayAODV: the relay with AODV, natively and on ns-3.
+func BenchmarkRelayAODV(b *testing.B) { benchProto(b, AODV) }
+
+func benchProto(b *testing.B, proto string) {
 	b.Run("native", func(b *testing.B) {
 		benchRelay(b, func() netsim.Backend {
-			r, err := New(OLSR, 1, nil, wifiLink(relayParams()))
+			r, err := New(proto, 1, nil, wifiLink(relayParams()))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -37,7 +42,7 @@ func BenchmarkRelayOLSR(b *testing.B) {
 	b.Run("ns3", func(b *testing.B) {
 		needNS3(b)
 		benchRelay(b, func() netsim.Backend {
-			q := nsParams(OLSR, relayParams())
+			q := nsParams(proto, relayParams())
 			r, err := newNS3(q)
 			if err != nil {
 				b.Fatal(err)

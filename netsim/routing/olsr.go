@@ -2,22 +2,34 @@ package routing
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 
 	"skyloop/netsim"
 	"skyloop/sim"
 )
 
-// OLSR constants: ns-3 3.37's defaults (src/olsr/model/olsr-routing-protocol.cc,
-// ../shared/reference/NUMBERS.md).
+// OLSR as ns-3 3.37 implements it (src/olsr/model/olsr-routing-protocol.cc,
+// olsr-state.cc) with its default attributes: one interface per node, no
+// HNA or MID messages, and no link hysteresis (ns-3 3.37 has none: RFC
+// 3626 section 14 is not implemented). The tuple sets keep ns-3's
+// insertion order, which decides ties in MPR selection and routes.
 const (
 	olsrHelloInterval = 2 * sim.Second
 	olsrTcInterval    = 5 * sim.Second
-	olsrNeighbHold    = 3 * olsrHelloInterval
-	olsrTopHold       = 3 * olsrTcInterval
+	olsrNeighbHold    = 3 * olsrHelloInterval // HELLO validity time
+	olsrTopHold       = 3 * olsrTcInterval    // TC validity time
 	olsrDupHold       = 30 * sim.Second
-	olsrMaxJitter     = olsrHelloInterval / 4
-	olsrWillDefault   = 3
+	olsrMaxJitter     = olsrHelloInterval / 4 // messages wait U[0, 0.5 s)
+	olsrMaxMsgs       = 64                    // messages per packet
+	olsrTimerSlack    = sim.Microsecond       // ns-3's tuple timers fire 1 us after the expiry (its DELAY macro)
+)
+
+// Willingness values (RFC 3626 18.8).
+const (
+	olsrWillNever   = 0
+	olsrWillDefault = 3
+	olsrWillAlways  = 7
 )
 
 // OLSR message types, link and neighbour types (RFC 3626 18.4-18.6).
@@ -43,70 +55,122 @@ const (
 	olsrTHello uint8 = iota
 	olsrTTc
 	olsrTSend
+	olsrTLink // a link tuple's timer (arg: the neighbour)
 )
 
-type olsrLink struct{ sym, asym, time sim.Time }
-
-type olsrTopo struct {
-	ansn   uint16
-	expire sim.Time
+// olsrLinkT is a link tuple: the neighbour, when the link stops being
+// symmetric and asymmetric, and when the tuple goes.
+type olsrLinkT struct {
+	nb              int32
+	sym, asym, time sim.Time
 }
 
-type olsrDup struct {
-	expire sim.Time
-	done   bool // retransmitted
+// olsrNbT is a neighbour tuple.
+type olsrNbT struct {
+	nb   int32
+	sym  bool
+	will uint8
+}
+
+// olsr2T is a two-hop tuple: x reached through neighbour nb.
+type olsr2T struct {
+	nb, x int32
+	exp   sim.Time
+}
+
+// olsrSelT is an MPR selector tuple.
+type olsrSelT struct {
+	nb  int32
+	exp sim.Time
+}
+
+// olsrTopoT is a topology tuple: dst is a neighbour of last.
+type olsrTopoT struct {
+	dst, last int32
+	seq       uint16
+	exp       sim.Time
+}
+
+// olsrDupT is a duplicate tuple.
+type olsrDupT struct {
+	key  uint64 // originator<<16 | message sequence number
+	exp  sim.Time
+	retx bool // retransmitted
+	seen bool // considered for forwarding on the (only) interface
 }
 
 type olsrNode struct {
-	links     map[int32]*olsrLink
-	twoHop    map[uint64]sim.Time // nbr<<32 | two-hop node
-	selectors map[int32]sim.Time
-	topo      map[uint64]olsrTopo // dest<<32 | last
-	dup       map[uint64]olsrDup  // originator<<32 | message seq
-	mpr       []int32
-	ansn      uint16
-	msgSeq    uint16
-	pktSeq    uint16
-	selSet    []int32 // selectors at the last TC, to notice changes
+	links  []olsrLinkT
+	nbs    []olsrNbT
+	twoHop []olsr2T
+	mpr    []int32 // sorted
+	sel    []olsrSelT
+	topo   []olsrTopoT
+	dup    []olsrDupT
+	ansn   uint16
+	msgSeq uint16
+	pktSeq uint16
 
-	// routing table, recomputed when dirty
-	dirty bool
-	next  map[int32]int32
-	dist  map[int32]int
+	// the routing table: next hop and distance by destination (-1: none)
+	next []int32
+	dist []int32
 
-	queue   []byte // messages waiting for the send timer
-	sending bool
-	draws   uint64
+	queue      []byte // messages waiting for the send timer
+	nq         int    // messages in queue
+	sending    bool
+	linkTimer1 bool // ns-3's m_linkTupleTimerFirstTime: the first lost link is not a neighbour loss
+	draws      uint64
 }
 
 type olsr struct {
-	b       *Backend
-	nodes   []olsrNode
-	buf     []byte
-	ids     []int32
-	keys    []uint64
-	mb      []byte
-	cover   map[int32]int
-	covered map[int32]bool
+	b     *Backend
+	nodes []olsrNode
+	buf   []byte
+	mb    []byte
+	// MPR computation scratch
+	n1    []olsrNbT
+	n2    []olsr2T
+	cover []int32
+	reach []int
 }
 
-func newOLSR(b *Backend) *olsr {
-	return &olsr{b: b, cover: map[int32]int{}, covered: map[int32]bool{}}
-}
+func newOLSR(b *Backend) *olsr { return &olsr{b: b} }
 
 func (*olsr) name() string { return OLSR }
 
+// emf encodes a validity time as RFC 3626 18.3 (ns-3's SecondsToEmf).
+func emf(d sim.Duration) uint8 {
+	const c = 0.0625
+	s := d.Seconds()
+	b := 1
+	for s/c >= float64(int(1)<<b) {
+		b++
+	}
+	b--
+	a := int(math.Ceil(16*(s/(c*float64(int(1)<<b))-1) - 0.5))
+	if a == 16 {
+		b, a = b+1, 0
+	}
+	return uint8(a<<4 | b)
+}
+
+// emfTime decodes a validity time (ns-3's EmfToSeconds).
+func emfTime(v uint8) sim.Duration {
+	a, b := float64(v>>4), int(v&0xf)
+	return sim.Duration(math.Round(0.0625 * (1 + a/16) * float64(int(1)<<b) * 1e9))
+}
+
 func (o *olsr) start(t sim.Time) {
-	o.nodes = make([]olsrNode, o.b.n)
+	n := o.b.n
+	o.nodes = make([]olsrNode, n)
 	for i := range o.nodes {
-		n := &o.nodes[i]
-		n.links = map[int32]*olsrLink{}
-		n.twoHop = map[uint64]sim.Time{}
-		n.selectors = map[int32]sim.Time{}
-		n.topo = map[uint64]olsrTopo{}
-		n.dup = map[uint64]olsrDup{}
-		n.next = map[int32]int32{}
-		n.dist = map[int32]int{}
+		nd := &o.nodes[i]
+		nd.next = make([]int32, n)
+		nd.dist = make([]int32, n)
+		for d := range nd.next {
+			nd.next[d], nd.dist[d] = -1, -1
+		}
+		nd.linkTimer1 = true
 		// ns-3 sends the first HELLO and TC at start (each message waits
 		// its jitter before leaving).
 		o.b.after(0, int32(i), olsrTHello, 0)
@@ -119,51 +183,78 @@ func (o *olsr) jitter(n int32) sim.Duration {
 	return o.b.jitter(olsrMaxJitter, n, o.nodes[n].draws, 0x0115)
 }
 
+// delay is ns-3's DELAY(at): until at, plus a microsecond.
+func delay(t, at sim.Time) sim.Duration {
+	if at < t {
+		return olsrTimerSlack
+	}
+	return at.Sub(t) + olsrTimerSlack
+}
+
+// alive tells whether a tuple expiring at exp still exists at t: ns-3
+// removes it when its timer fires, a microsecond after exp.
+func alive(exp, t sim.Time) bool { return t < exp.Add(olsrTimerSlack) }
+
 func (o *olsr) timer(t sim.Time, n int32, kind uint8, arg uint64) {
 	switch kind {
 	case olsrTHello:
-		o.purge(t, n)
+		o.nodes[n].dup = slices.DeleteFunc(o.nodes[n].dup, func(d olsrDupT) bool { return !alive(d.exp, t) })
 		o.sendHello(t, n)
 		o.b.after(olsrHelloInterval, n, olsrTHello, 0)
 	case olsrTTc:
-		o.sendTC(t, n)
+		if o.purgeSel(t, n); len(o.nodes[n].sel) > 0 {
+			o.sendTC(t, n)
+		}
 		o.b.after(olsrTcInterval, n, olsrTTc, 0)
 	case olsrTSend:
 		o.flush(n)
+	case olsrTLink:
+		o.linkTimer(t, n, int32(arg))
 	}
 }
+
+// --- sending ---
 
 // queueMsg appends an encoded message to n's next packet, which leaves
-// after a jitter (messages queued meanwhile share the packet, as in ns-3).
-func (o *olsr) queueMsg(n int32, msg []byte) {
+// after the delay of the first message queued (messages queued meanwhile
+// share the packet, as in ns-3).
+func (o *olsr) queueMsg(n int32, msg []byte, d sim.Duration) {
 	nd := &o.nodes[n]
 	nd.queue = append(nd.queue, msg...)
+	nd.nq++
 	if !nd.sending {
 		nd.sending = true
-		o.b.after(o.jitter(n), n, olsrTSend, 0)
+		o.b.after(d, n, olsrTSend, 0)
 	}
 }
 
+// flush sends the queued messages, at most 64 per packet.
 func (o *olsr) flush(n int32) {
 	nd := &o.nodes[n]
 	nd.sending = false
-	if len(nd.queue) == 0 {
-		return
+	q := nd.queue
+	for len(q) > 0 {
+		k, size := 0, 0
+		for size < len(q) && k < olsrMaxMsgs {
+			size += int(binary.BigEndian.Uint16(q[size+2:]))
+			k++
+		}
+		nd.pktSeq++
+		pk := o.buf[:0]
+		pk = binary.BigEndian.AppendUint16(pk, uint16(olsrPktHeader+size))
+		pk = binary.BigEndian.AppendUint16(pk, nd.pktSeq)
+		pk = append(pk, q[:size]...)
+		o.buf = pk
+		o.b.sendControl(n, -1, netsim.KindOLSR, pk, 0)
+		q = q[size:]
 	}
-	nd.pktSeq++
-	pk := o.buf[:0]
-	pk = binary.BigEndian.AppendUint16(pk, uint16(olsrPktHeader+len(nd.queue)))
-	pk = binary.BigEndian.AppendUint16(pk, nd.pktSeq)
-	pk = append(pk, nd.queue...)
-	o.buf = pk
-	nd.queue = nd.queue[:0]
-	o.b.sendControl(n, -1, netsim.KindOLSR, pk, 0)
+	nd.queue, nd.nq = nd.queue[:0], 0
 }
 
 // msgHeader appends an RFC 3626 message header; the size is patched by
 // endMsg.
-func msgHeader(m []byte, typ uint8, orig int32, ttl, hops uint8, seq uint16) []byte {
-	m = append(m, typ, 0, 0, 0)
+func msgHeader(m []byte, typ, vtime uint8, orig int32, ttl, hops uint8, seq uint16) []byte {
+	m = append(m, typ, vtime, 0, 0)
 	m = binary.BigEndian.AppendUint32(m, uint32(orig))
 	m = append(m, ttl, hops)
 	return binary.BigEndian.AppendUint16(m, seq)
@@ -173,104 +264,138 @@ func endMsg(m []byte, start int) {
 	binary.BigEndian.PutUint16(m[start+2:], uint16(len(m)-start))
 }
 
-func (o *olsr) symmetric(t sim.Time, n, nb int32) bool {
-	l := o.nodes[n].links[nb]
-	return l != nil && l.sym >= t
-}
-
-// sortedLinks lists n's link neighbours in id order.
-func (o *olsr) sortedLinks(n int32) []int32 {
-	o.ids = o.ids[:0]
-	for nb := range o.nodes[n].links {
-		o.ids = append(o.ids, nb)
+func (o *olsr) findNb(n, nb int32) *olsrNbT {
+	nd := &o.nodes[n]
+	for i := range nd.nbs {
+		if nd.nbs[i].nb == nb {
+			return &nd.nbs[i]
+		}
 	}
-	slices.Sort(o.ids)
-	return o.ids
+	return nil
 }
 
+func (o *olsr) findLink(n, nb int32) int {
+	for i := range o.nodes[n].links {
+		if o.nodes[n].links[i].nb == nb {
+			return i
+		}
+	}
+	return -1
+}
+
+// sendHello lists every link tuple in force, one link message each (as
+// ns-3 writes them).
 func (o *olsr) sendHello(t sim.Time, n int32) {
 	nd := &o.nodes[n]
-	o.computeMPR(t, n)
 	nd.msgSeq++
-	m := msgHeader(o.mb[:0], olsrHello, n, 1, 0, nd.msgSeq)
-	m = append(m, 0, 0, 0, olsrWillDefault)
-	ids := o.sortedLinks(n)
-	// One link-code group per (link type, neighbour type), as RFC 3626 6.2.
-	for lt := uint8(linkAsym); lt <= linkLost; lt++ {
-		for nt := uint8(neighNot); nt <= neighMPR; nt++ {
-			g := len(m)
-			m = append(m, nt<<2|lt, 0, 0, 0)
-			for _, nb := range ids {
-				l := nd.links[nb]
-				if l.time < t {
-					continue
-				}
-				if o.linkType(t, l) != lt || o.neighType(t, n, nb) != nt {
-					continue
-				}
-				m = binary.BigEndian.AppendUint32(m, uint32(nb))
-			}
-			if len(m) == g+4 {
-				m = m[:g]
-				continue
-			}
-			binary.BigEndian.PutUint16(m[g+2:], uint16(len(m)-g))
+	m := msgHeader(o.mb[:0], olsrHello, emf(olsrNeighbHold), n, 1, 0, nd.msgSeq)
+	m = append(m, 0, 0, emf(olsrHelloInterval), olsrWillDefault)
+	for _, l := range nd.links {
+		if l.time < t {
+			continue
 		}
+		lt := uint8(linkLost)
+		switch {
+		case l.sym >= t:
+			lt = linkSym
+		case l.asym >= t:
+			lt = linkAsym
+		}
+		var nt uint8
+		if _, ok := slices.BinarySearch(nd.mpr, l.nb); ok {
+			nt = neighMPR
+		} else if nb := o.findNb(n, l.nb); nb == nil {
+			continue
+		} else if nb.sym {
+			nt = neighSym
+		} else {
+			nt = neighNot
+		}
+		m = append(m, lt|nt<<2, 0, 0, 8)
+		m = binary.BigEndian.AppendUint32(m, uint32(l.nb))
 	}
 	endMsg(m, 0)
 	o.mb = m
-	o.queueMsg(n, m)
+	o.queueMsg(n, m, o.jitter(n))
 }
 
-func (o *olsr) linkType(t sim.Time, l *olsrLink) uint8 {
-	switch {
-	case l.sym >= t:
-		return linkSym
-	case l.asym >= t:
-		return linkAsym
-	}
-	return linkLost
-}
-
-func (o *olsr) neighType(t sim.Time, n, nb int32) uint8 {
-	if slices.Contains(o.nodes[n].mpr, nb) {
-		return neighMPR
-	}
-	if o.symmetric(t, n, nb) {
-		return neighSym
-	}
-	return neighNot
-}
-
+// sendTC advertises n's MPR selectors.
 func (o *olsr) sendTC(t sim.Time, n int32) {
 	nd := &o.nodes[n]
-	o.ids = o.ids[:0]
-	for s, e := range nd.selectors {
-		if e >= t {
-			o.ids = append(o.ids, s)
-		}
-	}
-	if len(o.ids) == 0 {
-		return // no one chose n as MPR: no TC (ns-3)
-	}
-	slices.Sort(o.ids)
-	if !slices.Equal(o.ids, nd.selSet) {
-		nd.ansn++
-		nd.selSet = append(nd.selSet[:0], o.ids...)
-	}
 	nd.msgSeq++
-	m := msgHeader(o.mb[:0], olsrTC, n, 255, 0, nd.msgSeq)
+	m := msgHeader(o.mb[:0], olsrTC, emf(olsrTopHold), n, 255, 0, nd.msgSeq)
 	m = binary.BigEndian.AppendUint16(m, nd.ansn)
 	m = append(m, 0, 0)
-	for _, s := range o.ids {
-		m = binary.BigEndian.AppendUint32(m, uint32(s))
+	for _, s := range nd.sel {
+		m = binary.BigEndian.AppendUint32(m, uint32(s.nb))
 	}
 	endMsg(m, 0)
 	o.mb = m
-	o.queueMsg(n, m)
+	o.queueMsg(n, m, o.jitter(n))
 }
 
-// control parses an OLSR packet: its messages one by one.
+// --- expiry ---
+
+// purgeSel removes expired MPR selectors; each removal advances the ANSN.
+func (o *olsr) purgeSel(t sim.Time, n int32) {
+	nd := &o.nodes[n]
+	k := 0
+	for _, s := range nd.sel {
+		if !alive(s.exp, t) {
+			nd.ansn++
+			continue
+		}
+		nd.sel[k] = s
+		k++
+	}
+	nd.sel = nd.sel[:k]
+}
+
+func (o *olsr) purge2(t sim.Time, n int32) {
+	nd := &o.nodes[n]
+	nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return !alive(e.exp, t) })
+	nd.topo = slices.DeleteFunc(nd.topo, func(e olsrTopoT) bool { return !alive(e.exp, t) })
+}
+
+// linkTimer is a link tuple's timer: the tuple goes when its time is over;
+// when only its symmetric time is over, the neighbour is lost (except the
+// first time at this node: ns-3's m_linkTupleTimerFirstTime).
+func (o *olsr) linkTimer(t sim.Time, n, nb int32) {
+	nd := &o.nodes[n]
+	i := o.findLink(n, nb)
+	if i < 0 {
+		return
+	}
+	l := nd.links[i]
+	switch {
+	case l.time < t:
+		nd.nbs = slices.DeleteFunc(nd.nbs, func(e olsrNbT) bool { return e.nb == nb })
+		nd.links = slices.Delete(nd.links, i, i+1)
+	case l.sym < t:
+		if nd.linkTimer1 {
+			nd.linkTimer1 = false
+		} else {
+			o.neighbourLoss(t, n, nb)
+		}
+		o.b.after(delay(t, l.time), n, olsrTLink, uint64(uint32(nb)))
+	default:
+		o.b.after(delay(t, min(l.time, l.sym)), n, olsrTLink, uint64(uint32(nb)))
+	}
+}
+
+func (o *olsr) neighbourLoss(t sim.Time, n, nb int32) {
+	nd := &o.nodes[n]
+	o.linkUpdated(t, n, nb, olsrWillDefault)
+	nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return e.nb == nb })
+	nd.sel = slices.DeleteFunc(nd.sel, func(e olsrSelT) bool { return e.nb == nb })
+	o.computeMPR(t, n)
+	o.table(t, n)
+}
+
+// --- receiving ---
+
+// control parses an OLSR packet: its messages one by one, then the
+// routing table is computed again.
 func (o *olsr) control(t sim.Time, n int32, from int32, pl []byte) {
 	if len(pl) < olsrPktHeader {
 		return
@@ -279,338 +404,399 @@ func (o *olsr) control(t sim.Time, n int32, from int32, pl []byte) {
 	for len(pl) >= olsrMsgHeader {
 		size := int(binary.BigEndian.Uint16(pl[2:]))
 		if size < olsrMsgHeader || size > len(pl) {
-			return
+			break
 		}
 		o.message(t, n, from, pl[:size])
 		pl = pl[size:]
 	}
+	o.table(t, n)
 }
 
 func (o *olsr) message(t sim.Time, n, from int32, m []byte) {
-	typ := m[0]
+	typ, vtime := m[0], emfTime(m[1])
 	orig := int32(binary.BigEndian.Uint32(m[4:]))
-	ttl, hops := m[8], m[9]
+	ttl := m[8]
 	seq := binary.BigEndian.Uint16(m[10:])
-	if orig == n || orig < 0 || int(orig) >= o.b.n {
+	if ttl == 0 || orig == n || orig < 0 || int(orig) >= o.b.n || from < 0 || int(from) >= o.b.n {
 		return
 	}
 	nd := &o.nodes[n]
-	if typ == olsrHello {
-		o.recvHello(t, n, from, m[olsrMsgHeader:])
+	key := uint64(uint32(orig))<<16 | uint64(seq)
+	di := -1
+	for i := range nd.dup {
+		if nd.dup[i].key == key && alive(nd.dup[i].exp, t) {
+			di = i
+			break
+		}
+	}
+	dup := di >= 0
+	var d olsrDupT
+	if dup {
+		d = nd.dup[di]
+	}
+	fwd := true
+	if !dup {
+		switch typ {
+		case olsrHello:
+			o.recvHello(t, n, orig, vtime, m[olsrMsgHeader:])
+		case olsrTC:
+			o.recvTC(t, n, from, orig, vtime, m[olsrMsgHeader:])
+		}
+	} else if d.seen {
+		fwd = false
+	}
+	if !fwd || typ == olsrHello {
 		return
 	}
-	key := uint64(uint32(orig))<<32 | uint64(seq)
-	d, dup := nd.dup[key]
-	if dup && d.expire < t {
-		dup = false
-	}
-	if !dup && typ == olsrTC && o.symmetric(t, n, from) {
-		o.recvTC(t, n, from, orig, m[olsrMsgHeader:])
-	}
-	// Default forwarding (RFC 3626 3.4.1): retransmit once if the last
-	// hop chose n as MPR.
-	if dup && d.done {
+	// Default forwarding (RFC 3626 3.4.1): from a symmetric neighbour,
+	// once, if the last hop chose n as its MPR.
+	if !o.symLink(t, n, from) || (dup && d.retx) {
 		return
 	}
-	if !o.symmetric(t, n, from) {
-		return // not from a symmetric neighbour: neither processed nor forwarded
+	retx := false
+	if ttl > 1 {
+		o.purgeSel(t, n)
+		for _, s := range nd.sel {
+			if s.nb == from {
+				fm := append(o.mb[:0], m...)
+				fm[8], fm[9] = ttl-1, m[9]+1
+				o.mb = fm
+				o.queueMsg(n, fm, o.jitter(n))
+				retx = true
+				break
+			}
+		}
 	}
-	fwd := false
-	if e, ok := nd.selectors[from]; ok && e >= t && ttl > 1 {
-		fwd = true
-	}
-	nd.dup[key] = olsrDup{expire: t.Add(olsrDupHold), done: fwd}
-	if fwd {
-		fm := append(o.mb[:0], m...)
-		fm[8], fm[9] = ttl-1, hops+1
-		o.mb = fm
-		o.queueMsg(n, fm)
+	e := olsrDupT{key: key, exp: t.Add(olsrDupHold), retx: retx, seen: true}
+	if dup {
+		nd.dup[di] = e
+	} else {
+		nd.dup = append(nd.dup, e)
 	}
 }
 
-func (o *olsr) recvHello(t sim.Time, n, from int32, body []byte) {
+// symLink is ns-3's FindSymLinkTuple: the link to nb is symmetric after t.
+func (o *olsr) symLink(t sim.Time, n, nb int32) bool {
+	i := o.findLink(n, nb)
+	return i >= 0 && o.nodes[n].links[i].sym > t
+}
+
+// hello iterates over a HELLO's link messages.
+func helloLinks(body []byte, f func(lt, nt uint8, addr int32)) {
+	if len(body) < 4 {
+		return
+	}
+	for g := body[4:]; len(g) >= 4; {
+		size := int(binary.BigEndian.Uint16(g[2:]))
+		if size < 4 || size > len(g) {
+			return
+		}
+		code := g[0]
+		for a := g[4:size]; len(a) >= 4; a = a[4:] {
+			f(code&3, code>>2&3, int32(binary.BigEndian.Uint32(a)))
+		}
+		g = g[size:]
+	}
+}
+
+func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []byte) {
 	if len(body) < 4 {
 		return
 	}
 	nd := &o.nodes[n]
-	l := nd.links[from]
-	if l == nil {
-		l = &olsrLink{sym: t - 1, time: t.Add(olsrNeighbHold)}
-		nd.links[from] = l
+	will := body[3]
+	// Link sensing.
+	i := o.findLink(n, from)
+	created, updated := i < 0, i >= 0
+	if created {
+		nd.links = append(nd.links, olsrLinkT{nb: from, sym: t - sim.Time(sim.Second), time: t.Add(vtime)})
+		i = len(nd.links) - 1
 	}
-	l.asym = t.Add(olsrNeighbHold)
-	wasSym := l.sym >= t
-	groups := body[4:]
-	// First pass: the link to the sender.
-	for g := groups; len(g) >= 4; {
-		size := int(binary.BigEndian.Uint16(g[2:]))
-		if size < 4 || size > len(g) {
-			break
-		}
-		lt := g[0] & 3
-		for a := g[4:size]; len(a) >= 4; a = a[4:] {
-			if int32(binary.BigEndian.Uint32(a)) != n {
-				continue
-			}
-			switch lt {
-			case linkLost:
-				l.sym = t - 1
-			case linkSym, linkAsym:
-				l.sym = t.Add(olsrNeighbHold)
-				l.time = l.sym.Add(olsrNeighbHold)
-			}
-		}
-		g = g[size:]
-	}
-	if l.time < l.asym {
-		l.time = l.asym
-	}
-	changed := wasSym != (l.sym >= t)
-	// Second pass: two-hop neighbours and MPR selection, from a symmetric
-	// neighbour only.
-	if l.sym >= t {
-		for g := groups; len(g) >= 4; {
-			size := int(binary.BigEndian.Uint16(g[2:]))
-			if size < 4 || size > len(g) {
-				break
-			}
-			nt := (g[0] >> 2) & 3
-			for a := g[4:size]; len(a) >= 4; a = a[4:] {
-				x := int32(binary.BigEndian.Uint32(a))
-				if x < 0 || int(x) >= o.b.n {
-					continue
-				}
-				if x == n {
-					if nt == neighMPR {
-						nd.selectors[from] = t.Add(olsrNeighbHold)
-					}
-					continue
-				}
-				key := uint64(uint32(from))<<32 | uint64(uint32(x))
-				switch nt {
-				case neighSym, neighMPR:
-					if _, ok := nd.twoHop[key]; !ok {
-						changed = true
-					}
-					nd.twoHop[key] = t.Add(olsrNeighbHold)
-				case neighNot:
-					if _, ok := nd.twoHop[key]; ok {
-						delete(nd.twoHop, key)
-						changed = true
-					}
-				}
-			}
-			g = g[size:]
-		}
-	}
-	if changed {
-		nd.dirty = true
-	}
-}
-
-func (o *olsr) recvTC(t sim.Time, n, from, orig int32, body []byte) {
-	nd := &o.nodes[n]
-	if !o.symmetric(t, n, from) || len(body) < 4 {
-		return
-	}
-	ansn := binary.BigEndian.Uint16(body)
-	// A tuple from orig with a newer ANSN makes this TC stale.
-	o.keys = o.keys[:0]
-	for k, tp := range nd.topo {
-		if int32(uint32(k)) != orig || tp.expire < t {
-			continue
-		}
-		if int16(tp.ansn-ansn) > 0 {
+	l := &nd.links[i]
+	l.asym = t.Add(vtime)
+	done := false
+	helloLinks(body, func(lt, nt uint8, addr int32) {
+		if done || addr != n || (lt == linkSym && nt == neighNot) || nt > neighMPR {
 			return
 		}
-		if tp.ansn != ansn {
-			o.keys = append(o.keys, k)
+		switch lt {
+		case linkLost:
+			l.sym, updated, done = t-sim.Time(sim.Second), true, true
+		case linkSym, linkAsym:
+			l.sym = t.Add(vtime)
+			l.time, updated, done = l.sym.Add(olsrNeighbHold), true, true
+		}
+	})
+	l.time = max(l.time, l.asym)
+	sym, ltime := l.sym, l.time
+	if updated {
+		o.linkUpdated(t, n, from, will)
+	}
+	if created {
+		o.linkAdded(t, n, from, sym, will)
+		o.b.after(delay(t, min(ltime, sym)), n, olsrTLink, uint64(uint32(from)))
+	}
+	// The neighbour's willingness.
+	if nb := o.findNb(n, from); nb != nil {
+		nb.will = will
+	}
+	// Two-hop neighbours, from a symmetric link.
+	o.purge2(t, n)
+	if sym >= t {
+		helloLinks(body, func(_, nt uint8, x int32) {
+			if x < 0 || int(x) >= o.b.n {
+				return
+			}
+			switch nt {
+			case neighSym, neighMPR:
+				if x == n {
+					return
+				}
+				for j := range nd.twoHop {
+					if e := &nd.twoHop[j]; e.nb == from && e.x == x {
+						e.exp = t.Add(vtime)
+						return
+					}
+				}
+				nd.twoHop = append(nd.twoHop, olsr2T{nb: from, x: x, exp: t.Add(vtime)})
+			case neighNot:
+				nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return e.nb == from && e.x == x })
+			}
+		})
+	}
+	o.computeMPR(t, n)
+	// MPR selectors.
+	o.purgeSel(t, n)
+	helloLinks(body, func(_, nt uint8, x int32) {
+		if nt != neighMPR || x != n {
+			return
+		}
+		for j := range nd.sel {
+			if nd.sel[j].nb == from {
+				nd.sel[j].exp = t.Add(vtime)
+				return
+			}
+		}
+		nd.sel = append(nd.sel, olsrSelT{nb: from, exp: t.Add(vtime)})
+		nd.ansn++
+	})
+}
+
+// linkAdded creates (or replaces) the neighbour tuple of a new link.
+func (o *olsr) linkAdded(t sim.Time, n, nb int32, sym sim.Time, will uint8) {
+	nd := &o.nodes[n]
+	e := olsrNbT{nb: nb, sym: sym >= t, will: will}
+	if p := o.findNb(n, nb); p != nil {
+		*p = e
+	} else {
+		nd.nbs = append(nd.nbs, e)
+	}
+	nd.ansn++
+}
+
+// linkUpdated recomputes the neighbour tuple's status from its link.
+func (o *olsr) linkUpdated(t sim.Time, n, nb int32, will uint8) {
+	i := o.findLink(n, nb)
+	if o.findNb(n, nb) == nil {
+		sym := sim.Time(math.MinInt64)
+		if i >= 0 {
+			sym = o.nodes[n].links[i].sym
+		}
+		o.linkAdded(t, n, nb, sym, will)
+	}
+	o.findNb(n, nb).sym = i >= 0 && o.nodes[n].links[i].sym >= t
+}
+
+func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body []byte) {
+	if !o.symLink(t, n, from) || len(body) < 4 {
+		return
+	}
+	nd := &o.nodes[n]
+	ansn := binary.BigEndian.Uint16(body)
+	o.purge2(t, n)
+	for _, e := range nd.topo {
+		if e.last == orig && e.seq > ansn {
+			return // an advertisement newer than this one
 		}
 	}
-	for _, k := range o.keys {
-		delete(nd.topo, k)
-		nd.dirty = true
-	}
+	nd.topo = slices.DeleteFunc(nd.topo, func(e olsrTopoT) bool { return e.last == orig && e.seq < ansn })
 	for a := body[4:]; len(a) >= 4; a = a[4:] {
 		dst := int32(binary.BigEndian.Uint32(a))
 		if dst < 0 || int(dst) >= o.b.n {
 			continue
 		}
-		key := uint64(uint32(dst))<<32 | uint64(uint32(orig))
-		if _, ok := nd.topo[key]; !ok {
-			nd.dirty = true
+		found := false
+		for j := range nd.topo {
+			if e := &nd.topo[j]; e.dst == dst && e.last == orig {
+				e.exp, found = t.Add(vtime), true
+				break
+			}
 		}
-		nd.topo[key] = olsrTopo{ansn: ansn, expire: t.Add(olsrTopHold)}
-	}
-}
-
-// purge forgets expired tuples.
-func (o *olsr) purge(t sim.Time, n int32) {
-	nd := &o.nodes[n]
-	for k, l := range nd.links {
-		if l.time < t {
-			delete(nd.links, k)
-			nd.dirty = true
-		}
-	}
-	for k, e := range nd.twoHop {
-		if e < t {
-			delete(nd.twoHop, k)
-			nd.dirty = true
-		}
-	}
-	for k, e := range nd.selectors {
-		if e < t {
-			delete(nd.selectors, k)
-		}
-	}
-	for k, tp := range nd.topo {
-		if tp.expire < t {
-			delete(nd.topo, k)
-			nd.dirty = true
-		}
-	}
-	for k, d := range nd.dup {
-		if d.expire < t {
-			delete(nd.dup, k)
+		if !found {
+			nd.topo = append(nd.topo, olsrTopoT{dst: dst, last: orig, seq: ansn, exp: t.Add(vtime)})
 		}
 	}
 }
 
-// computeMPR selects n's multipoint relays (RFC 3626 8.3.1): neighbours
-// that are the only way to a two-hop node first, then by the number of
-// uncovered two-hop nodes they reach, ties to the lower id.
+// --- MPR selection and routes ---
+
+// computeMPR selects n's multipoint relays as ns-3 does (RFC 3626 8.3.1):
+// neighbours of willingness ALWAYS, then the only ones reaching some
+// two-hop node, then repeatedly the neighbour of highest willingness
+// reaching the most two-hop nodes not covered yet (ties: the first in the
+// neighbour set; ns-3's degree tie-break never applies, its degree is
+// always 0).
 func (o *olsr) computeMPR(t sim.Time, n int32) {
 	nd := &o.nodes[n]
-	nd.mpr = nd.mpr[:0]
-	cover := o.cover
-	clear(cover)
-	// two-hop node -> number of symmetric neighbours reaching it
-	o.keys = o.keys[:0]
-	for k, e := range nd.twoHop {
-		nb, x := int32(k>>32), int32(uint32(k))
-		if e < t || !o.symmetric(t, n, nb) || x == n || o.symmetric(t, n, x) {
+	o.purge2(t, n)
+	n1 := o.n1[:0]
+	for _, e := range nd.nbs {
+		if e.sym {
+			n1 = append(n1, e)
+		}
+	}
+	inN1 := func(a int32) *olsrNbT {
+		for i := range n1 {
+			if n1[i].nb == a {
+				return &n1[i]
+			}
+		}
+		return nil
+	}
+	n2 := o.n2[:0]
+	for _, e := range nd.twoHop {
+		if e.x == n {
 			continue
 		}
-		o.keys = append(o.keys, k)
-	}
-	slices.Sort(o.keys)
-	for _, k := range o.keys {
-		cover[int32(uint32(k))]++
-	}
-	covered := o.covered
-	clear(covered)
-	add := func(nb int32) {
-		if slices.Contains(nd.mpr, nb) {
-			return
+		if nb := inN1(e.nb); nb == nil || nb.will == olsrWillNever || inN1(e.x) != nil {
+			continue
 		}
-		nd.mpr = append(nd.mpr, nb)
-		for _, k := range o.keys {
-			if int32(k>>32) == nb {
-				covered[int32(uint32(k))] = true
+		n2 = append(n2, e)
+	}
+	mpr := nd.mpr[:0]
+	cover := func(nb int32) {
+		xs := o.cover[:0]
+		for _, e := range n2 {
+			if e.nb == nb {
+				xs = append(xs, e.x)
+			}
+		}
+		n2 = slices.DeleteFunc(n2, func(e olsr2T) bool { return slices.Contains(xs, e.x) })
+		o.cover = xs
+	}
+	for _, e := range n1 {
+		if e.will == olsrWillAlways {
+			mpr = append(mpr, e.nb)
+			cover(e.nb)
+		}
+	}
+	covered := o.cover[:0]
+	for _, e := range n2 {
+		only := true
+		for _, f := range n2 {
+			if f.x == e.x && f.nb != e.nb {
+				only = false
+				break
+			}
+		}
+		if only {
+			if !slices.Contains(mpr, e.nb) {
+				mpr = append(mpr, e.nb)
+			}
+			for _, f := range n2 {
+				if f.nb == e.nb && !slices.Contains(covered, f.x) {
+					covered = append(covered, f.x)
+				}
 			}
 		}
 	}
-	for _, k := range o.keys {
-		if cover[int32(uint32(k))] == 1 {
-			add(int32(k >> 32))
-		}
-	}
-	for len(covered) < len(cover) {
-		best, bestR := int32(-1), 0
-		for _, k := range o.keys {
-			nb := int32(k >> 32)
-			if slices.Contains(nd.mpr, nb) {
-				continue
-			}
+	n2 = slices.DeleteFunc(n2, func(e olsr2T) bool { return slices.Contains(covered, e.x) })
+	o.cover = covered
+	for len(n2) > 0 {
+		best, bestR := -1, 0
+		for i, e := range n1 {
 			r := 0
-			for _, k2 := range o.keys {
-				if int32(k2>>32) == nb && !covered[int32(uint32(k2))] {
+			for _, f := range n2 {
+				if f.nb == e.nb {
 					r++
 				}
 			}
-			if r > bestR || (r == bestR && r > 0 && nb < best) {
-				best, bestR = nb, r
+			if r == 0 {
+				continue
+			}
+			if best < 0 || e.will > n1[best].will || (e.will == n1[best].will && r > bestR) {
+				best, bestR = i, r
 			}
 		}
 		if best < 0 {
 			break
 		}
-		add(best)
+		if !slices.Contains(mpr, n1[best].nb) {
+			mpr = append(mpr, n1[best].nb)
+		}
+		cover(n1[best].nb)
 	}
-	slices.Sort(nd.mpr)
+	slices.Sort(mpr)
+	nd.mpr = mpr
+	o.n1, o.n2 = n1, n2
 }
 
-// table recomputes n's routes (RFC 3626 10) when something changed.
+// table computes n's routing table (RFC 3626 10, as ns-3 does: a later
+// two-hop tuple overrides an earlier one for the same node).
 func (o *olsr) table(t sim.Time, n int32) {
 	nd := &o.nodes[n]
-	clear(nd.next)
-	clear(nd.dist)
-	for _, nb := range o.sortedLinks(n) {
-		if o.symmetric(t, n, nb) {
-			nd.next[nb], nd.dist[nb] = nb, 1
-		}
+	o.purge2(t, n)
+	for d := range nd.next {
+		nd.next[d], nd.dist[d] = -1, -1
 	}
-	o.keys = o.keys[:0]
-	for k, e := range nd.twoHop {
-		if e >= t {
-			o.keys = append(o.keys, k)
-		}
-	}
-	slices.Sort(o.keys)
-	for _, k := range o.keys {
-		nb, x := int32(k>>32), int32(uint32(k))
-		if x == n {
+	for _, e := range nd.nbs {
+		if !e.sym {
 			continue
 		}
-		if _, ok := nd.dist[x]; ok {
+		if i := o.findLink(n, e.nb); i >= 0 && nd.links[i].time >= t {
+			nd.next[e.nb], nd.dist[e.nb] = e.nb, 1
+		}
+	}
+	for _, e := range nd.twoHop {
+		if e.x == n {
 			continue
 		}
-		if d, ok := nd.dist[nb]; ok && d == 1 {
-			nd.next[x], nd.dist[x] = nb, 2
+		if nb := o.findNb(n, e.x); nb != nil && nb.sym {
+			continue
+		}
+		if nb := o.findNb(n, e.nb); nb == nil || nb.will == olsrWillNever {
+			continue
+		}
+		if nd.next[e.nb] >= 0 {
+			nd.next[e.x], nd.dist[e.x] = nd.next[e.nb], 2
 		}
 	}
-	o.keys = o.keys[:0]
-	for k, tp := range nd.topo {
-		if tp.expire >= t {
-			o.keys = append(o.keys, k)
-		}
-	}
-	slices.Sort(o.keys)
-	for h := 2; ; h++ {
+	for h := int32(2); ; h++ {
 		added := false
-		for _, k := range o.keys {
-			dst, last := int32(k>>32), int32(uint32(k))
-			if dst == n {
+		for _, e := range nd.topo {
+			if e.dst == n || nd.next[e.dst] >= 0 || nd.dist[e.last] != h {
 				continue
 			}
-			if _, ok := nd.dist[dst]; ok {
-				continue
-			}
-			if d, ok := nd.dist[last]; ok && d == h {
-				nd.next[dst], nd.dist[dst] = nd.next[last], h+1
-				added = true
-			}
+			nd.next[e.dst], nd.dist[e.dst] = nd.next[e.last], h+1
+			added = true
 		}
 		if !added {
 			break
 		}
 	}
-	nd.dirty = false
 }
 
-func (o *olsr) unicast(t sim.Time, n int32, a uint32, ttl uint8) {
-	nd := &o.nodes[n]
-	if nd.dirty {
-		o.table(t, n)
+// --- data ---
+
+func (*olsr) deliver(sim.Time, int32, uint32) {}
+
+func (o *olsr) unicast(t sim.Time, n int32, a uint32, ttl uint8, origin bool) {
+	p := o.b.apps[a].p
+	if !origin && netsim.NodeID(n) == p.Src {
+		return // its own packet came back: dropped
 	}
-	dst := int32(o.b.apps[a].p.Dst)
-	next, ok := nd.next[dst]
-	if ok && !o.symmetric(t, n, next) {
-		o.table(t, n) // a link expired since the last computation
-		next, ok = nd.next[dst]
-	}
-	if !ok {
+	next := o.nodes[n].next[p.Dst]
+	if next < 0 {
 		o.b.dropApp(a, netsim.DropNoRoute)
 		return
 	}

@@ -63,13 +63,18 @@ type protocol interface {
 	control(t sim.Time, n int32, from int32, payload []byte)
 	// unicast decides what node n does with application packet a bound
 	// for another node: it forwards it (Backend.forward), buffers it, or
-	// drops it.
-	unicast(t sim.Time, n int32, a uint32, ttl uint8)
+	// drops it. origin tells whether n is sending the packet (rather than
+	// having received it from a neighbour).
+	unicast(t sim.Time, n int32, a uint32, ttl uint8, origin bool)
+	// deliver tells that application packet a reached its destination n.
+	deliver(t sim.Time, n int32, a uint32)
 	// broadcast decides whether node n, having received broadcast a for
 	// the first time (or originating it), rebroadcasts it.
 	broadcast(t sim.Time, n int32, a uint32, ttl uint8, origin bool)
 	// linkFailed reports that node n could not deliver a unicast frame
-	// to its neighbour next (retries exhausted).
+	// to its neighbour next: its retries ran out, or it waited in the MAC
+	// queue beyond its lifetime, or the queue was full (ns-3's
+	// DroppedMpdu).
 	linkFailed(t sim.Time, n, next int32)
 	// name is the protocol's name.
 	name() string
@@ -341,7 +346,7 @@ func (b *Backend) originate(p *netsim.Packet) {
 		ap.got[p.Src] = true
 		b.proto.broadcast(b.now, int32(p.Src), a, DefaultTTL, true)
 	} else {
-		b.proto.unicast(b.now, int32(p.Src), a, DefaultTTL)
+		b.proto.unicast(b.now, int32(p.Src), a, DefaultTTL, true)
 	}
 	b.unrefApp(a)
 }
@@ -541,6 +546,7 @@ func (b *Backend) arrived(d *netsim.Delivery) {
 	if netsim.NodeID(r) == p.Dst {
 		if !ap.done {
 			b.deliverLocal(a, r, d.At, d.RxPower)
+			b.proto.deliver(b.now, r, a)
 		}
 		return
 	}
@@ -548,7 +554,7 @@ func (b *Backend) arrived(d *netsim.Delivery) {
 		b.dropApp(a, netsim.DropTTL)
 		return
 	}
-	b.proto.unicast(b.now, r, a, ttl-1)
+	b.proto.unicast(b.now, r, a, ttl-1, false)
 }
 
 // linkTrace receives the link backend's trace events: control packets'
@@ -562,7 +568,7 @@ func (b *Backend) linkTrace(e *netsim.TraceEvent) {
 	hp := &b.hops[h]
 	if !hp.data {
 		b.tr.Trace(e)
-		if e.Type == netsim.EvDrop && e.Reason == netsim.DropRetryLimit && p.Dst != netsim.Broadcast {
+		if e.Type == netsim.EvDrop && macGaveUp(e.Reason) && p.Dst != netsim.Broadcast {
 			b.fails = append(b.fails, linkFail{n: int32(p.Src), next: int32(p.Dst)})
 		}
 		return
@@ -579,12 +585,19 @@ func (b *Backend) linkTrace(e *netsim.TraceEvent) {
 	}
 	if p.Dst != netsim.Broadcast && e.Node == p.Dst {
 		ap.why[0] = e.Reason
-		if e.Reason == netsim.DropRetryLimit {
+		if macGaveUp(e.Reason) {
 			b.fails = append(b.fails, linkFail{n: int32(p.Src), next: int32(p.Dst)})
 		}
 	} else if p.Dst == netsim.Broadcast && e.Node == ap.p.Dst && !ap.done {
 		ap.why[0] = e.Reason
 	}
+}
+
+// macGaveUp tells whether a unicast frame dropped for reason r is one the
+// MAC gave up on: retries exhausted, or lifetime or room in the queue
+// (ns-3's WifiMac DroppedMpdu, which AODV takes for a broken link).
+func macGaveUp(r netsim.DropReason) bool {
+	return r == netsim.DropRetryLimit || r == netsim.DropQueue
 }
 
 // Close writes routing.csv, closes the link backend and frees what the
