@@ -100,21 +100,16 @@ func Cases() []Case {
 	}
 	rates := []string{"1Mbps", "2Mbps", "5.5Mbps", "11Mbps"}
 	for _, exp := range []struct {
-		name  string
-		step  float64
-		short []string
+		name string
+		step float64
 	}{
-		{"range", 5, []string{"11Mbps-preamble-off"}},
-		{"range-wide", 12.5, []string{"1Mbps-preamble-off", "11Mbps-preamble-on"}},
+		{"range", 5},
+		{"range-wide", 12.5},
 	} {
 		for _, pre := range []string{"on", "off"} {
 			for _, r := range rates {
 				v := r + "-preamble-" + pre
-				ci := false
-				for _, s := range exp.short {
-					ci = ci || s == v
-				}
-				cs = append(cs, Case{Name: "ubanc-" + exp.name + "/" + v, Experiment: "ubanc/" + exp.name, Variant: v, CI: ci,
+				cs = append(cs, Case{Name: "ubanc-" + exp.name + "/" + v, Experiment: "ubanc/" + exp.name, Variant: v, CI: true,
 					Stations: &Stations{Dwell: 1000 * sim.Second, First: exp.step, Step: exp.step},
 					Set:      []string{"outputs: {trace: true, deliveries: true, vehicles: false, events: false, plots: false, report: false}"},
 					Short:    []string{"duration: 2000s", "vehicles[sender].behaviors[stations].dwell: 100s"},
@@ -136,9 +131,10 @@ func Cases() []Case {
 			Set:   []string{"network: {backend: wifi, epoch: 10ms}"},
 			Short: []string{"duration: 20s"},
 			Why:   "the netbots platoon over native 802.11a instead of the impaired network; CI: 20 s"},
-		Case{Name: "platoon-wifi-load", Scenario: "netbots/platoon",
-			Set: []string{"network: {backend: wifi, epoch: 10ms}", "vehicles[robot].behaviors[traffic].rate: 1000e3"},
-			Why: "as platoon-wifi with 1 Mbit/s of 1000-byte broadcasts per robot"},
+		Case{Name: "platoon-wifi-load", Scenario: "netbots/platoon", CI: true,
+			Set:   []string{"network: {backend: wifi, epoch: 10ms}", "vehicles[robot].behaviors[traffic].rate: 1000e3"},
+			Short: []string{"duration: 20s"},
+			Why:   "as platoon-wifi with 1 Mbit/s of 1000-byte broadcasts per robot; CI: 20 s"},
 		Case{Name: "bench-full100", Scenario: "bench-full100", CI: true,
 			Set:   []string{"duration: 20s"},
 			Short: []string{"duration: 5s"},
