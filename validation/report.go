@@ -319,7 +319,7 @@ func secs(d time.Duration) string {
 	if d <= 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.1f s", d.Seconds())
+	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
 func code(sets []string) string {

@@ -3,11 +3,16 @@
 // time (ns-3's process included) is measured, and writes
 // docs/validation.md. scripts/validation.sh runs it:
 //
-//	go run ./scripts/validation [-out docs/validation.md] [-only NAME] [-short] [-commit REV]
+//	go run ./scripts/validation [-out docs/validation.md] [-only NAME] [-short] [-commit REV] [-keep DIR [-reuse]]
+//
+// With -keep DIR the run directories stay in DIR, with each run's measured
+// times beside it (<run>.times.json); -reuse then takes them instead of
+// running again (to rewrite the document after a change of its format).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +33,7 @@ func main() {
 	short := flag.Bool("short", false, "run the CI test's shortened variants (of every case)")
 	commit := flag.String("commit", "", "the source revision to name in the document")
 	keep := flag.String("keep", "", "keep the run directories under this directory")
+	reuse := flag.Bool("reuse", false, "with -keep: take the runs already there (and their measured times) instead of running them again")
 	timeout := flag.Duration("timeout", 2*time.Hour, "give up a run after this much wall time")
 	one := flag.String("one", "", "internal: run this case once (with -backend, -length, -dir)")
 	backend := flag.String("backend", "", "internal: the backend of -one")
@@ -46,7 +52,11 @@ func main() {
 		}
 		return
 	}
-	if err := run(*out, *only, *short, *commit, *keep, *timeout); err != nil {
+	if *reuse && *keep == "" {
+		fmt.Fprintln(os.Stderr, "validation: -reuse needs -keep DIR")
+		os.Exit(2)
+	}
+	if err := run(*out, *only, *short, *commit, *keep, *reuse, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "validation:", err)
 		os.Exit(1)
 	}
@@ -69,7 +79,12 @@ func runOne(name, backend string, l validation.Length, dir string) error {
 	return c.Run(backend, l, dir)
 }
 
-func run(out, only string, short bool, commit, keep string, timeout time.Duration) error {
+// times is what a kept run directory's times.json holds.
+type times struct {
+	CPU, Wall time.Duration
+}
+
+func run(out, only string, short bool, commit, keep string, reuse bool, timeout time.Duration) error {
 	start := time.Now()
 	self, err := os.Executable()
 	if err != nil {
@@ -89,6 +104,17 @@ func run(out, only string, short bool, commit, keep string, timeout time.Duratio
 	// child runs one case on one backend in a child process and returns
 	// its CPU time (user + system, its own children included: ns-3).
 	child := func(c *validation.Case, backend string, l validation.Length, dir string) (time.Duration, time.Duration, error) {
+		tfile := dir + ".times.json"
+		if reuse {
+			if b, err := os.ReadFile(tfile); err == nil {
+				var t times
+				if err := json.Unmarshal(b, &t); err != nil {
+					return 0, 0, fmt.Errorf("%s: %w", tfile, err)
+				}
+				return t.CPU, t.Wall, nil
+			}
+		}
+		os.RemoveAll(dir)
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, self, "-one", c.Name, "-backend", backend, "-length", strconv.Itoa(int(l)), "-dir", dir)
@@ -105,6 +131,10 @@ func run(out, only string, short bool, commit, keep string, timeout time.Duratio
 			return 0, wall, fmt.Errorf("%s on %s: %w", c.Name, backend, err)
 		}
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		b, _ := json.Marshal(times{cpu, wall})
+		if err := os.WriteFile(tfile, b, 0o644); err != nil {
+			return 0, 0, err
+		}
 		return cpu, wall, nil
 	}
 	var results []validation.Result
