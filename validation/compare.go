@@ -47,14 +47,15 @@ func (r *Row) Within() bool {
 	return d <= t.Abs+eps || (t.Rel > 0 && d <= t.Rel*math.Abs(r.NS3)+eps) || (t.Sigmas > 0 && d <= t.Sigmas*r.SE+eps)
 }
 
-// Compare compares a case's native and ns-3 outcomes, row by row, in a
+// Compare compares a case's native and ns-3 outcomes of runs of length l,
+// row by row, in a
 // fixed order: per traffic kind (sorted) PDR, p50 and p95 latency; then
 // the routing control packets and bytes and the hops per delivered
 // packet (with routing); the worst station (node-to-node cases); the
 // vehicles that completed their mission (cases with one) and the
 // collisions. It fails when the two runs did not have the same radio
 // parameters and routing protocol.
-func Compare(c *Case, nat, ns *Outcome) ([]Row, error) {
+func Compare(c *Case, l Length, nat, ns *Outcome) ([]Row, error) {
 	if !reflect.DeepEqual(nat.Radio, ns.Radio) {
 		return nil, fmt.Errorf("case %s: the backends ran with different radio parameters: native %v, ns-3 %v", c.Name, nat.Radio, ns.Radio)
 	}
@@ -111,7 +112,7 @@ func Compare(c *Case, nat, ns *Outcome) ([]Row, error) {
 	add("collisions", MissionOutcome, float64(nat.Collisions), float64(ns.Collisions))
 	for i := range rows {
 		r := &rows[i]
-		reason := knownGap(r.Case, r.Metric)
+		reason := knownGap(r.Case, r.Metric, l)
 		switch {
 		case r.Within() && reason != "":
 			r.Status, r.Reason = Closed, reason
@@ -160,7 +161,9 @@ func worstStation(c *Case, nat, ns []StationCount) (Row, bool) {
 		if !r.Within() {
 			outside++
 		}
-		if ratio := math.Abs(r.Native-r.NS3) / allowed; ratio > worst {
+		// Ties (all stations equal, say) go to the noisiest station: the
+		// range edge, where the two models are most likely to part.
+		if ratio := math.Abs(r.Native-r.NS3) / allowed; ratio > worst || (ratio == worst && r.SE > best.SE) {
 			worst, best, found = ratio, r, true
 		}
 	}

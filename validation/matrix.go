@@ -63,7 +63,10 @@ func (s *Stations) Label(i int) string {
 
 // quiet are the output settings of every matrix run: the metrics are
 // exact without per-packet files, which node-to-node cases add back.
-const quiet = "outputs: {trace: false, deliveries: false, vehicles: false, events: false, plots: false, report: false}"
+const (
+	quiet     = "outputs: {trace: false, deliveries: false, vehicles: false, events: false, plots: false, report: false}"
+	withTrace = "outputs: {trace: true, deliveries: true, vehicles: false, events: false, plots: false, report: false}"
+)
 
 // Cases returns the matrix, in the order of docs/validation.md.
 //
@@ -113,9 +116,9 @@ func Cases() []Case {
 				v := r + "-preamble-" + pre
 				cs = append(cs, Case{Name: "ubanc-" + exp.name + "/" + v, Experiment: "ubanc/" + exp.name, Variant: v, CI: true,
 					Stations: &Stations{Dwell: 1000 * sim.Second, First: exp.step, Step: exp.step},
-					Set:      []string{"outputs: {trace: true, deliveries: true, vehicles: false, events: false, plots: false, report: false}"},
+					Set:      []string{withTrace},
 					Short:    []string{"duration: 2000s", "vehicles[sender].behaviors[stations].dwell: 100s"},
-					Why:      "CI: 100 packets per station instead of 1000"})
+					Why:      "CI: 100 packets per station, not 1000"})
 			}
 		}
 	}
@@ -208,9 +211,22 @@ func (t Tolerance) String() string {
 
 // gap is a row known to be outside its tolerance today.
 type gap struct {
-	Case, Metric string // Case "" matches every case
+	Case, Metric string
 	Reason       string
+	// Only, when set, limits the gap to one length: the row is outside
+	// tolerance in the full-length run (onlyFull) or in the shortened CI
+	// run (onlyShort) alone.
+	Only gapLength
 }
+
+// gapLength limits a known gap to one length of run.
+type gapLength int
+
+const (
+	both gapLength = iota
+	onlyFull
+	onlyShort
+)
 
 // knownGaps are the rows outside tolerance today, each with the reason as
 // far as it is known; all belong to issue 30, whose fixes will shorten the
@@ -218,12 +234,75 @@ type gap struct {
 // failing; every other row outside tolerance fails. Keep this list as
 // short as the truth allows: a listed row that passes is reported so that
 // it can be removed.
-var knownGaps = []gap{}
+var knownGaps = []gap{
+	{Case: "munils-50-wifi", Metric: "pdr/cmd", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "p50/cmd", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "p95/cmd", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "pdr/telem", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "p50/telem", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "p95/telem", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "control_packets", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "control_bytes", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "hops", Reason: swarmAODV, Only: onlyFull},
+	{Case: "munils-50-wifi", Metric: "completed", Reason: "in the first 12 s (CI) 16 UAVs complete natively, 6 on ns-3 (after 60 s all 50 do on both): " + swarmAODV, Only: onlyShort},
+	{Case: "munils-100-wifi", Metric: "pdr/cmd", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "p95/cmd", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "pdr/telem", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "p50/telem", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "p95/telem", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "control_packets", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "control_bytes", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "hops", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "completed", Reason: "in 40 s every UAV completes natively, none on ns-3: " + swarmAODV},
+	{Case: "ubanc-relay/aodv-1pps", Metric: "p95/data", Reason: "at 1 packet/s both forward through exactly drones 3 and 5, " +
+		"but native's latency tail is twice ns-3's (9.3 vs 4.4 ms p95): cause not isolated yet (issue 30)"},
+	{Case: "ubanc-relay/aodv-100pps", Metric: "p95/data", Reason: relayChurn},
+	{Case: "ubanc-relay/aodv-100pps", Metric: "control_packets", Reason: relayChurn, Only: onlyFull},
+	{Case: "ubanc-relay/aodv-100pps", Metric: "control_bytes", Reason: relayChurn, Only: onlyFull},
+	{Case: "ubanc-relay/aodv-100pps", Metric: "hops", Reason: relayChurn, Only: onlyFull},
+	{Case: "ubanc-relay/olsr-1pps", Metric: "p95/data", Reason: olsrTail},
+	{Case: "ubanc-relay/olsr-100pps", Metric: "p95/data", Reason: olsrTail},
+	{Case: "ubanc-relay/olsr-100pps", Metric: "pdr/data", Reason: "in the first 30 s of data (CI) ns-3's OLSR delivers 86%, native 98%; over 110 s both 89-90%: routes form at different times (issue 30)", Only: onlyShort},
+	{Case: "ubanc-relay-static/aodv-100pps", Metric: "hops", Reason: staticRoutes},
+	{Case: "ubanc-relay-static/aodv-100pps", Metric: "p95/data", Reason: staticRoutes},
+	{Case: "ubanc-relay-static/olsr-100pps", Metric: "hops", Reason: staticRoutes},
+	{Case: "ubanc-relay-static/olsr-100pps", Metric: "p95/data", Reason: olsrTail},
+	{Case: "ubanc-relay-static/olsr-100pps", Metric: "pdr/data", Reason: "ns-3's OLSR delivers 91.7% on the static line, native 98.9%: not yet explained (issue 30)", Only: onlyFull},
+	{Case: "ubanc-range/11Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout},
+	{Case: "ubanc-range-wide/1Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout, Only: onlyShort},
+	{Case: "ubanc-range-wide/2Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout, Only: onlyFull},
+	{Case: "ubanc-range-wide/5.5Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout},
+	{Case: "ubanc-range-wide/11Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout},
+	{Case: "platoon-wifi-load", Metric: "pdr/state", Reason: contention},
+}
 
-// knownGap returns the reason a row is a known gap ("" if it is not).
-func knownGap(caseName, metric string) string {
+// The reasons of knownGaps, as far as they are known (issue 30 has the
+// measurements behind them).
+const (
+	swarmAODV = "ns-3's AODV sends 5-21x the control packets of native AODV in this swarm (RREQ floods) while its commands " +
+		"and telemetry arrive late or not at all; native AODV lacks ns-3's RREQ and RERR rate limits, gratuitous RREP and " +
+		"RREP-ACK; which of the two is right for this swarm is the open question of issue 30"
+	relayChurn = "native AODV's routes churn on the relay where ns-3's are stable: forwarding spread over drones 2-6 " +
+		"(ns-3: exactly drones 3 and 5), route errors and rediscoveries, more control traffic, a long latency tail (issue 30)"
+	olsrTail = "native OLSR's latency tail differs from ns-3's on the relay (native lacks OLSR link hysteresis; " +
+		"the tail's cause is not isolated yet, issue 30)"
+	staticRoutes = "on a static line (drones 80 m apart) native routes leave the 3-hop path part of the time: over 50 s " +
+		"of data native AODV forwards 1057, 1558 and 1558 packets through drones 2, 4 and 6 (ns-3: none; exactly drones 3 " +
+		"and 5), native OLSR 971 through drone 2 (ns-3: 192) (issue 30)"
+	ackTimeout = "retried frames at the range edge: native waits longer for a missing ACK than ns-3 (+304 us per failed try " +
+		"at 1 Mbit/s, issue 30); with 100 packets per station (CI) the p95 moves either way"
+	contention = "broadcast contention under load: native delivers more state updates than ns-3; likely cause (issue 30): " +
+		"a frame arriving during a reception keeps the medium busy only above -62 dBm natively, down to -82 dBm in ns-3"
+)
+
+// knownGap returns the reason a row of a run of length l is a known gap
+// ("" if it is not).
+func knownGap(caseName, metric string, l Length) string {
 	for _, g := range knownGaps {
-		if (g.Case == "" || g.Case == caseName) && g.Metric == metric {
+		if g.Only == onlyFull && l != Full || g.Only == onlyShort && l != Short {
+			continue
+		}
+		if g.Case == caseName && g.Metric == metric {
 			return g.Reason
 		}
 	}

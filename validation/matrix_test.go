@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -95,12 +96,40 @@ func TestCasesBuild(t *testing.T) {
 	}
 }
 
+// TestKnownGapsNameRows checks that every known gap names a case of the
+// matrix and a metric written as Compare writes them, once.
+func TestKnownGapsNameRows(t *testing.T) {
+	cases := map[string]bool{}
+	for _, c := range Cases() {
+		cases[c.Name] = true
+	}
+	metric := regexp.MustCompile(`^((pdr|p50|p95)/[a-z]+|pdr/station|control_packets|control_bytes|hops|completed|collisions)$`)
+	seen := map[gap]bool{}
+	for _, g := range knownGaps {
+		if !cases[g.Case] {
+			t.Errorf("known gap %s %s: no such case", g.Case, g.Metric)
+		}
+		if !metric.MatchString(g.Metric) {
+			t.Errorf("known gap %s %s: no such metric", g.Case, g.Metric)
+		}
+		if g.Reason == "" {
+			t.Errorf("known gap %s %s: no reason", g.Case, g.Metric)
+		}
+		k := gap{Case: g.Case, Metric: g.Metric}
+		if seen[k] {
+			t.Errorf("known gap %s %s listed twice", g.Case, g.Metric)
+		}
+		seen[k] = true
+	}
+}
+
 // TestCompareTolerances checks the verdicts at the edges of the
 // tolerances and the handling of known gaps.
 func TestCompareTolerances(t *testing.T) {
 	old := knownGaps
 	defer func() { knownGaps = old }()
-	knownGaps = []gap{{Case: "x", Metric: "control_packets", Reason: "test"}, {Case: "x", Metric: "hops", Reason: "test"}}
+	knownGaps = []gap{{Case: "x", Metric: "control_packets", Reason: "test"}, {Case: "x", Metric: "hops", Reason: "test"},
+		{Case: "x", Metric: "completed", Reason: "test", Only: onlyShort}}
 	c := &Case{Name: "x", Mission: true}
 	radio := map[string]any{"standard": "80211a"}
 	nat := &Outcome{Radio: radio, Routing: "aodv", Completed: 3,
@@ -109,7 +138,7 @@ func TestCompareTolerances(t *testing.T) {
 	ns := &Outcome{Radio: radio, Routing: "aodv", Completed: 2,
 		Kinds: map[string]KindFigures{"cmd": {Expected: 10000, Rx: 9300, Latencies: 9300, P50: 1_000_000, P95: 2_000_000}},
 		Nodes: []NodeCounts{{ControlTx: 50, ControlTxBytes: 500}, {ControlTx: 50, ControlTxBytes: 500, Forwarded: 10, DataRx: 10}}}
-	rows, err := Compare(c, nat, ns)
+	rows, err := Compare(c, Full, nat, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +161,7 @@ func TestCompareTolerances(t *testing.T) {
 		}
 	}
 	ns.Radio = map[string]any{"standard": "80211b"}
-	if _, err := Compare(c, nat, ns); err == nil || !strings.Contains(err.Error(), "different radio parameters") {
+	if _, err := Compare(c, Full, nat, ns); err == nil || !strings.Contains(err.Error(), "different radio parameters") {
 		t.Errorf("different radio parameters: %v", err)
 	}
 }
@@ -196,7 +225,7 @@ func TestMarkdownStable(t *testing.T) {
 	c := Cases()[2]
 	o := &Outcome{Routing: "aodv", Kinds: map[string]KindFigures{"data": {Expected: 10, Rx: 9, Latencies: 9, P50: 4e6, P95: 6e6}, "b": {Expected: 1, Rx: 1}},
 		Nodes: make([]NodeCounts, 7)}
-	rows, err := Compare(&c, o, o)
+	rows, err := Compare(&c, Full, o, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +237,13 @@ func TestMarkdownStable(t *testing.T) {
 	WriteMarkdown(&b, Doc{}, res)
 	if a.String() != b.String() {
 		t.Error("two writes differ")
+	}
+	var c2 bytes.Buffer
+	saved := Save("abc", res)
+	saved.Rows[0].Native, saved.Rows[0].Within = 0.5, false
+	WriteMarkdown(&c2, Doc{Before: saved}, res)
+	if want := "| ubanc-relay/aodv-1pps | `pdr/b` | 1.000 | 1.000 | +0.0 pt | ±3 pt | pass | 0.500 | 1.000 | outside |"; !strings.Contains(c2.String(), want) {
+		t.Errorf("no %q in\n%s", want, c2.String())
 	}
 	for _, want := range []string{"| ubanc-relay/aodv-1pps | `pdr/b` | 1.000 | 1.000 | +0.0 pt |", "| forwarded, ns-3 | 0 | 0 |"} {
 		if !strings.Contains(a.String(), want) {

@@ -100,10 +100,58 @@ func Counts(rows []Row) (pass, fail, gap int) {
 type Doc struct {
 	// Commit is the source the matrix ran on (git describe).
 	Commit string
-	// Total is the script's wall time.
-	Total time.Duration
 	// Length is the length the cases ran at.
 	Length Length
+	// Before, when set, is an earlier matrix (Save) shown beside this
+	// one, row by row.
+	Before *Saved
+}
+
+// Saved is a matrix's rows as JSON: the baseline a later document shows
+// beside its own (docs/validation-before.json).
+type Saved struct {
+	Commit string      `json:"commit"`
+	Rows   []SavedRow  `json:"rows"`
+	CPU    []SavedTime `json:"cpu"`
+}
+
+// SavedRow is one row of a saved matrix.
+type SavedRow struct {
+	Case   string  `json:"case"`
+	Metric string  `json:"metric"`
+	Class  Class   `json:"class"`
+	Native float64 `json:"native"`
+	NS3    float64 `json:"ns3"`
+	Within bool    `json:"within"`
+}
+
+// SavedTime is one case's CPU time in seconds, native and ns-3.
+type SavedTime struct {
+	Case   string  `json:"case"`
+	Native float64 `json:"native_s"`
+	NS3    float64 `json:"ns3_s"`
+}
+
+// Save returns the results as a baseline.
+func Save(commit string, results []Result) *Saved {
+	s := &Saved{Commit: commit}
+	for _, r := range results {
+		for _, row := range r.Rows {
+			s.Rows = append(s.Rows, SavedRow{Case: row.Case, Metric: row.Metric, Class: row.Class, Native: row.Native, NS3: row.NS3, Within: row.Within()})
+		}
+		s.CPU = append(s.CPU, SavedTime{Case: r.Case.Name, Native: r.CPU[0].Seconds(), NS3: r.CPU[1].Seconds()})
+	}
+	return s
+}
+
+// row returns the saved row of a case and metric.
+func (s *Saved) row(caseName, metric string) (SavedRow, bool) {
+	for _, r := range s.Rows {
+		if r.Case == caseName && r.Metric == metric {
+			return r, true
+		}
+	}
+	return SavedRow{}, false
 }
 
 // WriteMarkdown writes docs/validation.md: the tolerances, the known gaps,
@@ -120,22 +168,38 @@ func WriteMarkdown(w io.Writer, d Doc, results []Result) error {
 	p("the matrix checks in both runs' config.json), one seed (the scenario's), compared\n")
 	p("on what a run reports (issue 30). The native value is compared with ns-3's.\n\n")
 	p("This file is generated: do not edit it. To regenerate it (full-length runs, about\n")
-	p("an hour on two cores; ns-3 3.37 needed):\n\n")
-	p("```sh\nscripts/validation.sh            # writes docs/validation.md\n")
-	p("scripts/validation.sh -only relay # the cases whose name contains \"relay\", to stdout\n```\n\n")
+	p("30 minutes on two cores, nearly all of it ns-3 on munils-50 and munils-100; ns-3 3.37\n")
+	p("needed):\n\n")
+	p("```sh\nscripts/validation.sh                  # writes docs/validation.md\n")
+	p("scripts/validation.sh -only relay       # the cases whose name contains \"relay\", to stdout\n")
+	p("scripts/validation.sh -keep /tmp/vm     # keep the runs; -keep /tmp/vm -reuse rewrites from them\n```\n\n")
+	p("The rows of docs/validation-before.json (the matrix before the fixes of issue 30,\n")
+	p("written with `-save`) are shown beside the new ones when the file exists. The order\n")
+	p("of the cases and rows and the formatting are fixed, so that two documents diff row\n")
+	p("by row; only the measured times change between identical runs.\n\n")
 	p("The shortened variants run in the test suite (`go test ./validation -run TestMatrix`;\n")
-	p("skipped without ns-3 unless `SKYLOOP_REQUIRE_NS3=1`, as in CI), with the same\n")
-	p("tolerances and known gaps (validation/matrix.go).\n\n")
+	p("skipped without ns-3 unless `SKYLOOP_REQUIRE_NS3=1`, as in CI; about 70 s of CPU time),\n")
+	p("with the same tolerances and known gaps (validation/matrix.go): a row outside its\n")
+	p("tolerance fails the test unless it is a known gap, which the test logs as KNOWN GAP.\n\n")
 	if d.Length == Short {
 		p("**These are the shortened (CI) variants, not the full-length runs.**\n\n")
 	}
-	if d.Commit != "" {
-		p("Generated on commit `%s`", d.Commit)
-		if d.Total > 0 {
-			p(" in %s (wall time of the whole script)", d.Total.Round(time.Second))
+	var cpu, wall [2]time.Duration
+	for _, r := range results {
+		for i := range 2 {
+			cpu[i] += r.CPU[i]
+			wall[i] += r.Wall[i]
 		}
-		p(".\n\n")
 	}
+	if d.Commit != "" {
+		p("Generated on commit `%s`.", d.Commit)
+	}
+	if wall[0]+wall[1] > 0 {
+		p(" The runs took %s of wall time one after the other (native %s, ns-3 %s) and %s of CPU time (native %s, ns-3 %s).",
+			(wall[0] + wall[1]).Round(time.Second), wall[0].Round(time.Second), wall[1].Round(time.Second),
+			(cpu[0] + cpu[1]).Round(time.Second), cpu[0].Round(time.Second), cpu[1].Round(time.Second))
+	}
+	p("\n\n")
 	p("## What is compared\n\n")
 	p("| metric | from | tolerance |\n|---|---|---|\n")
 	p("| `pdr/<kind>` | summary.json `network.by_kind`: receptions / expected receptions (broadcasts: every other node) | %s |\n", rowTol(PDR))
@@ -176,7 +240,22 @@ func WriteMarkdown(w io.Writer, d Doc, results []Result) error {
 	p("side by side on the same machine, one run at a time.\n\n")
 
 	p("## Every row\n\n")
-	p("| case | metric | native | ns-3 | native − ns-3 | tolerance | result |\n|---|---|---|---|---|---|---|\n")
+	if d.Before != nil {
+		within, outside := 0, 0
+		for _, r := range d.Before.Rows {
+			if r.Within {
+				within++
+			} else {
+				outside++
+			}
+		}
+		p("Before: the matrix on commit `%s` (docs/validation-before.json): %d rows, %d within tolerance, %d outside.\n\n",
+			d.Before.Commit, len(d.Before.Rows), within, outside)
+		p("| case | metric | native | ns-3 | native − ns-3 | tolerance | result | before: native | before: ns-3 | before |\n")
+		p("|---|---|---|---|---|---|---|---|---|---|\n")
+	} else {
+		p("| case | metric | native | ns-3 | native − ns-3 | tolerance | result |\n|---|---|---|---|---|---|---|\n")
+	}
 	for _, r := range results {
 		for _, row := range r.Rows {
 			m := "`" + row.Metric + "`"
@@ -187,52 +266,67 @@ func WriteMarkdown(w io.Writer, d Doc, results []Result) error {
 			if row.Status == Fail {
 				res = "**FAIL**"
 			}
-			p("| %s | %s | %s | %s | %s | %s | %s |\n", r.Case.Name, m, row.FormatValue(row.Native), row.FormatValue(row.NS3),
+			p("| %s | %s | %s | %s | %s | %s | %s |", r.Case.Name, m, row.FormatValue(row.Native), row.FormatValue(row.NS3),
 				row.FormatDiff(), row.FormatTolerance(), res)
+			if d.Before != nil {
+				if b, ok := d.Before.row(row.Case, row.Metric); ok {
+					verdict := "within"
+					if !b.Within {
+						verdict = "outside"
+					}
+					p(" %s | %s | %s |", row.FormatValue(b.Native), row.FormatValue(b.NS3), verdict)
+				} else {
+					p(" — | — | — |")
+				}
+			}
+			p("\n")
 		}
 	}
 	p("\n## Known gaps\n\n")
 	if len(knownGaps) == 0 {
 		p("None listed.\n\n")
 	} else {
-		p("Rows outside tolerance that the test reports as KNOWN GAP instead of failing (issue 30):\n\n")
-		p("| case | metric | reason |\n|---|---|---|\n")
+		p("Rows outside tolerance that the test reports as KNOWN GAP instead of failing\n")
+		p("(validation/matrix.go, `knownGaps`), by reason:\n\n")
+		p("| reason | rows |\n|---|---|\n")
+		var reasons []string
+		byReason := map[string][]string{}
 		for _, g := range knownGaps {
-			c := g.Case
-			if c == "" {
-				c = "every case"
+			if _, ok := byReason[g.Reason]; !ok {
+				reasons = append(reasons, g.Reason)
 			}
-			p("| %s | `%s` | %s |\n", c, g.Metric, g.Reason)
+			row := g.Case + " `" + g.Metric + "`"
+			switch g.Only {
+			case onlyFull:
+				row += " (full length only)"
+			case onlyShort:
+				row += " (CI only)"
+			}
+			byReason[g.Reason] = append(byReason[g.Reason], row)
+		}
+		for _, r := range reasons {
+			p("| %s | %s |\n", r, strings.Join(byReason[r], "<br>"))
 		}
 		p("\n")
 	}
 	forwarding(&b, results)
 	control(&b, results)
 	p("## The cases\n\n")
-	p("| case | scenario | changes (both backends) | CI test |\n|---|---|---|---|\n")
+	p("| case | scenario | changes (both backends) | CI test adds | why |\n|---|---|---|---|---|\n")
 	for _, r := range results {
 		c := r.Case
 		src := "`" + c.Scenario + "`"
 		if c.Experiment != "" {
 			src = fmt.Sprintf("`%s` variant `%s`", c.Experiment, c.Variant)
 		}
-		ci := "no"
+		ci := "not in CI"
 		if c.CI {
-			ci = "yes: " + code(c.Short)
+			ci = code(c.Short)
 		}
-		p("| %s | %s | %s | %s |\n", c.Name, src, code(c.Set), ci)
+		p("| %s | %s | %s | %s | %s |\n", c.Name, src, code(c.Set), ci, c.Why)
 	}
-	p("\nNotes: ")
-	first := true
-	for _, r := range results {
-		if r.Case.Why != "" {
-			if !first {
-				p(" ")
-			}
-			p("%s: %s.", r.Case.Name, r.Case.Why)
-			first = false
-		}
-	}
+	p("\nEvery run writes no per-packet files (`%s`) but the node-to-node cases' trace.csv\n", quiet)
+	p("and deliveries.csv.")
 	p("\n\nLeft out: bench-full1000 (1000 nodes: ns-3 does not finish in hours),\n")
 	p("ubanc-chain-ardupilot (needs ArduCopter SITL; its network is ubanc-chain's) and\n")
 	p("bench-ns3-20 (written for ns-3 only; bench-full100 covers its traffic). No netbots\n")
@@ -253,9 +347,9 @@ func forwarding(b *strings.Builder, results []Result) {
 			continue
 		}
 		any = true
-		p("**%s**\n\n| | ", r.Case.Name)
+		p("**%s**\n\n| |", r.Case.Name)
 		for i := range r.Native.Nodes {
-			p("drone %d | ", i+1)
+			p(" drone %d |", i+1)
 		}
 		p("\n|---|")
 		for range r.Native.Nodes {
@@ -328,7 +422,7 @@ func code(sets []string) string {
 	}
 	var out []string
 	for _, s := range sets {
-		if s == quiet {
+		if s == quiet || s == withTrace {
 			continue
 		}
 		out = append(out, "`"+strings.ReplaceAll(s, "|", "\\|")+"`")

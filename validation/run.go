@@ -192,6 +192,6 @@ func RunCase(c *Case, l Length, dir string, run Runner, together bool) Result {
 	if res.NS3, res.Err = Load(c, filepath.Join(dir, NS3)); res.Err != nil {
 		return res
 	}
-	res.Rows, res.Err = Compare(c, res.Native, res.NS3)
+	res.Rows, res.Err = Compare(c, l, res.Native, res.NS3)
 	return res
 }

@@ -34,6 +34,8 @@ func main() {
 	commit := flag.String("commit", "", "the source revision to name in the document")
 	keep := flag.String("keep", "", "keep the run directories under this directory")
 	reuse := flag.Bool("reuse", false, "with -keep: take the runs already there (and their measured times) instead of running them again")
+	save := flag.String("save", "", "also write the rows as JSON here (the baseline of a later -before)")
+	before := flag.String("before", "docs/validation-before.json", "show the rows of this saved matrix beside the new ones (skipped if absent, and with -only or -short)")
 	timeout := flag.Duration("timeout", 2*time.Hour, "give up a run after this much wall time")
 	one := flag.String("one", "", "internal: run this case once (with -backend, -length, -dir)")
 	backend := flag.String("backend", "", "internal: the backend of -one")
@@ -56,7 +58,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "validation: -reuse needs -keep DIR")
 		os.Exit(2)
 	}
-	if err := run(*out, *only, *short, *commit, *keep, *reuse, *timeout); err != nil {
+	var base *validation.Saved
+	if *only == "" && !*short && *before != "" {
+		b, err := os.ReadFile(*before)
+		if err == nil {
+			base = new(validation.Saved)
+			if err := json.Unmarshal(b, base); err != nil {
+				fmt.Fprintf(os.Stderr, "validation: %s: %v\n", *before, err)
+				os.Exit(1)
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(os.Stderr, "validation:", err)
+			os.Exit(1)
+		}
+	}
+	if err := run(*out, *only, *short, *commit, *keep, *reuse, *timeout, *save, base); err != nil {
 		fmt.Fprintln(os.Stderr, "validation:", err)
 		os.Exit(1)
 	}
@@ -84,8 +100,7 @@ type times struct {
 	CPU, Wall time.Duration
 }
 
-func run(out, only string, short bool, commit, keep string, reuse bool, timeout time.Duration) error {
-	start := time.Now()
+func run(out, only string, short bool, commit, keep string, reuse bool, timeout time.Duration, save string, before *validation.Saved) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding this program: %w", err)
@@ -160,7 +175,16 @@ func run(out, only string, short bool, commit, keep string, reuse bool, timeout 
 	if len(results) == 0 {
 		return errors.New("no case matches -only " + only)
 	}
-	doc := validation.Doc{Commit: commit, Total: time.Since(start), Length: l}
+	if save != "" {
+		b, err := json.MarshalIndent(validation.Save(commit, results), "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(save, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	doc := validation.Doc{Commit: commit, Length: l, Before: before}
 	if out == "-" {
 		return validation.WriteMarkdown(os.Stdout, doc, results)
 	}
