@@ -1,0 +1,310 @@
+// Package validation is the validation matrix of issue 30: every built-in
+// scenario with a radio network runs on skyloop's native network (the
+// wifi backend and its routing layer) and on ns-3 3.37 (backend ns3) with
+// the same radio parameters, and the two are compared on what users read
+// from a run: packet delivery ratio and latency (p50, p95) per traffic
+// kind, routing control packets and bytes, hops per delivered packet, and
+// the mission's outcome (vehicles that completed, collisions). How far the
+// native value may be from ns-3's is one table (tolerances); the rows known
+// to be outside it today are another (knownGaps), reported, never hidden.
+//
+// The test (TestMatrix) runs shortened variants that fit CI on two cores;
+// scripts/validation.sh runs the full-length ones and writes
+// docs/validation.md (Markdown).
+package validation
+
+import (
+	"fmt"
+	"strings"
+
+	"skyloop/sim"
+)
+
+// Case is one scenario of the matrix, run on both backends.
+type Case struct {
+	// Name labels the case's rows: the scenario's name, or
+	// experiment/variant.
+	Name string
+	// Scenario is a built-in scenario ("munils-50-wifi",
+	// "netbots/platoon"); Experiment and Variant name a built-in
+	// experiment's variant instead ("ubanc/relay", "aodv-100pps").
+	Scenario            string
+	Experiment, Variant string
+	// Set changes the scenario on both backends ("path: value" lines, as
+	// in an experiment's set), for the full-length run; Short adds more
+	// for the shortened run of the CI test.
+	Set, Short []string
+	// CI says that the test runs the shortened variant.
+	CI bool
+	// Static says that the nodes do not move (or not out of their
+	// neighbours' range): hop counts must be identical.
+	Static bool
+	// Mission says that the scenario's vehicles have a mission whose
+	// completion is compared.
+	Mission bool
+	// Stations, when set, is a node-to-node scenario: a sender visits
+	// stations for Dwell each, and the PDR is also compared per station.
+	Stations *Stations
+	// Why explains the case's changes (shown in docs/validation.md).
+	Why string
+}
+
+// Stations describe a node-to-node scenario's stations: station i starts
+// at i*Dwell and lies First + i*Step metres from the receiver.
+type Stations struct {
+	Dwell       sim.Duration
+	First, Step float64
+}
+
+// Label names station i by its distance.
+func (s *Stations) Label(i int) string {
+	return fmt.Sprintf("%g m", s.First+float64(i)*s.Step)
+}
+
+// quiet are the output settings of every matrix run: the metrics are
+// exact without per-packet files, which node-to-node cases add back.
+const (
+	quiet     = "outputs: {trace: false, deliveries: false, vehicles: false, events: false, plots: false, report: false}"
+	withTrace = "outputs: {trace: true, deliveries: true, vehicles: false, events: false, plots: false, report: false}"
+)
+
+// Cases returns the matrix, in the order of docs/validation.md.
+//
+// Left out: bench-full1000 (1000 nodes: ns-3 does not finish in hours),
+// ubanc-chain-ardupilot (needs ArduCopter SITL; its network is
+// ubanc-chain's) and bench-ns3-20 (ns-3 only, its native twin is
+// bench-full100 on another scale). No netbots scenario runs over a radio
+// network (they use the impaired network), so the platoon is run over
+// native 802.11a here.
+func Cases() []Case {
+	var cs []Case
+	cs = append(cs,
+		Case{Name: "munils-50-wifi", Scenario: "munils-50-wifi", Mission: true, CI: true,
+			Short: []string{"duration: 12s"},
+			Why:   "CI: the first 12 s (the climb and the start of the fan-out)"},
+		Case{Name: "munils-100-wifi", Scenario: "munils-100-wifi", Mission: true,
+			Set: []string{"duration: 40s"},
+			Why: "40 s of 90 (natively every UAV completes by 36.6 s; ns-3 takes about 3 CPU minutes per simulated 10 s)"},
+	)
+	for _, v := range []string{"aodv-1pps", "olsr-1pps", "aodv-100pps", "olsr-100pps"} {
+		c := Case{Name: "ubanc-relay/" + v, Experiment: "ubanc/relay", Variant: v, CI: true,
+			Short: []string{"duration: 40s"}, Why: "CI: 40 s (data from 10 s)"}
+		cs = append(cs, c)
+	}
+	for _, v := range []string{"aodv-100pps", "olsr-100pps"} {
+		cs = append(cs, Case{Name: "ubanc-relay-static/" + v, Experiment: "ubanc/relay", Variant: v, Static: true, CI: true,
+			Set: []string{
+				"vehicles[src].behaviors: [{type: traffic, dst: drone-5, rate: 51200, size: 64, start: 10s, kind: data}]",
+				"vehicles[drone].behaviors: []",
+				"vehicles[src].spawn.origin: [20, 0, 5]",
+				"vehicles[drone].spawn.origin: [100, 0, 5]",
+				"duration: 60s",
+			},
+			Short: []string{"duration: 30s"},
+			Why:   "the relay's drones hovering at their orbits' east points (80 m apart): a static line, 3 hops; CI: 30 s"})
+	}
+	rates := []string{"1Mbps", "2Mbps", "5.5Mbps", "11Mbps"}
+	for _, exp := range []struct {
+		name string
+		step float64
+	}{
+		{"range", 5},
+		{"range-wide", 12.5},
+	} {
+		for _, pre := range []string{"on", "off"} {
+			for _, r := range rates {
+				v := r + "-preamble-" + pre
+				cs = append(cs, Case{Name: "ubanc-" + exp.name + "/" + v, Experiment: "ubanc/" + exp.name, Variant: v, CI: true,
+					Stations: &Stations{Dwell: 1000 * sim.Second, First: exp.step, Step: exp.step},
+					Set:      []string{withTrace},
+					Short:    []string{"duration: 2000s", "vehicles[sender].behaviors[stations].dwell: 100s"},
+					Why:      "CI: 100 packets per station, not 1000"})
+			}
+		}
+	}
+	cs = append(cs,
+		Case{Name: "ubanc-chain", Scenario: "ubanc-chain", Mission: true, CI: true,
+			Short: []string{"duration: 30s"},
+			Why:   "CI: 30 s (drone 1's mission, drone 2's start)"},
+		Case{Name: "ubanc-leader-follower", Scenario: "ubanc-leader-follower", CI: true,
+			Short: []string{"duration: 30s"}, Why: "CI: 30 s"},
+		Case{Name: "flock-10", Scenario: "flock-10", CI: true,
+			Short: []string{"duration: 20s"}, Why: "CI: 20 s"},
+		Case{Name: "flock-100", Scenario: "flock-100",
+			Set: []string{"duration: 20s"}, Why: "20 s of 60"},
+		Case{Name: "platoon-wifi", Scenario: "netbots/platoon", CI: true,
+			Set:   []string{"network: {backend: wifi, epoch: 10ms}"},
+			Short: []string{"duration: 20s"},
+			Why:   "the netbots platoon over native 802.11a instead of the impaired network; CI: 20 s"},
+		Case{Name: "platoon-wifi-load", Scenario: "netbots/platoon", CI: true,
+			Set:   []string{"network: {backend: wifi, epoch: 10ms}", "vehicles[robot].behaviors[traffic].rate: 1000e3"},
+			Short: []string{"duration: 20s"},
+			Why:   "as platoon-wifi with 1 Mbit/s of 1000-byte broadcasts per robot; CI: 20 s"},
+		Case{Name: "bench-full100", Scenario: "bench-full100", CI: true,
+			Set:   []string{"duration: 20s"},
+			Short: []string{"duration: 5s"},
+			Why:   "20 s of 120 (ns-3 takes minutes); CI: 5 s"},
+	)
+	return cs
+}
+
+// Full reports the changes of the full-length run (and the output
+// settings every run has).
+func (c *Case) full() []string {
+	out := []string{quiet}
+	return append(out, c.Set...)
+}
+
+// short reports the changes of the CI run.
+func (c *Case) short() []string {
+	return append(c.full(), c.Short...)
+}
+
+// Metric classes: what a row compares, which decides its tolerance.
+type Class string
+
+// The classes of metrics.
+const (
+	PDR            Class = "pdr"         // delivered / expected receptions
+	Latency        Class = "latency"     // one-way latency percentile (send to arrival)
+	Control        Class = "control"     // routing control packets or bytes sent (routing.csv)
+	Hops           Class = "hops"        // hops per delivered packet, nodes moving
+	HopsStatic     Class = "hops-static" // hops per delivered packet, static topology
+	MissionOutcome Class = "outcome"     // vehicles that completed their mission, collisions
+)
+
+// Tolerance is how far a native value may be from ns-3's: within Abs, or
+// within Rel times ns-3's value, or (PDR) within Sigmas standard errors of
+// the difference of two binomial proportions (so that a station of 100
+// packets at the range edge is not failed for its sampling noise).
+type Tolerance struct {
+	Abs, Rel, Sigmas float64
+}
+
+// tolerances is THE table: every comparison of the matrix uses it.
+var tolerances = map[Class]Tolerance{
+	PDR:            {Abs: 0.03, Sigmas: 3}, // 3 points (or 3 standard errors)
+	Latency:        {Rel: 0.10},            // 10%
+	Control:        {Rel: 0.20},            // 20%
+	Hops:           {Rel: 0.10},            // 10% where routes change as nodes move
+	HopsStatic:     {Abs: 0.005},           // identical (to two decimals) on a static topology
+	MissionOutcome: {},                     // identical
+}
+
+// String describes the tolerance as docs/validation.md shows it.
+func (t Tolerance) String() string {
+	var parts []string
+	if t.Abs > 0 {
+		parts = append(parts, fmt.Sprintf("±%g", t.Abs))
+	}
+	if t.Rel > 0 {
+		parts = append(parts, fmt.Sprintf("±%g%%", t.Rel*100))
+	}
+	if t.Sigmas > 0 {
+		parts = append(parts, fmt.Sprintf("%gσ", t.Sigmas))
+	}
+	if len(parts) == 0 {
+		return "equal"
+	}
+	return strings.Join(parts, " or ")
+}
+
+// gap is a row known to be outside its tolerance today.
+type gap struct {
+	Case, Metric string
+	Reason       string
+	// Only, when set, limits the gap to one length: the row is outside
+	// tolerance in the full-length run (onlyFull) or in the shortened CI
+	// run (onlyShort) alone.
+	Only gapLength
+}
+
+// gapLength limits a known gap to one length of run.
+type gapLength int
+
+const (
+	both gapLength = iota
+	onlyFull
+	onlyShort
+)
+
+// knownGaps are the rows outside tolerance today, each with the reason as
+// far as it is known; all belong to issue 30, whose fixes will shorten the
+// list. The matrix test reports them as KNOWN GAP (t.Log) instead of
+// failing; every other row outside tolerance fails. Keep this list as
+// short as the truth allows: a listed row that passes is reported so that
+// it can be removed.
+var knownGaps = []gap{
+	{Case: "munils-50-wifi", Metric: "pdr/cmd", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "p50/cmd", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "p95/cmd", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "pdr/telem", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "p50/telem", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "p95/telem", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "control_packets", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "control_bytes", Reason: swarmAODV},
+	{Case: "munils-50-wifi", Metric: "hops", Reason: swarmAODV, Only: onlyFull},
+	{Case: "munils-50-wifi", Metric: "completed", Reason: "in the first 12 s (CI) 16 UAVs complete natively, 6 on ns-3 (after 60 s all 50 do on both): " + swarmAODV, Only: onlyShort},
+	{Case: "munils-100-wifi", Metric: "pdr/cmd", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "p95/cmd", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "pdr/telem", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "p50/telem", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "p95/telem", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "control_packets", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "control_bytes", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "hops", Reason: swarmAODV},
+	{Case: "munils-100-wifi", Metric: "completed", Reason: "in 40 s every UAV completes natively, none on ns-3: " + swarmAODV},
+	{Case: "ubanc-relay/aodv-1pps", Metric: "p95/data", Reason: "at 1 packet/s both forward through exactly drones 3 and 5, " +
+		"but native's latency tail is twice ns-3's (9.3 vs 4.4 ms p95): cause not isolated yet (issue 30)"},
+	{Case: "ubanc-relay/aodv-100pps", Metric: "p95/data", Reason: relayChurn},
+	{Case: "ubanc-relay/aodv-100pps", Metric: "control_packets", Reason: relayChurn, Only: onlyFull},
+	{Case: "ubanc-relay/aodv-100pps", Metric: "control_bytes", Reason: relayChurn, Only: onlyFull},
+	{Case: "ubanc-relay/aodv-100pps", Metric: "hops", Reason: relayChurn, Only: onlyFull},
+	{Case: "ubanc-relay/olsr-1pps", Metric: "p95/data", Reason: olsrTail},
+	{Case: "ubanc-relay/olsr-100pps", Metric: "p95/data", Reason: olsrTail},
+	{Case: "ubanc-relay/olsr-100pps", Metric: "pdr/data", Reason: "in the first 30 s of data (CI) ns-3's OLSR delivers 86%, native 98%; over 110 s both 89-90%: routes form at different times (issue 30)", Only: onlyShort},
+	{Case: "ubanc-relay-static/aodv-100pps", Metric: "hops", Reason: staticRoutes},
+	{Case: "ubanc-relay-static/aodv-100pps", Metric: "p95/data", Reason: staticRoutes},
+	{Case: "ubanc-relay-static/olsr-100pps", Metric: "hops", Reason: staticRoutes},
+	{Case: "ubanc-relay-static/olsr-100pps", Metric: "p95/data", Reason: olsrTail},
+	{Case: "ubanc-relay-static/olsr-100pps", Metric: "pdr/data", Reason: "ns-3's OLSR delivers 91.7% on the static line, native 98.9%: not yet explained (issue 30)", Only: onlyFull},
+	{Case: "ubanc-range/11Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout},
+	{Case: "ubanc-range-wide/1Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout, Only: onlyShort},
+	{Case: "ubanc-range-wide/2Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout, Only: onlyFull},
+	{Case: "ubanc-range-wide/5.5Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout},
+	{Case: "ubanc-range-wide/11Mbps-preamble-off", Metric: "p95/data", Reason: ackTimeout},
+	{Case: "platoon-wifi-load", Metric: "pdr/state", Reason: contention},
+}
+
+// The reasons of knownGaps, as far as they are known (issue 30 has the
+// measurements behind them).
+const (
+	swarmAODV = "ns-3's AODV sends 5-21x the control packets of native AODV in this swarm (RREQ floods) while its commands " +
+		"and telemetry arrive late or not at all; native AODV lacks ns-3's RREQ and RERR rate limits, gratuitous RREP and " +
+		"RREP-ACK; which of the two is right for this swarm is the open question of issue 30"
+	relayChurn = "native AODV's routes churn on the relay where ns-3's are stable: forwarding spread over drones 2-6 " +
+		"(ns-3: exactly drones 3 and 5), route errors and rediscoveries, more control traffic, a long latency tail (issue 30)"
+	olsrTail = "native OLSR's latency tail differs from ns-3's on the relay (native lacks OLSR link hysteresis; " +
+		"the tail's cause is not isolated yet, issue 30)"
+	staticRoutes = "on a static line (drones 80 m apart) native routes leave the 3-hop path part of the time: over 50 s " +
+		"of data native AODV forwards 1057, 1558 and 1558 packets through drones 2, 4 and 6 (ns-3: none; exactly drones 3 " +
+		"and 5), native OLSR 971 through drone 2 (ns-3: 192) (issue 30)"
+	ackTimeout = "retried frames at the range edge: native waits longer for a missing ACK than ns-3 (+304 us per failed try " +
+		"at 1 Mbit/s, issue 30); with 100 packets per station (CI) the p95 moves either way"
+	contention = "broadcast contention under load: native delivers more state updates than ns-3; likely cause (issue 30): " +
+		"a frame arriving during a reception keeps the medium busy only above -62 dBm natively, down to -82 dBm in ns-3"
+)
+
+// knownGap returns the reason a row of a run of length l is a known gap
+// ("" if it is not).
+func knownGap(caseName, metric string, l Length) string {
+	for _, g := range knownGaps {
+		if g.Only == onlyFull && l != Full || g.Only == onlyShort && l != Short {
+			continue
+		}
+		if g.Case == caseName && g.Metric == metric {
+			return g.Reason
+		}
+	}
+	return ""
+}
