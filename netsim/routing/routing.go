@@ -617,8 +617,12 @@ func (b *Backend) Close() error {
 		}
 	})
 	b.cal.Clear()
-	// No fates are settled any more: the run is over.
+	// No fates are settled any more: the run is over. Application packets
+	// still in the layer (waiting for a route, in a hop on the way, or not
+	// due yet) end with end_of_run at every intended receiver they did not
+	// reach, as the link backends and the ns-3 backend end theirs.
 	b.pool.OnFree = nil
+	b.endOfRun(pend)
 	err := b.inner.Close()
 	for _, p := range pend {
 		p.Free() // hop packets and application packets not sent yet
@@ -633,6 +637,44 @@ func (b *Backend) Close() error {
 		err = werr
 	}
 	return err
+}
+
+// endOfRun traces the application packets the run ended on: those due
+// but not yet handed over (pend, with the hop packets) get their tx at
+// their send time, then every one gets end_of_run at every intended
+// receiver without an outcome, at the layer's last time.
+func (b *Backend) endOfRun(pend []*netsim.Packet) {
+	for _, p := range pend {
+		if p.ID >= hopIDBase {
+			continue
+		}
+		b.ev = netsim.TraceEvent{Type: netsim.EvTx, T: p.TSend, P: p, Node: p.Dst, RxPower: netsim.NoPower}
+		b.tr.Trace(&b.ev)
+		at := max(b.now, p.TSend)
+		for r := 0; r < b.n; r++ {
+			if netsim.NodeID(r) == p.Src || (p.Dst != netsim.Broadcast && netsim.NodeID(r) != p.Dst) {
+				continue
+			}
+			b.ev = netsim.TraceEvent{Type: netsim.EvDrop, T: at, P: p, Node: netsim.NodeID(r), Reason: netsim.DropEndOfRun, RxPower: netsim.NoPower}
+			b.tr.Trace(&b.ev)
+		}
+	}
+	for i := range b.apps {
+		ap := &b.apps[i]
+		if !ap.valid {
+			continue
+		}
+		p := ap.p
+		if p.Dst == netsim.Broadcast {
+			for r := 0; r < b.n; r++ {
+				if !ap.got[r] && netsim.NodeID(r) != p.Src {
+					b.trace(netsim.EvDrop, p, netsim.NodeID(r), netsim.DropEndOfRun, netsim.NoPower)
+				}
+			}
+		} else if !ap.done {
+			b.trace(netsim.EvDrop, p, p.Dst, netsim.DropEndOfRun, netsim.NoPower)
+		}
+	}
 }
 
 // CSVHeader is routing.csv's header; the ns-3 backend writes the same

@@ -231,6 +231,28 @@ func TestNoRoute(t *testing.T) {
 	}
 }
 
+// TestEndOfRun: packets the run ends on (AODV still searching for a route,
+// packets handed over in the last tick, broadcasts on the air) each get
+// one outcome per intended receiver: end_of_run, not silence.
+func TestEndOfRun(t *testing.T) {
+	pos := []geom.Vec3{geom.V(0, 0, 0), geom.V(1000, 0, 0), geom.V(30, 0, 0)}
+	end := 2 * sim.Time(sim.Second)
+	sends := every(0, 1, 64, end.Add(-200*sim.Millisecond), end, 50*sim.Millisecond)
+	sends = append(sends, send{t: end, src: 2, dst: netsim.Broadcast, size: 64})
+	for _, proto := range []string{AODV, OLSR} {
+		t.Run(proto, func(t *testing.T) {
+			res := drive(t, proto, wifiLink(wifi.DefaultParams()), pos, sends, end, nil)
+			res.f.check()
+			if len(res.f.sent) != len(sends) {
+				t.Errorf("%d of %d packets traced tx", len(res.f.sent), len(sends))
+			}
+			if proto == AODV && res.f.drops[netsim.DropEndOfRun] == 0 {
+				t.Errorf("AODV: no end_of_run for packets waiting for a route: drops %v", res.f.drops)
+			}
+		})
+	}
+}
+
 // TestTTL: flooding along a 70-node chain runs out of hops after 64.
 func TestTTL(t *testing.T) {
 	pos := line(70, 10)
