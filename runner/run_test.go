@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"skyloop/engine"
-	"skyloop/netsim/ns3"
+	"skyloop/internal/ns3test"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 	"skyloop/sim"
@@ -525,19 +525,10 @@ func ns3Quickstart(t *testing.T) string {
 	return text
 }
 
-func requireNS3(t *testing.T) {
-	if _, err := ns3.Binary(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NS3") != "" {
-			t.Fatalf("ns-3 required: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-}
-
 // TestQuickstartOnNS3: a scenario of the core runs on ns-3 with only the
 // backend line changed, with the same outputs plus ns-3's pcap files.
 func TestQuickstartOnNS3(t *testing.T) {
-	requireNS3(t)
+	ns3test.Need(t)
 	text := strings.Replace(ns3Quickstart(t), "  backend: ns3\n", "  backend: ns3\n  pcap: true\n", 1)
 	d := sim.Duration(15 * sim.Second)
 	dir := filepath.Join(t.TempDir(), "q")

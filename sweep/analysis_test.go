@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"skyloop/components"
-	"skyloop/netsim/ns3"
+	"skyloop/internal/ns3test"
 	"skyloop/scenarios"
 	"skyloop/sim"
 )
@@ -267,24 +267,12 @@ func TestEndToEndFixtures(t *testing.T) {
 	}
 }
 
-// needNS3 skips (with the reason) when ns-3 is missing, unless
-// SKYLOOP_REQUIRE_NS3 is set, as in CI.
-func needNS3(t testing.TB) {
-	t.Helper()
-	if _, err := ns3.Binary(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NS3") != "" {
-			t.Fatalf("ns-3 required: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-}
-
 // TestEndToEndNS3Short runs experiment (3) on ns-3 for 30 s at 1 and 100
 // packets/s: drone 7 gets data from drone 1 over the relays with both
 // protocols, end2end.csv has a row per drone and variant, and the figures
 // decode.
 func TestEndToEndNS3Short(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	e, err := parseUbanc(t, "ubanc/relay", Backend("ns3"))
 	if err != nil {
 		t.Fatal(err)

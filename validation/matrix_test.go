@@ -9,21 +9,9 @@ import (
 	"testing"
 
 	"skyloop/engine"
-	"skyloop/netsim/ns3"
+	"skyloop/internal/ns3test"
 	"skyloop/scenario"
 )
-
-// needNS3 skips (with the reason) when ns-3 is missing, unless
-// SKYLOOP_REQUIRE_NS3 is set, as in CI.
-func needNS3(t testing.TB) {
-	t.Helper()
-	if _, err := ns3.Binary(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NS3") != "" {
-			t.Fatalf("ns-3 required: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-}
 
 // TestMatrix runs the shortened variant of every CI case on the native
 // network and on ns-3 and checks every row against the tolerances: a row
@@ -31,7 +19,7 @@ func needNS3(t testing.TB) {
 // GAP). The two backends of a case run at the same time (ns-3 is a process
 // of its own); the cases one after the other.
 func TestMatrix(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	for _, c := range Cases() {
 		if !c.CI {
 			continue

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"skyloop/geom"
+	"skyloop/internal/ns3test"
 	"skyloop/netsim"
 	"skyloop/netsim/impair"
 	"skyloop/sim"
@@ -40,7 +41,7 @@ func benchProto(b *testing.B, proto string) {
 		})
 	})
 	b.Run("ns3", func(b *testing.B) {
-		needNS3(b)
+		ns3test.Need(b)
 		benchRelay(b, func() netsim.Backend {
 			q := nsParams(proto, relayParams())
 			r, err := newNS3(q)

@@ -14,23 +14,12 @@ import (
 	"testing"
 
 	"skyloop/geom"
+	"skyloop/internal/ns3test"
 	"skyloop/netsim"
 	"skyloop/netsim/ns3"
 	"skyloop/netsim/wifi"
 	"skyloop/sim"
 )
-
-// needNS3 skips (with the reason) when ns-3 is missing, unless
-// SKYLOOP_REQUIRE_NS3 is set, as in CI.
-func needNS3(t testing.TB) {
-	t.Helper()
-	if _, err := ns3.Binary(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NS3") != "" {
-			t.Fatalf("ns-3 required: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-}
 
 // ns3Run runs the ns-3 backend with its own routing protocol over the
 // same Wi-Fi parameters.
@@ -56,7 +45,7 @@ func newNS3(q ns3.Params) (*ns3.Backend, error) { return ns3.New(q, 1, nil) }
 // every packet from node 0 reaches node 6 with both AODV and OLSR, on
 // both backends, and the mean delay is within 20% of ns-3's.
 func TestLineMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	pos := line(7, 40)
 	sends := every(0, 6, 64, 15*sim.Time(sim.Second), 25*sim.Time(sim.Second), 100*sim.Millisecond)
 	end := 27 * sim.Time(sim.Second)
@@ -120,7 +109,7 @@ func relayParams() wifi.Params {
 // 13.8 s natively and 13.1 s on ns-3, one TC interval apart in single
 // seeds either way).
 func TestRelayMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	end := 60 * sim.Time(sim.Second)
 	sends := every(0, 6, 512, 5*sim.Time(sim.Second), end, 100*sim.Millisecond)
 	rate := map[string][2]float64{}
@@ -319,7 +308,7 @@ func ns3Counters(t testing.TB, b *ns3.Backend, pos []geom.Vec3, sends []send, en
 // row were lost, where ns-3 keeps a neighbour alive while it forwards data
 // to it.
 func TestUBANCRelayMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	end := 60 * sim.Time(sim.Second)
 	sends := every(0, 6, 64, 10*sim.Time(sim.Second), end, 10*sim.Millisecond)
 	type tally struct {
@@ -456,7 +445,7 @@ func swarmSends(u int, end sim.Time) []send {
 // see docs/routing.md). Before AODV followed ns-3 the native runs sent no
 // RREP-ACK and no gratuitous RREP.
 func TestSwarmMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	const u = 25
 	end := 8 * sim.Time(sim.Second)
 	sends := swarmSends(u, end)

@@ -4,27 +4,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
 	"skyloop/geom"
+	"skyloop/internal/ns3test"
 	"skyloop/netsim"
 	"skyloop/netsim/ns3"
 	"skyloop/sim"
 )
-
-// needNS3 skips (with the reason) when ns-3 is missing, unless
-// SKYLOOP_REQUIRE_NS3 is set, as in CI.
-func needNS3(t testing.TB) {
-	t.Helper()
-	if _, err := ns3.Binary(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_NS3") != "" {
-			t.Fatalf("ns-3 required: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-}
 
 type send struct {
 	t        sim.Time
@@ -130,7 +118,7 @@ func ns3Backend(t testing.TB, p Params, epoch sim.Duration) *ns3.Backend {
 // detection on and off: within 3 percentage points of ns-3 everywhere
 // (measured: within 2).
 func TestPDRvsDistanceMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	dists := []float64{30, 51, 52, 80, 95, 110, 125, 140, 155, 170, 185, 200, 230}
 	pos := []geom.Vec3{{}}
 	for i, d := range dists {
@@ -211,7 +199,7 @@ func pdr(o outcome) float64 {
 // 0.3222 and 0.3232, 0 and 0.0036; 50 nodes gave 0.3199 while frames not
 // received kept the medium busy only above -62 dBm each).
 func TestBroadcastPDRMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	for _, c := range []struct {
 		n        int
 		side     float64
@@ -307,7 +295,7 @@ func BenchmarkVsNS3(b *testing.B) {
 	}{{"native-100", 100, false}, {"ns3-100", 100, true}, {"native-1000", 1000, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			if c.ns3 {
-				needNS3(b)
+				ns3test.Need(b)
 			}
 			pos, sends := stateGrid(c.n, 10, d)
 			var o outcome
@@ -333,7 +321,7 @@ func BenchmarkVsNS3(b *testing.B) {
 // sensitivity (-101 dBm, 221 m) the native model delivered a few percent
 // of these packets at 216-220 m, ns-3 none.
 func TestSensitivityEdgeMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	dists := []float64{195, 200, 205, 210, 213, 216, 218, 220, 225}
 	pos := []geom.Vec3{{}}
 	for i, d := range dists {
@@ -378,7 +366,7 @@ func TestSensitivityEdgeMatchesNS3(t *testing.T) {
 // instead of 0.162 (3 stations) and 0.339 instead of 0.394 (8 stations),
 // 100 µs apart.
 func TestBackToBackMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	for _, radius := range []float64{10, 30} {
 		for _, k := range []int{3, 8} {
 			for _, uni := range []bool{false, true} {
@@ -448,7 +436,7 @@ func pctMs(ds []sim.Duration, q float64) float64 {
 // 6 Mbit/s; ns-3.37 gives up SIFS + slot + the ACK's PHY preamble and
 // header after the data frame unless a PSDU reception has started by then.
 func TestEdgeLatencyMatchesNS3(t *testing.T) {
-	needNS3(t)
+	ns3test.Need(t)
 	for _, c := range []struct {
 		std, mode string
 		dists     []float64
