@@ -1249,9 +1249,9 @@ func (b *Backend) release(p *netsim.Packet) {
 // then every intended receiver that has no outcome yet (the packet was
 // queued, contending for the medium, on the air or awaiting its ACK) gets
 // a drop with reason end_of_run: the packet was still in flight when the
-// run ended (summary.json counts it in packets_in_flight_at_end). A unicast packet the destination already received gets none.
-// The drops are at the latest time AdvanceTo reached (or the send time, if
-// later).
+// run ended (summary.json counts it in packets_in_flight_at_end). A
+// unicast packet the destination already received gets none. The drops
+// are at the latest time AdvanceTo reached (or the send time, if later).
 func (b *Backend) Close() error {
 	b.dead.Flush()
 	at := func(p *netsim.Packet) sim.Time { return max(b.clock, p.TSend) }
