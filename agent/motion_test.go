@@ -11,23 +11,11 @@ import (
 	"skyloop/scenario"
 )
 
-// run executes a scenario without files and returns its summary.
+// run executes a scenario with the core components, without files, and
+// returns its summary.
 func run(t *testing.T, text string) *runner.Summary {
 	t.Helper()
-	reg := engine.Core()
-	sc, err := scenario.Parse("test.yaml", []byte(text), reg.Check)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := runner.Execute(r, "", runner.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Summary
+	return runWith(t, engine.Core(), text)
 }
 
 // TestStations: the vehicle leaves for point i at i*dwell, arrives within

@@ -344,11 +344,13 @@ func (x *aodv) qPurge(t sim.Time, n int32) {
 	nd.queue = nd.queue[:k]
 }
 
-func (x *aodv) enqueue(t sim.Time, n int32, a uint32, dst int32, ttl uint8) {
+// makeRoom purges node n's request queue of expired packets and, when it
+// is still full, drops the most aged packet to make room; it returns the
+// node.
+func (x *aodv) makeRoom(t sim.Time, n int32) *aodvNode {
 	x.qPurge(t, n)
 	nd := &x.nodes[n]
 	if len(nd.queue) == aodvMaxQueueLen {
-		// The most aged packet makes room.
 		e := nd.queue[0]
 		copy(nd.queue, nd.queue[1:])
 		nd.queue = nd.queue[:len(nd.queue)-1]
@@ -357,6 +359,11 @@ func (x *aodv) enqueue(t sim.Time, n int32, a uint32, dst int32, ttl uint8) {
 			x.b.unrefApp(e.a)
 		}
 	}
+	return nd
+}
+
+func (x *aodv) enqueue(t sim.Time, n int32, a uint32, dst int32, ttl uint8) {
+	nd := x.makeRoom(t, n)
 	x.b.refApp(a)
 	nd.queue = append(nd.queue, aodvQueued{a: a, dst: dst, ttl: ttl, expire: t.Add(aodvMaxQueueTime)})
 }
@@ -423,17 +430,7 @@ func (x *aodv) unicastCtl(t sim.Time, n, to int32, m []byte, d sim.Duration) {
 		x.b.sendControl(n, to, netsim.KindAODV, m, d)
 		return
 	}
-	x.qPurge(t, n)
-	nd := &x.nodes[n]
-	if len(nd.queue) == aodvMaxQueueLen {
-		e := nd.queue[0]
-		copy(nd.queue, nd.queue[1:])
-		nd.queue = nd.queue[:len(nd.queue)-1]
-		if e.ctl == nil {
-			x.b.dropApp(e.a, netsim.DropQueue)
-			x.b.unrefApp(e.a)
-		}
-	}
+	nd := x.makeRoom(t, n)
 	nd.queue = append(nd.queue, aodvQueued{ctl: append([]byte(nil), m...), dst: to, expire: t.Add(aodvMaxQueueTime)})
 	if r := x.lookup(t, n, to); r == nil || r.flag != aodvInSearch {
 		x.sendRequest(t, n, to)

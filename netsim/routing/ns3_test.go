@@ -71,10 +71,15 @@ func TestLineMatchesNS3(t *testing.T) {
 // seventh of a turn behind the one before.
 func relay(gap float64) ([]geom.Vec3, func(sim.Time, []geom.Vec3) bool) {
 	const r, v = 20.0, 5.0
-	at := func(i int, t sim.Time) geom.Vec3 {
+	return circling(func(i int, t sim.Time) geom.Vec3 {
 		a := v/r*t.Seconds() + 2*math.Pi*float64(i)/7
 		return geom.V(gap*float64(i)+r*math.Cos(a), r*math.Sin(a), 10)
-	}
+	})
+}
+
+// circling gives seven drones' positions at time 0 and a move function
+// that puts drone i at at(i, now) every 10 ms.
+func circling(at func(i int, t sim.Time) geom.Vec3) ([]geom.Vec3, func(sim.Time, []geom.Vec3) bool) {
 	pos := make([]geom.Vec3, 7)
 	for i := range pos {
 		pos[i] = at(i, 0)
@@ -245,23 +250,10 @@ func ns3AODV(t testing.TB, dir string, n int) aodvCounts {
 // apart and every other drone is exactly 160 m away.
 func ubanc7() ([]geom.Vec3, func(sim.Time, []geom.Vec3) bool) {
 	const r, v = 20.0, 5.0
-	at := func(i int, t sim.Time) geom.Vec3 {
+	return circling(func(i int, t sim.Time) geom.Vec3 {
 		a := math.Pi*float64(i) + v/r*t.Seconds()
 		return geom.V(80*float64(i)+r*math.Cos(a), r*math.Sin(a), 5)
-	}
-	pos := make([]geom.Vec3, 7)
-	for i := range pos {
-		pos[i] = at(i, 0)
-	}
-	return pos, func(now sim.Time, pos []geom.Vec3) bool {
-		if now%sim.Time(10*sim.Millisecond) != 0 {
-			return false
-		}
-		for i := range pos {
-			pos[i] = at(i, now)
-		}
-		return true
-	}
+	})
 }
 
 // ns3Counters runs ns-3 backend b (made with Pcap set) with its captures

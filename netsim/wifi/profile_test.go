@@ -57,16 +57,9 @@ func TestProfileParams(t *testing.T) {
 // (2 dB stronger, 0.41 dB more noise over 22 MHz) loses almost none.
 func TestProfile326Range(t *testing.T) {
 	dists := []float64{170, 175, 176.5, 185}
-	pos := []geom.Vec3{{}}
-	for i, d := range dists {
-		a := 2 * math.Pi * float64(i) / float64(len(dists))
-		pos = append(pos, geom.V(d*math.Cos(a), d*math.Sin(a), 0))
-	}
+	pos := stations(dists)
 	const n = 1000
-	var sends []send
-	for k := 0; k < n; k++ {
-		sends = append(sends, send{t: sim.Time(int64(k+1) * int64(15*sim.Millisecond)), src: 0, dst: netsim.Broadcast, size: 1000})
-	}
+	sends := broadcasts(n, 15*sim.Millisecond, 1000)
 	end := sends[len(sends)-1].t.Add(sim.Second)
 	pdrs := map[string][]float64{}
 	for _, prof := range []string{"ns-3.37", "ns-3.26"} {

@@ -113,6 +113,27 @@ func ns3Backend(t testing.TB, p Params, epoch sim.Duration) *ns3.Backend {
 	return b
 }
 
+// stations places a receiver at each distance from node 0 at the origin,
+// spread around a circle so that they do not shadow one another.
+func stations(dists []float64) []geom.Vec3 {
+	pos := []geom.Vec3{{}}
+	for i, d := range dists {
+		a := 2 * math.Pi * float64(i) / float64(len(dists))
+		pos = append(pos, geom.V(d*math.Cos(a), d*math.Sin(a), 0))
+	}
+	return pos
+}
+
+// broadcasts are n broadcasts of size bytes from node 0, one every period
+// from period on.
+func broadcasts(n int, period sim.Duration, size int) []send {
+	sends := make([]send, 0, n)
+	for k := 0; k < n; k++ {
+		sends = append(sends, send{t: sim.Time(int64(k+1) * int64(period)), src: 0, dst: netsim.Broadcast, size: size})
+	}
+	return sends
+}
+
 // TestPDRvsDistanceMatchesNS3: two-node PDR vs distance (receivers in
 // different directions from one sender) for every DSSS rate, preamble
 // detection on and off: within 3 percentage points of ns-3 everywhere
@@ -120,16 +141,9 @@ func ns3Backend(t testing.TB, p Params, epoch sim.Duration) *ns3.Backend {
 func TestPDRvsDistanceMatchesNS3(t *testing.T) {
 	ns3test.Need(t)
 	dists := []float64{30, 51, 52, 80, 95, 110, 125, 140, 155, 170, 185, 200, 230}
-	pos := []geom.Vec3{{}}
-	for i, d := range dists {
-		a := 2 * math.Pi * float64(i) / float64(len(dists))
-		pos = append(pos, geom.V(d*math.Cos(a), d*math.Sin(a), 0))
-	}
+	pos := stations(dists)
 	const n = 1000 // sampling noise is about 1.4 points; the runs are deterministic (fixed seeds)
-	var sends []send
-	for i := 0; i < n; i++ {
-		sends = append(sends, send{t: sim.Time(int64(i+1) * int64(15*sim.Millisecond)), src: 0, dst: netsim.Broadcast, size: 1000})
-	}
+	sends := broadcasts(n, 15*sim.Millisecond, 1000)
 	end := sim.Time(int64(n+20) * int64(15*sim.Millisecond))
 	for _, pre := range []bool{true, false} {
 		for _, mode := range []string{"DsssRate1Mbps", "DsssRate2Mbps", "DsssRate5_5Mbps", "DsssRate11Mbps"} {
@@ -323,16 +337,9 @@ func BenchmarkVsNS3(b *testing.B) {
 func TestSensitivityEdgeMatchesNS3(t *testing.T) {
 	ns3test.Need(t)
 	dists := []float64{195, 200, 205, 210, 213, 216, 218, 220, 225}
-	pos := []geom.Vec3{{}}
-	for i, d := range dists {
-		a := 2 * math.Pi * float64(i) / float64(len(dists))
-		pos = append(pos, geom.V(d*math.Cos(a), d*math.Sin(a), 0))
-	}
+	pos := stations(dists)
 	const n = 1000
-	var sends []send
-	for k := 0; k < n; k++ {
-		sends = append(sends, send{t: sim.Time(int64(k+1) * int64(5*sim.Millisecond)), src: 0, dst: netsim.Broadcast, size: 7})
-	}
+	sends := broadcasts(n, 5*sim.Millisecond, 7)
 	end := sends[len(sends)-1].t.Add(sim.Second)
 	p := DefaultParams()
 	p.Standard, p.Mode, p.Preamble = "80211b", "DsssRate1Mbps", false
