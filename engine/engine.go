@@ -550,13 +550,30 @@ func (r *Run) buildNetwork() {
 	mode := "coupled"
 	sc.DecodeKey(n, "network", "mode", &mode)
 	rt := routing.None
+	var ro routing.Options
 	keys := networkKeys
-	if !bs.Routes {
+	if bs.Routes {
+		var c string
+		if sc.DecodeKey(n, "network", "aodv_control", &c) && c != "" {
+			// Reported here, not as an unknown field: the question is
+			// whether ns-3 can do it.
+			sc.Errorf("network.aodv_control", "the %s backend routes with its own protocols, whose AODV always sends control messages as aodv_control: routed does; remove the key", name)
+			keys = append(keys[:len(keys):len(keys)], "aodv_control")
+		}
+	} else {
 		// network.routing belongs to the routing layer, not the backend.
 		sc.DecodeKey(n, "network", "routing", &rt)
-		keys = append(keys[:len(keys):len(keys)], "routing")
+		sc.DecodeKey(n, "network", "aodv_control", &ro.AODVControl)
+		keys = append(keys[:len(keys):len(keys)], "routing", "aodv_control")
 		if !slices.Contains(routing.Protocols, rt) {
 			sc.Errorf("network.routing", "must be one of %s, got %q", strings.Join(routing.Protocols, ", "), rt)
+		}
+		switch {
+		case ro.AODVControl == "":
+		case !slices.Contains(routing.ControlModes, ro.AODVControl):
+			sc.Errorf("network.aodv_control", "must be one of %s, got %q", strings.Join(routing.ControlModes, ", "), ro.AODVControl)
+		case rt != routing.AODV:
+			sc.Errorf("network.aodv_control", "applies to routing: aodv only (routing is %s)", rt)
 		}
 	}
 	p := bs.Params()
@@ -602,6 +619,9 @@ func (r *Run) buildNetwork() {
 	if rt != routing.None {
 		eff["routing"] = rt // written only when set, as epoch below
 	}
+	if ro.AODVControl != "" {
+		eff["aodv_control"] = ro.AODVControl
+	}
 	if epoch > 0 || mode != "coupled" {
 		// Written only when set, so that the configuration of runs
 		// without epochs stays as it was.
@@ -617,7 +637,7 @@ func (r *Run) buildNetwork() {
 	case r.replay:
 		b, err = replay.New(func(tr netsim.Tracer) (netsim.Backend, error) { return bs.New(p, r.seed, tr) }, r)
 	case rt != routing.None:
-		b, err = routing.New(rt, r.seed, r, func(tr netsim.Tracer) (netsim.Backend, error) { return bs.New(p, r.seed, tr) })
+		b, err = routing.NewWith(rt, ro, r.seed, r, func(tr netsim.Tracer) (netsim.Backend, error) { return bs.New(p, r.seed, tr) })
 	default:
 		b, err = bs.New(p, r.seed, r)
 	}

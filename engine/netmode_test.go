@@ -14,15 +14,39 @@ import (
 // the transmission rate) any other value is the backend's; elsewhere
 // other values are refused.
 func TestNetworkModeKey(t *testing.T) {
-	for _, c := range []struct {
-		net, want, err string
-	}{
+	checkNetwork(t, []networkCase{
 		{net: "{backend: wifi, standard: 80211b, mode: DsssRate11Mbps}", want: `"mode":"DsssRate11Mbps"`},
 		{net: "{backend: ns3, standard: 80211b, mode: DsssRate5_5Mbps, epoch: 10ms}", want: `"mode":"DsssRate5_5Mbps"`},
 		{net: "{backend: wifi, standard: 80211b, mode: OfdmRate6Mbps}", err: "network.mode"},
 		{net: "{backend: impair, mode: coupled, epoch: 10ms}", want: `"mode":"coupled"`},
 		{net: "{backend: impair, mode: DsssRate11Mbps, epoch: 10ms}", err: "must be coupled or replay"},
-	} {
+	})
+}
+
+// TestAODVControlKey: network.aodv_control (link or routed) belongs to the
+// native routing layer's AODV; it is refused with another protocol, with
+// an unknown value, and on ns-3 (whose AODV always routes its control).
+func TestAODVControlKey(t *testing.T) {
+	checkNetwork(t, []networkCase{
+		{net: "{backend: wifi, routing: aodv, aodv_control: routed}", want: `"aodv_control":"routed"`},
+		{net: "{backend: wifi, routing: aodv, aodv_control: link}", want: `"aodv_control":"link"`},
+		{net: "{backend: wifi, routing: aodv}", want: `"routing":"aodv"`},
+		{net: "{backend: wifi, routing: olsr, aodv_control: routed}", err: "applies to routing: aodv only"},
+		{net: "{backend: wifi, routing: aodv, aodv_control: rfc}", err: `must be one of link, routed, got "rfc"`},
+		{net: "{backend: ns3, routing: aodv, aodv_control: routed}", err: "routes with its own protocols"},
+	})
+}
+
+// networkCase is a network section, and what its effective configuration
+// must contain (want) or the error it must give (err).
+type networkCase struct {
+	net, want, err string
+}
+
+// checkNetwork builds a scenario with each case's network section.
+func checkNetwork(t *testing.T, cases []networkCase) {
+	t.Helper()
+	for _, c := range cases {
 		sc, err := scenario.Parse("t.yaml", []byte("name: t\nvehicles:\n"+validGroup+"network: "+c.net+"\n"))
 		if err == nil {
 			var r *engine.Run

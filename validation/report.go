@@ -323,7 +323,11 @@ func WriteMarkdown(w io.Writer, d Doc, results []Result) error {
 		if c.CI {
 			ci = code(c.Short)
 		}
-		p("| %s | %s | %s | %s | %s |\n", c.Name, src, code(c.Set), ci, c.Why)
+		set := code(c.Set)
+		if len(c.Native) > 0 {
+			set += "; native only: " + code(c.Native)
+		}
+		p("| %s | %s | %s | %s | %s |\n", c.Name, src, set, ci, c.Why)
 	}
 	p("\nEvery run writes no per-packet files (`%s`) but the node-to-node cases' trace.csv\n", quiet)
 	p("and deliveries.csv.")

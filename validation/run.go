@@ -45,7 +45,8 @@ func registry() *engine.Registry {
 
 // Text returns the scenario the case runs on backend (Native or NS3) at
 // length l: its file name and YAML text. The two backends get the same
-// text but for network.backend, so the same radio parameters.
+// text but for network.backend (and the case's Native changes), so the
+// same radio parameters.
 func (c *Case) Text(backend string, l Length) (name string, text []byte, err error) {
 	if backend != Native && backend != NS3 {
 		return "", nil, fmt.Errorf("case %s: backend %q: want %s or %s", c.Name, backend, Native, NS3)
@@ -60,6 +61,8 @@ func (c *Case) Text(backend string, l Length) (name string, text []byte, err err
 	}
 	if backend == NS3 {
 		sets = append(sets, "network.backend: "+NS3)
+	} else {
+		sets = append(sets, c.Native...)
 	}
 	doc, err := scenario.ParseDocument(name, base)
 	if err != nil {

@@ -133,7 +133,7 @@ type aodv struct {
 	// routedControl sends unicast control messages as ns-3 3.37 does,
 	// through AODV's route lookup (unicastCtl). Off: they go to the
 	// neighbour at the link layer, as RFC 3561 and real stacks (a
-	// connected subnet route) do. Tests turn it on to show what it costs.
+	// connected subnet route) do. Set by Options.AODVControl.
 	routedControl bool
 
 	nodes []aodvNode

@@ -44,6 +44,30 @@ const (
 // Protocols lists the valid values of network.routing.
 var Protocols = []string{None, Flood, AODV, OLSR}
 
+// How AODV sends its unicast control messages (RREP, RREP-ACK, unicast
+// RERR), as scenarios write it (network.aodv_control).
+const (
+	// ControlLink sends them one hop at the link layer, as RFC 3561 and
+	// real stacks (a connected-subnet route) do. The default.
+	ControlLink = "link"
+	// ControlRouted sends them through AODV's own route lookup, as ns-3
+	// 3.37 does (its UDP socket asks AODV's RouteOutput): a message for a
+	// neighbour without a VALID route entry waits in the request queue
+	// while a RREQ floods the network to find that neighbour.
+	ControlRouted = "routed"
+)
+
+// ControlModes lists the valid values of network.aodv_control.
+var ControlModes = []string{ControlLink, ControlRouted}
+
+// Options are the routing layer's settings beyond the protocol's name.
+// The zero value is the default.
+type Options struct {
+	// AODVControl is ControlLink (or empty) or ControlRouted. It applies
+	// to AODV only.
+	AODVControl string
+}
+
 // DefaultTTL is the IP time-to-live of data packets at their origin
 // (ns-3's default for UDP sockets).
 const DefaultTTL = 64
@@ -172,6 +196,20 @@ type Backend struct {
 // backend must implement netsim.Stepper. Every event the run should see
 // goes to tr.
 func New(name string, seed uint64, tr netsim.Tracer, link func(tr netsim.Tracer) (netsim.Backend, error)) (*Backend, error) {
+	return NewWith(name, Options{}, seed, tr, link)
+}
+
+// NewWith is New with options beyond the protocol's name.
+func NewWith(name string, o Options, seed uint64, tr netsim.Tracer, link func(tr netsim.Tracer) (netsim.Backend, error)) (*Backend, error) {
+	switch o.AODVControl {
+	case "", ControlLink:
+	case ControlRouted:
+		if name != AODV {
+			return nil, fmt.Errorf("routing: aodv_control %q applies to aodv only, not %s", o.AODVControl, name)
+		}
+	default:
+		return nil, fmt.Errorf("routing: unknown aodv_control %q: want link or routed", o.AODVControl)
+	}
 	if tr == nil {
 		tr = netsim.Tracers(nil)
 	}
@@ -180,7 +218,9 @@ func New(name string, seed uint64, tr netsim.Tracer, link func(tr netsim.Tracer)
 	case Flood:
 		b.proto = &flood{b: b}
 	case AODV:
-		b.proto = newAODV(b)
+		x := newAODV(b)
+		x.routedControl = o.AODVControl == ControlRouted
+		b.proto = x
 	case OLSR:
 		b.proto = newOLSR(b)
 	default:

@@ -366,3 +366,63 @@ func TestDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// TestAODVRoutedControl: with aodv_control: routed (ns-3 3.37's way), a
+// RREP-ACK for a neighbour without a VALID route entry waits while a RREQ
+// looks for that neighbour, and goes out once the neighbour answers; with
+// the default (link) it goes out at once and no RREQ is sent.
+func TestAODVRoutedControl(t *testing.T) {
+	for _, mode := range []string{ControlLink, ControlRouted} {
+		t.Run(mode, func(t *testing.T) {
+			cnt := &nativeAODV{Tracer: netsim.Tracers(nil)}
+			b, err := NewWith(AODV, Options{AODVControl: mode}, 7, cnt, wifiLink(wifi.DefaultParams()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos := line(2, 30)
+			nodes := []netsim.NodeInfo{{ID: 0, Pos: pos[0], Vehicle: true}, {ID: 1, Pos: pos[1], Vehicle: true}}
+			if err := b.Start(nodes); err != nil {
+				t.Fatal(err)
+			}
+			// Before the first HELLO (sent within the first second),
+			// neither node has a route to the other.
+			if _, err := b.AdvanceTo(sim.Time(0)); err != nil {
+				t.Fatal(err)
+			}
+			x := b.proto.(*aodv)
+			if r := x.lookupValid(0, 0, 1); r != nil {
+				t.Fatalf("node 0 has a valid route to node 1 at 0 s")
+			}
+			x.unicastCtl(0, 0, 1, []byte{aodvRREPACK, 0}, sim.Millisecond)
+			var sentAt sim.Time = -1
+			for now := sim.Time(0); now <= sim.Time(0).Add(3*sim.Second); now = now.Add(sim.Millisecond) {
+				if _, err := b.AdvanceTo(now); err != nil {
+					t.Fatal(err)
+				}
+				if sentAt < 0 && cnt.c.RREPACK > 0 {
+					sentAt = now
+				}
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: RREP-ACK sent by %v, RREQs %d", mode, sentAt, cnt.c.RREQ)
+			switch mode {
+			case ControlLink:
+				if sentAt != sim.Time(0).Add(sim.Millisecond) || cnt.c.RREQ != 0 {
+					t.Fatalf("link: RREP-ACK sent by %v with %d RREQs, want at 1 ms and none", sentAt, cnt.c.RREQ)
+				}
+			case ControlRouted:
+				if cnt.c.RREQ < 1 || sentAt <= 0 || cnt.c.RREPACK != 1 {
+					t.Fatalf("routed: RREP-ACKs %d sent by %v with %d RREQs, want one after a route discovery", cnt.c.RREPACK, sentAt, cnt.c.RREQ)
+				}
+			}
+		})
+	}
+	if _, err := NewWith(OLSR, Options{AODVControl: ControlRouted}, 7, nil, wifiLink(wifi.DefaultParams())); err == nil {
+		t.Fatal("aodv_control: routed accepted with OLSR")
+	}
+	if _, err := NewWith(AODV, Options{AODVControl: "bogus"}, 7, nil, wifiLink(wifi.DefaultParams())); err == nil {
+		t.Fatal("aodv_control: bogus accepted")
+	}
+}
