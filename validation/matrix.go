@@ -38,6 +38,11 @@ type Case struct {
 	// setting that copies an ns-3 behaviour, to show that it explains a
 	// known gap.
 	Native []string
+	// Seeds, when set, runs the case with seeds 1 to Seeds on each
+	// backend and compares the pooled outcomes (Pool): for cases whose
+	// latency tail is a handful of packets, where one seed's percentile
+	// lands either side by chance.
+	Seeds int
 	// CI says that the test runs the shortened variant.
 	CI bool
 	// Static says that the nodes do not move (or not out of their
@@ -99,6 +104,15 @@ func Cases() []Case {
 	for _, v := range []string{"aodv-1pps", "olsr-1pps", "aodv-100pps", "olsr-100pps"} {
 		c := Case{Name: "ubanc-relay/" + v, Experiment: "ubanc/relay", Variant: v, CI: true,
 			Short: []string{"duration: 40s"}, Why: "CI: 40 s (data from 10 s)"}
+		if v != "aodv-100pps" {
+			// One seed's p95 is a handful of packets that meet a HELLO or
+			// a route change, on either backend: at 1 packet/s over seeds
+			// 1-9 ns-3's p95 is above the 3-hop 4.43 ms in seeds 2, 4 and
+			// 6, native's in seeds 1, 6 and 9. AODV at 100 packets/s keeps
+			// one seed: its forwarding counts are exact.
+			c.Seeds = 5
+			c.Why = "seeds 1-5, pooled (one seed's latency tail is a few packets); " + c.Why
+		}
 		cs = append(cs, c)
 	}
 	for _, v := range []string{"aodv-100pps", "olsr-100pps"} {
@@ -255,11 +269,10 @@ var knownGaps = []gap{
 	{Case: "munils-50-wifi", Metric: "control_bytes", Reason: swarmAODV},
 	{Case: "munils-50-wifi", Metric: "hops", Reason: swarmAODV},
 	{Case: "munils-50-wifi", Metric: "completed", Reason: "in the first 12 s (CI) more UAVs complete natively than on ns-3 (after 60 s all 50 do on both): " + swarmAODV, Only: onlyShort},
-	{Case: "ubanc-relay/aodv-1pps", Metric: "p95/data", Reason: "at 1 packet/s both forward through exactly drones 3 and 5, " +
-		"but native's latency tail is longer than ns-3's (7.0 vs 4.4 ms p95 in CI): cause not isolated yet (issue 30)"},
 	{Case: "ubanc-relay/olsr-1pps", Metric: "p95/data", Reason: olsrTail},
-	{Case: "ubanc-relay/olsr-100pps", Metric: "p95/data", Reason: olsrTail},
-	{Case: "ubanc-relay/olsr-100pps", Metric: "pdr/data", Reason: "in the first 30 s of data (CI) ns-3's OLSR delivers 86%, native 98%; over 110 s both 89-90%: routes form at different times (issue 30)", Only: onlyShort},
+	{Case: "ubanc-relay/olsr-100pps", Metric: "pdr/data", Reason: "in the first 30 s of data (CI), pooled over seeds 1-5, " +
+		"native OLSR delivers 92.8% and ns-3's 96.3%: one seed on each backend forms its routes late (native seed 4: 70%, " +
+		"ns-3 seed 1: 86%); over 110 s the two agree (issue 30)", Only: onlyShort},
 	{Case: "ubanc-relay-static/olsr-100pps", Metric: "pdr/data", Reason: "ns-3's OLSR delivers 91.7% on the static line, native 98.9%: not yet explained (issue 30)", Only: onlyFull},
 	{Case: "ubanc-range-wide/2Mbps-preamble-off", Metric: "p95/data", Reason: edgeTail},
 	{Case: "ubanc-range-wide/11Mbps-preamble-off", Metric: "p95/data", Reason: edgeTail},
@@ -277,9 +290,9 @@ const (
 		"latency come within tolerance (case munils-50-wifi/aodv-routed); PDR stays 6-10 points above ns-3's, and in " +
 		"the first 12 s (CI) native's start-up storm is about half of ns-3's with either setting: not explained yet " +
 		"(docs/routing.md)"
-	olsrTail = "ns-3 3.37's OLSR has no link hysteresis (nor has native); on the moving relay OLSR's routes and its " +
-		"latency tail vary from seed to seed on both backends (docs/routing.md: first 6-hop route 13.1 s on ns-3, " +
-		"13.8 s native over 16 seeds), and one seed's p95 lands either side"
+	olsrTail = "at 1 packet/s ns-3's OLSR delays more packets by about 2 ms (a frame in the way on one hop) than native's: " +
+		"11 of 232 over seeds 1-8, native 3 (both deliver the same packets, p50 4.43 ms on both), so ns-3's pooled p95 is " +
+		"6.4 ms and native's 4.4 ms; which of ns-3's OLSR messages meet the data is not isolated yet (issue 30)"
 	edgeTail = "the ACK timeout is now ns-3's (netsim/wifi TestEdgeLatencyMatchesNS3: mean latency within 4% over 8000 " +
 		"packets per distance); with 100 packets per station (CI) the p95 is one of the last 5 packets and moves either way"
 	contention = "broadcast contention under load: native delivers more state updates than ns-3 even with CCA on the " +

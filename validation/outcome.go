@@ -274,3 +274,76 @@ func readStations(dir string, st *Stations) ([]StationCount, error) {
 	}
 	return out, nil
 }
+
+// Pool combines the outcomes of one backend's runs of a case with several
+// seeds: packet, control and mission counts are summed; each latency
+// percentile is the median over the runs that delivered the kind (the
+// middle one, or the lower of the two middle ones), so that one seed's
+// tail of a few packets does not decide the row. The runs must share the
+// backend, routing, radio parameters and node count.
+func Pool(outs []*Outcome) (*Outcome, error) {
+	if len(outs) == 0 {
+		return nil, errors.New("pooling no runs")
+	}
+	if len(outs) == 1 {
+		return outs[0], nil
+	}
+	first := outs[0]
+	p := &Outcome{Backend: first.Backend, Routing: first.Routing, Radio: first.Radio, Kinds: map[string]KindFigures{}}
+	p50s, p95s := map[string][]int64{}, map[string][]int64{}
+	for i, o := range outs {
+		if o.Backend != first.Backend || o.Routing != first.Routing || !reflect.DeepEqual(o.Radio, first.Radio) {
+			return nil, fmt.Errorf("pooling runs: run %d has backend %s, routing %q, radio %v; run 1 %s, %q, %v",
+				i+1, o.Backend, o.Routing, o.Radio, first.Backend, first.Routing, first.Radio)
+		}
+		if len(o.Nodes) != len(first.Nodes) || len(o.Stations) != len(first.Stations) {
+			return nil, fmt.Errorf("pooling runs: run %d has %d nodes and %d stations, run 1 %d and %d",
+				i+1, len(o.Nodes), len(o.Stations), len(first.Nodes), len(first.Stations))
+		}
+		for k, f := range o.Kinds {
+			s := p.Kinds[k]
+			s.Expected += f.Expected
+			s.Rx += f.Rx
+			s.Latencies += f.Latencies
+			p.Kinds[k] = s
+			if f.Latencies > 0 {
+				p50s[k] = append(p50s[k], f.P50)
+				p95s[k] = append(p95s[k], f.P95)
+			}
+		}
+		if p.Nodes == nil && o.Nodes != nil {
+			p.Nodes = make([]NodeCounts, len(o.Nodes))
+		}
+		for j, n := range o.Nodes {
+			q := &p.Nodes[j]
+			q.DataTx += n.DataTx
+			q.DataTxBytes += n.DataTxBytes
+			q.Forwarded += n.Forwarded
+			q.DataRx += n.DataRx
+			q.DataRxBytes += n.DataRxBytes
+			q.ControlTx += n.ControlTx
+			q.ControlTxBytes += n.ControlTxBytes
+			q.ControlRx += n.ControlRx
+		}
+		if p.Stations == nil && o.Stations != nil {
+			p.Stations = make([]StationCount, len(o.Stations))
+		}
+		for j, s := range o.Stations {
+			p.Stations[j].Sent += s.Sent
+			p.Stations[j].Received += s.Received
+		}
+		p.Completed += o.Completed
+		p.Collisions += o.Collisions
+	}
+	median := func(v []int64) int64 {
+		slices.Sort(v)
+		return v[(len(v)-1)/2]
+	}
+	for k, s := range p.Kinds {
+		if len(p50s[k]) > 0 {
+			s.P50, s.P95 = median(p50s[k]), median(p95s[k])
+			p.Kinds[k] = s
+		}
+	}
+	return p, nil
+}

@@ -351,7 +351,11 @@ func forwarding(b *strings.Builder, results []Result) {
 			continue
 		}
 		any = true
-		p("**%s**\n\n| |", r.Case.Name)
+		if r.Case.Seeds > 0 {
+			p("**%s** (summed over seeds 1-%d)\n\n| |", r.Case.Name, r.Case.Seeds)
+		} else {
+			p("**%s**\n\n| |", r.Case.Name)
+		}
 		for i := range r.Native.Nodes {
 			p(" drone %d |", i+1)
 		}

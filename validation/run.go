@@ -48,6 +48,19 @@ func registry() *engine.Registry {
 // text but for network.backend (and the case's Native changes), so the
 // same radio parameters.
 func (c *Case) Text(backend string, l Length) (name string, text []byte, err error) {
+	return c.SeedText(backend, l, 0)
+}
+
+// Runs returns how many runs the case makes on each backend (Seeds, at
+// least 1).
+func (c *Case) Runs() int { return max(c.Seeds, 1) }
+
+// SeedText is Text for the case's run k (0 <= k < Runs()): with Seeds
+// set, run k has seed k+1.
+func (c *Case) SeedText(backend string, l Length, k int) (name string, text []byte, err error) {
+	if k < 0 || k >= c.Runs() {
+		return "", nil, fmt.Errorf("case %s: run %d: want 0 to %d", c.Name, k, c.Runs()-1)
+	}
 	if backend != Native && backend != NS3 {
 		return "", nil, fmt.Errorf("case %s: backend %q: want %s or %s", c.Name, backend, Native, NS3)
 	}
@@ -63,6 +76,9 @@ func (c *Case) Text(backend string, l Length) (name string, text []byte, err err
 		sets = append(sets, "network.backend: "+NS3)
 	} else {
 		sets = append(sets, c.Native...)
+	}
+	if c.Seeds > 0 {
+		sets = append(sets, fmt.Sprintf("seed: %d", k+1))
 	}
 	doc, err := scenario.ParseDocument(name, base)
 	if err != nil {
@@ -125,10 +141,10 @@ func (c *Case) base() (string, []byte, error) {
 	return "", nil, fmt.Errorf("case %s: experiment %s has no variant %q", c.Name, c.Experiment, c.Variant)
 }
 
-// Run runs the case on backend at length l into the run directory dir
-// (which must not exist, or be empty), in this process.
-func (c *Case) Run(backend string, l Length, dir string) error {
-	name, text, err := c.Text(backend, l)
+// Run runs the case's run k on backend at length l into the run
+// directory dir (which must not exist, or be empty), in this process.
+func (c *Case) Run(backend string, l Length, k int, dir string) error {
+	name, text, err := c.SeedText(backend, l, k)
 	if err != nil {
 		return err
 	}
@@ -153,20 +169,31 @@ func (c *Case) Run(backend string, l Length, dir string) error {
 	return nil
 }
 
-// Runner runs case c on backend at length l into the run directory dir
-// and returns the CPU and wall time it took (0 when not measured).
-type Runner func(c *Case, backend string, l Length, dir string) (cpu, wall time.Duration, err error)
+// Runner runs case c's run k on backend at length l into the run
+// directory dir and returns the CPU and wall time it took (0 when not
+// measured).
+type Runner func(c *Case, backend string, l Length, k int, dir string) (cpu, wall time.Duration, err error)
 
 // InProcess is the Runner that runs in this process (Case.Run), without
 // measuring time.
-func InProcess(c *Case, backend string, l Length, dir string) (time.Duration, time.Duration, error) {
-	return 0, 0, c.Run(backend, l, dir)
+func InProcess(c *Case, backend string, l Length, k int, dir string) (time.Duration, time.Duration, error) {
+	return 0, 0, c.Run(backend, l, k, dir)
 }
 
-// RunCase runs case c at length l on both backends, into dir/wifi and
-// dir/ns3, with run (nil: InProcess), and compares them. With together
-// the two runs overlap (ns-3 is a process of its own), else the native
-// one runs first.
+// RunDir is the run directory of case c's run k on backend under dir:
+// dir/<backend>, or dir/<backend>/seed-<k+1> when the case has Seeds.
+func RunDir(c *Case, dir, backend string, k int) string {
+	if c.Seeds == 0 {
+		return filepath.Join(dir, backend)
+	}
+	return filepath.Join(dir, backend, fmt.Sprintf("seed-%d", k+1))
+}
+
+// RunCase runs case c at length l on both backends (each of its runs),
+// into RunDir's directories, with run (nil: InProcess), and compares them:
+// the outcomes of a case with Seeds are pooled (Pool). With together the
+// two backends' runs overlap (ns-3 is a process of its own), else the
+// native ones run first.
 func RunCase(c *Case, l Length, dir string, run Runner, together bool) Result {
 	if run == nil {
 		run = InProcess
@@ -176,7 +203,15 @@ func RunCase(c *Case, l Length, dir string, run Runner, together bool) Result {
 	var wg sync.WaitGroup
 	for i, b := range []string{Native, NS3} {
 		one := func() {
-			res.CPU[i], res.Wall[i], errs[i] = run(c, b, l, filepath.Join(dir, b))
+			for k := range c.Runs() {
+				cpu, wall, err := run(c, b, l, k, RunDir(c, dir, b, k))
+				res.CPU[i] += cpu
+				res.Wall[i] += wall
+				if err != nil {
+					errs[i] = err
+					return
+				}
+			}
 		}
 		if together {
 			wg.Add(1)
@@ -189,12 +224,25 @@ func RunCase(c *Case, l Length, dir string, run Runner, together bool) Result {
 	if res.Err = errors.Join(errs[:]...); res.Err != nil {
 		return res
 	}
-	if res.Native, res.Err = Load(c, filepath.Join(dir, Native)); res.Err != nil {
+	if res.Native, res.Err = loadRuns(c, dir, Native); res.Err != nil {
 		return res
 	}
-	if res.NS3, res.Err = Load(c, filepath.Join(dir, NS3)); res.Err != nil {
+	if res.NS3, res.Err = loadRuns(c, dir, NS3); res.Err != nil {
 		return res
 	}
 	res.Rows, res.Err = Compare(c, l, res.Native, res.NS3)
 	return res
+}
+
+// loadRuns reads and pools the outcomes of case c's runs on backend.
+func loadRuns(c *Case, dir, backend string) (*Outcome, error) {
+	var outs []*Outcome
+	for k := range c.Runs() {
+		o, err := Load(c, RunDir(c, dir, backend, k))
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, o)
+	}
+	return Pool(outs)
 }

@@ -41,6 +41,7 @@ func main() {
 	backend := flag.String("backend", "", "internal: the backend of -one")
 	length := flag.Int("length", 0, "internal: the length of -one")
 	dir := flag.String("dir", "", "internal: the run directory of -one")
+	runK := flag.Int("run", 0, "internal: which of the case's runs (seeds) -one is, from 0")
 	flag.Parse()
 	outSet := false
 	flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
@@ -48,7 +49,7 @@ func main() {
 		*out = "-" // a part of the matrix is not docs/validation.md
 	}
 	if *one != "" {
-		if err := runOne(*one, *backend, validation.Length(*length), *dir); err != nil {
+		if err := runOne(*one, *backend, validation.Length(*length), *runK, *dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -87,12 +88,12 @@ func findCase(name string) (*validation.Case, error) {
 	return nil, fmt.Errorf("no case %q", name)
 }
 
-func runOne(name, backend string, l validation.Length, dir string) error {
+func runOne(name, backend string, l validation.Length, k int, dir string) error {
 	c, err := findCase(name)
 	if err != nil {
 		return err
 	}
-	return c.Run(backend, l, dir)
+	return c.Run(backend, l, k, dir)
 }
 
 // times is what a kept run directory's times.json holds.
@@ -118,7 +119,7 @@ func run(out, only string, short bool, commit, keep string, reuse bool, timeout 
 	}
 	// child runs one case on one backend in a child process and returns
 	// its CPU time (user + system, its own children included: ns-3).
-	child := func(c *validation.Case, backend string, l validation.Length, dir string) (time.Duration, time.Duration, error) {
+	child := func(c *validation.Case, backend string, l validation.Length, k int, dir string) (time.Duration, time.Duration, error) {
 		tfile := dir + ".times.json"
 		if reuse {
 			if b, err := os.ReadFile(tfile); err == nil {
@@ -130,9 +131,12 @@ func run(out, only string, short bool, commit, keep string, reuse bool, timeout 
 			}
 		}
 		os.RemoveAll(dir)
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return 0, 0, err
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, self, "-one", c.Name, "-backend", backend, "-length", strconv.Itoa(int(l)), "-dir", dir)
+		cmd := exec.CommandContext(ctx, self, "-one", c.Name, "-backend", backend, "-length", strconv.Itoa(int(l)), "-run", strconv.Itoa(k), "-dir", dir)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
