@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 // Params configure the ns-3 network.
 type Params struct {
+	Profile     string       `yaml:"profile" json:"profile"`                       // ns-3 release whose Wi-Fi defaults to follow: ns-3.37 (default) or ns-3.26, as far as ns-3 3.37 can express them
 	Standard    string       `yaml:"standard" json:"standard"`                     // 80211a, 80211b or 80211g
 	Mode        string       `yaml:"mode" json:"mode"`                             // ConstantRateWifiManager mode, e.g. OfdmRate6Mbps, DsssRate11Mbps; empty: the standard's lowest
 	Preamble    bool         `yaml:"preamble_detection" json:"preamble_detection"` // ns-3's default threshold preamble detection model
@@ -45,10 +47,22 @@ type Params struct {
 // DefaultParams returns ns-3's defaults for an ad hoc 802.11a network at
 // 6 Mbit/s with the log-distance channel (../shared/reference/NUMBERS.md).
 func DefaultParams() Params {
-	return Params{Standard: "80211a", Preamble: true, TxPower: 16.0206, Loss: "logdistance", Exponent: 3, RefDistance: 1,
+	return Params{Profile: DefaultProfile, Standard: "80211a", Preamble: true, TxPower: 16.0206, Loss: "logdistance", Exponent: 3, RefDistance: 1,
 		RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Rss: -60, Routing: "none", ARP: "static", Epoch: 10 * sim.Millisecond,
 		SyncTimeout: 60 * sim.Second}
 }
+
+// DefaultProfile is the profile of DefaultParams: ns-3 3.37's own
+// defaults.
+const DefaultProfile = "ns-3.37"
+
+// profiles are the Wi-Fi profiles the ns-3 program knows, the default
+// first: the names of netsim/wifi's (docs/ns3.md, "Profiles").
+var profiles = []string{DefaultProfile, "ns-3.26"}
+
+// Profiles returns the names of the known Wi-Fi profiles, the default
+// first.
+func Profiles() []string { return append([]string(nil), profiles...) }
 
 var modes = map[string][]string{
 	"80211b": {"DsssRate1Mbps", "DsssRate2Mbps", "DsssRate5_5Mbps", "DsssRate11Mbps"},
@@ -56,9 +70,20 @@ var modes = map[string][]string{
 	"80211g": {"ErpOfdmRate6Mbps", "ErpOfdmRate9Mbps", "ErpOfdmRate12Mbps", "ErpOfdmRate18Mbps", "ErpOfdmRate24Mbps", "ErpOfdmRate36Mbps", "ErpOfdmRate48Mbps", "ErpOfdmRate54Mbps"},
 }
 
-// Validate returns field -> message for every bad field.
+// Validate returns field -> message for every bad field. An empty
+// profile is the default; with profile ns-3.26, which had no preamble
+// detection, preamble_detection is false (a true reads as that release's
+// default, as on the native backend).
 func (p *Params) Validate() fields.Errors {
 	bad := fields.Errors{}
+	if p.Profile == "" {
+		p.Profile = DefaultProfile
+	}
+	if !slices.Contains(profiles, p.Profile) {
+		bad["profile"] = fmt.Sprintf("unknown profile %q: want one of %s", p.Profile, strings.Join(profiles, ", "))
+	} else if p.Profile == "ns-3.26" {
+		p.Preamble = false
+	}
 	ms, ok := modes[p.Standard]
 	if !ok {
 		bad["standard"] = fmt.Sprintf("must be 80211a, 80211b or 80211g, got %q", p.Standard)
@@ -257,6 +282,9 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	pre := "on"
 	if !b.p.Preamble {
 		pre = "off"
+	}
+	if b.p.Profile != DefaultProfile {
+		fmt.Fprintf(w, "PROFILE %s\n", b.p.Profile)
 	}
 	fmt.Fprintf(w, "WIFI %s %s %s %s\n", b.p.Standard, b.p.Mode, pre, num(b.p.TxPower))
 	switch b.p.Loss {

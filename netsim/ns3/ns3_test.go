@@ -72,6 +72,14 @@ func driveWith(t testing.TB, p Params, pos []geom.Vec3, sends []tx, end sim.Time
 			return files[name], nil
 		})
 	}
+	got, ticks := driveBackend(t, b, pos, sends, end)
+	return got, ticks, b
+}
+
+// driveBackend runs any backend like the kernel does, 1 ms ticks, and
+// returns the deliveries with their consumption ticks.
+func driveBackend(t testing.TB, b netsim.Backend, pos []geom.Vec3, sends []tx, end sim.Time) ([]rxKey, []sim.Time) {
+	t.Helper()
 	nodes := make([]netsim.NodeInfo, len(pos))
 	for i := range pos {
 		nodes[i] = netsim.NodeInfo{ID: netsim.NodeID(i), Pos: pos[i], Vehicle: true}
@@ -106,7 +114,7 @@ func driveWith(t testing.TB, p Params, pos []geom.Vec3, sends []tx, end sim.Time
 	if pool.Live() != 0 {
 		t.Fatalf("%d packets leaked", pool.Live())
 	}
-	return got, ticks, b
+	return got, ticks
 }
 
 // standalone runs ns-3 alone on the same configuration: every position and
@@ -121,7 +129,11 @@ func standalone(t testing.TB, bin string, p Params, pos []geom.Vec3, sends []tx,
 	if !p.Preamble {
 		pre = "off"
 	}
-	fmt.Fprintf(&in, "SKYLOOP-NS3 1\nSEED 2 1\nNODES %d\nWIFI %s %s %s %s\n", len(pos), p.Standard, p.Mode, pre, num(p.TxPower))
+	fmt.Fprintf(&in, "SKYLOOP-NS3 1\nSEED 2 1\nNODES %d\n", len(pos))
+	if p.Profile != "" && p.Profile != DefaultProfile {
+		fmt.Fprintf(&in, "PROFILE %s\n", p.Profile)
+	}
+	fmt.Fprintf(&in, "WIFI %s %s %s %s\n", p.Standard, p.Mode, pre, num(p.TxPower))
 	fmt.Fprintf(&in, "LOSS logdistance %s %s %s\nROUTING %s\nARP %s\n", num(p.Exponent), num(p.RefDistance), num(p.RefLoss), p.Routing, p.ARP)
 	for i, q := range pos {
 		fmt.Fprintf(&in, "POS %d %s %s %s\n", i, num(q.X), num(q.Y), num(q.Z))

@@ -15,6 +15,7 @@
 #include "ns3/traffic-control-module.h"
 #include "ns3/wifi-module.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -728,6 +729,49 @@ OnRxError(uint32_t node, Ptr<const Packet> p, double)
     PhyFailed(node, p, W_ERROR_MODEL);
 }
 
+// kProfiles are the Wi-Fi profiles the program knows: the ns-3 release
+// whose Wi-Fi defaults it follows (skyloop's netsim/wifi profiles). The
+// first is the default, ns-3 3.37's own.
+static const char* const kProfiles[] = {"ns-3.37", "ns-3.26"};
+
+// ApplyProfile26 sets the attributes of ns-3 3.37 that express ns-3.26's
+// Wi-Fi defaults (docs/ns3.md, "Profiles"), before the devices are
+// installed. What 3.37 cannot express (the 4 us preamble detection window,
+// the ACK timeout, channel access, the PHY header abort, error rates over
+// coded bits) stays 3.37's.
+static void
+ApplyProfile26(YansWifiPhyHelper& phy, const std::string& standard)
+{
+    // 3.26 synchronised to a frame whose power was at least
+    // EnergyDetectionThreshold (-96 dBm, not scaled to the width) and
+    // kept every weaker one as interference and energy. 3.37's channel
+    // drops a frame below RxSensitivity before the PHY sees it, so that is
+    // lowered to 20 dB below the noise floor (skyloop's cutoff_db: weaker
+    // signals change nothing), and the -96 dBm decision is a threshold
+    // preamble detection model whose SNR condition never fails.
+    const double noiseDbm = 10 * std::log10(1.3803e-23 * 290 * 20e6) + 30 + 7; // InterferenceHelper's, 20 MHz, NF 7 dB
+    phy.Set("RxSensitivity", DoubleValue(noiseDbm - 20));
+    phy.SetPreambleDetectionModel("ns3::ThresholdPreambleDetectionModel", "MinimumRssi", DoubleValue(-96.0), "Threshold",
+                                  DoubleValue(-1000.0));
+    // CcaMode1Threshold: the total energy of the frames not received keeps
+    // the medium busy down to -99 dBm, whatever its origin.
+    phy.Set("CcaSensitivity", DoubleValue(-99.0));
+    phy.Set("CcaEdThreshold", DoubleValue(-99.0));
+    phy.Set("TxGain", DoubleValue(1.0));
+    phy.Set("RxGain", DoubleValue(1.0));
+    // YansWifiPhyHelper's error rate model.
+    phy.SetErrorRateModel("ns3::NistErrorRateModel");
+    if (standard == "80211b")
+    {
+        // 3.26 took the thermal noise of a DSSS reception over its 22 MHz,
+        // 3.37 over 20 MHz: the same noise is 10 log10(22/20) dB more
+        // noise figure.
+        phy.Set("RxNoiseFigure", DoubleValue(7 + 10 * std::log10(22.0 / 20)));
+    }
+    // WifiMacQueue::MaxPacketNumber.
+    Config::SetDefault("ns3::WifiMacQueue::MaxSize", QueueSizeValue(QueueSize("400p")));
+}
+
 static void
 SetPos(uint32_t id, double x, double y, double z)
 {
@@ -745,7 +789,7 @@ main(int argc, char* argv[])
     }
     uint32_t seed = 1, run = 1, n = 0;
     std::string standard = "80211a", mode = "OfdmRate6Mbps", preamble = "on", loss = "logdistance", routing = "none", pcap = "-",
-                arp = "static";
+                arp = "static", profile = kProfiles[0];
     bool counters = false;
     double txPower = 16.0206, lossA = 3.0, lossB = 1.0, lossC = 46.6777;
     std::vector<Vector> pos;
@@ -782,6 +826,19 @@ main(int argc, char* argv[])
         else if (cmd == "PCAP")
         {
             in >> pcap;
+        }
+        else if (cmd == "PROFILE")
+        {
+            in >> profile;
+            if (!in.fail() && std::find(std::begin(kProfiles), std::end(kProfiles), profile) == std::end(kProfiles))
+            {
+                std::string known;
+                for (const char* k : kProfiles)
+                {
+                    known += (known.empty() ? "" : ", ") + std::string(k);
+                }
+                Fail("unknown Wi-Fi profile \"" + profile + "\": want one of " + known + ": " + line);
+            }
         }
         else if (cmd == "ARP")
         {
@@ -824,6 +881,14 @@ main(int argc, char* argv[])
     if (n < 1)
     {
         Fail("no NODES line before START");
+    }
+    if (preamble != "on" && preamble != "off")
+    {
+        Fail("preamble detection must be on or off, got \"" + preamble + "\"");
+    }
+    if (profile == "ns-3.26" && preamble == "on")
+    {
+        Fail("preamble detection on is not available with profile ns-3.26 (that release had no preamble detection)");
     }
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(run);
@@ -890,6 +955,10 @@ main(int argc, char* argv[])
     if (preamble == "off")
     {
         phy.DisablePreambleDetectionModel();
+    }
+    if (profile == "ns-3.26")
+    {
+        ApplyProfile26(phy, standard);
     }
     phy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
     WifiMacHelper mac;
