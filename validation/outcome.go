@@ -96,7 +96,7 @@ func (o *Outcome) Hops() (hops float64, ok bool) {
 // radioKeys are the network parameters the two backends share, which must
 // be equal in both runs' config.json.
 var radioKeys = []string{"standard", "mode", "tx_power", "loss", "exponent", "reference_distance", "reference_loss",
-	"frequency", "max_range", "preamble_detection"}
+	"frequency", "max_range", "preamble_detection", "profile"}
 
 // controlKinds are the routing protocols' own packets.
 var controlKinds = []string{netsim.KindAODV.String(), netsim.KindOLSR.String()}
