@@ -131,10 +131,16 @@ func (b *Backend) cutoffRange() float64 {
 
 // grid is a uniform spatial hash of node positions with cells the size of
 // the cutoff range, so a transmission looks at the 27 neighbouring cells only.
+// Each node's list of nodes in those cells is kept until the next build
+// (positions change every position period, nodes send many frames in
+// one), in the order the cells are visited.
 type grid struct {
 	cell  float64
 	cells map[[3]int32][]int32
 	keys  [][3]int32
+	gen   uint64    // builds so far
+	memo  [][]int32 // per node: the nodes near it, valid when memoG matches gen
+	memoG []uint64
 }
 
 func (g *grid) key(p geom.Vec3) [3]int32 {
@@ -153,6 +159,21 @@ func (g *grid) build(pos []geom.Vec3) {
 		}
 		g.cells[k] = append(g.cells[k], int32(i))
 	}
+	g.gen++
+	if len(g.memo) != len(pos) {
+		g.memo, g.memoG = make([][]int32, len(pos)), make([]uint64, len(pos))
+	}
+}
+
+// nearNode returns the nodes in the cells around node n at p (its
+// position at the last build), itself included, in near's order.
+func (g *grid) nearNode(n int32, p geom.Vec3) []int32 {
+	if g.memoG[n] != g.gen {
+		l := g.memo[n][:0]
+		g.near(p, func(i int32) { l = append(l, i) })
+		g.memo[n], g.memoG[n] = l, g.gen
+	}
+	return g.memo[n]
 }
 
 // near calls f for every node in the cells around p.

@@ -582,11 +582,11 @@ func (b *Backend) transmit(n *node, f *frame) {
 		b.pcap.Write(t, f.pkt)
 	}
 	f.recv = f.recv[:0]
-	b.idx.near(n.pos, func(r int32) {
+	for _, r := range b.idx.nearNode(n.id, n.pos) {
 		if r != n.id {
 			b.reach(f, n, r)
 		}
-	})
+	}
 	b.push(f.end, event{kind: evTxEnd, node: n.id, f: f})
 }
 
