@@ -239,3 +239,39 @@ func TestMarkdownStable(t *testing.T) {
 		}
 	}
 }
+
+// TestPool: pooled runs sum their counts and take the median of each
+// latency percentile over the runs that delivered the kind; runs with
+// different radio parameters or node counts are refused.
+func TestPool(t *testing.T) {
+	run := func(rx, p95 uint64, completed int) *Outcome {
+		return &Outcome{Backend: Native, Routing: "olsr", Radio: map[string]any{"mode": "DsssRate1Mbps"},
+			Kinds:     map[string]KindFigures{"data": {Expected: 30, Rx: rx, Latencies: rx, P50: 4, P95: int64(p95)}},
+			Nodes:     []NodeCounts{{Forwarded: rx, ControlTx: 10}, {DataRx: rx}},
+			Completed: completed}
+	}
+	p, err := Pool([]*Outcome{run(30, 9, 1), run(29, 4, 1), run(0, 0, 0), run(28, 5, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Kinds["data"]
+	if d.Expected != 120 || d.Rx != 87 || d.Latencies != 87 {
+		t.Errorf("pooled counts %+v, want 120 expected, 87 received", d)
+	}
+	if d.P95 != 5 || d.P50 != 4 {
+		t.Errorf("pooled p50/p95 %d/%d, want 4/5 (the median of 9, 4, 5: the run without deliveries has no percentile)", d.P50, d.P95)
+	}
+	if p.Nodes[0].ControlTx != 40 || p.Nodes[1].DataRx != 87 || p.Completed != 3 {
+		t.Errorf("pooled nodes %+v, completed %d", p.Nodes, p.Completed)
+	}
+	other := run(30, 4, 1)
+	other.Radio = map[string]any{"mode": "DsssRate2Mbps"}
+	if _, err := Pool([]*Outcome{run(30, 4, 1), other}); err == nil {
+		t.Error("runs with different radio parameters were pooled")
+	}
+	short := run(30, 4, 1)
+	short.Nodes = short.Nodes[:1]
+	if _, err := Pool([]*Outcome{run(30, 4, 1), short}); err == nil {
+		t.Error("runs with different node counts were pooled")
+	}
+}
