@@ -71,6 +71,7 @@ const (
 	aodvTRreq                 // RREQ retry timer of one destination (arg: dst | generation<<32)
 	aodvTNbPurge              // neighbour table purge (arg: generation)
 	aodvTRequest              // a RREQ deferred by the rate limit (arg: dst)
+	aodvTCtl                  // a routed control message's jitter ends (arg: its id in aodvNode.later)
 )
 
 type aodvFlag uint8
@@ -110,7 +111,18 @@ type aodvQueued struct {
 	expire sim.Time
 }
 
+// aodvLater is a unicast control message that routedControl sends
+// after a jitter: the route lookup happens when the jitter ends, as ns-3's
+// scheduled SendTo asks RouteOutput then.
+type aodvLater struct {
+	id uint64
+	to int32
+	m  []byte
+}
+
 type aodvNode struct {
+	later     []aodvLater // routed control messages waiting for their jitter to end
+	laterID   uint64
 	seq       uint32
 	rreqID    uint32
 	rt        []aodvRoute // by destination
@@ -414,13 +426,22 @@ func (x *aodv) dropQueue(t sim.Time, n, dst int32) {
 
 // unicastCtl sends control message m to neighbour to after d. With
 // routedControl, as ns-3 3.37 does, the message goes through AODV's own
-// route lookup (ns-3's UDP socket asks RouteOutput): without a valid route
-// to the neighbour it waits in the request queue while a RREQ looks for
-// one. (ns-3 would then send it along that route, perhaps over several
+// route lookup (ns-3's UDP socket asks RouteOutput), after the delay d
+// (ns-3 schedules SendTo): without a valid route to the neighbour then, it
+// waits in the request queue while a RREQ looks for one. (ns-3 would then send it along that route, perhaps over several
 // hops; here it goes to the neighbour directly once a route exists.)
 func (x *aodv) unicastCtl(t sim.Time, n, to int32, m []byte, d sim.Duration) {
 	if !x.routedControl {
 		x.b.sendControl(n, to, netsim.KindAODV, m, d)
+		return
+	}
+	if d > 0 {
+		// ns-3 schedules SendTo after the jitter; its socket asks
+		// RouteOutput then, when the route may have gone.
+		nd := &x.nodes[n]
+		nd.laterID++
+		nd.later = append(nd.later, aodvLater{id: nd.laterID, to: to, m: append([]byte(nil), m...)})
+		x.b.after(d, n, aodvTCtl, nd.laterID)
 		return
 	}
 	if r := x.lookupValid(t, n, to); r != nil {
@@ -530,6 +551,14 @@ func (x *aodv) timer(t sim.Time, n int32, kind uint8, arg uint64) {
 		}
 	case aodvTRequest:
 		x.sendRequest(t, n, int32(arg))
+	case aodvTCtl:
+		for i, l := range nd.later {
+			if l.id == arg {
+				nd.later = append(nd.later[:i], nd.later[i+1:]...)
+				x.unicastCtl(t, n, l.to, l.m, 0)
+				break
+			}
+		}
 	}
 }
 
