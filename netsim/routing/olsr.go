@@ -3,6 +3,7 @@ package routing
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 
 	"skyloop/netsim"
@@ -23,6 +24,7 @@ const (
 	olsrMaxJitter     = olsrHelloInterval / 4 // messages wait U[0, 0.5 s)
 	olsrMaxMsgs       = 64                    // messages per packet
 	olsrTimerSlack    = sim.Microsecond       // ns-3's tuple timers fire 1 us after the expiry (its DELAY macro)
+	olsrNever         = sim.Time(math.MaxInt64)
 )
 
 // Willingness values (RFC 3626 18.8).
@@ -99,10 +101,28 @@ type olsrDupT struct {
 	seen bool // considered for forwarding on the (only) interface
 }
 
+// olsrNode is a node's OLSR state. The tuple sets are slices in ns-3's
+// insertion order (which decides ties); lix, nix and two find a tuple
+// without scanning them. A removed two-hop tuple stays in twoHop, marked
+// (nb < 0), until many are: the order of the others does not change.
 type olsrNode struct {
 	links  []olsrLinkT
 	nbs    []olsrNbT
 	twoHop []olsr2T
+	lix    []int32   // by node id: position+1 of its link tuple in links, 0: none
+	nix    []int32   // by node id: position+1 of its neighbour tuple in nbs, 0: none
+	two    olsrPairs // (neighbour, two-hop node) -> position in twoHop
+	dead2  int       // removed tuples still in twoHop
+	// No two-hop (topology) tuple expires before exp2 (expTopo): a lower
+	// bound, olsrNever when the set is empty.
+	exp2, expTopo sim.Time
+	// The MPR set (routing table) is computed again only when its inputs
+	// changed: mprDirty is set when the neighbour or two-hop set changed,
+	// tblDirty when the link, neighbour, two-hop or topology set did; the
+	// table also holds only until tblUntil, when a link it uses ends.
+	mprDirty, tblDirty bool
+	tblUntil           sim.Time
+
 	mpr    []int32 // sorted
 	sel    []olsrSelT
 	topo   []olsrTopoT
@@ -127,11 +147,15 @@ type olsr struct {
 	nodes []olsrNode
 	buf   []byte
 	mb    []byte
-	// MPR computation scratch
-	n1    []olsrNbT
-	n2    []olsr2T
-	cover []int32
-	reach []int
+	// MPR computation scratch: the symmetric neighbours, their positions
+	// (+1) in n1 by node id, the two-hop nodes each covers (words bits
+	// each), and sets of two-hop nodes.
+	words                int
+	n1                   []olsrNbT
+	pos                  []int32
+	cov                  []uint64
+	covered, once, twice []uint64
+	chosen               []bool
 }
 
 func newOLSR(b *Backend) *olsr { return &olsr{b: b} }
@@ -163,8 +187,17 @@ func emfTime(v uint8) sim.Duration {
 func (o *olsr) start(t sim.Time) {
 	n := o.b.n
 	o.nodes = make([]olsrNode, n)
+	o.words = (n + 63) / 64
+	o.pos = make([]int32, n)
+	o.covered = make([]uint64, o.words)
+	o.once = make([]uint64, o.words)
+	o.twice = make([]uint64, o.words)
 	for i := range o.nodes {
 		nd := &o.nodes[i]
+		nd.lix = make([]int32, n)
+		nd.nix = make([]int32, n)
+		nd.exp2, nd.expTopo = olsrNever, olsrNever
+		nd.mprDirty, nd.tblDirty = true, true
 		nd.next = make([]int32, n)
 		nd.dist = make([]int32, n)
 		for d := range nd.next {
@@ -266,21 +299,77 @@ func endMsg(m []byte, start int) {
 
 func (o *olsr) findNb(n, nb int32) *olsrNbT {
 	nd := &o.nodes[n]
-	for i := range nd.nbs {
-		if nd.nbs[i].nb == nb {
-			return &nd.nbs[i]
-		}
+	if i := nd.nix[nb]; i > 0 {
+		return &nd.nbs[i-1]
 	}
 	return nil
 }
 
 func (o *olsr) findLink(n, nb int32) int {
-	for i := range o.nodes[n].links {
-		if o.nodes[n].links[i].nb == nb {
-			return i
+	return int(o.nodes[n].lix[nb]) - 1
+}
+
+// delNb removes nb's neighbour tuple, if any.
+func (nd *olsrNode) delNb(nb int32) {
+	i := nd.nix[nb]
+	if i == 0 {
+		return
+	}
+	nd.nbs = slices.Delete(nd.nbs, int(i-1), int(i))
+	nd.nix[nb] = 0
+	for j := int(i - 1); j < len(nd.nbs); j++ {
+		nd.nix[nd.nbs[j].nb] = int32(j + 1)
+	}
+	nd.mprDirty, nd.tblDirty = true, true
+}
+
+// delLink removes the link tuple at position i.
+func (nd *olsrNode) delLink(i int) {
+	nd.lix[nd.links[i].nb] = 0
+	nd.links = slices.Delete(nd.links, i, i+1)
+	for j := i; j < len(nd.links); j++ {
+		nd.lix[nd.links[j].nb] = int32(j + 1)
+	}
+	nd.tblDirty = true
+}
+
+// add2 appends a two-hop tuple.
+func (nd *olsrNode) add2(e olsr2T) {
+	nd.two.put(pairKey(e.nb, e.x), len(nd.twoHop))
+	nd.twoHop = append(nd.twoHop, e)
+	nd.exp2 = min(nd.exp2, e.exp)
+	nd.mprDirty, nd.tblDirty = true, true
+}
+
+// drop2 removes the two-hop tuple at position i (it stays in twoHop,
+// marked, until compact2).
+func (nd *olsrNode) drop2(i int) {
+	e := &nd.twoHop[i]
+	nd.two.del(pairKey(e.nb, e.x))
+	e.nb = -1
+	nd.dead2++
+	nd.mprDirty, nd.tblDirty = true, true
+}
+
+// compact2 takes the removed tuples out of twoHop once they are at least
+// half of it, keeping the order of the others.
+func (nd *olsrNode) compact2() {
+	if nd.dead2 < 32 || 2*nd.dead2 < len(nd.twoHop) {
+		return
+	}
+	k := 0
+	for _, e := range nd.twoHop {
+		if e.nb >= 0 {
+			nd.twoHop[k] = e
+			k++
 		}
 	}
-	return -1
+	nd.twoHop = nd.twoHop[:k]
+	nd.dead2 = 0
+	nd.two.reset()
+	for i, e := range nd.twoHop {
+		nd.two.put(pairKey(e.nb, e.x), i)
+	}
 }
 
 // sendHello lists every link tuple in force, one link message each (as
@@ -351,10 +440,38 @@ func (o *olsr) purgeSel(t sim.Time, n int32) {
 	nd.sel = nd.sel[:k]
 }
 
+// purge2 removes expired two-hop and topology tuples (looking at them
+// only when one may have expired).
 func (o *olsr) purge2(t sim.Time, n int32) {
 	nd := &o.nodes[n]
-	nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return !alive(e.exp, t) })
-	nd.topo = slices.DeleteFunc(nd.topo, func(e olsrTopoT) bool { return !alive(e.exp, t) })
+	if nd.exp2 != olsrNever && !alive(nd.exp2, t) {
+		next := olsrNever
+		for i := range nd.twoHop {
+			switch e := &nd.twoHop[i]; {
+			case e.nb < 0:
+			case !alive(e.exp, t):
+				nd.drop2(i)
+			default:
+				next = min(next, e.exp)
+			}
+		}
+		nd.exp2 = next
+		nd.compact2()
+	}
+	if nd.expTopo != olsrNever && !alive(nd.expTopo, t) {
+		next, k := olsrNever, 0
+		for _, e := range nd.topo {
+			if alive(e.exp, t) {
+				nd.topo[k] = e
+				k++
+				next = min(next, e.exp)
+			}
+		}
+		if k < len(nd.topo) {
+			nd.tblDirty = true
+		}
+		nd.topo, nd.expTopo = nd.topo[:k], next
+	}
 }
 
 // linkTimer is a link tuple's timer: the tuple goes when its time is over;
@@ -369,8 +486,8 @@ func (o *olsr) linkTimer(t sim.Time, n, nb int32) {
 	l := nd.links[i]
 	switch {
 	case l.time < t:
-		nd.nbs = slices.DeleteFunc(nd.nbs, func(e olsrNbT) bool { return e.nb == nb })
-		nd.links = slices.Delete(nd.links, i, i+1)
+		nd.delNb(nb)
+		nd.delLink(i)
 	case l.sym < t:
 		if nd.linkTimer1 {
 			nd.linkTimer1 = false
@@ -386,7 +503,12 @@ func (o *olsr) linkTimer(t sim.Time, n, nb int32) {
 func (o *olsr) neighbourLoss(t sim.Time, n, nb int32) {
 	nd := &o.nodes[n]
 	o.linkUpdated(t, n, nb, olsrWillDefault)
-	nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return e.nb == nb })
+	for i := range nd.twoHop {
+		if nd.twoHop[i].nb == nb {
+			nd.drop2(i)
+		}
+	}
+	nd.compact2()
 	nd.sel = slices.DeleteFunc(nd.sel, func(e olsrSelT) bool { return e.nb == nb })
 	o.computeMPR(t, n)
 	o.table(t, n)
@@ -511,8 +633,11 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 	if created {
 		nd.links = append(nd.links, olsrLinkT{nb: from, sym: t - sim.Time(sim.Second), time: t.Add(vtime)})
 		i = len(nd.links) - 1
+		nd.lix[from] = int32(len(nd.links))
+		nd.tblDirty = true
 	}
 	l := &nd.links[i]
+	oldTime := l.time
 	l.asym = t.Add(vtime)
 	done := false
 	helloLinks(body, func(lt, nt uint8, addr int32) {
@@ -528,6 +653,11 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 		}
 	})
 	l.time = max(l.time, l.asym)
+	if l.time < oldTime || oldTime < t {
+		// The routing table counted on the link until its old time, or
+		// left it out as over.
+		nd.tblDirty = true
+	}
 	sym, ltime := l.sym, l.time
 	if updated {
 		o.linkUpdated(t, n, from, will)
@@ -537,8 +667,9 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 		o.b.after(delay(t, min(ltime, sym)), n, olsrTLink, uint64(uint32(from)))
 	}
 	// The neighbour's willingness.
-	if nb := o.findNb(n, from); nb != nil {
+	if nb := o.findNb(n, from); nb != nil && nb.will != will {
 		nb.will = will
+		nd.mprDirty, nd.tblDirty = true, true
 	}
 	// Two-hop neighbours, from a symmetric link.
 	o.purge2(t, n)
@@ -552,17 +683,18 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 				if x == n {
 					return
 				}
-				for j := range nd.twoHop {
-					if e := &nd.twoHop[j]; e.nb == from && e.x == x {
-						e.exp = t.Add(vtime)
-						return
-					}
+				if j := nd.two.get(pairKey(from, x)); j >= 0 {
+					nd.twoHop[j].exp = t.Add(vtime)
+					return
 				}
-				nd.twoHop = append(nd.twoHop, olsr2T{nb: from, x: x, exp: t.Add(vtime)})
+				nd.add2(olsr2T{nb: from, x: x, exp: t.Add(vtime)})
 			case neighNot:
-				nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return e.nb == from && e.x == x })
+				if j := nd.two.get(pairKey(from, x)); j >= 0 {
+					nd.drop2(j)
+				}
 			}
 		})
+		nd.compact2()
 	}
 	o.computeMPR(t, n)
 	// MPR selectors.
@@ -590,7 +722,9 @@ func (o *olsr) linkAdded(t sim.Time, n, nb int32, sym sim.Time, will uint8) {
 		*p = e
 	} else {
 		nd.nbs = append(nd.nbs, e)
+		nd.nix[nb] = int32(len(nd.nbs))
 	}
+	nd.mprDirty, nd.tblDirty = true, true
 	nd.ansn++
 }
 
@@ -604,7 +738,10 @@ func (o *olsr) linkUpdated(t sim.Time, n, nb int32, will uint8) {
 		}
 		o.linkAdded(t, n, nb, sym, will)
 	}
-	o.findNb(n, nb).sym = i >= 0 && o.nodes[n].links[i].sym >= t
+	if p, sym := o.findNb(n, nb), i >= 0 && o.nodes[n].links[i].sym >= t; p.sym != sym {
+		p.sym = sym
+		o.nodes[n].mprDirty, o.nodes[n].tblDirty = true, true
+	}
 }
 
 func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body []byte) {
@@ -619,7 +756,12 @@ func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body 
 			return // an advertisement newer than this one
 		}
 	}
-	nd.topo = slices.DeleteFunc(nd.topo, func(e olsrTopoT) bool { return e.last == orig && e.seq < ansn })
+	if k := len(nd.topo); k > 0 {
+		nd.topo = slices.DeleteFunc(nd.topo, func(e olsrTopoT) bool { return e.last == orig && e.seq < ansn })
+		if len(nd.topo) < k {
+			nd.tblDirty = true
+		}
+	}
 	for a := body[4:]; len(a) >= 4; a = a[4:] {
 		dst := int32(binary.BigEndian.Uint32(a))
 		if dst < 0 || int(dst) >= o.b.n {
@@ -634,6 +776,8 @@ func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body 
 		}
 		if !found {
 			nd.topo = append(nd.topo, olsrTopoT{dst: dst, last: orig, seq: ansn, exp: t.Add(vtime)})
+			nd.expTopo = min(nd.expTopo, t.Add(vtime))
+			nd.tblDirty = true
 		}
 	}
 }
@@ -645,81 +789,86 @@ func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body 
 // two-hop node, then repeatedly the neighbour of highest willingness
 // reaching the most two-hop nodes not covered yet (ties: the first in the
 // neighbour set; ns-3's degree tie-break never applies, its degree is
-// always 0).
+// always 0). The result depends on the neighbour set's order and on the
+// set (not the order) of two-hop tuples, so the two-hop nodes each
+// neighbour covers are kept as bit sets. Nothing is done when neither set
+// changed since the last computation.
 func (o *olsr) computeMPR(t sim.Time, n int32) {
 	nd := &o.nodes[n]
 	o.purge2(t, n)
+	if !nd.mprDirty {
+		return
+	}
+	nd.mprDirty = false
 	n1 := o.n1[:0]
 	for _, e := range nd.nbs {
 		if e.sym {
 			n1 = append(n1, e)
+			o.pos[e.nb] = int32(len(n1))
 		}
 	}
-	inN1 := func(a int32) *olsrNbT {
-		for i := range n1 {
-			if n1[i].nb == a {
-				return &n1[i]
-			}
-		}
-		return nil
-	}
-	n2 := o.n2[:0]
+	w := o.words
+	cov := slices.Grow(o.cov[:0], len(n1)*w)[:len(n1)*w]
+	clear(cov)
+	chosen := slices.Grow(o.chosen[:0], len(n1))[:len(n1)]
+	clear(chosen)
+	// cov[i*w:(i+1)*w]: the strict two-hop nodes n1[i] reaches.
 	for _, e := range nd.twoHop {
-		if e.x == n {
+		if e.nb < 0 || e.x == n {
 			continue
 		}
-		if nb := inN1(e.nb); nb == nil || nb.will == olsrWillNever || inN1(e.x) != nil {
+		p := o.pos[e.nb]
+		if p == 0 || n1[p-1].will == olsrWillNever || o.pos[e.x] != 0 {
 			continue
 		}
-		n2 = append(n2, e)
+		cov[int(p-1)*w+int(e.x>>6)] |= 1 << (e.x & 63)
 	}
-	mpr := nd.mpr[:0]
-	cover := func(nb int32) {
-		xs := o.cover[:0]
-		for _, e := range n2 {
-			if e.nb == nb {
-				xs = append(xs, e.x)
-			}
-		}
-		n2 = slices.DeleteFunc(n2, func(e olsr2T) bool { return slices.Contains(xs, e.x) })
-		o.cover = xs
-	}
-	for _, e := range n1 {
+	covered, once, twice := o.covered, o.once, o.twice
+	clear(covered)
+	for i, e := range n1 {
 		if e.will == olsrWillAlways {
-			mpr = append(mpr, e.nb)
-			cover(e.nb)
+			chosen[i] = true
+			orInto(covered, cov[i*w:(i+1)*w])
 		}
 	}
-	covered := o.cover[:0]
-	for _, e := range n2 {
-		only := true
-		for _, f := range n2 {
-			if f.x == e.x && f.nb != e.nb {
-				only = false
+	// The two-hop nodes left that one neighbour alone reaches.
+	clear(once)
+	clear(twice)
+	for i := range n1 {
+		c := cov[i*w : (i+1)*w]
+		for k := range w {
+			r := c[k] &^ covered[k]
+			twice[k] |= once[k] & r
+			once[k] |= r
+		}
+	}
+	for i := range n1 {
+		c := cov[i*w : (i+1)*w]
+		for k := range w {
+			if c[k]&^covered[k]&once[k]&^twice[k] != 0 {
+				chosen[i] = true
 				break
 			}
 		}
-		if only {
-			if !slices.Contains(mpr, e.nb) {
-				mpr = append(mpr, e.nb)
-			}
-			for _, f := range n2 {
-				if f.nb == e.nb && !slices.Contains(covered, f.x) {
-					covered = append(covered, f.x)
-				}
-			}
+	}
+	// once becomes the two-hop nodes not covered yet.
+	for i := range n1 {
+		if chosen[i] {
+			orInto(covered, cov[i*w:(i+1)*w])
 		}
 	}
-	n2 = slices.DeleteFunc(n2, func(e olsr2T) bool { return slices.Contains(covered, e.x) })
-	o.cover = covered
-	for len(n2) > 0 {
+	left := false
+	for k := range w {
+		once[k] &^= covered[k]
+		left = left || once[k] != 0
+	}
+	for left {
 		best, bestR := -1, 0
 		for i, e := range n1 {
+			c := cov[i*w : (i+1)*w]
 			r := 0
-			for _, f := range n2 {
-				if f.nb == e.nb {
-					r++
-				}
+			for k := range w {
+				r += bits.OnesCount64(c[k] & once[k])
 			}
 			if r == 0 {
 				continue
@@ -731,40 +880,66 @@ func (o *olsr) computeMPR(t sim.Time, n int32) {
 		if best < 0 {
 			break
 		}
-		if !slices.Contains(mpr, n1[best].nb) {
-			mpr = append(mpr, n1[best].nb)
+		chosen[best] = true
+		c := cov[best*w : (best+1)*w]
+		left = false
+		for k := range w {
+			once[k] &^= c[k]
+			left = left || once[k] != 0
 		}
-		cover(n1[best].nb)
+	}
+	mpr := nd.mpr[:0]
+	for i, e := range n1 {
+		if chosen[i] {
+			mpr = append(mpr, e.nb)
+		}
+		o.pos[e.nb] = 0
 	}
 	slices.Sort(mpr)
 	nd.mpr = mpr
-	o.n1, o.n2 = n1, n2
+	o.n1, o.cov, o.chosen = n1, cov, chosen
+}
+
+func orInto(dst, src []uint64) {
+	for k := range dst {
+		dst[k] |= src[k]
+	}
 }
 
 // table computes n's routing table (RFC 3626 10, as ns-3 does: a later
-// two-hop tuple overrides an earlier one for the same node).
+// two-hop tuple overrides an earlier one for the same node). It computes
+// nothing when its inputs are as they were at the last computation: the
+// link, neighbour, two-hop and topology sets unchanged (tblDirty unset)
+// and every link the table used still in force.
 func (o *olsr) table(t sim.Time, n int32) {
 	nd := &o.nodes[n]
 	o.purge2(t, n)
+	if !nd.tblDirty && t <= nd.tblUntil {
+		return
+	}
+	nd.tblDirty = false
 	for d := range nd.next {
 		nd.next[d], nd.dist[d] = -1, -1
 	}
+	until := olsrNever
 	for _, e := range nd.nbs {
 		if !e.sym {
 			continue
 		}
-		if i := o.findLink(n, e.nb); i >= 0 && nd.links[i].time >= t {
+		if i := nd.lix[e.nb]; i > 0 && nd.links[i-1].time >= t {
 			nd.next[e.nb], nd.dist[e.nb] = e.nb, 1
+			until = min(until, nd.links[i-1].time)
 		}
 	}
+	nd.tblUntil = until
 	for _, e := range nd.twoHop {
-		if e.x == n {
+		if e.nb < 0 || e.x == n {
 			continue
 		}
-		if nb := o.findNb(n, e.x); nb != nil && nb.sym {
+		if j := nd.nix[e.x]; j > 0 && nd.nbs[j-1].sym {
 			continue
 		}
-		if nb := o.findNb(n, e.nb); nb == nil || nb.will == olsrWillNever {
+		if j := nd.nix[e.nb]; j == 0 || nd.nbs[j-1].will == olsrWillNever {
 			continue
 		}
 		if nd.next[e.nb] >= 0 {
