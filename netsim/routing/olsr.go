@@ -80,6 +80,12 @@ type olsr2T struct {
 	exp   sim.Time
 }
 
+// olsrVia indexes the two-hop tuples through one neighbour.
+type olsrVia struct {
+	at    []int32  // by two-hop node id: position+1 of the tuple in twoHop, 0: none
+	reach []uint64 // the two-hop nodes with a tuple, one bit each
+}
+
 // olsrSelT is an MPR selector tuple.
 type olsrSelT struct {
 	nb  int32
@@ -102,7 +108,7 @@ type olsrDupT struct {
 }
 
 // olsrNode is a node's OLSR state. The tuple sets are slices in ns-3's
-// insertion order (which decides ties); lix, nix and two find a tuple
+// insertion order (which decides ties); lix, nix and vias find a tuple
 // without scanning them. A removed two-hop tuple stays in twoHop, marked
 // (nb < 0), until many are: the order of the others does not change.
 type olsrNode struct {
@@ -111,7 +117,8 @@ type olsrNode struct {
 	twoHop []olsr2T
 	lix    []int32   // by node id: position+1 of its link tuple in links, 0: none
 	nix    []int32   // by node id: position+1 of its neighbour tuple in nbs, 0: none
-	two    olsrPairs // (neighbour, two-hop node) -> position in twoHop
+	viaIx  []int32   // by node id: position+1 of its entry in vias, 0: none
+	vias   []olsrVia // the two-hop tuples through each neighbour
 	dead2  int       // removed tuples still in twoHop
 	// No two-hop (topology) tuple expires before exp2 (expTopo): a lower
 	// bound, olsrNever when the set is empty.
@@ -147,15 +154,13 @@ type olsr struct {
 	nodes []olsrNode
 	buf   []byte
 	mb    []byte
-	// MPR computation scratch: the symmetric neighbours, their positions
-	// (+1) in n1 by node id, the two-hop nodes each covers (words bits
-	// each), and sets of two-hop nodes.
-	words                int
-	n1                   []olsrNbT
-	pos                  []int32
-	cov                  []uint64
-	covered, once, twice []uint64
-	chosen               []bool
+	// MPR computation scratch: the symmetric neighbours, the two-hop
+	// nodes each covers (words bits each), and sets of nodes.
+	words                      int
+	n1                         []olsrNbT
+	cov                        []uint64
+	inN1, covered, once, twice []uint64
+	chosen                     []bool
 }
 
 func newOLSR(b *Backend) *olsr { return &olsr{b: b} }
@@ -188,7 +193,7 @@ func (o *olsr) start(t sim.Time) {
 	n := o.b.n
 	o.nodes = make([]olsrNode, n)
 	o.words = (n + 63) / 64
-	o.pos = make([]int32, n)
+	o.inN1 = make([]uint64, o.words)
 	o.covered = make([]uint64, o.words)
 	o.once = make([]uint64, o.words)
 	o.twice = make([]uint64, o.words)
@@ -196,6 +201,7 @@ func (o *olsr) start(t sim.Time) {
 		nd := &o.nodes[i]
 		nd.lix = make([]int32, n)
 		nd.nix = make([]int32, n)
+		nd.viaIx = make([]int32, n)
 		nd.exp2, nd.expTopo = olsrNever, olsrNever
 		nd.mprDirty, nd.tblDirty = true, true
 		nd.next = make([]int32, n)
@@ -333,10 +339,26 @@ func (nd *olsrNode) delLink(i int) {
 	nd.tblDirty = true
 }
 
+// find2 returns the position of the two-hop tuple (nb, x), or -1.
+func (nd *olsrNode) find2(nb, x int32) int {
+	if v := nd.viaIx[nb]; v > 0 {
+		return int(nd.vias[v-1].at[x]) - 1
+	}
+	return -1
+}
+
 // add2 appends a two-hop tuple.
-func (nd *olsrNode) add2(e olsr2T) {
-	nd.two.put(pairKey(e.nb, e.x), len(nd.twoHop))
+func (o *olsr) add2(nd *olsrNode, e olsr2T) {
+	v := nd.viaIx[e.nb]
+	if v == 0 {
+		nd.vias = append(nd.vias, olsrVia{at: make([]int32, o.b.n), reach: make([]uint64, o.words)})
+		v = int32(len(nd.vias))
+		nd.viaIx[e.nb] = v
+	}
+	via := &nd.vias[v-1]
 	nd.twoHop = append(nd.twoHop, e)
+	via.at[e.x] = int32(len(nd.twoHop))
+	via.reach[e.x>>6] |= 1 << (e.x & 63)
 	nd.exp2 = min(nd.exp2, e.exp)
 	nd.mprDirty, nd.tblDirty = true, true
 }
@@ -345,7 +367,9 @@ func (nd *olsrNode) add2(e olsr2T) {
 // marked, until compact2).
 func (nd *olsrNode) drop2(i int) {
 	e := &nd.twoHop[i]
-	nd.two.del(pairKey(e.nb, e.x))
+	via := &nd.vias[nd.viaIx[e.nb]-1]
+	via.at[e.x] = 0
+	via.reach[e.x>>6] &^= 1 << (e.x & 63)
 	e.nb = -1
 	nd.dead2++
 	nd.mprDirty, nd.tblDirty = true, true
@@ -366,9 +390,8 @@ func (nd *olsrNode) compact2() {
 	}
 	nd.twoHop = nd.twoHop[:k]
 	nd.dead2 = 0
-	nd.two.reset()
 	for i, e := range nd.twoHop {
-		nd.two.put(pairKey(e.nb, e.x), i)
+		nd.vias[nd.viaIx[e.nb]-1].at[e.x] = int32(i + 1)
 	}
 }
 
@@ -683,13 +706,13 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 				if x == n {
 					return
 				}
-				if j := nd.two.get(pairKey(from, x)); j >= 0 {
+				if j := nd.find2(from, x); j >= 0 {
 					nd.twoHop[j].exp = t.Add(vtime)
 					return
 				}
-				nd.add2(olsr2T{nb: from, x: x, exp: t.Add(vtime)})
+				o.add2(nd, olsr2T{nb: from, x: x, exp: t.Add(vtime)})
 			case neighNot:
-				if j := nd.two.get(pairKey(from, x)); j >= 0 {
+				if j := nd.find2(from, x); j >= 0 {
 					nd.drop2(j)
 				}
 			}
@@ -790,9 +813,9 @@ func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body 
 // reaching the most two-hop nodes not covered yet (ties: the first in the
 // neighbour set; ns-3's degree tie-break never applies, its degree is
 // always 0). The result depends on the neighbour set's order and on the
-// set (not the order) of two-hop tuples, so the two-hop nodes each
-// neighbour covers are kept as bit sets. Nothing is done when neither set
-// changed since the last computation.
+// set (not the order) of two-hop tuples, so it works on bit sets of the
+// two-hop nodes each neighbour reaches (olsrVia.reach). Nothing is done
+// when neither set changed since the last computation.
 func (o *olsr) computeMPR(t sim.Time, n int32) {
 	nd := &o.nodes[n]
 	o.purge2(t, n)
@@ -800,11 +823,14 @@ func (o *olsr) computeMPR(t sim.Time, n int32) {
 		return
 	}
 	nd.mprDirty = false
+	inN1 := o.inN1
+	clear(inN1)
+	inN1[n>>6] |= 1 << (n & 63)
 	n1 := o.n1[:0]
 	for _, e := range nd.nbs {
 		if e.sym {
 			n1 = append(n1, e)
-			o.pos[e.nb] = int32(len(n1))
+			inN1[e.nb>>6] |= 1 << (e.nb & 63)
 		}
 	}
 	w := o.words
@@ -812,16 +838,15 @@ func (o *olsr) computeMPR(t sim.Time, n int32) {
 	clear(cov)
 	chosen := slices.Grow(o.chosen[:0], len(n1))[:len(n1)]
 	clear(chosen)
-	// cov[i*w:(i+1)*w]: the strict two-hop nodes n1[i] reaches.
-	for _, e := range nd.twoHop {
-		if e.nb < 0 || e.x == n {
-			continue
+	// cov[i*w:(i+1)*w]: the strict two-hop nodes n1[i] reaches (not n,
+	// not its symmetric neighbours).
+	for i, e := range n1 {
+		if v := nd.viaIx[e.nb]; v > 0 && e.will != olsrWillNever {
+			c, r := cov[i*w:(i+1)*w], nd.vias[v-1].reach
+			for k := range w {
+				c[k] = r[k] &^ inN1[k]
+			}
 		}
-		p := o.pos[e.nb]
-		if p == 0 || n1[p-1].will == olsrWillNever || o.pos[e.x] != 0 {
-			continue
-		}
-		cov[int(p-1)*w+int(e.x>>6)] |= 1 << (e.x & 63)
 	}
 	covered, once, twice := o.covered, o.once, o.twice
 	clear(covered)
@@ -893,7 +918,6 @@ func (o *olsr) computeMPR(t sim.Time, n int32) {
 		if chosen[i] {
 			mpr = append(mpr, e.nb)
 		}
-		o.pos[e.nb] = 0
 	}
 	slices.Sort(mpr)
 	nd.mpr = mpr
