@@ -119,7 +119,10 @@ type olsrNode struct {
 	nix    []int32   // by node id: position+1 of its neighbour tuple in nbs, 0: none
 	viaIx  []int32   // by node id: position+1 of its entry in vias, 0: none
 	vias   []olsrVia // the two-hop tuples through each neighbour
-	dead2  int       // removed tuples still in twoHop
+	// rows not yet used by vias
+	spareAt    []int32
+	spareReach []uint64
+	dead2      int // removed tuples still in twoHop
 	// No two-hop (topology) tuple expires before exp2 (expTopo): a lower
 	// bound, olsrNever when the set is empty.
 	exp2, expTopo sim.Time
@@ -351,9 +354,7 @@ func (nd *olsrNode) find2(nb, x int32) int {
 func (o *olsr) add2(nd *olsrNode, e olsr2T) {
 	v := nd.viaIx[e.nb]
 	if v == 0 {
-		nd.vias = append(nd.vias, olsrVia{at: make([]int32, o.b.n), reach: make([]uint64, o.words)})
-		v = int32(len(nd.vias))
-		nd.viaIx[e.nb] = v
+		v = o.newVia(nd, e.nb)
 	}
 	via := &nd.vias[v-1]
 	nd.twoHop = append(nd.twoHop, e)
@@ -361,6 +362,20 @@ func (o *olsr) add2(nd *olsrNode, e olsr2T) {
 	via.reach[e.x>>6] |= 1 << (e.x & 63)
 	nd.exp2 = min(nd.exp2, e.exp)
 	nd.mprDirty, nd.tblDirty = true, true
+}
+
+// newVia makes nb's entry in vias, its rows cut from blocks of several
+// (as many as the node has entries, so the allocations are few).
+func (o *olsr) newVia(nd *olsrNode, nb int32) int32 {
+	n, w := o.b.n, o.words
+	if len(nd.spareAt) < n {
+		k := max(1, min(max(4, len(nd.vias)), n-len(nd.vias)))
+		nd.spareAt, nd.spareReach = make([]int32, k*n), make([]uint64, k*w)
+	}
+	nd.vias = append(nd.vias, olsrVia{at: nd.spareAt[:n:n], reach: nd.spareReach[:w:w]})
+	nd.spareAt, nd.spareReach = nd.spareAt[n:], nd.spareReach[w:]
+	nd.viaIx[nb] = int32(len(nd.vias))
+	return int32(len(nd.vias))
 }
 
 // drop2 removes the two-hop tuple at position i (it stays in twoHop,
