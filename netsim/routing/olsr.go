@@ -361,7 +361,30 @@ func (o *olsr) add2(nd *olsrNode, e olsr2T) {
 	via.at[e.x] = int32(len(nd.twoHop))
 	via.reach[e.x>>6] |= 1 << (e.x & 63)
 	nd.exp2 = min(nd.exp2, e.exp)
-	nd.mprDirty, nd.tblDirty = true, true
+	nd.changed2(e)
+}
+
+// changed2 marks the MPR set and the routing table for computing again
+// when two-hop tuple e, added or removed, counts for them: both leave
+// out tuples to symmetric neighbours, the MPR set those through other
+// than symmetric neighbours, the routing table those through other than
+// neighbours. (When a node's status changes, the neighbour set changes.)
+func (nd *olsrNode) changed2(e olsr2T) {
+	if nd.symNb(e.x) {
+		return
+	}
+	if nd.nix[e.nb] > 0 {
+		nd.tblDirty = true
+	}
+	if nd.symNb(e.nb) {
+		nd.mprDirty = true
+	}
+}
+
+// symNb tells whether nb is a symmetric neighbour.
+func (nd *olsrNode) symNb(nb int32) bool {
+	i := nd.nix[nb]
+	return i > 0 && nd.nbs[i-1].sym
 }
 
 // newVia makes nb's entry in vias, its rows cut from blocks of several
@@ -385,9 +408,9 @@ func (nd *olsrNode) drop2(i int) {
 	via := &nd.vias[nd.viaIx[e.nb]-1]
 	via.at[e.x] = 0
 	via.reach[e.x>>6] &^= 1 << (e.x & 63)
+	nd.changed2(*e)
 	e.nb = -1
 	nd.dead2++
-	nd.mprDirty, nd.tblDirty = true, true
 }
 
 // compact2 takes the removed tuples out of twoHop once they are at least
@@ -961,10 +984,20 @@ func (o *olsr) table(t sim.Time, n int32) {
 		nd.next[d], nd.dist[d] = -1, -1
 	}
 	until := olsrNever
+	// skip: n and its symmetric neighbours (no two-hop routes to them);
+	// via: the neighbours two-hop routes may go through.
+	skip, via := o.inN1, o.covered
+	clear(skip)
+	clear(via)
+	skip[n>>6] |= 1 << (n & 63)
 	for _, e := range nd.nbs {
+		if e.will != olsrWillNever {
+			via[e.nb>>6] |= 1 << (e.nb & 63)
+		}
 		if !e.sym {
 			continue
 		}
+		skip[e.nb>>6] |= 1 << (e.nb & 63)
 		if i := nd.lix[e.nb]; i > 0 && nd.links[i-1].time >= t {
 			nd.next[e.nb], nd.dist[e.nb] = e.nb, 1
 			until = min(until, nd.links[i-1].time)
@@ -972,13 +1005,7 @@ func (o *olsr) table(t sim.Time, n int32) {
 	}
 	nd.tblUntil = until
 	for _, e := range nd.twoHop {
-		if e.nb < 0 || e.x == n {
-			continue
-		}
-		if j := nd.nix[e.x]; j > 0 && nd.nbs[j-1].sym {
-			continue
-		}
-		if j := nd.nix[e.nb]; j == 0 || nd.nbs[j-1].will == olsrWillNever {
+		if e.nb < 0 || skip[e.x>>6]&(1<<(e.x&63)) != 0 || via[e.nb>>6]&(1<<(e.nb&63)) == 0 {
 			continue
 		}
 		if nd.next[e.nb] >= 0 {
