@@ -8,6 +8,7 @@ import (
 	"skyloop/internal/ns3test"
 	"skyloop/netsim"
 	"skyloop/netsim/impair"
+	"skyloop/netsim/wifi"
 	"skyloop/sim"
 )
 
@@ -29,6 +30,27 @@ func BenchmarkRelayOLSR(b *testing.B) { benchProto(b, OLSR) }
 
 // BenchmarkRelayAODV: the relay with AODV, natively and on ns-3.
 func BenchmarkRelayAODV(b *testing.B) { benchProto(b, AODV) }
+
+// BenchmarkOLSRSwarm100: OLSR natively on 100 drones over 802.11a in a
+// grid 4 m apart for 5 s, which then spreads to 40 m apart at 9 s (every
+// node hears every other at first, its grid neighbours at the end), with
+// a ground station and munils-100-wifi's traffic, for 10 s: the tuple
+// sets are largest in the dense grid (thousands of two-hop tuples per
+// node), and change all the time as it spreads.
+func BenchmarkOLSRSwarm100(b *testing.B) {
+	const u = 100
+	end := 10 * sim.Time(sim.Second)
+	sends := swarmSends(u, end)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		pos, move := spreading(10, 10, 5*sim.Time(sim.Second), 9*sim.Time(sim.Second))
+		r, err := New(OLSR, 1, nil, wifiLink(wifi.DefaultParams()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, r, pos, sends, end, move)
+	}
+}
 
 func benchProto(b *testing.B, proto string) {
 	b.Run("native", func(b *testing.B) {

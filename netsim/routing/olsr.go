@@ -3,6 +3,7 @@ package routing
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 
 	"skyloop/netsim"
@@ -23,6 +24,7 @@ const (
 	olsrMaxJitter     = olsrHelloInterval / 4 // messages wait U[0, 0.5 s)
 	olsrMaxMsgs       = 64                    // messages per packet
 	olsrTimerSlack    = sim.Microsecond       // ns-3's tuple timers fire 1 us after the expiry (its DELAY macro)
+	olsrNever         = sim.Time(math.MaxInt64)
 )
 
 // Willingness values (RFC 3626 18.8).
@@ -78,6 +80,12 @@ type olsr2T struct {
 	exp   sim.Time
 }
 
+// olsrVia indexes the two-hop tuples through one neighbour.
+type olsrVia struct {
+	at    []int32  // by two-hop node id: position+1 of the tuple in twoHop, 0: none
+	reach []uint64 // the two-hop nodes with a tuple, one bit each
+}
+
 // olsrSelT is an MPR selector tuple.
 type olsrSelT struct {
 	nb  int32
@@ -99,10 +107,32 @@ type olsrDupT struct {
 	seen bool // considered for forwarding on the (only) interface
 }
 
+// olsrNode is a node's OLSR state. The tuple sets are slices in ns-3's
+// insertion order (which decides ties); lix, nix and vias find a tuple
+// without scanning them. A removed two-hop tuple stays in twoHop, marked
+// (nb < 0), until many are: the order of the others does not change.
 type olsrNode struct {
 	links  []olsrLinkT
 	nbs    []olsrNbT
 	twoHop []olsr2T
+	lix    []int32   // by node id: position+1 of its link tuple in links, 0: none
+	nix    []int32   // by node id: position+1 of its neighbour tuple in nbs, 0: none
+	viaIx  []int32   // by node id: position+1 of its entry in vias, 0: none
+	vias   []olsrVia // the two-hop tuples through each neighbour
+	// rows not yet used by vias
+	spareAt    []int32
+	spareReach []uint64
+	dead2      int // removed tuples still in twoHop
+	// No two-hop (topology) tuple expires before exp2 (expTopo): a lower
+	// bound, olsrNever when the set is empty.
+	exp2, expTopo sim.Time
+	// The MPR set (routing table) is computed again only when its inputs
+	// changed: mprDirty is set when the neighbour or two-hop set changed,
+	// tblDirty when the link, neighbour, two-hop or topology set did; the
+	// table also holds only until tblUntil, when a link it uses ends.
+	mprDirty, tblDirty bool
+	tblUntil           sim.Time
+
 	mpr    []int32 // sorted
 	sel    []olsrSelT
 	topo   []olsrTopoT
@@ -127,11 +157,13 @@ type olsr struct {
 	nodes []olsrNode
 	buf   []byte
 	mb    []byte
-	// MPR computation scratch
-	n1    []olsrNbT
-	n2    []olsr2T
-	cover []int32
-	reach []int
+	// MPR computation scratch: the symmetric neighbours, the two-hop
+	// nodes each covers (words bits each), and sets of nodes.
+	words                      int
+	n1                         []olsrNbT
+	cov                        []uint64
+	inN1, covered, once, twice []uint64
+	chosen                     []bool
 }
 
 func newOLSR(b *Backend) *olsr { return &olsr{b: b} }
@@ -163,8 +195,18 @@ func emfTime(v uint8) sim.Duration {
 func (o *olsr) start(t sim.Time) {
 	n := o.b.n
 	o.nodes = make([]olsrNode, n)
+	o.words = (n + 63) / 64
+	o.inN1 = make([]uint64, o.words)
+	o.covered = make([]uint64, o.words)
+	o.once = make([]uint64, o.words)
+	o.twice = make([]uint64, o.words)
 	for i := range o.nodes {
 		nd := &o.nodes[i]
+		nd.lix = make([]int32, n)
+		nd.nix = make([]int32, n)
+		nd.viaIx = make([]int32, n)
+		nd.exp2, nd.expTopo = olsrNever, olsrNever
+		nd.mprDirty, nd.tblDirty = true, true
 		nd.next = make([]int32, n)
 		nd.dist = make([]int32, n)
 		for d := range nd.next {
@@ -266,21 +308,129 @@ func endMsg(m []byte, start int) {
 
 func (o *olsr) findNb(n, nb int32) *olsrNbT {
 	nd := &o.nodes[n]
-	for i := range nd.nbs {
-		if nd.nbs[i].nb == nb {
-			return &nd.nbs[i]
-		}
+	if i := nd.nix[nb]; i > 0 {
+		return &nd.nbs[i-1]
 	}
 	return nil
 }
 
 func (o *olsr) findLink(n, nb int32) int {
-	for i := range o.nodes[n].links {
-		if o.nodes[n].links[i].nb == nb {
-			return i
-		}
+	return int(o.nodes[n].lix[nb]) - 1
+}
+
+// delNb removes nb's neighbour tuple, if any.
+func (nd *olsrNode) delNb(nb int32) {
+	i := nd.nix[nb]
+	if i == 0 {
+		return
+	}
+	nd.nbs = slices.Delete(nd.nbs, int(i-1), int(i))
+	nd.nix[nb] = 0
+	for j := int(i - 1); j < len(nd.nbs); j++ {
+		nd.nix[nd.nbs[j].nb] = int32(j + 1)
+	}
+	nd.mprDirty, nd.tblDirty = true, true
+}
+
+// delLink removes the link tuple at position i.
+func (nd *olsrNode) delLink(i int) {
+	nd.lix[nd.links[i].nb] = 0
+	nd.links = slices.Delete(nd.links, i, i+1)
+	for j := i; j < len(nd.links); j++ {
+		nd.lix[nd.links[j].nb] = int32(j + 1)
+	}
+	nd.tblDirty = true
+}
+
+// find2 returns the position of the two-hop tuple (nb, x), or -1.
+func (nd *olsrNode) find2(nb, x int32) int {
+	if v := nd.viaIx[nb]; v > 0 {
+		return int(nd.vias[v-1].at[x]) - 1
 	}
 	return -1
+}
+
+// add2 appends a two-hop tuple.
+func (o *olsr) add2(nd *olsrNode, e olsr2T) {
+	v := nd.viaIx[e.nb]
+	if v == 0 {
+		v = o.newVia(nd, e.nb)
+	}
+	via := &nd.vias[v-1]
+	nd.twoHop = append(nd.twoHop, e)
+	via.at[e.x] = int32(len(nd.twoHop))
+	via.reach[e.x>>6] |= 1 << (e.x & 63)
+	nd.exp2 = min(nd.exp2, e.exp)
+	nd.changed2(e)
+}
+
+// changed2 marks the MPR set and the routing table for computing again
+// when two-hop tuple e, added or removed, counts for them: both leave
+// out tuples to symmetric neighbours, the MPR set those through other
+// than symmetric neighbours, the routing table those through other than
+// neighbours. (When a node's status changes, the neighbour set changes.)
+func (nd *olsrNode) changed2(e olsr2T) {
+	if nd.symNb(e.x) {
+		return
+	}
+	if nd.nix[e.nb] > 0 {
+		nd.tblDirty = true
+	}
+	if nd.symNb(e.nb) {
+		nd.mprDirty = true
+	}
+}
+
+// symNb tells whether nb is a symmetric neighbour.
+func (nd *olsrNode) symNb(nb int32) bool {
+	i := nd.nix[nb]
+	return i > 0 && nd.nbs[i-1].sym
+}
+
+// newVia makes nb's entry in vias, its rows cut from blocks of several
+// (as many as the node has entries, so the allocations are few).
+func (o *olsr) newVia(nd *olsrNode, nb int32) int32 {
+	n, w := o.b.n, o.words
+	if len(nd.spareAt) < n {
+		k := max(1, min(max(4, len(nd.vias)), n-len(nd.vias)))
+		nd.spareAt, nd.spareReach = make([]int32, k*n), make([]uint64, k*w)
+	}
+	nd.vias = append(nd.vias, olsrVia{at: nd.spareAt[:n:n], reach: nd.spareReach[:w:w]})
+	nd.spareAt, nd.spareReach = nd.spareAt[n:], nd.spareReach[w:]
+	nd.viaIx[nb] = int32(len(nd.vias))
+	return int32(len(nd.vias))
+}
+
+// drop2 removes the two-hop tuple at position i (it stays in twoHop,
+// marked, until compact2).
+func (nd *olsrNode) drop2(i int) {
+	e := &nd.twoHop[i]
+	via := &nd.vias[nd.viaIx[e.nb]-1]
+	via.at[e.x] = 0
+	via.reach[e.x>>6] &^= 1 << (e.x & 63)
+	nd.changed2(*e)
+	e.nb = -1
+	nd.dead2++
+}
+
+// compact2 takes the removed tuples out of twoHop once they are at least
+// half of it, keeping the order of the others.
+func (nd *olsrNode) compact2() {
+	if nd.dead2 < 32 || 2*nd.dead2 < len(nd.twoHop) {
+		return
+	}
+	k := 0
+	for _, e := range nd.twoHop {
+		if e.nb >= 0 {
+			nd.twoHop[k] = e
+			k++
+		}
+	}
+	nd.twoHop = nd.twoHop[:k]
+	nd.dead2 = 0
+	for i, e := range nd.twoHop {
+		nd.vias[nd.viaIx[e.nb]-1].at[e.x] = int32(i + 1)
+	}
 }
 
 // sendHello lists every link tuple in force, one link message each (as
@@ -351,10 +501,38 @@ func (o *olsr) purgeSel(t sim.Time, n int32) {
 	nd.sel = nd.sel[:k]
 }
 
+// purge2 removes expired two-hop and topology tuples (looking at them
+// only when one may have expired).
 func (o *olsr) purge2(t sim.Time, n int32) {
 	nd := &o.nodes[n]
-	nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return !alive(e.exp, t) })
-	nd.topo = slices.DeleteFunc(nd.topo, func(e olsrTopoT) bool { return !alive(e.exp, t) })
+	if nd.exp2 != olsrNever && !alive(nd.exp2, t) {
+		next := olsrNever
+		for i := range nd.twoHop {
+			switch e := &nd.twoHop[i]; {
+			case e.nb < 0:
+			case !alive(e.exp, t):
+				nd.drop2(i)
+			default:
+				next = min(next, e.exp)
+			}
+		}
+		nd.exp2 = next
+		nd.compact2()
+	}
+	if nd.expTopo != olsrNever && !alive(nd.expTopo, t) {
+		next, k := olsrNever, 0
+		for _, e := range nd.topo {
+			if alive(e.exp, t) {
+				nd.topo[k] = e
+				k++
+				next = min(next, e.exp)
+			}
+		}
+		if k < len(nd.topo) {
+			nd.tblDirty = true
+		}
+		nd.topo, nd.expTopo = nd.topo[:k], next
+	}
 }
 
 // linkTimer is a link tuple's timer: the tuple goes when its time is over;
@@ -369,8 +547,8 @@ func (o *olsr) linkTimer(t sim.Time, n, nb int32) {
 	l := nd.links[i]
 	switch {
 	case l.time < t:
-		nd.nbs = slices.DeleteFunc(nd.nbs, func(e olsrNbT) bool { return e.nb == nb })
-		nd.links = slices.Delete(nd.links, i, i+1)
+		nd.delNb(nb)
+		nd.delLink(i)
 	case l.sym < t:
 		if nd.linkTimer1 {
 			nd.linkTimer1 = false
@@ -386,7 +564,12 @@ func (o *olsr) linkTimer(t sim.Time, n, nb int32) {
 func (o *olsr) neighbourLoss(t sim.Time, n, nb int32) {
 	nd := &o.nodes[n]
 	o.linkUpdated(t, n, nb, olsrWillDefault)
-	nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return e.nb == nb })
+	for i := range nd.twoHop {
+		if nd.twoHop[i].nb == nb {
+			nd.drop2(i)
+		}
+	}
+	nd.compact2()
 	nd.sel = slices.DeleteFunc(nd.sel, func(e olsrSelT) bool { return e.nb == nb })
 	o.computeMPR(t, n)
 	o.table(t, n)
@@ -511,8 +694,11 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 	if created {
 		nd.links = append(nd.links, olsrLinkT{nb: from, sym: t - sim.Time(sim.Second), time: t.Add(vtime)})
 		i = len(nd.links) - 1
+		nd.lix[from] = int32(len(nd.links))
+		nd.tblDirty = true
 	}
 	l := &nd.links[i]
+	oldTime := l.time
 	l.asym = t.Add(vtime)
 	done := false
 	helloLinks(body, func(lt, nt uint8, addr int32) {
@@ -528,6 +714,11 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 		}
 	})
 	l.time = max(l.time, l.asym)
+	if l.time < oldTime || oldTime < t {
+		// The routing table counted on the link until its old time, or
+		// left it out as over.
+		nd.tblDirty = true
+	}
 	sym, ltime := l.sym, l.time
 	if updated {
 		o.linkUpdated(t, n, from, will)
@@ -537,8 +728,9 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 		o.b.after(delay(t, min(ltime, sym)), n, olsrTLink, uint64(uint32(from)))
 	}
 	// The neighbour's willingness.
-	if nb := o.findNb(n, from); nb != nil {
+	if nb := o.findNb(n, from); nb != nil && nb.will != will {
 		nb.will = will
+		nd.mprDirty, nd.tblDirty = true, true
 	}
 	// Two-hop neighbours, from a symmetric link.
 	o.purge2(t, n)
@@ -552,17 +744,18 @@ func (o *olsr) recvHello(t sim.Time, n, from int32, vtime sim.Duration, body []b
 				if x == n {
 					return
 				}
-				for j := range nd.twoHop {
-					if e := &nd.twoHop[j]; e.nb == from && e.x == x {
-						e.exp = t.Add(vtime)
-						return
-					}
+				if j := nd.find2(from, x); j >= 0 {
+					nd.twoHop[j].exp = t.Add(vtime)
+					return
 				}
-				nd.twoHop = append(nd.twoHop, olsr2T{nb: from, x: x, exp: t.Add(vtime)})
+				o.add2(nd, olsr2T{nb: from, x: x, exp: t.Add(vtime)})
 			case neighNot:
-				nd.twoHop = slices.DeleteFunc(nd.twoHop, func(e olsr2T) bool { return e.nb == from && e.x == x })
+				if j := nd.find2(from, x); j >= 0 {
+					nd.drop2(j)
+				}
 			}
 		})
+		nd.compact2()
 	}
 	o.computeMPR(t, n)
 	// MPR selectors.
@@ -590,7 +783,9 @@ func (o *olsr) linkAdded(t sim.Time, n, nb int32, sym sim.Time, will uint8) {
 		*p = e
 	} else {
 		nd.nbs = append(nd.nbs, e)
+		nd.nix[nb] = int32(len(nd.nbs))
 	}
+	nd.mprDirty, nd.tblDirty = true, true
 	nd.ansn++
 }
 
@@ -604,7 +799,10 @@ func (o *olsr) linkUpdated(t sim.Time, n, nb int32, will uint8) {
 		}
 		o.linkAdded(t, n, nb, sym, will)
 	}
-	o.findNb(n, nb).sym = i >= 0 && o.nodes[n].links[i].sym >= t
+	if p, sym := o.findNb(n, nb), i >= 0 && o.nodes[n].links[i].sym >= t; p.sym != sym {
+		p.sym = sym
+		o.nodes[n].mprDirty, o.nodes[n].tblDirty = true, true
+	}
 }
 
 func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body []byte) {
@@ -619,7 +817,12 @@ func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body 
 			return // an advertisement newer than this one
 		}
 	}
-	nd.topo = slices.DeleteFunc(nd.topo, func(e olsrTopoT) bool { return e.last == orig && e.seq < ansn })
+	if k := len(nd.topo); k > 0 {
+		nd.topo = slices.DeleteFunc(nd.topo, func(e olsrTopoT) bool { return e.last == orig && e.seq < ansn })
+		if len(nd.topo) < k {
+			nd.tblDirty = true
+		}
+	}
 	for a := body[4:]; len(a) >= 4; a = a[4:] {
 		dst := int32(binary.BigEndian.Uint32(a))
 		if dst < 0 || int(dst) >= o.b.n {
@@ -634,6 +837,8 @@ func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body 
 		}
 		if !found {
 			nd.topo = append(nd.topo, olsrTopoT{dst: dst, last: orig, seq: ansn, exp: t.Add(vtime)})
+			nd.expTopo = min(nd.expTopo, t.Add(vtime))
+			nd.tblDirty = true
 		}
 	}
 }
@@ -645,81 +850,88 @@ func (o *olsr) recvTC(t sim.Time, n, from, orig int32, vtime sim.Duration, body 
 // two-hop node, then repeatedly the neighbour of highest willingness
 // reaching the most two-hop nodes not covered yet (ties: the first in the
 // neighbour set; ns-3's degree tie-break never applies, its degree is
-// always 0).
+// always 0). The result depends on the neighbour set's order and on the
+// set (not the order) of two-hop tuples, so it works on bit sets of the
+// two-hop nodes each neighbour reaches (olsrVia.reach). Nothing is done
+// when neither set changed since the last computation.
 func (o *olsr) computeMPR(t sim.Time, n int32) {
 	nd := &o.nodes[n]
 	o.purge2(t, n)
+	if !nd.mprDirty {
+		return
+	}
+	nd.mprDirty = false
+	inN1 := o.inN1
+	clear(inN1)
+	inN1[n>>6] |= 1 << (n & 63)
 	n1 := o.n1[:0]
 	for _, e := range nd.nbs {
 		if e.sym {
 			n1 = append(n1, e)
+			inN1[e.nb>>6] |= 1 << (e.nb & 63)
 		}
 	}
-	inN1 := func(a int32) *olsrNbT {
-		for i := range n1 {
-			if n1[i].nb == a {
-				return &n1[i]
+	w := o.words
+	cov := slices.Grow(o.cov[:0], len(n1)*w)[:len(n1)*w]
+	clear(cov)
+	chosen := slices.Grow(o.chosen[:0], len(n1))[:len(n1)]
+	clear(chosen)
+	// cov[i*w:(i+1)*w]: the strict two-hop nodes n1[i] reaches (not n,
+	// not its symmetric neighbours).
+	for i, e := range n1 {
+		if v := nd.viaIx[e.nb]; v > 0 && e.will != olsrWillNever {
+			c, r := cov[i*w:(i+1)*w], nd.vias[v-1].reach
+			for k := range w {
+				c[k] = r[k] &^ inN1[k]
 			}
 		}
-		return nil
 	}
-	n2 := o.n2[:0]
-	for _, e := range nd.twoHop {
-		if e.x == n {
-			continue
-		}
-		if nb := inN1(e.nb); nb == nil || nb.will == olsrWillNever || inN1(e.x) != nil {
-			continue
-		}
-		n2 = append(n2, e)
-	}
-	mpr := nd.mpr[:0]
-	cover := func(nb int32) {
-		xs := o.cover[:0]
-		for _, e := range n2 {
-			if e.nb == nb {
-				xs = append(xs, e.x)
-			}
-		}
-		n2 = slices.DeleteFunc(n2, func(e olsr2T) bool { return slices.Contains(xs, e.x) })
-		o.cover = xs
-	}
-	for _, e := range n1 {
+	covered, once, twice := o.covered, o.once, o.twice
+	clear(covered)
+	for i, e := range n1 {
 		if e.will == olsrWillAlways {
-			mpr = append(mpr, e.nb)
-			cover(e.nb)
+			chosen[i] = true
+			orInto(covered, cov[i*w:(i+1)*w])
 		}
 	}
-	covered := o.cover[:0]
-	for _, e := range n2 {
-		only := true
-		for _, f := range n2 {
-			if f.x == e.x && f.nb != e.nb {
-				only = false
+	// The two-hop nodes left that one neighbour alone reaches.
+	clear(once)
+	clear(twice)
+	for i := range n1 {
+		c := cov[i*w : (i+1)*w]
+		for k := range w {
+			r := c[k] &^ covered[k]
+			twice[k] |= once[k] & r
+			once[k] |= r
+		}
+	}
+	for i := range n1 {
+		c := cov[i*w : (i+1)*w]
+		for k := range w {
+			if c[k]&^covered[k]&once[k]&^twice[k] != 0 {
+				chosen[i] = true
 				break
 			}
 		}
-		if only {
-			if !slices.Contains(mpr, e.nb) {
-				mpr = append(mpr, e.nb)
-			}
-			for _, f := range n2 {
-				if f.nb == e.nb && !slices.Contains(covered, f.x) {
-					covered = append(covered, f.x)
-				}
-			}
+	}
+	// once becomes the two-hop nodes not covered yet.
+	for i := range n1 {
+		if chosen[i] {
+			orInto(covered, cov[i*w:(i+1)*w])
 		}
 	}
-	n2 = slices.DeleteFunc(n2, func(e olsr2T) bool { return slices.Contains(covered, e.x) })
-	o.cover = covered
-	for len(n2) > 0 {
+	left := false
+	for k := range w {
+		once[k] &^= covered[k]
+		left = left || once[k] != 0
+	}
+	for left {
 		best, bestR := -1, 0
 		for i, e := range n1 {
+			c := cov[i*w : (i+1)*w]
 			r := 0
-			for _, f := range n2 {
-				if f.nb == e.nb {
-					r++
-				}
+			for k := range w {
+				r += bits.OnesCount64(c[k] & once[k])
 			}
 			if r == 0 {
 				continue
@@ -731,40 +943,69 @@ func (o *olsr) computeMPR(t sim.Time, n int32) {
 		if best < 0 {
 			break
 		}
-		if !slices.Contains(mpr, n1[best].nb) {
-			mpr = append(mpr, n1[best].nb)
+		chosen[best] = true
+		c := cov[best*w : (best+1)*w]
+		left = false
+		for k := range w {
+			once[k] &^= c[k]
+			left = left || once[k] != 0
 		}
-		cover(n1[best].nb)
+	}
+	mpr := nd.mpr[:0]
+	for i, e := range n1 {
+		if chosen[i] {
+			mpr = append(mpr, e.nb)
+		}
 	}
 	slices.Sort(mpr)
 	nd.mpr = mpr
-	o.n1, o.n2 = n1, n2
+	o.n1, o.cov, o.chosen = n1, cov, chosen
+}
+
+func orInto(dst, src []uint64) {
+	for k := range dst {
+		dst[k] |= src[k]
+	}
 }
 
 // table computes n's routing table (RFC 3626 10, as ns-3 does: a later
-// two-hop tuple overrides an earlier one for the same node).
+// two-hop tuple overrides an earlier one for the same node). It computes
+// nothing when its inputs are as they were at the last computation: the
+// link, neighbour, two-hop and topology sets unchanged (tblDirty unset)
+// and every link the table used still in force.
 func (o *olsr) table(t sim.Time, n int32) {
 	nd := &o.nodes[n]
 	o.purge2(t, n)
+	if !nd.tblDirty && t <= nd.tblUntil {
+		return
+	}
+	nd.tblDirty = false
 	for d := range nd.next {
 		nd.next[d], nd.dist[d] = -1, -1
 	}
+	until := olsrNever
+	// skip: n and its symmetric neighbours (no two-hop routes to them);
+	// via: the neighbours two-hop routes may go through.
+	skip, via := o.inN1, o.covered
+	clear(skip)
+	clear(via)
+	skip[n>>6] |= 1 << (n & 63)
 	for _, e := range nd.nbs {
+		if e.will != olsrWillNever {
+			via[e.nb>>6] |= 1 << (e.nb & 63)
+		}
 		if !e.sym {
 			continue
 		}
-		if i := o.findLink(n, e.nb); i >= 0 && nd.links[i].time >= t {
+		skip[e.nb>>6] |= 1 << (e.nb & 63)
+		if i := nd.lix[e.nb]; i > 0 && nd.links[i-1].time >= t {
 			nd.next[e.nb], nd.dist[e.nb] = e.nb, 1
+			until = min(until, nd.links[i-1].time)
 		}
 	}
+	nd.tblUntil = until
 	for _, e := range nd.twoHop {
-		if e.x == n {
-			continue
-		}
-		if nb := o.findNb(n, e.x); nb != nil && nb.sym {
-			continue
-		}
-		if nb := o.findNb(n, e.nb); nb == nil || nb.will == olsrWillNever {
+		if e.nb < 0 || skip[e.x>>6]&(1<<(e.x&63)) != 0 || via[e.nb>>6]&(1<<(e.nb&63)) == 0 {
 			continue
 		}
 		if nd.next[e.nb] >= 0 {
