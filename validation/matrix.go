@@ -282,13 +282,12 @@ var knownGaps = []gap{
 // The reasons of knownGaps, as far as they are known (issue 30 has the
 // measurements behind them).
 const (
-	swarmAODV = "both AODVs follow ns-3 3.37's state machine (rate limits, gratuitous RREP, RREP-ACK, expanding ring); " +
-		"one ns-3 behaviour is not copied by default: ns-3 routes its own unicast RREP, RREP-ACK and RERR through AODV, " +
-		"so a reply to a neighbour whose entry is not VALID waits for a route discovery (in ns-3's captures of munils-50's " +
-		"first 10 s, 270 of 412 RREQs were UAV to UAV, though no data flows between UAVs); RFC 3561 and real stacks send " +
-		"them one hop. With network.aodv_control: routed native copies it, and over 60 s its control traffic and command " +
-		"latency come within tolerance (case munils-50-wifi/aodv-routed); PDR stays 6-10 points above ns-3's, and in " +
-		"the first 12 s (CI) native's start-up storm is about half of ns-3's with either setting: not explained yet " +
+	swarmAODV = "ns-3's swarm storm is mostly an artefact of its implementation that native does not copy by default: " +
+		"ns-3 sends its unicast RREP, RREP-ACK and RERR through AODV's own route lookup, and when HELLOs are skipped " +
+		"during the RREQ flood, neighbours time out together and the RERRs to precursors start route discoveries for " +
+		"neighbours (185 UAV-to-UAV discoveries in seconds 3-5, though no data flows between UAVs); RFC 3561 and real " +
+		"stacks send these messages one hop. network.aodv_control: routed copies the mechanism (93 such discoveries; " +
+		"case munils-50-wifi/aodv-routed); what timing detail makes ns-3 find twice as many is not isolated " +
 		"(docs/routing.md)"
 	olsrTail = "at 1 packet/s ns-3's OLSR delays more packets by about 2 ms (a frame in the way on one hop) than native's: " +
 		"11 of 232 over seeds 1-8, native 3 (both deliver the same packets, p50 4.43 ms on both), so ns-3's pooled p95 is " +
