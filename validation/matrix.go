@@ -276,7 +276,6 @@ var knownGaps = []gap{
 	{Case: "ubanc-relay-static/olsr-100pps", Metric: "pdr/data", Reason: "ns-3's OLSR delivers 91.7% on the static line, native 98.9%: not yet explained (issue 30)", Only: onlyFull},
 	{Case: "ubanc-range-wide/2Mbps-preamble-off", Metric: "p95/data", Reason: edgeTail},
 	{Case: "ubanc-range-wide/11Mbps-preamble-off", Metric: "p95/data", Reason: edgeTail},
-	{Case: "platoon-wifi-load", Metric: "pdr/state", Reason: contention},
 }
 
 // The reasons of knownGaps, as far as they are known (issue 30 has the
@@ -294,8 +293,6 @@ const (
 		"6.4 ms and native's 4.4 ms; which of ns-3's OLSR messages meet the data is not isolated yet (issue 30)"
 	edgeTail = "the ACK timeout is now ns-3's (netsim/wifi TestEdgeLatencyMatchesNS3: mean latency within 4% over 8000 " +
 		"packets per distance); with 100 packets per station (CI) the p95 is one of the last 5 packets and moves either way"
-	contention = "broadcast contention under load: native delivers more state updates than ns-3 even with CCA on the " +
-		"total energy down to -82 dBm as in ns-3 3.37 (netsim/wifi); cause not isolated yet (issue 30)"
 )
 
 // knownGap returns the reason a row of a run of length l is a known gap

@@ -510,3 +510,54 @@ func retryStep(ds []sim.Duration) float64 {
 	}
 	return best.Seconds() * 1e3
 }
+
+// TestSameSlotPreambleMatchesNS3: two stations on either side of a
+// receiver broadcast 56-byte frames at the same instants on an idle
+// medium, so both transmit in the same slot and their frames reach the
+// receiver nanoseconds apart, the nearer (stronger) one first. ns-3 3.37
+// detects a preamble only if its SNR at the end of the 4 µs detection
+// window, over every frame heard by then, is at least 4 dB: within 4 dB
+// neither frame gets through, beyond it the stronger does. Native PDR at
+// the receiver from each sender is within 3 points of ns-3's for power
+// ratios from 1 to 8 dB, whichever station's transmission is handled
+// first. Before the fix the native model took the interference of the
+// frame that arrived first at its first nanosecond, without the other
+// frame, which arrived a nanosecond later (at 2 and 3 dB; at 1 dB both
+// arrive in the same nanosecond): when the stronger frame arrived first
+// but was handled second it was received 2 dB above the other (PDR 1.0
+// where ns-3's is 0), the cause of the platoon-wifi-load gap in the
+// validation matrix (state PDR 0.743 native, 0.667 on ns-3, over 20 s).
+func TestSameSlotPreambleMatchesNS3(t *testing.T) {
+	ns3test.Need(t)
+	const near = 1.0 // metres from the receiver to the stronger station
+	for _, db := range []float64{1, 2, 3, 5, 8} {
+		far := near * math.Pow(10, db/30) // log-distance, exponent 3
+		for _, strongFirst := range []bool{false, true} {
+			// Node 0 receives; node 1 is the weaker station, node 2 the
+			// stronger; the first of each pair of sends is handled first.
+			pos := []geom.Vec3{{}, geom.V(far, 0, 0), geom.V(-near, 0, 0)}
+			first, second := netsim.NodeID(1), netsim.NodeID(2)
+			if strongFirst {
+				first, second = second, first
+			}
+			var sends []send
+			const n = 400
+			for r := 0; r < n; r++ {
+				at := sim.Time(int64(r+1) * int64(10*sim.Millisecond))
+				sends = append(sends, send{t: at, src: first, dst: netsim.Broadcast, size: 56},
+					send{t: at, src: second, dst: netsim.Broadcast, size: 56})
+			}
+			end := sends[len(sends)-1].t.Add(sim.Second)
+			p := DefaultParams()
+			a := drive(t, nativeBackend(t, p, nil), pos, sends, end, nil)
+			b := drive(t, ns3Backend(t, p, 10*sim.Millisecond), pos, sends, end, nil)
+			for src := 1; src <= 2; src++ {
+				x, y := float64(a.rx[src][0])/n, float64(b.rx[src][0])/n
+				t.Logf("%g dB apart, stronger handled first %v: PDR at the receiver from node %d: native %.3f, ns-3 %.3f", db, strongFirst, src, x, y)
+				if math.Abs(x-y) > 0.03 {
+					t.Errorf("%g dB apart, stronger handled first %v: PDR at the receiver from node %d: native %.3f, ns-3 %.3f", db, strongFirst, src, x, y)
+				}
+			}
+		}
+	}
+}

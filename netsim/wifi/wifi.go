@@ -754,7 +754,7 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 		if s.w > r.lockW {
 			b.abort(r, netsim.DropBusy)
 			aborted = true
-		} else if b.p.Preamble && r.lockW < b.preambleRatio*(b.noise+b.interference(r, r.locked, s.start)) {
+		} else if b.p.Preamble && r.lockW < b.preambleRatio*(b.noise+b.detectInterference(r, r.locked, r.lockBeg)) {
 			b.abort(r, netsim.DropCollision)
 			aborted = true
 		}
@@ -766,7 +766,7 @@ func (b *Backend) arrive(f *frame, tx *node, r *node) {
 		rec.why = netsim.DropBusy
 	case !sensitive || (b.p.Preamble && preambleQuiet):
 		rec.why = netsim.DropSensitivity
-	case b.p.Preamble && s.w < b.preambleRatio*(b.noise+b.interference(r, f.id, s.start)):
+	case b.p.Preamble && s.w < b.preambleRatio*(b.noise+b.detectInterference(r, f.id, s.start)):
 		rec.why = netsim.DropCollision
 	default:
 		rec.locked = true
@@ -886,6 +886,24 @@ func (b *Backend) interference(r *node, id uint64, t sim.Time) float64 {
 		}
 	}
 	return w
+}
+
+// detectInterference returns the interference that the preamble detection
+// of frame id, whose signal reaches r at start, sees: the power of every
+// other signal known at r at the end of the detection window, as ns-3
+// 3.37's PhyEntity::EndPreambleDetectionPeriod computes the SNR then (the
+// last change of the interference before that instant). A frame that
+// starts within the window counts even if it started after this one: two
+// stations that transmit in the same slot reach a receiver nanoseconds
+// apart, and neither preamble is detected unless one is 4 dB above the
+// other. A frame that starts within the window but is sent later is
+// checked when it arrives (arrive).
+func (b *Backend) detectInterference(r *node, id uint64, start sim.Time) float64 {
+	t := start
+	if b.prof.detect > 0 {
+		t = start.Add(b.prof.detect - 1)
+	}
+	return b.interference(r, id, t)
 }
 
 // pruneNode forgets the signals at r that ended before t and before the
