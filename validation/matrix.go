@@ -268,7 +268,7 @@ var knownGaps = []gap{
 	{Case: "munils-50-wifi", Metric: "control_packets", Reason: swarmAODV},
 	{Case: "munils-50-wifi", Metric: "control_bytes", Reason: swarmAODV},
 	{Case: "munils-50-wifi", Metric: "hops", Reason: swarmAODV},
-	{Case: "munils-50-wifi", Metric: "completed", Reason: "in the first 12 s (CI) more UAVs complete natively than on ns-3 (after 60 s all 50 do on both): " + swarmAODV, Only: onlyShort},
+	{Case: "munils-50-wifi", Metric: "completed", Reason: "in the first 12 s (CI) the fan-out has just begun and the number of UAVs done differs (after 60 s all 50 are done on both): " + swarmAODV, Only: onlyShort},
 	{Case: "ubanc-relay/olsr-1pps", Metric: "p95/data", Reason: olsrTail},
 	{Case: "ubanc-relay/olsr-100pps", Metric: "pdr/data", Reason: "in the first 30 s of data (CI), pooled over seeds 1-5, " +
 		"native OLSR delivers 92.8% and ns-3's 96.3%: one seed on each backend forms its routes late (native seed 4: 70%, " +
