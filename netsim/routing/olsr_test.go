@@ -95,9 +95,13 @@ func olsrRunDigest(t testing.TB) string {
 // the digest of its packet events, routing tables and MPR sets was taken from the
 // straightforward implementation that scanned its tuple sets in ns-3's
 // order on every message; the indexed one that skips unchanged MPR and
-// route computations must give the same events and tables.
+// route computations must give the same events and tables. The swarm runs
+// over the native Wi-Fi model, so a change there changes the digest: take
+// it again from the straightforward OLSR (olsr.go of commit 1094315) over
+// the new model, never from the code under test. Last taken after the
+// preamble detection window fix (netsim/wifi, issue 30).
 func TestOLSRGolden(t *testing.T) {
-	const want = "ba5788ca2ec964f4592146fd3be21e84d80e8e63b2673eda71e9214bd9935365"
+	const want = "204bb1e053c5055029508de57307f1a0df37d769d2ca021cf9fa56132db38e20"
 	got := olsrRunDigest(t)
 	if got != want {
 		t.Errorf("digest %s, want %s", got, want)
