@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <deque>
@@ -585,6 +586,137 @@ PopulateArp(const NetDeviceContainer& devs, const Ipv4InterfaceContainer& ifs)
     }
 }
 
+// Debugging aid, off unless SKYLOOP_NS3_DEBUG names a file: every OLSR
+// message sent and received, every data packet sent and forwarded, the
+// OLSR packets' PHY transmissions, and (SKYLOOP_NS3_DEBUG_TABLE_MS) every
+// node's OLSR routing table at that time.
+static FILE* g_dbg = nullptr;
+
+// DbgNode names the node of an address (-1: none), without adding it to
+// g_addrToNode.
+static int
+DbgNode(Ipv4Address a)
+{
+    auto it = g_addrToNode.find(a.Get());
+    return it == g_addrToNode.end() ? -1 : (int)it->second;
+}
+
+static void
+DbgOlsrMsgs(const char* what, uint32_t node, const olsr::PacketHeader& h, const olsr::MessageList& ms)
+{
+    for (const auto& m : ms)
+    {
+        std::fprintf(g_dbg, "%s,%" PRId64 ",%u,%d,%d,%u,%u,%u,%u", what, Simulator::Now().GetNanoSeconds(), node,
+                     (int)m.GetMessageType(), DbgNode(m.GetOriginatorAddress()),
+                     (unsigned)m.GetMessageSequenceNumber(), (unsigned)m.GetTimeToLive(), (unsigned)m.GetHopCount(),
+                     (unsigned)h.GetPacketSequenceNumber());
+        if (m.GetMessageType() == olsr::MessageHeader::HELLO_MESSAGE)
+        {
+            for (const auto& lm : m.GetHello().linkMessages)
+            {
+                for (const auto& a : lm.neighborInterfaceAddresses)
+                {
+                    std::fprintf(g_dbg, ",%d:%u", DbgNode(a), (unsigned)lm.linkCode);
+                }
+            }
+        }
+        else if (m.GetMessageType() == olsr::MessageHeader::TC_MESSAGE)
+        {
+            std::fprintf(g_dbg, ",ansn=%u", (unsigned)m.GetTc().ansn);
+            for (const auto& a : m.GetTc().neighborAddresses)
+            {
+                std::fprintf(g_dbg, ",%d", DbgNode(a));
+            }
+        }
+        std::fputc('\n', g_dbg);
+    }
+}
+
+static void
+DbgOlsrRx(uint32_t node, const olsr::PacketHeader& h, const olsr::MessageList& ms)
+{
+    DbgOlsrMsgs("OR", node, h, ms);
+}
+
+static void
+DbgOlsrTx(uint32_t node, const olsr::PacketHeader& h, const olsr::MessageList& ms)
+{
+    DbgOlsrMsgs("OT", node, h, ms);
+}
+
+static void
+DbgForward(uint32_t node, const Ipv4Header& h, Ptr<const Packet> p, uint32_t)
+{
+    IdTag tag;
+    if (p->PeekPacketTag(tag))
+    {
+        std::fprintf(g_dbg, "F,%" PRId64 ",%u,%" PRIu64 ",%d,%d\n", Simulator::Now().GetNanoSeconds(), node, tag.id,
+                     DbgNode(h.GetSource()), DbgNode(h.GetDestination()));
+    }
+}
+
+static void
+DbgPhyTx(uint32_t node, Ptr<const Packet> p, double)
+{
+    Ptr<Packet> q = p->Copy();
+    WifiMacHeader mh;
+    if (q->RemoveHeader(mh) == 0 || !mh.IsData())
+    {
+        return;
+    }
+    LlcSnapHeader llc;
+    Ipv4Header ih;
+    UdpHeader uh;
+    q->RemoveHeader(llc);
+    if (llc.GetType() != 0x0800)
+    {
+        return;
+    }
+    q->RemoveHeader(ih);
+    if (ih.GetProtocol() != 17)
+    {
+        return;
+    }
+    q->RemoveHeader(uh);
+    if (uh.GetDestinationPort() != 698)
+    {
+        return;
+    }
+    olsr::PacketHeader ph;
+    q->RemoveHeader(ph);
+    std::fprintf(g_dbg, "PT,%" PRId64 ",%u,%u,%u\n", Simulator::Now().GetNanoSeconds(), node,
+                 (unsigned)ph.GetPacketSequenceNumber(), p->GetSize());
+}
+
+static void
+DbgTables()
+{
+    for (uint32_t i = 0; i < g_nodes.GetN(); i++)
+    {
+        Ptr<Ipv4> ip = g_nodes.Get(i)->GetObject<Ipv4>();
+        Ptr<Ipv4ListRouting> list = DynamicCast<Ipv4ListRouting>(ip->GetRoutingProtocol());
+        if (!list)
+        {
+            return;
+        }
+        for (uint32_t k = 0; k < list->GetNRoutingProtocols(); k++)
+        {
+            int16_t prio;
+            Ptr<olsr::RoutingProtocol> o = DynamicCast<olsr::RoutingProtocol>(list->GetRoutingProtocol(k, prio));
+            if (!o)
+            {
+                continue;
+            }
+            for (const auto& e : o->GetRoutingTableEntries())
+            {
+                std::fprintf(g_dbg, "R,%" PRId64 ",%u,%d,%d,%u\n", Simulator::Now().GetNanoSeconds(), i,
+                             DbgNode(e.destAddr), DbgNode(e.nextAddr), e.distance);
+            }
+        }
+    }
+    std::fflush(g_dbg);
+}
+
 static void
 DoSend(uint32_t src, int64_t dst, uint64_t id, uint32_t bytes, uint16_t port)
 {
@@ -603,6 +735,10 @@ DoSend(uint32_t src, int64_t dst, uint64_t id, uint32_t bytes, uint16_t port)
     if (dst < 0)
     {
         f.done[src] = 1; // not a receiver
+    }
+    if (g_dbg)
+    {
+        std::fprintf(g_dbg, "S,%" PRId64 ",%" PRIu64 ",%u,%" PRId64 "\n", Simulator::Now().GetNanoSeconds(), id, src, dst);
     }
     Ptr<Packet> p = Create<Packet>(bytes);
     IdTag tag;
@@ -1066,6 +1202,34 @@ main(int argc, char* argv[])
     {
         phy.EnablePcap(pcap + "/ns3", devs);
     }
+    if (const char* dp = std::getenv("SKYLOOP_NS3_DEBUG"))
+    {
+        g_dbg = std::fopen(dp, "w");
+    }
+    if (g_dbg)
+    {
+        for (uint32_t i = 0; i < n; i++)
+        {
+            Ptr<Ipv4L3Protocol> l3 = g_nodes.Get(i)->GetObject<Ipv4L3Protocol>();
+            l3->TraceConnectWithoutContext("UnicastForward", MakeBoundCallback(&DbgForward, i));
+            DynamicCast<WifiNetDevice>(devs.Get(i))->GetPhy()->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&DbgPhyTx, i));
+            Ptr<Ipv4ListRouting> list = DynamicCast<Ipv4ListRouting>(l3->GetRoutingProtocol());
+            for (uint32_t k = 0; list && k < list->GetNRoutingProtocols(); k++)
+            {
+                int16_t prio;
+                Ptr<olsr::RoutingProtocol> o = DynamicCast<olsr::RoutingProtocol>(list->GetRoutingProtocol(k, prio));
+                if (o)
+                {
+                    o->TraceConnectWithoutContext("Rx", MakeBoundCallback(&DbgOlsrRx, i));
+                    o->TraceConnectWithoutContext("Tx", MakeBoundCallback(&DbgOlsrTx, i));
+                }
+            }
+        }
+        if (const char* tm = std::getenv("SKYLOOP_NS3_DEBUG_TABLE_MS"))
+        {
+            Simulator::Schedule(MilliSeconds(std::atoll(tm)), &DbgTables);
+        }
+    }
     std::fprintf(g_out, "READY %u\n", n);
     std::fflush(g_out);
 
@@ -1112,6 +1276,10 @@ main(int argc, char* argv[])
             {
                 Simulator::Stop(NanoSeconds(t - now));
                 Simulator::Run();
+            }
+            if (g_dbg)
+            {
+                std::fflush(g_dbg);
             }
             std::fprintf(g_out, "DONE %lld\n", t);
             std::fflush(g_out);
