@@ -197,11 +197,22 @@ func ermDsss(m Mode, snr float64, nbits int) float64 {
 	case m.Modulation == ModDBPSK:
 		// Differential BPSK, 1 bit per 1 Msym/s symbol (Proakis 5.2-69).
 		ebn0 := snr * ermDsssBandwidth / 1e6
+		if ebn0 >= 40 {
+			// 0.5·e^-40 < 2^-54: 1 minus it rounds to exactly 1, and
+			// so does the power (saves the exp and pow of every strong
+			// reception, with the same result to the bit).
+			return 1
+		}
 		return math.Pow(1-0.5*math.Exp(-ebn0), n)
 	case m.Modulation == ModDQPSK:
 		// Differential QPSK, 2 bits per symbol; Ferrari and Corazza's
 		// approximation of the BER.
 		x := snr * ermDsssBandwidth / 1e6 / 2
+		if x >= 70 {
+			// The BER is below 0.6/√70·e^-41 < 2^-54: (1-ber)^n is
+			// exactly 1, as for DBPSK above.
+			return 1
+		}
 		ber := 0.5
 		if x > 0 {
 			ber = min(0.5, ermDqpskCoef/math.Sqrt(x)*math.Exp(-(2-math.Sqrt2)*x))

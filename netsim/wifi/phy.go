@@ -136,8 +136,8 @@ func (b *Backend) cutoffRange() float64 {
 // one), in the order the cells are visited.
 type grid struct {
 	cell  float64
-	cells map[[3]int32][]int32
-	keys  [][3]int32
+	cells map[uint64][]int32 // by cellKey
+	keys  []uint64
 	gen   uint64    // builds so far
 	memo  [][]int32 // per node: the nodes near it, valid when memoG matches gen
 	memoG []uint64
@@ -147,13 +147,23 @@ func (g *grid) key(p geom.Vec3) [3]int32 {
 	return [3]int32{int32(math.Floor(p.X / g.cell)), int32(math.Floor(p.Y / g.cell)), int32(math.Floor(p.Z / g.cell))}
 }
 
+// cellKey packs a cell's coordinates into one map key (21 bits each, so
+// the map hashes a uint64 rather than an array). Cells more than 2^20
+// apart on an axis share keys; near then returns more nodes than the 27
+// cells hold, which the caller's distance test sorts out.
+func cellKey(x, y, z int32) uint64 {
+	const m = 1<<21 - 1
+	return uint64(x)&m | (uint64(y)&m)<<21 | (uint64(z)&m)<<42
+}
+
 func (g *grid) build(pos []geom.Vec3) {
 	for _, k := range g.keys {
 		g.cells[k] = g.cells[k][:0]
 	}
 	g.keys = g.keys[:0]
 	for i, p := range pos {
-		k := g.key(p)
+		c := g.key(p)
+		k := cellKey(c[0], c[1], c[2])
 		if len(g.cells[k]) == 0 {
 			g.keys = append(g.keys, k)
 		}
@@ -182,7 +192,7 @@ func (g *grid) near(p geom.Vec3, f func(i int32)) {
 	for dx := int32(-1); dx <= 1; dx++ {
 		for dy := int32(-1); dy <= 1; dy++ {
 			for dz := int32(-1); dz <= 1; dz++ {
-				for _, i := range g.cells[[3]int32{k[0] + dx, k[1] + dy, k[2] + dz}] {
+				for _, i := range g.cells[cellKey(k[0]+dx, k[1]+dy, k[2]+dz)] {
 					f(i)
 				}
 			}

@@ -232,7 +232,7 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 		b.ackTimeout = b.tm.sifs + b.tm.slot + b.tm.preamble + b.tm.header
 	}
 	b.ccaW = dbmToW(min(p.CcaSensitivity, p.CcaEdThreshold))
-	b.idx = grid{cell: max(b.cutoff, 1), cells: map[[3]int32][]int32{}}
+	b.idx = grid{cell: max(b.cutoff, 1), cells: map[uint64][]int32{}}
 	b.setLinear()
 	b.quietSq, b.farSq = math.Inf(1), math.Inf(1)
 	if p.Fading == NoFading && p.Loss != TwoRay {
