@@ -210,7 +210,12 @@ func TestLoad(t *testing.T) {
 
 // TestMarkdownStable checks that the same results give the same text.
 func TestMarkdownStable(t *testing.T) {
-	c := Cases()[2]
+	var c Case
+	for _, k := range Cases() {
+		if k.Name == "ubanc-relay/aodv-1pps" {
+			c = k
+		}
+	}
 	o := &Outcome{Routing: "aodv", Kinds: map[string]KindFigures{"data": {Expected: 10, Rx: 9, Latencies: 9, P50: 4e6, P95: 6e6}, "b": {Expected: 1, Rx: 1}},
 		Nodes: make([]NodeCounts, 7)}
 	rows, err := Compare(&c, Full, o, o)

@@ -242,8 +242,10 @@ func WriteMarkdown(w io.Writer, d Doc, results []Result) error {
 		p("| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s |\n", r.Case.Name, len(r.Rows), pa, fa, ga,
 			secs(r.CPU[0]), secs(r.CPU[1]), ratio, secs(r.Wall[0]), secs(r.Wall[1]))
 	}
-	p("\nCPU is user + system time of the run's process and its children (ns-3's program), measured\n")
-	p("side by side on the same machine, one run at a time.\n\n")
+	p("\nCPU is user + system time of the run (from building the scenario to its last output file)\n")
+	p("in its own process, with its children (ns-3's program), measured side by side on the same\n")
+	p("machine, one run at a time; the process's start-up and the matrix's own set-up (the same for\n")
+	p("both backends, about 0.03 s) are not counted. Wall time is the whole process's.\n\n")
 
 	p("## Every row\n\n")
 	if d.Before != nil {
