@@ -340,7 +340,7 @@ vehicles:
 	{
 		name: "impair unknown key",
 		yaml: "name: t\nvehicles:\n" + validGroup + "network:\n  backend: impair\n  latncy: 10ms\n",
-		want: []string{`bad.yaml:6: network.latncy: unknown field "latncy" (known fields: backend, device_queue, epoch, gilbert, jitter, latency, loss, mode, position_period, queue, range, rate, routing)`},
+		want: []string{`bad.yaml:6: network.latncy: unknown field "latncy" (known fields: aodv_control, backend, device_queue, epoch, gilbert, jitter, latency, loss, mode, position_period, queue, range, rate, routing)`},
 	},
 	{
 		name: "impair unknown key in gilbert",
@@ -350,7 +350,7 @@ vehicles:
 	{
 		name: "ideal backend takes no loss",
 		yaml: "name: t\nvehicles:\n" + validGroup + "network:\n  backend: ideal\n  loss: 0.1\n",
-		want: []string{`bad.yaml:6: network.loss: unknown field "loss" (known fields: backend, epoch, mode, position_period, routing)`},
+		want: []string{`bad.yaml:6: network.loss: unknown field "loss" (known fields: aodv_control, backend, epoch, mode, position_period, routing)`},
 	},
 	{
 		name: "position period not a multiple of the tick",
