@@ -426,22 +426,13 @@ func (x *aodv) dropQueue(t sim.Time, n, dst int32) {
 
 // unicastCtl sends control message m to neighbour to after d. With
 // routedControl, as ns-3 3.37 does, the message goes through AODV's own
-// route lookup (ns-3's UDP socket asks RouteOutput), after the delay d
-// (ns-3 schedules SendTo): without a valid route to the neighbour then, it
-// waits in the request queue while a RREQ looks for one. (ns-3 would then send it along that route, perhaps over several
+// route lookup (ns-3's UDP socket asks RouteOutput): without a valid
+// route to the neighbour, it waits in the request queue while a RREQ
+// looks for one. (ns-3 would then send it along that route, perhaps over several
 // hops; here it goes to the neighbour directly once a route exists.)
 func (x *aodv) unicastCtl(t sim.Time, n, to int32, m []byte, d sim.Duration) {
 	if !x.routedControl {
 		x.b.sendControl(n, to, netsim.KindAODV, m, d)
-		return
-	}
-	if d > 0 {
-		// ns-3 schedules SendTo after the jitter; its socket asks
-		// RouteOutput then, when the route may have gone.
-		nd := &x.nodes[n]
-		nd.laterID++
-		nd.later = append(nd.later, aodvLater{id: nd.laterID, to: to, m: append([]byte(nil), m...)})
-		x.b.after(d, n, aodvTCtl, nd.laterID)
 		return
 	}
 	if r := x.lookupValid(t, n, to); r != nil {
@@ -456,6 +447,22 @@ func (x *aodv) unicastCtl(t sim.Time, n, to int32, m []byte, d sim.Duration) {
 	if r := x.lookup(t, n, to); r == nil || r.flag != aodvInSearch {
 		x.sendRequest(t, n, to)
 	}
+}
+
+// unicastCtlJittered is unicastCtl for a message ns-3 sends after a
+// jitter d (a unicast RERR): even a jitter of 0 goes through the calendar
+// (sendJittered), and with routedControl the route is looked up when the
+// jitter ends, as ns-3's scheduled SendTo asks RouteOutput then, when the
+// route may have gone.
+func (x *aodv) unicastCtlJittered(n, to int32, m []byte, d sim.Duration) {
+	if !x.routedControl {
+		x.b.sendJittered(n, to, netsim.KindAODV, m, d)
+		return
+	}
+	nd := &x.nodes[n]
+	nd.laterID++
+	nd.later = append(nd.later, aodvLater{id: nd.laterID, to: to, m: append([]byte(nil), m...)})
+	x.b.after(d, n, aodvTCtl, nd.laterID)
 }
 
 // --- data ---
@@ -571,7 +578,7 @@ func (x *aodv) helloTimer(t sim.Time, n int32) {
 		offset = t.Sub(nd.lastBcast)
 	} else {
 		m := x.rrep(0, n, nd.seq, n, aodvHelloLifetime, 1)
-		x.b.sendControl(n, -1, netsim.KindAODV, m, x.jit(n, aodvJitterMs))
+		x.b.sendJittered(n, -1, netsim.KindAODV, m, x.jit(n, aodvJitterMs))
 	}
 	x.b.after(max(0, aodvHelloInterval-offset), n, aodvTHello, 0)
 	nd.lastBcast = 0
@@ -638,7 +645,7 @@ func (x *aodv) sendRequest(t sim.Time, n, dst int32) {
 	binary.LittleEndian.PutUint32(m[16:], uint32(n))
 	binary.LittleEndian.PutUint32(m[20:], nd.seq)
 	nd.lastBcast = t
-	x.b.sendControl(n, -1, netsim.KindAODV, m, x.jit(n, aodvJitterMs))
+	x.b.sendJittered(n, -1, netsim.KindAODV, m, x.jit(n, aodvJitterMs))
 	x.scheduleRetry(t, n, dst)
 }
 
@@ -788,7 +795,7 @@ func (x *aodv) recvRREQ(t sim.Time, n, src int32, pl []byte) {
 	m[1], m[2], m[3] = flags, ttl-1, uint8(min(hop, 255))
 	binary.LittleEndian.PutUint32(m[12:], dseq)
 	nd.lastBcast = t
-	x.b.sendControl(n, -1, netsim.KindAODV, m, x.jit(n, aodvJitterMs))
+	x.b.sendJittered(n, -1, netsim.KindAODV, m, x.jit(n, aodvJitterMs))
 }
 
 // rrep encodes a RREP (hello: dst = origin = the sender).
@@ -972,14 +979,14 @@ func (x *aodv) sendRERR(t sim.Time, n int32, m []byte) {
 	}
 	if len(x.prec) == 1 {
 		if x.lookupValid(t, n, x.prec[0]) != nil {
-			x.unicastCtl(t, n, x.prec[0], m, x.jit(n, aodvJitterMs))
+			x.unicastCtlJittered(n, x.prec[0], m, x.jit(n, aodvJitterMs))
 			nd.rerrCount++
 		}
 		return
 	}
 	for _, p := range x.prec {
 		if x.lookupValid(t, n, p) != nil {
-			x.b.sendControl(n, -1, netsim.KindAODV, m, x.jit(n, aodvJitterMs))
+			x.b.sendJittered(n, -1, netsim.KindAODV, m, x.jit(n, aodvJitterMs))
 			return
 		}
 	}

@@ -512,19 +512,32 @@ func (b *Backend) forward(n, next int32, a uint32, ttl uint8) {
 }
 
 // sendControl sends a control message from node n to neighbour dst (-1:
-// broadcast) after delay d.
+// broadcast) after delay d (at once when d <= 0).
 func (b *Backend) sendControl(n, dst int32, kind netsim.Kind, msg []byte, d sim.Duration) {
+	b.sendCtl(n, dst, kind, msg, d, d > 0)
+}
+
+// sendJittered is sendControl for a message ns-3 sends after a jitter
+// (Simulator::Schedule(jitter, &SendTo)): even a jitter of 0 goes through
+// the calendar, so the message follows whatever was already due at that
+// instant, such as an application packet of the same nanosecond, as
+// ns-3's events of one time run in the order they were scheduled.
+func (b *Backend) sendJittered(n, dst int32, kind netsim.Kind, msg []byte, d sim.Duration) {
+	b.sendCtl(n, dst, kind, msg, d, true)
+}
+
+func (b *Backend) sendCtl(n, dst int32, kind netsim.Kind, msg []byte, d sim.Duration, later bool) {
 	hp, _ := b.newHop(n, dst, len(msg))
 	hp.Kind = kind
 	hp.Payload = append(hp.Payload[:0], msg...)
 	st := &b.stats[n]
 	st.ControlTx++
 	st.ControlTxBytes += uint64(hp.WireBytes())
-	if d <= 0 {
+	if !later {
 		b.outbox = append(b.outbox, hp)
 		return
 	}
-	b.cal.Push(b.now.Add(d), event{kind: evLink, node: n, pkt: hp})
+	b.cal.Push(b.now.Add(max(d, 0)), event{kind: evLink, node: n, pkt: hp})
 }
 
 // deliverLocal hands application packet a to node r.
