@@ -267,7 +267,7 @@ var knownGaps = []gap{
 	{Case: "munils-50-wifi", Metric: "p95/telem", Reason: swarmAODV},
 	{Case: "munils-50-wifi", Metric: "control_packets", Reason: swarmAODV},
 	{Case: "munils-50-wifi", Metric: "control_bytes", Reason: swarmAODV},
-	{Case: "munils-50-wifi", Metric: "hops", Reason: swarmAODV, Only: onlyShort},
+	{Case: "munils-50-wifi", Metric: "hops", Reason: swarmAODV},
 	{Case: "munils-50-wifi", Metric: "completed", Reason: "in the first 12 s (CI) the fan-out has just begun and the number of UAVs done differs (after 60 s all 50 are done on both): " + swarmAODV, Only: onlyShort},
 	{Case: "ubanc-relay/olsr-1pps", Metric: "p95/data", Reason: olsrTail},
 	{Case: "ubanc-relay/olsr-100pps", Metric: "pdr/data", Reason: "in the first 30 s of data (CI), pooled over seeds 1-5, " +
@@ -278,6 +278,10 @@ var knownGaps = []gap{
 		"went 4-5-6 until 6's next HELLO at 34.41 s (8 more at 54 s): 45 of 4956 packets took 4 hops, as OLSR does; native " +
 		"lost no three in a row on this seed (SKYLOOP_NS3_DEBUG log, issue 30)", Only: onlyFull},
 	{Case: "munils-100-wifi", Metric: "hops", Reason: munilsLoops},
+	{Case: "munils-100-wifi", Metric: "p50/cmd", Reason: "the station's command median is its queue, which moves with the " +
+		"fan-out's timing from seed to seed: 40 s runs of seeds 1-3 give 12.6, 9.6 and 10.2 ms on ns-3 and 10.9, 9.8 and " +
+		"9.8 ms natively (the p95 is another matter: 241, 60 and 121 ms on ns-3, 273, 255 and 284 ms natively, with " +
+		"command PDR 0.77-0.79 on ns-3 and 0.73-0.74 natively on seeds 2-3: not explained, and not listed here)", Only: onlyFull},
 	{Case: "munils-100-wifi", Metric: "p50/telem", Reason: munilsLoops},
 	{Case: "munils-100-wifi", Metric: "p95/telem", Reason: munilsLoops},
 	{Case: "ubanc-range-wide/2Mbps-preamble-off", Metric: "p95/data", Reason: edgeTail, Only: onlyShort},
