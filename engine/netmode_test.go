@@ -37,6 +37,22 @@ func TestAODVControlKey(t *testing.T) {
 	})
 }
 
+// TestProfileInConfig: a scenario names the Wi-Fi profile the same way on
+// the native and the ns-3 backend (it was an unknown field on ns3), the
+// run's configuration (config.json) records it on both, the default
+// included, and an unknown profile is an error at network.profile that
+// names it.
+func TestProfileInConfig(t *testing.T) {
+	checkNetwork(t, []networkCase{
+		{net: "{backend: ns3, standard: 80211b, profile: ns-3.26}", want: `"profile":"ns-3.26"`},
+		{net: "{backend: wifi, standard: 80211b, profile: ns-3.26}", want: `"profile":"ns-3.26"`},
+		{net: "{backend: ns3, standard: 80211b}", want: `"profile":"ns-3.37"`},
+		{net: "{backend: wifi, standard: 80211b}", want: `"profile":"ns-3.37"`},
+		{net: "{backend: ns3, standard: 80211b, profile: ns-3.26, preamble_detection: true}", want: `"preamble_detection":false`},
+		{net: "{backend: ns3, profile: ns-3.25}", err: `network.profile: unknown profile "ns-3.25": want one of ns-3.37, ns-3.26`},
+	})
+}
+
 // networkCase is a network section, and what its effective configuration
 // must contain (want) or the error it must give (err).
 type networkCase struct {

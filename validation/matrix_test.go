@@ -206,6 +206,23 @@ func TestLoad(t *testing.T) {
 	if want := []StationCount{{1, 1}, {2, 1}}; len(o.Stations) != 2 || o.Stations[0] != want[0] || o.Stations[1] != want[1] {
 		t.Errorf("stations %+v, want %+v", o.Stations, want)
 	}
+	// A run directory is another process's output: a short row or a send
+	// time far past any station is an error naming the file and line, not
+	// a panic or a huge allocation.
+	for _, bad := range []struct{ file, text, want string }{
+		{"routing.csv", "node,data_tx_packets,data_tx_bytes,forwarded_packets,data_rx_packets,data_rx_bytes,control_tx_packets,control_tx_bytes,control_rx_packets\n0,4\n", "routing.csv line 2: 2 fields"},
+		{"trace.csv", "event,t_ns,src,dst,seq,t_gen_ns,bytes,kind,reason\ntx,18446744073709551615,0,2,0,5,29,data,\n", "trace.csv line 2: send time"},
+	} {
+		good, err := os.ReadFile(filepath.Join(dir, bad.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(bad.file, bad.text)
+		if _, err := Load(c, dir); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s %q: error %v, want one with %q", bad.file, bad.text, err, bad.want)
+		}
+		write(bad.file, string(good))
+	}
 }
 
 // TestMarkdownStable checks that the same results give the same text.

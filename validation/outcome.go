@@ -189,17 +189,32 @@ func readRouting(path string) ([]NodeCounts, error) {
 // eachRow calls row with the integer columns of every row of a CSV file
 // whose header starts with want (columns past len(want) are ignored).
 func eachRow(r io.Reader, name string, want []string, row func([]uint64) error) error {
+	vals := make([]uint64, len(want))
+	return eachRecord(r, name, want, func(line int, rec []string) error {
+		for i := range want {
+			var err error
+			if vals[i], err = strconv.ParseUint(rec[i], 10, 64); err != nil {
+				return fmt.Errorf("%s: %w", want[i], err)
+			}
+		}
+		return row(vals)
+	})
+}
+
+// eachRecord calls fn with every record after the header of the CSV file
+// name, whose header must start with head; a record with fewer fields
+// than head is an error, and fn's errors are given the file and line.
+func eachRecord(r io.Reader, name string, head []string, fn func(line int, rec []string) error) error {
 	cr := csv.NewReader(bufio.NewReader(r))
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
-	head, err := cr.Read()
+	h, err := cr.Read()
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
-	if len(head) < len(want) || !reflect.DeepEqual(head[:len(want)], want) {
-		return fmt.Errorf("reading %s: header %v, want %v", name, head, want)
+	if len(h) < len(head) || !reflect.DeepEqual(h[:len(head)], head) {
+		return fmt.Errorf("reading %s: header %v, want %v", name, h, head)
 	}
-	vals := make([]uint64, len(want))
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -208,27 +223,32 @@ func eachRow(r io.Reader, name string, want []string, row func([]uint64) error) 
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", name, err)
 		}
-		for i := range want {
-			if vals[i], err = strconv.ParseUint(rec[i], 10, 64); err != nil {
-				return fmt.Errorf("%s line %d: %s: %w", name, line, want[i], err)
-			}
+		if len(rec) < len(head) {
+			return fmt.Errorf("%s line %d: %d fields, want at least %d", name, line, len(rec), len(head))
 		}
-		if err := row(vals); err != nil {
+		if err := fn(line, rec); err != nil {
 			return fmt.Errorf("%s line %d: %w", name, line, err)
 		}
 	}
 }
 
+// maxStations bounds the stations a node-to-node run's files may name
+// (a send time past maxStations dwells is an error, not an allocation).
+const maxStations = 10000
+
 // readStations counts the unicast data packets each station sent
 // (trace.csv) and delivered (deliveries.csv), by send time.
 func readStations(dir string, st *Stations) ([]StationCount, error) {
 	var out []StationCount
-	at := func(tSend uint64) *StationCount {
-		i := int(tSend / uint64(st.Dwell))
-		for len(out) <= i {
+	at := func(tSend uint64) (*StationCount, error) {
+		i := tSend / uint64(st.Dwell)
+		if i >= maxStations {
+			return nil, fmt.Errorf("send time %d ns is in station %d, past the %d a run may have", tSend, i, maxStations)
+		}
+		for uint64(len(out)) <= i {
 			out = append(out, StationCount{})
 		}
-		return &out[i]
+		return &out[i], nil
 	}
 	data := netsim.KindData.String()
 	count := func(file string, head []string, kindCol, timeCol int, add func(*StationCount)) error {
@@ -237,32 +257,21 @@ func readStations(dir string, st *Stations) ([]StationCount, error) {
 			return fmt.Errorf("reading the run: %w", err)
 		}
 		defer f.Close()
-		cr := csv.NewReader(bufio.NewReader(f))
-		cr.ReuseRecord = true
-		h, err := cr.Read()
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", file, err)
-		}
-		if !reflect.DeepEqual(h[:min(len(h), len(head))], head) {
-			return fmt.Errorf("reading %s: header %v, want %v", file, h, head)
-		}
-		for line := 2; ; line++ {
-			rec, err := cr.Read()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("reading %s: %w", file, err)
-			}
+		return eachRecord(f, file, head, func(_ int, rec []string) error {
 			if rec[kindCol] != data || (file == "trace.csv" && rec[0] != "tx") {
-				continue
+				return nil
 			}
 			t, err := strconv.ParseUint(rec[timeCol], 10, 64)
 			if err != nil {
-				return fmt.Errorf("%s line %d: %w", file, line, err)
+				return err
 			}
-			add(at(t))
-		}
+			s, err := at(t)
+			if err != nil {
+				return err
+			}
+			add(s)
+			return nil
+		})
 	}
 	if err := count("trace.csv", []string{"event", "t_ns", "src", "dst", "seq", "t_gen_ns", "bytes", "kind"}, 7, 1,
 		func(s *StationCount) { s.Sent++ }); err != nil {
