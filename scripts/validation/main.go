@@ -153,7 +153,9 @@ func run(out, only string, short bool, commit, keep string, reuse bool, timeout 
 				return t.CPU, t.Wall, nil
 			}
 		}
-		os.RemoveAll(dir)
+		// The run replaces dir only if it is a skyloop run directory (or
+		// empty): the runner refuses anything else, so that -keep never
+		// deletes what skyloop did not write.
 		os.Remove(dir + ".runcpu")
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return 0, 0, err
