@@ -424,22 +424,22 @@ func (x *aodv) dropQueue(t sim.Time, n, dst int32) {
 	nd.queue = nd.queue[:k]
 }
 
-// unicastCtl sends control message m to neighbour to after d. With
+// unicastCtl sends control message m to neighbour to now. With
 // routedControl, as ns-3 3.37 does, the message goes through AODV's own
 // route lookup (ns-3's UDP socket asks RouteOutput): without a valid
 // route to the neighbour, it waits in the request queue while a RREQ
 // looks for one. (ns-3 would then send it along that route, perhaps over several
 // hops; here it goes to the neighbour directly once a route exists.)
-func (x *aodv) unicastCtl(t sim.Time, n, to int32, m []byte, d sim.Duration) {
+func (x *aodv) unicastCtl(t sim.Time, n, to int32, m []byte) {
 	if !x.routedControl {
-		x.b.sendControl(n, to, netsim.KindAODV, m, d)
+		x.b.sendControl(n, to, netsim.KindAODV, m, 0)
 		return
 	}
 	if r := x.lookupValid(t, n, to); r != nil {
 		next := r.next
 		x.updateLife(t, n, to, aodvActiveRouteTimeout)
 		x.updateLife(t, n, next, aodvActiveRouteTimeout)
-		x.b.sendControl(n, to, netsim.KindAODV, m, d)
+		x.b.sendControl(n, to, netsim.KindAODV, m, 0)
 		return
 	}
 	nd := x.makeRoom(t, n)
@@ -562,7 +562,7 @@ func (x *aodv) timer(t sim.Time, n int32, kind uint8, arg uint64) {
 		for i, l := range nd.later {
 			if l.id == arg {
 				nd.later = append(nd.later[:i], nd.later[i+1:]...)
-				x.unicastCtl(t, n, l.to, l.m, 0)
+				x.unicastCtl(t, n, l.to, l.m)
 				break
 			}
 		}
@@ -771,7 +771,7 @@ func (x *aodv) recvRREQ(t sim.Time, n, src int32, pl []byte) {
 			nd.seq++
 		}
 		m := x.rrep(0, n, nd.seq, org, aodvMyRouteTimeout, uint8(min(ro.hops, 255)))
-		x.unicastCtl(t, n, ro.next, m, 0)
+		x.unicastCtl(t, n, ro.next, m)
 		return
 	}
 	if r := x.lookup(t, n, dst); r != nil {
@@ -822,10 +822,10 @@ func (x *aodv) replyAsIntermediate(t sim.Time, n, dst, org int32, grat bool) {
 	}
 	addPrecursor(toDst, toOrg.next)
 	addPrecursor(toOrg, toDst.next)
-	x.unicastCtl(t, n, toOrg.next, m, 0)
+	x.unicastCtl(t, n, toOrg.next, m)
 	if grat {
 		g := x.rrep(toOrg.hops, org, toOrg.seq, dst, toOrg.life.Sub(t), uint8(min(toDst.hops, 255)))
-		x.unicastCtl(t, n, toDst.next, g, 0)
+		x.unicastCtl(t, n, toDst.next, g)
 	}
 }
 
@@ -866,7 +866,7 @@ func (x *aodv) recvRREP(t sim.Time, n, from int32, pl []byte) {
 	if flags&aodvFlagAck != 0 {
 		a := x.msg[:aodvRREPACKSize]
 		a[0], a[1] = aodvRREPACK, 0
-		x.unicastCtl(t, n, from, a, 0)
+		x.unicastCtl(t, n, from, a)
 		flags &^= aodvFlagAck
 	}
 	if org == n {
@@ -895,7 +895,7 @@ func (x *aodv) recvRREP(t sim.Time, n, from int32, pl []byte) {
 	m := x.msg[:aodvRREPSize]
 	copy(m, pl[:aodvRREPSize])
 	m[1], m[2], m[3] = flags, ttl-1, uint8(min(hop, 255))
-	x.unicastCtl(t, n, ro.next, m, 0)
+	x.unicastCtl(t, n, ro.next, m)
 }
 
 // rerrMsg encodes a RERR for the destinations in x.un (sorted).
@@ -964,7 +964,7 @@ func (x *aodv) rerrNoRoute(t sim.Time, n, dst int32, seq uint32, org int32) {
 	x.un = append(x.un[:0], uint64(uint32(dst))<<32|uint64(seq))
 	m := x.rerrMsg()
 	if r := x.lookupValid(t, n, org); r != nil {
-		x.unicastCtl(t, n, r.next, m, 0)
+		x.unicastCtl(t, n, r.next, m)
 	} else {
 		x.b.sendControl(n, -1, netsim.KindAODV, m, 0)
 	}

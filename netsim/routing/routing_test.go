@@ -393,7 +393,7 @@ func TestAODVRoutedControl(t *testing.T) {
 			if r := x.lookupValid(0, 0, 1); r != nil {
 				t.Fatalf("node 0 has a valid route to node 1 at 0 s")
 			}
-			x.unicastCtl(0, 0, 1, []byte{aodvRREPACK, 0}, sim.Millisecond)
+			x.unicastCtlJittered(0, 1, []byte{aodvRREPACK, 0}, sim.Millisecond)
 			var sentAt sim.Time = -1
 			for now := sim.Time(0); now <= sim.Time(0).Add(3*sim.Second); now = now.Add(sim.Millisecond) {
 				if _, err := b.AdvanceTo(now); err != nil {
