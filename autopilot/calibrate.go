@@ -123,7 +123,9 @@ type Calibration struct {
 // Predict returns the calibrated energy of a path of the given length and
 // turns, without the fixed cost of its ends (as the planning model prices
 // it).
-func (c *Calibration) Predict(metres, deg float64) float64 { return c.PerMetre*metres + c.PerDegree*deg }
+func (c *Calibration) Predict(metres, deg float64) float64 {
+	return c.PerMetre*metres + c.PerDegree*deg
+}
 
 // CalibrationPaths returns the calibration flights' turn points at
 // altitude m: straight legs of 20, 40, 80 and 160 m; two 40 m legs with a
