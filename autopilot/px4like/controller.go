@@ -139,6 +139,7 @@ type Controller struct {
 	idleSince sim.Time
 	idlePre   bool // idle since arming, not since a landing
 	hasTarget bool
+	wp        wpSegment // the arducopter goto's segment (wp_nav: arducopter)
 
 	// failsafe
 	linkSeen  bool
@@ -287,6 +288,10 @@ func (v *Controller) apply(t sim.Time, c vehicle.Command, ev *vehicle.Events) {
 		v.arm(t, ev)
 		v.posSP, v.speedLim, v.hasTarget = c.Pos, c.Speed, true
 		v.posSP.Z = max(v.posSP.Z, v.home.Z)
+		if v.ap.WPNav == "arducopter" {
+			v.wp.active = v.wp.active && v.mode == vehicle.ModeGoto
+			v.wpStart(v.posSP, v.gotoSpeed())
+		}
 		v.yawSP = v.estAtt.Yaw()
 		if !math.IsNaN(c.Yaw) {
 			v.yawSP = c.Yaw
@@ -528,10 +533,7 @@ func (v *Controller) positionLoop(dt float64) {
 		return
 	}
 	up, down := ap.ZVelMaxUp, ap.ZVelMaxDown
-	hmax := min(ap.XYCruise, ap.XYVelMax)
-	if v.speedLim > 0 {
-		hmax = min(v.speedLim, ap.XYVelMax)
-	}
+	hmax := v.gotoSpeed()
 	var target geom.Vec3
 	switch v.mode {
 	case vehicle.ModeVelocity:
@@ -542,7 +544,9 @@ func (v *Controller) positionLoop(dt float64) {
 		// Horizontal: P, capped by the speed that still lets the vehicle
 		// stop at the target with 80% of the horizontal acceleration.
 		d := e.NormXY()
-		if d > 1e-9 {
+		if v.mode == vehicle.ModeGoto && ap.WPNav == "arducopter" {
+			target.X, target.Y = v.wpAdvance(dt, hmax)
+		} else if d > 1e-9 {
 			s := min(ap.XYP*d, math.Sqrt(2*0.8*ap.AccHor*d))
 			target.X, target.Y = e.X/d*s, e.Y/d*s
 		}
@@ -609,6 +613,16 @@ func (v *Controller) positionLoop(dt float64) {
 	v.attSP = attitudeFrom(thr.Scale(1/mag), v.yawSP)
 	// Collective thrust: the part along the current body z (PX4).
 	v.thrust = max(ap.ThrMin, thr.Dot(v.estAtt.AxisZ()))
+}
+
+// gotoSpeed returns the horizontal speed limit of the position modes: the
+// goto's speed when it gave one, else the cruise speed, within the
+// maximum.
+func (v *Controller) gotoSpeed() float64 {
+	if v.speedLim > 0 {
+		return min(v.speedLim, v.ap.XYVelMax)
+	}
+	return min(v.ap.XYCruise, v.ap.XYVelMax)
 }
 
 // attitudeFrom returns the attitude whose body z axis is z and whose

@@ -49,6 +49,19 @@ type Params struct {
 	LandSpeed   float64 `yaml:"land_speed" json:"land_speed"`       // MPC_LAND_SPEED, m/s
 	RTLAlt      float64 `yaml:"rtl_alt" json:"rtl_alt"`             // RTL_RETURN_ALT, m above home
 	Accept      float64 `yaml:"accept" json:"accept"`               // arrival radius for goto events, m
+	// WPNav is how a goto flies to its target: px4 (the default, also
+	// written ""): the position P law capped by the speed that still
+	// stops at the target, the setpoint slewed at acc_hor; arducopter:
+	// ArduCopter 3.5's straight waypoint segment (AC_WPNav, which the
+	// UB-ANC experiments of SPEC.md D flew): an intermediate target runs
+	// along the track, accelerating and slowing down at twice wp_accel
+	// and held within the position controller's leash, and the vehicle
+	// follows it with the square-root position controller at wp_accel
+	// (AC_PosControl). docs/calibration.md compares the turns.
+	WPNav string `yaml:"wp_nav" json:"wp_nav,omitempty"`
+	// WPAccel is the arducopter segment's acceleration, WPNAV_ACCEL in
+	// m/s^2; 0 is Copter 3.5's default, 1 m/s^2 (100 cm/s^2).
+	WPAccel float64 `yaml:"wp_accel" json:"wp_accel,omitempty"`
 
 	// Attitude and rate control (mc_att_control, mc_rate_control).
 	RollP        float64 `yaml:"roll_p" json:"roll_p"`               // MC_ROLL_P
@@ -164,6 +177,14 @@ func (p *Params) Validate() fields.Errors {
 	}
 	if p.FailsafeTimeout < 0 || p.FailsafeDelay < 0 || p.DisarmDelay < 0 || p.DisarmPreflight < 0 {
 		bad["failsafe_timeout"] = "failsafe_timeout, failsafe_delay, disarm_delay and disarm_preflight must be >= 0"
+	}
+	switch p.WPNav {
+	case "", "px4", "arducopter":
+	default:
+		bad["wp_nav"] = fmt.Sprintf("must be px4 or arducopter, got %q", p.WPNav)
+	}
+	if !(p.WPAccel == 0 || p.WPAccel >= 0.5 && p.WPAccel <= 5) {
+		bad["wp_accel"] = fmt.Sprintf("must be 0 (the default, 1 m/s^2) or 0.5..5 m/s^2 (WPNAV_ACCEL's range), got %v", p.WPAccel)
 	}
 	if p.FailsafeAction != "land" && p.FailsafeAction != "rtl" {
 		bad["failsafe_action"] = fmt.Sprintf("must be land or rtl, got %q", p.FailsafeAction)
