@@ -44,6 +44,13 @@ type CoverageParams struct {
 	Speed float64 `yaml:"speed" json:"speed"`
 	// Accept is the arrival radius at each turn point, m.
 	Accept float64 `yaml:"accept" json:"accept"`
+	// CoverRadius is how close (horizontally, m) the flown track must
+	// pass to a cell's centre for the cell to count as covered: the
+	// camera footprint's half-width less the cell's. 0 means a quarter of
+	// the cell: a footprint 1.5 cells wide (15 m at 10 m altitude, a 74
+	// degree field of view, for 10 m cells) images the whole cell from
+	// anywhere within it.
+	CoverRadius float64 `yaml:"cover_radius" json:"cover_radius"`
 	// Period is how often progress is checked.
 	Period sim.Duration `yaml:"period" json:"period"`
 	// Final is what follows the last cell: hold, land or rtl.
@@ -105,6 +112,9 @@ func (p *CoverageParams) Validate() fields.Errors {
 	if !(p.Accept > 0) {
 		bad["accept"] = fmt.Sprintf("must be > 0, got %v", p.Accept)
 	}
+	if !(p.CoverRadius >= 0) || (p.Cell > 0 && p.CoverRadius > p.Cell/2) {
+		bad["cover_radius"] = fmt.Sprintf("must be 0 (a quarter of the cell) or a radius up to half the %v m cell, got %v", p.Cell, p.CoverRadius)
+	}
 	positive(bad, "period", p.Period)
 	checkFinal(bad, p.Final)
 	return bad
@@ -118,6 +128,14 @@ func (p *CoverageParams) grid() *plan.Grid {
 		g.Blocked[plan.Cell{Col: o[0], Row: o[1]}] = true
 	}
 	return g
+}
+
+// coverRadius returns the radius within which a pass covers a cell.
+func (p *CoverageParams) coverRadius() float64 {
+	if p.CoverRadius > 0 {
+		return p.CoverRadius
+	}
+	return p.Cell / 4
 }
 
 func (p *CoverageParams) energy() plan.Energy {
@@ -182,6 +200,10 @@ type Coverage struct {
 	track          trackTurns
 	seen           []bool // cells flown over, row-major
 	over           int
+	// check measures how close the flown track passed to every cell's
+	// centre.
+	check coverCheck
+	truth truer // the vehicle's true position, when it gives it
 }
 
 // AreaUser is implemented by behaviour parameters that survey a grid: the
@@ -221,6 +243,10 @@ func (c *Coverage) Start(ctx *Context) error {
 	}
 	c.plan, c.g = pl, c.p.grid()
 	c.seen = make([]bool, c.g.Cols*c.g.Rows)
+	c.check = newCoverCheck(c.g, c.p.Origin)
+	if v, ok := Capability[truer](ctx); ok {
+		c.truth = v
+	}
 	c.legs = c.p.TurnPoints(pl)
 	ctx.Event("coverage_plan", fmt.Sprintf("%s: %d cells, %.1f m, %d turns, %.1f J", c.p.Planner, pl.Covered, pl.Distance, pl.Turns, pl.Energy))
 	c.send(ctx)
@@ -247,6 +273,7 @@ func (c *Coverage) Step(ctx *Context) {
 	}
 	tel := ctx.Telemetry()
 	if c.started {
+		c.check.add(c.truePos(tel))
 		col := int(math.Floor((tel.Pos.X - c.p.Origin[0]) / c.p.Cell))
 		row := int(math.Floor((tel.Pos.Y - c.p.Origin[1]) / c.p.Cell))
 		if col >= 0 && row >= 0 && col < c.g.Cols && row < c.g.Rows && !c.seen[row*c.g.Cols+col] {
@@ -259,6 +286,7 @@ func (c *Coverage) Step(ctx *Context) {
 	}
 	if !c.started {
 		c.started, c.t0, c.e0, c.d0 = true, ctx.Now(), tel.Energy, tel.Distance
+		c.check.add(c.truePos(tel))
 		ctx.Event("coverage_start", "")
 	}
 	c.track.add(tel.Pos)
@@ -288,6 +316,7 @@ func (c *Coverage) Finish(ctx *Context) map[string]any {
 		"planned": map[string]any{"cells": pl.Covered, "free_cells": len(c.g.Free()), "crossings": pl.Crossings, "distance_m": round3(pl.Distance),
 			"turns": pl.Turns, "turn_deg": round3(pl.TurnDeg), "energy_j": round3(pl.Energy), "path": path},
 		"complete": c.done,
+		"covered":  c.check.result(pl.Path, c.p.coverRadius(), c.truth != nil),
 	}
 	if c.done {
 		secs := sim.Duration(c.t1 - c.t0).Seconds()
@@ -295,6 +324,97 @@ func (c *Coverage) Finish(ctx *Context) map[string]any {
 		out["flown"] = map[string]any{"distance_m": round3(dist), "time_s": round3(secs), "avg_speed_mps": round3(dist / max(secs, 1e-9)),
 			"energy_j": round3(c.e1 - c.e0), "turn_deg": round3(c.track.deg),
 			"planning_energy_j": round3(c.p.energy().Of(dist, c.track.deg)), "cells_flown_over": c.over}
+	}
+	return out
+}
+
+// truer is implemented by vehicles that give their true position (the
+// one vehicles.csv records).
+type truer interface{ Pos() geom.Vec3 }
+
+// truePos returns the vehicle's true position where the vehicle gives it,
+// else its estimate: the coverage check measures the track actually flown,
+// which the behaviour never steers by.
+func (c *Coverage) truePos(tel vehicle.Telemetry) geom.Vec3 {
+	if c.truth != nil {
+		return c.truth.Pos()
+	}
+	return tel.Pos
+}
+
+// coverCheck keeps, for every cell of a grid, the closest horizontal
+// approach of a track to the cell's centre. The track is the polyline
+// through the positions added; each segment updates only the cells near
+// it, so a step costs a few cells whatever the grid's size.
+type coverCheck struct {
+	g      *plan.Grid
+	origin [2]float64
+	best   []float64 // m, row-major; +Inf where the track never came near
+	last   geom.Vec3
+	have   bool
+}
+
+func newCoverCheck(g *plan.Grid, origin [2]float64) coverCheck {
+	best := make([]float64, g.Cols*g.Rows)
+	for i := range best {
+		best[i] = math.Inf(1)
+	}
+	return coverCheck{g: g, origin: origin, best: best}
+}
+
+// add extends the track to p.
+func (k *coverCheck) add(p geom.Vec3) {
+	a := p
+	if k.have {
+		a = k.last
+	}
+	k.last, k.have = p, true
+	s := k.g.Size
+	// The cells whose centre lies within one cell of the segment: any
+	// cell the segment could pass within half a cell of.
+	c0 := int(math.Floor((min(a.X, p.X)-k.origin[0])/s)) - 1
+	c1 := int(math.Floor((max(a.X, p.X)-k.origin[0])/s)) + 1
+	r0 := int(math.Floor((min(a.Y, p.Y)-k.origin[1])/s)) - 1
+	r1 := int(math.Floor((max(a.Y, p.Y)-k.origin[1])/s)) + 1
+	c0, r0 = max(c0, 0), max(r0, 0)
+	c1, r1 = min(c1, k.g.Cols-1), min(r1, k.g.Rows-1)
+	for r := r0; r <= r1; r++ {
+		for c := c0; c <= c1; c++ {
+			centre := geom.Vec3{X: k.origin[0] + (float64(c)+0.5)*s, Y: k.origin[1] + (float64(r)+0.5)*s}
+			if d := segmentDist(centre, a, p); d < k.best[r*k.g.Cols+c] {
+				k.best[r*k.g.Cols+c] = d
+			}
+		}
+	}
+}
+
+// result reports the check over the cells of path within radius: how many
+// were covered, the ones missed (in path order, each once), and the
+// farthest closest approach.
+func (k *coverCheck) result(path []plan.Cell, radius float64, truth bool) map[string]any {
+	seen := map[plan.Cell]bool{}
+	missed := [][2]int{}
+	covered, worst := 0, 0.0
+	for _, c := range path {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		d := k.best[c.Row*k.g.Cols+c.Col]
+		worst = max(worst, d)
+		if d <= radius {
+			covered++
+		} else {
+			missed = append(missed, [2]int{c.Col, c.Row})
+		}
+	}
+	track := "true"
+	if !truth {
+		track = "estimate"
+	}
+	out := map[string]any{"radius_m": round3(radius), "track": track, "planned": len(seen), "cells": covered, "missed": missed}
+	if !math.IsInf(worst, 1) {
+		out["worst_m"] = round3(worst)
 	}
 	return out
 }
