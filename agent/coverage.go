@@ -40,6 +40,9 @@ type CoverageParams struct {
 	PlanSeed uint64 `yaml:"plan_seed" json:"plan_seed"`
 	// Depth is DLS's depth limit in cells (0: none).
 	Depth int `yaml:"depth" json:"depth"`
+	// Tour is closed (the plan returns to the start cell, as the paper's
+	// paths do) or open (it ends at its last new cell).
+	Tour string `yaml:"tour" json:"tour"`
 	// Speed is the flight speed, m/s (0: the vehicle's limit).
 	Speed float64 `yaml:"speed" json:"speed"`
 	// Accept is the arrival radius at each turn point, m.
@@ -110,6 +113,9 @@ func (p *CoverageParams) Validate() fields.Errors {
 	default:
 		bad["planner"] = fmt.Sprintf("must be turn-aware or dls, got %q", p.Planner)
 	}
+	if p.Tour != "closed" && p.Tour != "open" {
+		bad["tour"] = fmt.Sprintf("must be closed or open, got %q", p.Tour)
+	}
 	if p.Restarts < 1 || p.Restarts > 10000 {
 		bad["restarts"] = fmt.Sprintf("must be 1..10000, got %d", p.Restarts)
 	}
@@ -158,17 +164,21 @@ func (p *CoverageParams) energy() plan.Energy {
 // Plan computes the coverage plan the parameters describe.
 func (p *CoverageParams) Plan() (plan.Plan, error) {
 	g, start := p.grid(), plan.Cell{Col: p.Start[0], Row: p.Start[1]}
-	if p.Planner == "dls" {
-		return plan.DLS(g, start, p.Depth)
+	tour := plan.Closed
+	if p.Tour == "open" {
+		tour = plan.Open
 	}
-	return plan.TurnAware(g, start, p.PlanSeed, p.Restarts)
+	if p.Planner == "dls" {
+		return plan.DLS(g, start, p.Depth, tour)
+	}
+	return plan.TurnAware(g, start, p.PlanSeed, p.Restarts, tour)
 }
 
 // DefaultCoverageParams returns the coverage defaults: 10 m cells at 10 m
-// altitude, the turn-aware planner with 20 restarts, 5 m/s, land at the
-// end. The area is empty: a scenario must give it.
+// altitude, the turn-aware planner with 20 restarts, a closed tour, 5 m/s,
+// land at the end. The area is empty: a scenario must give it.
 func DefaultCoverageParams() CoverageParams {
-	return CoverageParams{Cell: 10, EnergyPerM: plan.JoulesPerMetre, EnergyPerDeg: plan.JoulesPerDegree, Altitude: 10, Planner: "turn-aware", Restarts: 20, PlanSeed: 1,
+	return CoverageParams{Cell: 10, EnergyPerM: plan.JoulesPerMetre, EnergyPerDeg: plan.JoulesPerDegree, Altitude: 10, Planner: "turn-aware", Restarts: 20, PlanSeed: 1, Tour: "closed",
 		Speed: 5, Accept: 0.5, TurnSpeed: 0.5, Period: 20 * sim.Millisecond, Final: "land"}
 }
 
@@ -256,7 +266,7 @@ var coverageSpec = Spec{
 	Name: "coverage",
 	Doc: "Energy-aware coverage (SPEC.md D (4)): plans a path over the free cells of a grid `area` (`cell` m squares from `origin`, " +
 		"`obstacles` as [col, row]) from `start`, with the `turn-aware` planner (least `energy_per_m` J/m + `energy_per_deg` J/deg, 0.1164 and 0.0173 by default; 2-opt and Or-opt local search " +
-		"from `restarts` seeded restarts) or `dls` (depth-limited search with backtracking), and flies it at `altitude` and `speed` (through every cell's centre with `through_centres`, slowing to `turn_speed` " +
+		"from `restarts` seeded restarts) or `dls` (depth-limited search, backtracking straight to the next cell), as a `closed` tour back to `start` or an `open` path, and flies it at `altitude` and `speed` (through every cell's centre with `through_centres`, slowing to `turn_speed` " +
 		"off the next leg at each turn); reports the planned and flown distance, turns, energy, flight time and average speed, and the " +
 		"planned cells whose centre the flown track passed within `cover_radius` (0: a quarter cell).",
 	Vehicle: true,
@@ -451,7 +461,7 @@ func (c *Coverage) Finish(ctx *Context) map[string]any {
 	out := map[string]any{
 		"planner": c.p.Planner,
 		"grid":    map[string]any{"cols": c.g.Cols, "rows": c.g.Rows, "cell_m": c.p.Cell, "origin": c.p.Origin, "obstacles": c.p.Obstacles},
-		"planned": map[string]any{"cells": pl.Covered, "free_cells": len(c.g.Free()), "crossings": pl.Crossings, "distance_m": round3(pl.Distance),
+		"planned": map[string]any{"tour": c.p.Tour, "cells": pl.Covered, "free_cells": len(c.g.Free()), "crossings": pl.Crossings, "distance_m": round3(pl.Distance),
 			"turns": pl.Turns, "turn_deg": round3(pl.TurnDeg), "energy_j": round3(pl.Energy), "path": path},
 		"complete": c.done,
 		"covered":  c.check.result(pl.Path, c.p.coverRadius(), c.truth != nil),

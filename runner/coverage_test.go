@@ -115,6 +115,7 @@ func TestCoverageBadInput(t *testing.T) {
 		{"planner: turn-aware", "planner: tsp", `behaviors[0].planner: must be turn-aware or dls, got "tsp"`},
 		{"start: [0, 0]", "start: [0, 0]\n        cover_radius: 6", "behaviors[0].cover_radius: must be 0 (a quarter of the cell) or a radius up to half the 10 m cell, got 6"},
 		{"start: [0, 0]", "start: [0, 0]\n        turn_speed: -1", "behaviors[0].turn_speed: must be > 0"},
+		{"start: [0, 0]", "start: [0, 0]\n        tour: loop", `behaviors[0].tour: must be closed or open, got "loop"`},
 	} {
 		yaml := strings.Replace(string(text), c.from, c.to, 1)
 		sc, err := scenario.Parse("survey.yaml", []byte(yaml))

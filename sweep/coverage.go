@@ -28,6 +28,7 @@ type coverageResult struct {
 		Obstacles [][2]int   `json:"obstacles"`
 	} `json:"grid"`
 	Planned struct {
+		Tour      string   `json:"tour"`
 		Cells     int      `json:"cells"`
 		Free      int      `json:"free_cells"`
 		Crossings int      `json:"crossings"`
@@ -135,7 +136,7 @@ func coverageRuns(dir string) ([]string, []coverageResult, map[string]int, error
 // variant's plan over the grid, seed 1, with the track flown).
 func coverage(dir string, e *Experiment, runs []aRun) error {
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	out := [][]string{{"experiment", "variant", "value", "seed", "node", "planner", "cells", "free_cells", "crossings",
+	out := [][]string{{"experiment", "variant", "value", "seed", "node", "planner", "tour", "cells", "free_cells", "crossings",
 		"planned_distance_m", "planned_turns", "planned_turn_deg", "planned_energy_j", "complete",
 		"flown_distance_m", "flight_time_s", "avg_speed_mps", "flown_turn_deg", "flown_planning_energy_j", "flown_physics_energy_j", "cells_flown_over",
 		"cover_radius_m", "covered_cells", "missed_cells", "worst_miss_m", "missed"}}
@@ -163,7 +164,7 @@ func coverage(dir string, e *Experiment, runs []aRun) error {
 			return fmt.Errorf("%s seed %d: %w", r.variant, r.seed, err)
 		}
 		for k, c := range res {
-			row := []string{e.Name, r.variant, r.value, strconv.Itoa(r.seed), names[k], c.Planner, strconv.Itoa(c.Planned.Cells),
+			row := []string{e.Name, r.variant, r.value, strconv.Itoa(r.seed), names[k], c.Planner, c.Planned.Tour, strconv.Itoa(c.Planned.Cells),
 				strconv.Itoa(c.Planned.Free), strconv.Itoa(c.Planned.Crossings), f(c.Planned.DistanceM, 3), strconv.Itoa(c.Planned.Turns),
 				f(c.Planned.TurnDeg, 3), f(c.Planned.EnergyJ, 3), strconv.FormatBool(c.Complete)}
 			key := r.variant + "\x00" + names[k]
