@@ -1,9 +1,11 @@
 // Package plan plans coverage paths over a grid of cells by energy: the
 // path visits the centre of every free cell once, starting from a given
-// cell, and costs a planning energy model (Energy; by default SPEC.md D's
-// empirical one, 0.1164 J per metre flown plus 0.0173 J per degree turned,
-// autopilot.PlanningEnergy's constants). TurnAware searches for the cheapest such path (a generalised
-// travelling-salesman path whose cost depends on consecutive triples) with
+// cell and by default returning to it (a Closed tour, as the paper's
+// paths; Open paths end anywhere), and costs a planning energy model
+// (Energy; by default SPEC.md D's empirical one, 0.1164 J per metre flown
+// plus 0.0173 J per degree turned, autopilot.PlanningEnergy's constants).
+// TurnAware searches for the cheapest such path (a generalised
+// travelling-salesman tour whose cost depends on consecutive triples) with
 // 2-opt and Or-opt moves from seeded random restarts; DLS is the
 // depth-limited search with backtracking it is compared with.
 package plan
@@ -32,6 +34,31 @@ var DefaultEnergy = Energy{PerMetre: JoulesPerMetre, PerDegree: JoulesPerDegree}
 
 // Of returns the energy of a path of the given length and turns.
 func (e Energy) Of(metres, degrees float64) float64 { return e.PerMetre*metres + e.PerDegree*degrees }
+
+// Tour says whether a coverage path returns to its start cell.
+type Tour uint8
+
+// The tours: Closed (the default, as the paper's paths: the last cell is
+// the start again) and Open (the path ends where its last new cell is).
+const (
+	Closed Tour = iota
+	Open
+)
+
+// String returns closed or open.
+func (t Tour) String() string {
+	if t == Open {
+		return "open"
+	}
+	return "closed"
+}
+
+func (t Tour) valid() error {
+	if t > Open {
+		return fmt.Errorf("tour %d: want Closed or Open", t)
+	}
+	return nil
+}
 
 // Cell is a grid cell by column and row.
 type Cell struct{ Col, Row int }

@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// brute returns the least energy over every visiting order from start.
-func brute(g *Grid, start Cell) float64 {
-	p, _ := newProblem(g, start)
+// brute returns the least energy over every visiting order from start
+// (back to it, for a Closed tour).
+func brute(g *Grid, start Cell, tour Tour) float64 {
+	p, _ := newProblem(g, start, tour)
 	n := len(p.cells)
-	order := make([]int, n)
+	order := make([]int, n, n+1)
 	for i := range order {
 		order[i] = i
 	}
@@ -18,7 +19,11 @@ func brute(g *Grid, start Cell) float64 {
 	var perm func(k int)
 	perm = func(k int) {
 		if k == n {
-			best = min(best, p.cost(order))
+			if tour == Closed {
+				best = min(best, p.cost(append(order, 0)))
+			} else {
+				best = min(best, p.cost(order))
+			}
 			return
 		}
 		for i := k; i < n; i++ {
@@ -53,40 +58,52 @@ func randomGrid(rng *rand.Rand, cols, rows, maxFree int) (*Grid, Cell) {
 }
 
 // TestOptimalIsExact: the dynamic programme finds the least energy that
-// trying every order finds.
+// trying every order finds, for open paths and closed tours.
 func TestOptimalIsExact(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 60; trial++ {
-		g, s := randomGrid(rng, 3, 3, 8)
-		opt, err := Optimal(g, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := brute(g, s); math.Abs(opt.Energy-want) > 1e-9 {
-			t.Fatalf("trial %d: Optimal %v J, every order %v J", trial, opt.Energy, want)
-		}
-		if opt.Covered != len(g.reachable(s)) {
-			t.Fatalf("trial %d: covered %d of %d", trial, opt.Covered, len(g.reachable(s)))
+	for _, tour := range []Tour{Open, Closed} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for trial := 0; trial < 60; trial++ {
+			g, s := randomGrid(rng, 3, 3, 8)
+			opt, err := Optimal(g, s, tour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := brute(g, s, tour); math.Abs(opt.Energy-want) > 1e-9 {
+				t.Fatalf("%v trial %d: Optimal %v J, every order %v J", tour, trial, opt.Energy, want)
+			}
+			if opt.Covered != len(g.reachable(s)) {
+				t.Fatalf("%v trial %d: covered %d of %d", tour, trial, opt.Covered, len(g.reachable(s)))
+			}
+			if last := opt.Path[len(opt.Path)-1]; (last == s) != (tour == Closed) {
+				t.Fatalf("%v trial %d: the path ends at %v, starting at %v", tour, trial, last, s)
+			}
 		}
 	}
 }
 
 // TestTurnAwareFindsTheOptimum: on every one of 150 random grids of at
-// most 12 free cells, the local search finds the exact optimum.
+// most 12 free cells, the local search finds the exact optimum, of open
+// paths and of closed tours.
 func TestTurnAwareFindsTheOptimum(t *testing.T) {
+	for _, tour := range []Tour{Open, Closed} {
+		testTurnAwareOptimum(t, tour)
+	}
+}
+
+func testTurnAwareOptimum(t *testing.T, tour Tour) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 150; trial++ {
 		g, s := randomGrid(rng, 4, 4, 12)
-		opt, err := Optimal(g, s)
+		opt, err := Optimal(g, s, tour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := TurnAware(g, s, uint64(trial), 20)
+		got, err := TurnAware(g, s, uint64(trial), 20, tour)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Energy > opt.Energy+1e-9 {
-			t.Fatalf("trial %d (%d free cells): TurnAware %.4f J, the optimum %.4f J\n%v\n%v", trial, len(g.Free()), got.Energy, opt.Energy, got.Path, opt.Path)
+			t.Fatalf("%v trial %d (%d free cells): TurnAware %.4f J, the optimum %.4f J\n%v\n%v", tour, trial, len(g.Free()), got.Energy, opt.Energy, got.Path, opt.Path)
 		}
 		if got.Crossings != 0 {
 			t.Fatalf("trial %d: %d legs cross obstacles: %v", trial, got.Crossings, got.Path)
@@ -97,85 +114,153 @@ func TestTurnAwareFindsTheOptimum(t *testing.T) {
 	}
 }
 
-// TestSurveyGrid: SPEC.md D (4)'s 8 x 15 grid with obstacles: both
-// planners cover every reachable cell, the turn-aware plan costs less
-// than the depth-limited search's, and the same seed gives the same plan.
-func TestSurveyGrid(t *testing.T) {
+// surveyGrid is SPEC.md D (4)'s 8 x 15 grid with its 8 obstacle cells.
+func surveyGrid() *Grid {
 	g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}, Energy: DefaultEnergy}
 	for _, c := range []Cell{{4, 2}, {4, 3}, {4, 4}, {10, 4}, {10, 5}, {11, 4}, {11, 5}, {7, 7}} {
 		g.Blocked[c] = true
 	}
+	return g
+}
+
+// TestSurveyGrid: SPEC.md D (4)'s 8 x 15 grid with obstacles: both
+// planners cover every reachable cell without crossing an obstacle, a
+// closed tour ends at the start and an open path elsewhere, the
+// turn-aware plan costs less than the depth-limited search's, DLS flies
+// less than 10% farther (it backtracks straight to the next cell, not back
+// over its stack: 24% farther before), and the same seed gives the same
+// plan.
+func TestSurveyGrid(t *testing.T) {
+	g := surveyGrid()
 	start := Cell{0, 0}
-	ta, err := TurnAware(g, start, 1, 20)
-	if err != nil {
-		t.Fatal(err)
+	for _, tour := range []Tour{Closed, Open} {
+		ta, err := TurnAware(g, start, 1, 20, tour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dls, err := DLS(g, start, 0, tour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		free := len(g.Free())
+		if ta.Covered != free || dls.Covered != free {
+			t.Fatalf("%v: covered %d and %d of %d", tour, ta.Covered, dls.Covered, free)
+		}
+		if ta.Crossings != 0 || dls.Crossings != 0 {
+			t.Fatalf("%v: the plans cross obstacles: turn-aware %d legs, DLS %d", tour, ta.Crossings, dls.Crossings)
+		}
+		for name, p := range map[string]Plan{"turn-aware": ta, "DLS": dls} {
+			if last := p.Path[len(p.Path)-1]; (last == start) != (tour == Closed) {
+				t.Errorf("%v %s: the path ends at %v", tour, name, last)
+			}
+		}
+		t.Logf("%v: turn-aware: %.1f m, %d turns (%.0f deg), %.1f J; DLS: %.1f m, %d turns (%.0f deg), %.1f J; DLS/turn-aware %.3f in distance",
+			tour, ta.Distance, ta.Turns, ta.TurnDeg, ta.Energy, dls.Distance, dls.Turns, dls.TurnDeg, dls.Energy, dls.Distance/ta.Distance)
+		if ta.Energy >= dls.Energy {
+			t.Errorf("%v: turn-aware %.1f J, DLS %.1f J: the planner should beat the baseline", tour, ta.Energy, dls.Energy)
+		}
+		if dls.Distance >= 1.10*ta.Distance {
+			t.Errorf("%v: DLS flies %.1f m, turn-aware %.1f m: want DLS less than 10%% farther", tour, dls.Distance, ta.Distance)
+		}
+		again, _ := TurnAware(g, start, 1, 20, tour)
+		if again.Energy != ta.Energy || len(again.Path) != len(ta.Path) {
+			t.Errorf("%v: the same seed gave another plan", tour)
+		}
 	}
-	dls, err := DLS(g, start, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	free := len(g.Free())
-	if ta.Covered != free || dls.Covered != free {
-		t.Fatalf("covered %d and %d of %d", ta.Covered, dls.Covered, free)
-	}
-	if ta.Crossings != 0 || dls.Crossings != 0 {
-		t.Fatalf("the plans cross obstacles: turn-aware %d legs, DLS %d", ta.Crossings, dls.Crossings)
-	}
-	t.Logf("turn-aware: %.1f m, %d turns (%.0f deg), %.1f J; DLS: %.1f m, %d turns (%.0f deg), %.1f J",
-		ta.Distance, ta.Turns, ta.TurnDeg, ta.Energy, dls.Distance, dls.Turns, dls.TurnDeg, dls.Energy)
-	if ta.Energy >= dls.Energy {
-		t.Errorf("turn-aware %.1f J, DLS %.1f J: the planner should beat the baseline", ta.Energy, dls.Energy)
-	}
-	again, _ := TurnAware(g, start, 1, 20)
-	if again.Energy != ta.Energy || len(again.Path) != len(ta.Path) {
-		t.Error("the same seed gave another plan")
-	}
-	if _, err := TurnAware(g, Cell{4, 2}, 1, 1); err == nil {
+	if _, err := TurnAware(g, Cell{4, 2}, 1, 1, Open); err == nil {
 		t.Error("a start on an obstacle was accepted")
+	}
+	if _, err := DLS(g, start, 0, Tour(7)); err == nil {
+		t.Error("tour 7 was accepted")
+	}
+}
+
+// TestDLSTours: on random grids, DLS covers every cell the four
+// neighbours reach from the start, never crosses an obstacle (its
+// backtracking legs are clear), and a closed tour ends at the start.
+func TestDLSTours(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 200; trial++ {
+		g, s := randomGrid(rng, 7, 6, 30)
+		reach := map[Cell]bool{s: true}
+		queue := []Cell{s}
+		for len(queue) > 0 {
+			c := queue[0]
+			queue = queue[1:]
+			for _, d := range []Cell{{1, 0}, {0, 1}, {-1, 0}, {0, -1}} {
+				if n := (Cell{c.Col + d.Col, c.Row + d.Row}); g.in(n) && !g.Blocked[n] && !reach[n] {
+					reach[n] = true
+					queue = append(queue, n)
+				}
+			}
+		}
+		for _, tour := range []Tour{Closed, Open} {
+			p, err := DLS(g, s, 0, tour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Covered != len(reach) || p.Crossings != 0 {
+				t.Fatalf("%v trial %d: covered %d of %d, %d crossings: %v", tour, trial, p.Covered, len(reach), p.Crossings, p.Path)
+			}
+			if tour == Closed && len(reach) > 1 && p.Path[len(p.Path)-1] != s {
+				t.Fatalf("closed trial %d: ends at %v, not the start %v", trial, p.Path[len(p.Path)-1], s)
+			}
+		}
 	}
 }
 
 // TestMovePricing: the O(1) price of every 2-opt and Or-opt move equals
-// the full evaluation of the order it makes.
+// the full evaluation of the order it makes, for open paths and for
+// closed tours (whose final return to the start no move shifts).
 func TestMovePricing(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for trial := 0; trial < 20; trial++ {
-		g, s := randomGrid(rng, 5, 4, 20)
-		p, _ := newProblem(g, s)
-		n := len(p.cells)
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		rng.Shuffle(n-1, func(i, j int) { order[i+1], order[j+1] = order[j+1], order[i+1] })
-		tr := &tour{p: p, o: order, e: make([]float64, n), tc: make([]float64, n)}
-		tr.reset()
-		check := func(mv move) {
-			tr.spans(mv)
-			var cand []int
-			for q := 0; q < tr.ns; q++ {
-				for i := 0; i <= tr.sp[q].b-tr.sp[q].a; i++ {
-					cand = append(cand, tr.at(q, i))
+	for _, kind := range []Tour{Open, Closed} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for trial := 0; trial < 20; trial++ {
+			g, s := randomGrid(rng, 5, 4, 20)
+			p, _ := newProblem(g, s, kind)
+			n := len(p.cells)
+			order := make([]int, n)
+			for i := range order {
+				order[i] = i
+			}
+			rng.Shuffle(n-1, func(i, j int) { order[i+1], order[j+1] = order[j+1], order[i+1] })
+			hi := n - 1
+			if kind == Closed {
+				order = append(order, 0)
+			}
+			m := len(order)
+			tr := &tour{p: p, o: order, e: make([]float64, m), tc: make([]float64, m)}
+			tr.reset()
+			check := func(mv move) {
+				tr.spans(mv)
+				var cand []int
+				for q := 0; q < tr.ns; q++ {
+					for i := 0; i <= tr.sp[q].b-tr.sp[q].a; i++ {
+						cand = append(cand, tr.at(q, i))
+					}
+				}
+				if len(cand) != m {
+					t.Fatalf("%v: move %+v makes %d cells of %d", kind, mv, len(cand), m)
+				}
+				if cand[0] != 0 || (kind == Closed && cand[m-1] != 0) {
+					t.Fatalf("%v: move %+v moves the start: %v", kind, mv, cand)
+				}
+				if got, want := tr.cost(), p.cost(cand); math.Abs(got-want) > 1e-9 {
+					t.Fatalf("%v: move %+v: priced %v J, costs %v J", kind, mv, got, want)
 				}
 			}
-			if len(cand) != n {
-				t.Fatalf("move %+v makes %d cells of %d", mv, len(cand), n)
+			for i := 1; i < hi; i++ {
+				for j := i + 1; j <= hi; j++ {
+					check(move{i: i, j: j})
+				}
 			}
-			if got, want := tr.cost(), p.cost(cand); math.Abs(got-want) > 1e-9 {
-				t.Fatalf("move %+v: priced %v J, costs %v J", mv, got, want)
-			}
-		}
-		for i := 1; i < n-1; i++ {
-			for j := i + 1; j < n; j++ {
-				check(move{i: i, j: j})
-			}
-		}
-		for l := 1; l <= 3; l++ {
-			for i := 1; i+l <= n; i++ {
-				for k := 1; k <= n-l; k++ {
-					if k != i {
-						check(move{or: true, i: i, l: l, k: k})
-						check(move{or: true, i: i, l: l, k: k, rev: true})
+			for l := 1; l <= 3; l++ {
+				for i := 1; i+l-1 <= hi; i++ {
+					for k := 1; k <= hi+1-l; k++ {
+						if k != i {
+							check(move{or: true, i: i, l: l, k: k})
+							check(move{or: true, i: i, l: l, k: k, rev: true})
+						}
 					}
 				}
 			}
@@ -185,12 +270,9 @@ func TestMovePricing(t *testing.T) {
 
 // BenchmarkSurveyGrid plans SPEC.md D (4)'s 8 x 15 grid with 20 restarts.
 func BenchmarkSurveyGrid(b *testing.B) {
-	g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}, Energy: DefaultEnergy}
-	for _, c := range []Cell{{4, 2}, {4, 3}, {4, 4}, {10, 4}, {10, 5}, {11, 4}, {11, 5}, {7, 7}} {
-		g.Blocked[c] = true
-	}
+	g := surveyGrid()
 	for b.Loop() {
-		if _, err := TurnAware(g, Cell{0, 0}, 1, 20); err != nil {
+		if _, err := TurnAware(g, Cell{0, 0}, 1, 20, Open); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -230,9 +312,9 @@ func TestEnergyModelSteersThePlan(t *testing.T) {
 		}
 		return g
 	}
-	def, _ := TurnAware(grid(DefaultEnergy), Cell{0, 0}, 1, 20)
-	flat, _ := TurnAware(grid(Energy{PerMetre: JoulesPerMetre}), Cell{0, 0}, 1, 20)
-	steep, _ := TurnAware(grid(Energy{PerMetre: JoulesPerMetre, PerDegree: 10 * JoulesPerDegree}), Cell{0, 0}, 1, 20)
+	def, _ := TurnAware(grid(DefaultEnergy), Cell{0, 0}, 1, 20, Open)
+	flat, _ := TurnAware(grid(Energy{PerMetre: JoulesPerMetre}), Cell{0, 0}, 1, 20, Open)
+	steep, _ := TurnAware(grid(Energy{PerMetre: JoulesPerMetre, PerDegree: 10 * JoulesPerDegree}), Cell{0, 0}, 1, 20, Open)
 	t.Logf("default %.0f m, %.0f deg; turns free %.0f m, %.0f deg; turns x10 %.0f m, %.0f deg",
 		def.Distance, def.TurnDeg, flat.Distance, flat.TurnDeg, steep.Distance, steep.TurnDeg)
 	if flat.Distance > def.Distance+1e-9 || steep.TurnDeg > def.TurnDeg+1e-9 {
@@ -241,7 +323,7 @@ func TestEnergyModelSteersThePlan(t *testing.T) {
 	if flat.Energy != JoulesPerMetre*flat.Distance {
 		t.Errorf("a model without turn costs priced the plan at %v J for %v m", flat.Energy, flat.Distance)
 	}
-	if _, err := TurnAware(grid(Energy{PerMetre: 0, PerDegree: 1}), Cell{0, 0}, 1, 1); err == nil {
+	if _, err := TurnAware(grid(Energy{PerMetre: 0, PerDegree: 1}), Cell{0, 0}, 1, 1, Open); err == nil {
 		t.Error("a model with no cost per metre was accepted")
 	}
 }

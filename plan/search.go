@@ -23,14 +23,20 @@ type problem struct {
 	n       int
 	// via are the cells a detour turns at (nil for a straight leg).
 	via map[[2]int][]int
+	// closed orders end with the start again (index 0), which no move
+	// shifts.
+	closed bool
 }
 
 // maxTurnAwareCells bounds the free cells TurnAware plans over: it keeps
 // four n x n tables.
 const maxTurnAwareCells = 2000
 
-func newProblem(g *Grid, start Cell) (*problem, error) {
+func newProblem(g *Grid, start Cell, tour Tour) (*problem, error) {
 	if err := g.Validate(start); err != nil {
+		return nil, err
+	}
+	if err := tour.valid(); err != nil {
 		return nil, err
 	}
 	// The cells reachable from the start by clear steps to one of the
@@ -46,7 +52,7 @@ func newProblem(g *Grid, start Cell) (*problem, error) {
 	if n > maxTurnAwareCells {
 		return nil, fmt.Errorf("%d free cells: the turn-aware planner plans at most %d (use larger cells, or dls)", n, maxTurnAwareCells)
 	}
-	p := &problem{g: g, cells: cells, d: make([][]float64, n), out: make([]float64, n*n), in: make([]float64, n*n), n: n, via: map[[2]int][]int{}}
+	p := &problem{g: g, cells: cells, d: make([][]float64, n), out: make([]float64, n*n), in: make([]float64, n*n), n: n, via: map[[2]int][]int{}, closed: tour == Closed}
 	for i := range cells {
 		p.d[i] = make([]float64, n)
 	}
@@ -120,7 +126,7 @@ func (p *problem) turnDeg(a, b, c int) float64 {
 }
 
 // cost is the planned energy of visiting the cells in order (order[0] is
-// the start).
+// the start; a closed order ends with it again).
 func (p *problem) cost(order []int) float64 {
 	var m, deg float64
 	for k := 1; k < len(order); k++ {
@@ -146,7 +152,20 @@ func (p *problem) plan(order []int) Plan {
 	return Evaluate(p.g, path)
 }
 
-// TurnAware returns the cheapest coverage path it finds from start, by
+// trivial returns the order of a problem of at most two cells.
+func (p *problem) trivial() []int {
+	order := make([]int, p.n)
+	for i := range order {
+		order[i] = i
+	}
+	if p.closed && p.n > 1 {
+		order = append(order, 0)
+	}
+	return order
+}
+
+// TurnAware returns the cheapest coverage path it finds from start (a
+// Closed tour returns to it; an Open path ends anywhere), by
 // local search from seeded restarts in the manner of chained
 // Lin-Kernighan. A turn-aware nearest-neighbour path is improved with
 // 2-opt moves (reverse a stretch) and Or-opt moves (move a stretch of 1 to
@@ -156,31 +175,30 @@ func (p *problem) plan(order []int) Plan {
 // order, even ones from the best path so far after a random double-bridge
 // kick; the cheapest path wins. The same seed gives the same plan. Moves
 // are priced in O(1), so a pass costs O(n^2) for n free cells.
-func TurnAware(g *Grid, start Cell, seed uint64, restarts int) (Plan, error) {
-	p, err := newProblem(g, start)
+func TurnAware(g *Grid, start Cell, seed uint64, restarts int, tour Tour) (Plan, error) {
+	p, err := newProblem(g, start, tour)
 	if err != nil {
 		return Plan{}, err
 	}
 	n := len(p.cells)
 	if n <= 2 {
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		return p.plan(order), nil
+		return p.plan(p.trivial()), nil
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x7a1))
 	best := p.greedy()
+	if p.closed {
+		best = append(best, 0)
+	}
 	bestCost := p.improve(best, false)
-	cand := make([]int, n)
+	cand := make([]int, len(best)) // a closed order's last stays 0
 	for r := 1; r < max(1, restarts); r++ {
 		if r%2 == 1 {
-			for i := range cand {
+			for i := range cand[:n] {
 				cand[i] = i
 			}
 			rng.Shuffle(n-1, func(i, j int) { cand[i+1], cand[j+1] = cand[j+1], cand[i+1] })
 		} else {
-			p.kick(best, cand, rng)
+			p.kick(best[:n], cand[:n], rng)
 		}
 		if c := p.improve(cand, true); c < bestCost-1e-12 {
 			copy(best, cand)
@@ -380,6 +398,12 @@ func (t *tour) spans(mv move) {
 // O(n^2).
 func (p *problem) improve(order []int, first bool) float64 {
 	n := len(order)
+	// hi is the last position a move may shift: a closed order's final
+	// return to the start stays.
+	hi := n - 1
+	if p.closed {
+		hi = n - 2
+	}
 	t := &tour{p: p, o: order, e: make([]float64, n), tc: make([]float64, n)}
 	t.reset()
 	buf := make([]int, 0, n)
@@ -401,16 +425,16 @@ func (p *problem) improve(order []int, first bool) float64 {
 			}
 		}
 		// 2-opt: reverse order[i..j] (the start stays first).
-		for i := 1; i < n-1; i++ {
-			for j := i + 1; j < n; j++ {
+		for i := 1; i < hi; i++ {
+			for j := i + 1; j <= hi; j++ {
 				try(move{i: i, j: j})
 			}
 		}
 		// Or-opt: move order[i:i+l] to before position k of the rest,
 		// forward or reversed.
 		for l := 1; l <= 3; l++ {
-			for i := 1; i+l <= n; i++ {
-				for k := 1; k <= n-l; k++ {
+			for i := 1; i+l-1 <= hi; i++ {
+				for k := 1; k <= hi+1-l; k++ {
 					if k == i {
 						continue
 					}
@@ -437,12 +461,12 @@ func (p *problem) improve(order []int, first bool) float64 {
 	}
 }
 
-// Optimal returns a cheapest coverage path from start exactly, by dynamic
-// programming over the visited set, the last cell and the one before it
-// (the turn cost needs both): for grids of at most 16 free cells, as a
-// reference for TurnAware.
-func Optimal(g *Grid, start Cell) (Plan, error) {
-	p, err := newProblem(g, start)
+// Optimal returns a cheapest coverage path (or Closed tour) from start
+// exactly, by dynamic programming over the visited set, the last cell and
+// the one before it (the turn cost needs both): for grids of at most 16
+// free cells, as a reference for TurnAware.
+func Optimal(g *Grid, start Cell, tour Tour) (Plan, error) {
+	p, err := newProblem(g, start, tour)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -451,11 +475,7 @@ func Optimal(g *Grid, start Cell) (Plan, error) {
 		return Plan{}, fmt.Errorf("exact search over %d cells: at most 16", n)
 	}
 	if n <= 2 {
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		return p.plan(order), nil
+		return p.plan(p.trivial()), nil
 	}
 	// f[set][last][prev]: cheapest cost of a path from the start visiting
 	// set (start included), ending ... prev -> last.
@@ -501,7 +521,11 @@ func Optimal(g *Grid, start Cell) (Plan, error) {
 	bestC, bestLast, bestPrev := inf, -1, -1
 	for last := 1; last < n; last++ {
 		for prev := 0; prev < n; prev++ {
-			if c := f[at(full, last, prev)]; c < bestC {
+			c := f[at(full, last, prev)]
+			if p.closed && !math.IsInf(c, 1) {
+				c += p.g.Energy.Of(p.d[last][0], p.turnDeg(prev, last, 0))
+			}
+			if c < bestC {
 				bestC, bestLast, bestPrev = c, last, prev
 			}
 		}
@@ -515,5 +539,8 @@ func Optimal(g *Grid, start Cell) (Plan, error) {
 		last, prev = prev, pp
 	}
 	order[0] = 0
+	if p.closed {
+		order = append(order, 0)
+	}
 	return p.plan(order), nil
 }

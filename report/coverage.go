@@ -29,12 +29,16 @@ type CoveragePanel struct {
 	Title string
 	Plan  []geom.Vec3
 	Flown []geom.Vec3
+	// Missed are the centres of the planned cells the flight did not
+	// pass close enough to, drawn as red crosses.
+	Missed []geom.Vec3
 }
 
 // CoveragePNG draws the panels side by side (titled "title: panel"), each
 // over the grid with its
 // obstacle cells filled: the plan as a line through the cell centres
-// (start marked by a circle) and the flown track thinner beneath it.
+// (start marked by a circle), the flown track thinner beneath it and the
+// cells the flight missed crossed out.
 func CoveragePNG(title string, g CoverageGrid, panels []CoveragePanel) ([]byte, error) {
 	if len(panels) == 0 {
 		return nil, fmt.Errorf("coverage figure: no plans to draw")
@@ -131,6 +135,17 @@ func coveragePlot(g CoverageGrid, pn CoveragePanel) (*plot.Plot, error) {
 		s.GlyphStyle.Radius = vg.Points(4)
 		p.Add(s)
 		p.Legend.Add("start", s)
+	}
+	if len(pn.Missed) > 0 {
+		s, err := plotter.NewScatter(xys(pn.Missed))
+		if err != nil {
+			return nil, err
+		}
+		s.GlyphStyle.Shape = draw.CrossGlyph{}
+		s.GlyphStyle.Color = color.RGBA{R: 214, G: 39, B: 40, A: 255}
+		s.GlyphStyle.Radius = vg.Points(5)
+		p.Add(s)
+		p.Legend.Add("missed", s)
 	}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = x0, x1, y0, y1
 	p.Legend.Top = true

@@ -49,6 +49,9 @@ func TestCoverageSurvey(t *testing.T) {
 		if fl["cells_flown_over"] != 112 {
 			t.Errorf("%s: flew over %v cells, want the 112 free ones", planner, fl["cells_flown_over"])
 		}
+		if cv := c["covered"].(map[string]any); cv["cells"] != 112 || cv["track"] != "true" || cv["worst_m"].(float64) > 1 {
+			t.Errorf("%s: flying through the centres, covered %v: want all 112 cells, none passed more than 1 m off", planner, cv)
+		}
 		if s.ObstacleHits != 0 {
 			t.Errorf("%s: %d flights into obstacles", planner, s.ObstacleHits)
 		}
@@ -74,19 +77,64 @@ func TestCoverageSurvey(t *testing.T) {
 	}
 }
 
+// TestCoverageThroughCentres: with a gentle horizontal acceleration
+// (acc_hor 1 m/s^2) a vehicle that flies only to the turn points cuts the
+// corners and passes more than the 2.5 m cover radius off some cells'
+// centres, which the check counts as missed; flying through the centres
+// covers all 112 within 1 m. With a cover radius of 0.3 m, centres passed
+// farther off are flown back to (events coverage_back), and every centre
+// is passed within 0.5 m (the behaviour steers by its estimate; the check
+// uses the true track).
+func TestCoverageThroughCentres(t *testing.T) {
+	text, _ := scenarios.Lookup("coverage/survey")
+	gentle := strings.Replace(string(text), "params: {preset: iris}", "params: {preset: iris, autopilot: {acc_hor: 1}}", 1)
+	var dir string
+	covered := func(yaml string) map[string]any {
+		dir = t.TempDir()
+		s := runYAML(t, yaml, engine.Options{Registry: registry}, dir).Summary
+		c := s.Agents["uav-0"]["coverage"].(map[string]any)
+		if c["complete"] != true {
+			t.Fatalf("the flight did not finish: %v", c)
+		}
+		return c["covered"].(map[string]any)
+	}
+	tight := covered(strings.Replace(string(text), "through_centres: true", "through_centres: true\n        cover_radius: 0.3", 1))
+	ev, err := os.ReadFile(filepath.Join(dir, "events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backs := strings.Count(string(ev), ",coverage_back,")
+	t.Logf("cover radius 0.3 m: %d centres flown back to; covered %v, worst %v m", backs, tight["cells"], tight["worst_m"])
+	if backs == 0 || tight["worst_m"].(float64) > 0.5 {
+		t.Errorf("cover radius 0.3 m: %d centres flown back to, worst miss %v m: want some, and none more than 0.5 m off", backs, tight["worst_m"])
+	}
+	turns := covered(strings.Replace(gentle, "through_centres: true", "through_centres: false", 1))
+	through := covered(gentle)
+	t.Logf("turn points only: %v of %v, worst %v m; through the centres: %v, worst %v m", turns["cells"], turns["planned"], turns["worst_m"], through["cells"], through["worst_m"])
+	if turns["cells"].(int) >= 112 || len(turns["missed"].([][2]int)) != 112-turns["cells"].(int) || turns["worst_m"].(float64) <= 2.5 {
+		t.Errorf("turn points only at acc_hor 1: covered %v, want cells missed by more than 2.5 m", turns)
+	}
+	if through["cells"] != 112 || through["worst_m"].(float64) > 1 {
+		t.Errorf("through the centres at acc_hor 1: covered %v, want all 112 within 1 m", through)
+	}
+}
+
 // TestCoverageBadInput: a bad area, an obstacle outside the grid and a
 // start on an obstacle are reported with their field paths.
 func TestCoverageBadInput(t *testing.T) {
 	text, _ := scenarios.Lookup("coverage/survey")
 	for _, c := range []struct{ from, to, want string }{
-		{"area: [150, 80]", "area: [155, 80]", "survey.yaml:19: coverage.area: x size 155 m must be a positive whole multiple of the 10 m cell"},
-		{"[7, 7]]", "[7, 9]]", "survey.yaml:21: coverage.obstacles[7]: cell [7 9] is outside the 15x8 grid"},
+		{"area: [150, 80]", "area: [155, 80]", "survey.yaml:23: coverage.area: x size 155 m must be a positive whole multiple of the 10 m cell"},
+		{"[7, 7]]", "[7, 9]]", "survey.yaml:25: coverage.obstacles[7]: cell [7 9] is outside the 15x8 grid"},
 		{"obstacle_height: 20", "obstacle_height: -1", "coverage.obstacle_height: must be >= 0 m"},
 		{"cell: 10", "cell: 0", "coverage.cell: must be a positive size in m, got 0"},
 		// The behaviour's own grid overrides the scenario's.
 		{"start: [0, 0]", "start: [0, 0]\n        area: [155, 80]", "behaviors[0].area: x size 155 m must be a positive whole multiple of the 10 m cell"},
 		{"start: [0, 0]", "start: [4, 2]", "behaviors[0].start: start cell {4 2} is an obstacle"},
 		{"planner: turn-aware", "planner: tsp", `behaviors[0].planner: must be turn-aware or dls, got "tsp"`},
+		{"start: [0, 0]", "start: [0, 0]\n        cover_radius: 6", "behaviors[0].cover_radius: must be 0 (a quarter of the cell) or a radius up to half the 10 m cell, got 6"},
+		{"start: [0, 0]", "start: [0, 0]\n        turn_speed: -1", "behaviors[0].turn_speed: must be > 0"},
+		{"start: [0, 0]", "start: [0, 0]\n        tour: loop", `behaviors[0].tour: must be closed or open, got "loop"`},
 	} {
 		yaml := strings.Replace(string(text), c.from, c.to, 1)
 		sc, err := scenario.Parse("survey.yaml", []byte(yaml))

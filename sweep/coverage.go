@@ -28,6 +28,7 @@ type coverageResult struct {
 		Obstacles [][2]int   `json:"obstacles"`
 	} `json:"grid"`
 	Planned struct {
+		Tour      string   `json:"tour"`
 		Cells     int      `json:"cells"`
 		Free      int      `json:"free_cells"`
 		Crossings int      `json:"crossings"`
@@ -38,7 +39,17 @@ type coverageResult struct {
 		Path      [][2]int `json:"path"`
 	} `json:"planned"`
 	Complete bool `json:"complete"`
-	Flown    *struct {
+	// Covered is the check of the flight against the plan: the planned
+	// cells whose centre the flown track passed within the radius.
+	Covered *struct {
+		RadiusM float64  `json:"radius_m"`
+		Track   string   `json:"track"`
+		Planned int      `json:"planned"`
+		Cells   int      `json:"cells"`
+		Missed  [][2]int `json:"missed"`
+		WorstM  *float64 `json:"worst_m"`
+	} `json:"covered"`
+	Flown *struct {
 		DistanceM       float64 `json:"distance_m"`
 		TimeS           float64 `json:"time_s"`
 		AvgSpeed        float64 `json:"avg_speed_mps"`
@@ -73,6 +84,8 @@ func (c *coverageResult) check() error {
 		return fmt.Errorf("grid.obstacles: more than %d", maxCoverageObstacles)
 	case len(c.Planned.Path) > maxCoveragePath:
 		return fmt.Errorf("planned.path: more than %d cells", maxCoveragePath)
+	case c.Covered != nil && len(c.Covered.Missed) > maxCoveragePath:
+		return fmt.Errorf("covered.missed: more than %d cells", maxCoveragePath)
 	}
 	return nil
 }
@@ -123,15 +136,22 @@ func coverageRuns(dir string) ([]string, []coverageResult, map[string]int, error
 // variant's plan over the grid, seed 1, with the track flown).
 func coverage(dir string, e *Experiment, runs []aRun) error {
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	out := [][]string{{"experiment", "variant", "value", "seed", "node", "planner", "cells", "free_cells", "crossings",
+	out := [][]string{{"experiment", "variant", "value", "seed", "node", "planner", "tour", "cells", "free_cells", "crossings",
 		"planned_distance_m", "planned_turns", "planned_turn_deg", "planned_energy_j", "complete",
-		"flown_distance_m", "flight_time_s", "avg_speed_mps", "flown_turn_deg", "flown_planning_energy_j", "flown_physics_energy_j", "cells_flown_over"}}
+		"flown_distance_m", "flight_time_s", "avg_speed_mps", "flown_turn_deg", "flown_planning_energy_j", "flown_physics_energy_j", "cells_flown_over",
+		"cover_radius_m", "covered_cells", "missed_cells", "worst_miss_m", "missed"}}
 	type agg struct {
 		planner                            string
 		cells, turns                       int
 		dist, turnDeg, energy              float64
 		fDist, fTime, fSpeed, fPlan, fPhys float64
 		n, flown                           int
+		// The flight checked against the plan: sums over the runs that
+		// report it, and the radius (when all runs share it).
+		checked, covered, planned int
+		radius                    float64
+		radii                     bool // runs with different radii
+		worst                     float64
 	}
 	var order []string
 	aggs := map[string]*agg{}
@@ -144,7 +164,7 @@ func coverage(dir string, e *Experiment, runs []aRun) error {
 			return fmt.Errorf("%s seed %d: %w", r.variant, r.seed, err)
 		}
 		for k, c := range res {
-			row := []string{e.Name, r.variant, r.value, strconv.Itoa(r.seed), names[k], c.Planner, strconv.Itoa(c.Planned.Cells),
+			row := []string{e.Name, r.variant, r.value, strconv.Itoa(r.seed), names[k], c.Planner, c.Planned.Tour, strconv.Itoa(c.Planned.Cells),
 				strconv.Itoa(c.Planned.Free), strconv.Itoa(c.Planned.Crossings), f(c.Planned.DistanceM, 3), strconv.Itoa(c.Planned.Turns),
 				f(c.Planned.TurnDeg, 3), f(c.Planned.EnergyJ, 3), strconv.FormatBool(c.Complete)}
 			key := r.variant + "\x00" + names[k]
@@ -168,6 +188,27 @@ func coverage(dir string, e *Experiment, runs []aRun) error {
 			} else {
 				row = append(row, "", "", "", "", "", "", "")
 			}
+			if cv := c.Covered; cv != nil {
+				missed := make([]string, len(cv.Missed))
+				for i, m := range cv.Missed {
+					missed[i] = strconv.Itoa(m[0]) + ":" + strconv.Itoa(m[1])
+				}
+				worst := ""
+				if cv.WorstM != nil {
+					worst = f(*cv.WorstM, 3)
+					a.worst = max(a.worst, *cv.WorstM)
+				}
+				row = append(row, f(cv.RadiusM, 3), strconv.Itoa(cv.Cells), strconv.Itoa(len(cv.Missed)), worst, strings.Join(missed, " "))
+				if a.checked > 0 && cv.RadiusM != a.radius {
+					a.radii = true
+				}
+				a.checked++
+				a.covered += cv.Cells
+				a.planned += cv.Planned
+				a.radius = cv.RadiusM
+			} else {
+				row = append(row, "", "", "", "", "")
+			}
 			out = append(out, row)
 			if r.seed != 1 {
 				continue
@@ -184,8 +225,16 @@ func coverage(dir string, e *Experiment, runs []aRun) error {
 				grid = &g
 			}
 			pn := report.CoveragePanel{Title: fmt.Sprintf("%s (%s), %.1f J planned", r.variant, c.Planner, c.Planned.EnergyJ)}
+			centre := func(cell [2]int) geom.Vec3 {
+				return geom.V(g.Origin[0]+(float64(cell[0])+0.5)*g.Cell, g.Origin[1]+(float64(cell[1])+0.5)*g.Cell, 0)
+			}
 			for _, cell := range c.Planned.Path {
-				pn.Plan = append(pn.Plan, geom.V(g.Origin[0]+(float64(cell[0])+0.5)*g.Cell, g.Origin[1]+(float64(cell[1])+0.5)*g.Cell, 0))
+				pn.Plan = append(pn.Plan, centre(cell))
+			}
+			if c.Covered != nil {
+				for _, cell := range c.Covered.Missed {
+					pn.Missed = append(pn.Missed, centre(cell))
+				}
 			}
 			if tracks, err := readTracks(filepath.Join(r.dir, "vehicles.csv")); err == nil {
 				if id, ok := ids[names[k]]; ok && id < len(tracks) {
@@ -200,12 +249,22 @@ func coverage(dir string, e *Experiment, runs []aRun) error {
 	}
 	var md strings.Builder
 	fmt.Fprintf(&md, "# %s: coverage plans and flights (means over seeds)\n\n", e.Name)
-	md.WriteString("| variant | vehicle | planner | cells | planned distance (m) | turns | turned (deg) | planned energy (J) | flown distance (m) | flight time (s) | average speed (m/s) | flown energy, planning model (J) | flown energy, physics (J) |\n")
-	md.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	md.WriteString("A cell is covered in flight when the track flown passed within the radius of its centre; the count sums the seeds' runs, and the worst miss is the largest closest approach to a planned cell's centre in any run.\n\n")
+	md.WriteString("| variant | vehicle | planner | cells | planned distance (m) | turns | turned (deg) | planned energy (J) | covered in flight | worst miss (m) | flown distance (m) | flight time (s) | average speed (m/s) | flown energy, planning model (J) | flown energy, physics (J) |\n")
+	md.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, key := range order {
 		a := aggs[key]
 		v, node, _ := strings.Cut(key, "\x00")
 		fmt.Fprintf(&md, "| %s | %s | %s | %d | %.1f | %d | %.0f | %.1f |", v, node, a.planner, a.cells, a.dist, a.turns, a.turnDeg, a.energy)
+		switch {
+		case a.checked == 0:
+			md.WriteString(" not checked | |")
+		case a.radii:
+			fmt.Fprintf(&md, " %d of %d (radii differ) | %.2f |", a.covered, a.planned, a.worst)
+		default:
+			// Summed over the seeds: 336 of 336 is every cell in 3 runs.
+			fmt.Fprintf(&md, " %d of %d within %.4g m | %.2f |", a.covered, a.planned, a.radius, a.worst)
+		}
 		if a.flown == a.n && a.n > 0 {
 			k := float64(a.n)
 			fmt.Fprintf(&md, " %.1f | %.1f | %.2f | %.1f | %.0f |\n", a.fDist/k, a.fTime/k, a.fSpeed/k, a.fPlan/k, a.fPhys/k)
