@@ -29,6 +29,10 @@ type CoverageParams struct {
 	// metre flown and per degree turned.
 	EnergyPerM   float64 `yaml:"energy_per_m" json:"energy_per_m"`
 	EnergyPerDeg float64 `yaml:"energy_per_deg" json:"energy_per_deg"`
+	// Energy names a planning energy model instead (plan.EnergyModels:
+	// spec, or one calibrated for a preset by skyloop calibrate, such as
+	// iris); when set it replaces EnergyPerM and EnergyPerDeg.
+	Energy string `yaml:"energy" json:"energy"`
 	// Altitude is the flight height, m.
 	Altitude float64 `yaml:"altitude" json:"altitude"`
 	// Planner is turn-aware (plan.TurnAware) or dls (plan.DLS).
@@ -102,6 +106,11 @@ func (p *CoverageParams) Validate() fields.Errors {
 	if !(p.EnergyPerM > 0) || math.IsInf(p.EnergyPerM, 0) {
 		bad["energy_per_m"] = fmt.Sprintf("must be a positive number of joules, got %v", p.EnergyPerM)
 	}
+	if p.Energy != "" {
+		if _, err := plan.EnergyModel(p.Energy); err != nil {
+			bad["energy"] = err.Error()
+		}
+	}
 	if !(p.EnergyPerDeg >= 0) || math.IsInf(p.EnergyPerDeg, 0) {
 		bad["energy_per_deg"] = fmt.Sprintf("must be a number of joules >= 0, got %v", p.EnergyPerDeg)
 	}
@@ -157,7 +166,14 @@ func (p *CoverageParams) coverRadius() float64 {
 	return p.Cell / 4
 }
 
+// energy returns the planning energy model: the named one if Energy is
+// set (Validate has checked the name), else EnergyPerM and EnergyPerDeg.
 func (p *CoverageParams) energy() plan.Energy {
+	if p.Energy != "" {
+		if m, err := plan.EnergyModel(p.Energy); err == nil {
+			return m.Energy
+		}
+	}
 	return plan.Energy{PerMetre: p.EnergyPerM, PerDegree: p.EnergyPerDeg}
 }
 
@@ -265,7 +281,7 @@ func (p *CoverageParams) UseArea(origin, area [2]float64, cell float64, obstacle
 var coverageSpec = Spec{
 	Name: "coverage",
 	Doc: "Energy-aware coverage (SPEC.md D (4)): plans a path over the free cells of a grid `area` (`cell` m squares from `origin`, " +
-		"`obstacles` as [col, row]) from `start`, with the `turn-aware` planner (least `energy_per_m` J/m + `energy_per_deg` J/deg, 0.1164 and 0.0173 by default; 2-opt and Or-opt local search " +
+		"`obstacles` as [col, row]) from `start`, with the `turn-aware` planner (least `energy_per_m` J/m + `energy_per_deg` J/deg, 0.1164 and 0.0173 by default, or the named model `energy`: spec or one calibrated for a preset by `skyloop calibrate`, e.g. iris; 2-opt and Or-opt local search " +
 		"from `restarts` seeded restarts) or `dls` (depth-limited search, backtracking straight to the next cell), as a `closed` tour back to `start` or an `open` path, and flies it at `altitude` and `speed` (through every cell's centre with `through_centres`, slowing to `turn_speed` " +
 		"off the next leg at each turn); reports the planned and flown distance, turns, energy, flight time and average speed, and the " +
 		"planned cells whose centre the flown track passed within `cover_radius` (0: a quarter cell).",

@@ -124,8 +124,8 @@ func TestCoverageThroughCentres(t *testing.T) {
 func TestCoverageBadInput(t *testing.T) {
 	text, _ := scenarios.Lookup("coverage/survey")
 	for _, c := range []struct{ from, to, want string }{
-		{"area: [150, 80]", "area: [155, 80]", "survey.yaml:23: coverage.area: x size 155 m must be a positive whole multiple of the 10 m cell"},
-		{"[7, 7]]", "[7, 9]]", "survey.yaml:25: coverage.obstacles[7]: cell [7 9] is outside the 15x8 grid"},
+		{"area: [150, 80]", "area: [155, 80]", "survey.yaml:25: coverage.area: x size 155 m must be a positive whole multiple of the 10 m cell"},
+		{"[7, 7]]", "[7, 9]]", "survey.yaml:27: coverage.obstacles[7]: cell [7 9] is outside the 15x8 grid"},
 		{"obstacle_height: 20", "obstacle_height: -1", "coverage.obstacle_height: must be >= 0 m"},
 		{"cell: 10", "cell: 0", "coverage.cell: must be a positive size in m, got 0"},
 		// The behaviour's own grid overrides the scenario's.
@@ -135,6 +135,7 @@ func TestCoverageBadInput(t *testing.T) {
 		{"start: [0, 0]", "start: [0, 0]\n        cover_radius: 6", "behaviors[0].cover_radius: must be 0 (a quarter of the cell) or a radius up to half the 10 m cell, got 6"},
 		{"start: [0, 0]", "start: [0, 0]\n        turn_speed: -1", "behaviors[0].turn_speed: must be > 0"},
 		{"start: [0, 0]", "start: [0, 0]\n        tour: loop", `behaviors[0].tour: must be closed or open, got "loop"`},
+		{"energy: iris", "energy: hexa", `behaviors[0].energy: unknown energy model "hexa": want one of crazyflie, iris, iris-arducopter, spec`},
 	} {
 		yaml := strings.Replace(string(text), c.from, c.to, 1)
 		sc, err := scenario.Parse("survey.yaml", []byte(yaml))
