@@ -13,9 +13,11 @@ import (
 
 // FormationGeometry says where the members of a leader-follower formation
 // fly relative to the leader (group index 0). Offsets are in the world
-// frame (x east, y north, z up): the formation keeps its orientation while
-// the leader turns. The shape is laid out along the direction Heading
-// (forward) and its right-hand side:
+// frame (x east, y north, z up), where the formation keeps its orientation
+// while the leader turns; the formation behaviour's frame: heading reads
+// them instead in the tracked vehicle's heading frame (x forward, y left,
+// z up), so that the formation turns with it. The shape is
+// laid out along the direction Heading (forward) and its right-hand side:
 //
 //   - line: follower k abreast of the leader, k*spacing to its right;
 //   - column: follower k k*spacing behind the leader;
@@ -103,12 +105,31 @@ type FormationParams struct {
 	Speed             float64      `yaml:"speed" json:"speed"`             // leader speed, m/s
 	Accept            float64      `yaml:"accept" json:"accept"`           // leader waypoint arrival radius, m
 	Start             sim.Duration `yaml:"start" json:"start"`             // when the leader sets off (followers take their slots before)
+	Ramp              sim.Duration `yaml:"ramp" json:"ramp"`               // the leader's speed limit grows from 0 to speed over this time after start (0: at once)
 	Follow            string       `yaml:"follow" json:"follow"`           // whose belief a follower tracks: leader or predecessor
 	Gain              float64      `yaml:"gain" json:"gain"`               // follower position gain, 1/s
 	MaxSpeed          float64      `yaml:"max_speed" json:"max_speed"`     // follower speed limit, m/s
 	Extrapolate       bool         `yaml:"extrapolate" json:"extrapolate"` // move the belief on by its velocity times its age
 	Period            sim.Duration `yaml:"period" json:"period"`           // controller period
+	// Frame says how a follower reads its slot: world (the offsets are
+	// world-frame, the default), heading (the offsets are in the tracked
+	// vehicle's heading frame, turned with its believed course) or tow
+	// (the follower keeps the distance |offset| from the tracked vehicle
+	// along the line between them, like a towed body: a chain that turns
+	// with its leader).
+	Frame string `yaml:"frame" json:"frame"`
+	// HeadingSpeed is the believed horizontal speed, m/s, below which the
+	// tracked vehicle's course is not read from its velocity: the last one
+	// is held (before it first moves that fast, its believed yaw counts).
+	HeadingSpeed float64 `yaml:"heading_speed" json:"heading_speed"`
 }
+
+// Frames of the formation behaviour's offsets (FormationParams.Frame).
+const (
+	FrameWorld   = "world"
+	FrameHeading = "heading"
+	FrameTow     = "tow"
+)
 
 // Validate checks the parameters.
 func (p *FormationParams) Validate() fields.Errors {
@@ -131,7 +152,20 @@ func (p *FormationParams) Validate() fields.Errors {
 		bad["max_speed"] = fmt.Sprintf("must be in (0, %v] m/s, got %v", float64(vehicle.MaxCommandSpeed), p.MaxSpeed)
 	}
 	nonNegative(bad, "start", p.Start)
+	nonNegative(bad, "ramp", p.Ramp)
 	positive(bad, "period", p.Period)
+	switch p.Frame {
+	case FrameWorld, FrameHeading:
+	case FrameTow:
+		if p.Follow != "predecessor" {
+			bad["frame"] = fmt.Sprintf("tow makes a chain: it needs follow: predecessor, got follow: %q", p.Follow)
+		}
+	default:
+		bad["frame"] = fmt.Sprintf("must be world, heading or tow, got %q", p.Frame)
+	}
+	if !(p.HeadingSpeed > 0) || p.HeadingSpeed > vehicle.MaxCommandSpeed {
+		bad["heading_speed"] = fmt.Sprintf("must be in (0, %v] m/s, got %v", float64(vehicle.MaxCommandSpeed), p.HeadingSpeed)
+	}
 	return bad
 }
 
@@ -145,16 +179,29 @@ func (p *FormationParams) Validate() fields.Errors {
 // velocity plus gain times its distance to the slot, capped at max_speed.
 // It reads beliefs only, never the other vehicles' true states; without a
 // fresh belief it holds its position (events belief_lost, belief_ok).
+//
+// With frame: heading the slot offset is turned by the tracked vehicle's
+// course, the direction of its believed horizontal velocity; below
+// heading_speed (hovering, stopping at a corner) the last course is held,
+// and until the tracked vehicle first moves that fast its believed yaw
+// stands in. With frame: tow the follower only keeps its distance |slot_k -
+// slot_tracked| from the tracked vehicle (TowLaw): it flies along the line
+// between them, so a column towed by its predecessors turns with the
+// leader, cutting its corners a little more at every link.
 type Formation struct {
 	p      *FormationParams
 	leader bool
 	target netsim.NodeID // whose belief the follower tracks
 	rel    geom.Vec3     // the follower's slot relative to the tracked node
-	route  []geom.Vec3
-	wp     int
-	flying bool // the leader has set off
-	done   bool // the leader finished its route
-	noInfo bool
+	// The tracked vehicle's believed course (frame heading).
+	course    float64
+	courseSet bool    // course comes from a velocity, not a yaw
+	dist      float64 // |rel|: the tow length (frame tow)
+	route     []geom.Vec3
+	wp        int
+	flying    bool // the leader has set off
+	done      bool // the leader finished its route
+	noInfo    bool
 	beliefSteps,
 	staleSteps uint64
 }
@@ -165,11 +212,13 @@ var formationSpec = Spec{
 	Doc: "3D leader-follower formation for multirotors: group index 0 sets off at `start` through `waypoints` (offsets from its start if `relative`, looping if `loop`) at `speed`; " +
 		"follower k holds the slot leader + offset k, the offsets (world frame) laid out by `shape` (line, column, echelon, vee) with `spacing` m along `heading` deg, or listed in `offsets`. " +
 		"A follower tracks its belief of the leader (`follow: leader`) or of follower k-1 (`predecessor`), moved on by the believed velocity times the belief's age (`extrapolate`), " +
+		"its offset read in the world frame (`frame: world`), in the tracked vehicle's heading frame (`heading`: x along its believed course, held below `heading_speed`), or as a tow (`tow`: the follower keeps |offset| from that vehicle along the line between them, a chain that turns with its leader), " +
 		"commanding that velocity plus `gain` times its distance to the slot (at most `max_speed`); without a fresh belief it holds its position. Needs a beacon (format 3d) on the same vehicles.",
 	Vehicle: true,
 	Params: func() Params {
 		return &FormationParams{FormationGeometry: FormationGeometry{Shape: "line", Spacing: 10}, Loop: true, Speed: 3, Accept: 1,
-			Start: 5 * sim.Second, Follow: "leader", Gain: 2, MaxSpeed: 8, Extrapolate: true, Period: 50 * sim.Millisecond}
+			Start: 5 * sim.Second, Follow: "leader", Gain: 2, MaxSpeed: 8, Extrapolate: true, Period: 50 * sim.Millisecond,
+			Frame: FrameWorld, HeadingSpeed: 0.5}
 	},
 	New: func(p Params) Behavior { return &Formation{p: p.(*FormationParams)} },
 }
@@ -202,6 +251,7 @@ func (f *Formation) Start(ctx *Context) error {
 	}
 	f.target = ids[ref0]
 	f.rel = slots[k].Sub(slots[ref0])
+	f.dist = f.rel.Norm()
 	return nil
 }
 
@@ -235,8 +285,49 @@ func (f *Formation) Step(ctx *Context) {
 	if f.p.Extrapolate {
 		age = max(now.Sub(b.TGen).Seconds(), 0)
 	}
-	v := FormationLaw(tel.Pos, b.Pos, b.Vel, age, f.rel, f.p.Gain, f.p.MaxSpeed)
+	var v geom.Vec3
+	switch f.p.Frame {
+	case FrameWorld:
+		v = FormationLaw(tel.Pos, b.Pos, b.Vel, age, f.rel, f.p.Gain, f.p.MaxSpeed)
+	case FrameHeading:
+		f.follow(&b)
+		v = FormationLaw(tel.Pos, b.Pos, b.Vel, age, TurnXY(f.rel, f.course), f.p.Gain, f.p.MaxSpeed)
+	case FrameTow:
+		v = TowLaw(tel.Pos, b.Pos.Add(b.Vel.Scale(age)), b.Vel, f.dist, f.p.Gain, f.p.MaxSpeed)
+	}
 	ctx.Command(vehicle.Command{Kind: vehicle.CmdVelocity, Vel: v, Yaw: nan})
+}
+
+// TowLaw is the follower's velocity command on a tow line: the aim point
+// is dist from ref (the tracked vehicle) on the line from ref to pos, and
+// the command is the component of refVel along that line plus gain times
+// the distance from pos to the aim point, its norm capped at maxSpeed.
+func TowLaw(pos, ref, refVel geom.Vec3, dist, gain, maxSpeed float64) geom.Vec3 {
+	r := ref.Sub(pos)
+	n := r.Norm()
+	if !(n > 1e-9) {
+		return geom.Vec3{}
+	}
+	u := r.Scale(1 / n)
+	return u.Scale(u.Dot(refVel) + gain*(n-dist)).ClampNorm(maxSpeed)
+}
+
+// TurnXY turns v by yaw rad counter-clockwise about the vertical: an
+// offset in a heading frame (x forward, y left) to the world frame.
+func TurnXY(v geom.Vec3, yaw float64) geom.Vec3 {
+	sn, cs := math.Sincos(yaw)
+	return geom.Vec3{X: v.X*cs - v.Y*sn, Y: v.X*sn + v.Y*cs, Z: v.Z}
+}
+
+// follow updates the tracked vehicle's believed course from belief b: the
+// direction of its horizontal velocity when that is at least
+// heading_speed, else the last such direction, else its yaw.
+func (f *Formation) follow(b *State) {
+	if math.Hypot(b.Vel.X, b.Vel.Y) >= f.p.HeadingSpeed {
+		f.course, f.courseSet = math.Atan2(b.Vel.Y, b.Vel.X), true
+	} else if !f.courseSet {
+		f.course = b.Yaw
+	}
 }
 
 // FormationLaw is the follower's velocity command: with the tracked node
@@ -260,6 +351,9 @@ func (f *Formation) lead(ctx *Context) {
 		return
 	}
 	if ctx.Telemetry().Pos.Dist(f.route[f.wp]) > f.p.Accept {
+		if ctx.Now() <= sim.Time(f.p.Start+f.p.Ramp) {
+			f.goTo(ctx) // a higher speed limit
+		}
 		return
 	}
 	f.wp++
@@ -274,8 +368,14 @@ func (f *Formation) lead(ctx *Context) {
 	f.goTo(ctx)
 }
 
+// goTo sends the leader to its waypoint at speed, or during the ramp at
+// the ramp's share of it (at least 1%: a goto speed of 0 has no limit).
 func (f *Formation) goTo(ctx *Context) {
-	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: f.route[f.wp], Speed: f.p.Speed, Yaw: nan})
+	speed := f.p.Speed
+	if since := ctx.Now().Sub(sim.Time(f.p.Start)); since < f.p.Ramp {
+		speed *= max(float64(since)/float64(f.p.Ramp), 0.01)
+	}
+	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: f.route[f.wp], Speed: speed, Yaw: nan})
 }
 
 // Finish reports, for a follower, how many steps found a fresh belief of

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"skyloop/geom"
@@ -105,5 +106,89 @@ func TestBeaconSize(t *testing.T) {
 	p.Format, p.Size = Planar, 60
 	if bad := p.Validate(); len(bad) > 0 {
 		t.Errorf("a 60-byte planar update refused: %v", bad)
+	}
+}
+
+// TestTowLaw: at the tow length the follower flies the tracked vehicle's
+// velocity along the line between them and ignores the rest (a leader
+// turning away does not drag it sideways); off it, gain times the error
+// along that line; the command is capped.
+func TestTowLaw(t *testing.T) {
+	ref, pos := geom.V(10, 0, 10), geom.V(0, 0, 10)
+	if v := TowLaw(pos, ref, geom.V(3, 0, 0), 10, 1, 8); v.Dist(geom.V(3, 0, 0)) > 1e-12 {
+		t.Errorf("in line: %v", v)
+	}
+	if v := TowLaw(pos, ref, geom.V(0, 3, 0), 10, 1, 8); v.Norm() > 1e-12 {
+		t.Errorf("the leader turned north: the follower must not move sideways yet, got %v", v)
+	}
+	if v := TowLaw(geom.V(-2, 0, 10), ref, geom.V(0, 3, 0), 10, 1, 8); v.Dist(geom.V(2, 0, 0)) > 1e-12 {
+		t.Errorf("2 m too far: %v", v)
+	}
+	if v := TowLaw(geom.V(5, 0, 10), ref, geom.V(0, 0, 0), 10, 1, 8); v.Dist(geom.V(-5, 0, 0)) > 1e-12 {
+		t.Errorf("5 m too close: %v", v)
+	}
+	if v := TowLaw(geom.V(-100, 0, 10), ref, geom.V(3, 0, 0), 10, 1, 8); math.Abs(v.Norm()-8) > 1e-12 {
+		t.Errorf("not capped: %v", v)
+	}
+	if v := TowLaw(ref, ref, geom.V(3, 0, 0), 10, 1, 8); v != (geom.Vec3{}) {
+		t.Errorf("on top of the tracked vehicle: %v", v)
+	}
+}
+
+// TestHeadingFrame: an offset in the heading frame turns with the tracked
+// vehicle's course; the course comes from the believed velocity, is held
+// below heading_speed, and is the believed yaw until the vehicle first
+// moves.
+func TestHeadingFrame(t *testing.T) {
+	behind := geom.V(-10, 0, 0)
+	if o := TurnXY(behind, math.Pi/2); o.Dist(geom.V(0, -10, 0)) > 1e-12 {
+		t.Errorf("10 m behind a vehicle flying north: %v", o)
+	}
+	p := formationSpec.Params().(*FormationParams)
+	f := &Formation{p: p}
+	f.follow(&State{Yaw: 0.3, Vel: geom.V(0.1, 0.1, 0)})
+	if f.course != 0.3 || f.courseSet {
+		t.Errorf("hovering, never moved: course %v, want the yaw 0.3", f.course)
+	}
+	f.follow(&State{Yaw: 0.3, Vel: geom.V(0, 3, 0)})
+	if math.Abs(f.course-math.Pi/2) > 1e-12 {
+		t.Errorf("flying north: course %v", f.course)
+	}
+	f.follow(&State{Yaw: 0.3, Vel: geom.V(0.3, -0.2, 0)})
+	if math.Abs(f.course-math.Pi/2) > 1e-12 {
+		t.Errorf("stopped (0.36 m/s < 0.5 m/s): course %v, want the last one held", f.course)
+	}
+}
+
+// TestFormationFrameValidate: the new keys are checked, with errors naming
+// the key and the value.
+func TestFormationFrameValidate(t *testing.T) {
+	for _, c := range []struct {
+		set  func(*FormationParams)
+		key  string
+		want string
+	}{
+		{func(p *FormationParams) { p.Frame = "body" }, "frame", `got "body"`},
+		{func(p *FormationParams) { p.Frame = FrameTow }, "frame", `follow: "leader"`},
+		{func(p *FormationParams) { p.HeadingSpeed = 0 }, "heading_speed", "got 0"},
+		{func(p *FormationParams) { p.HeadingSpeed = math.NaN() }, "heading_speed", "got NaN"},
+		{func(p *FormationParams) { p.Ramp = -1 }, "ramp", ""},
+	} {
+		p := formationSpec.Params().(*FormationParams)
+		p.Waypoints = []geom.Vec3{{X: 1, Y: 0, Z: 10}}
+		if bad := p.Validate(); len(bad) > 0 {
+			t.Fatalf("defaults: %v", bad)
+		}
+		c.set(p)
+		bad := p.Validate()
+		if msg, ok := bad[c.key]; !ok || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: got %v, want a %q error containing %q", c.key, bad, c.key, c.want)
+		}
+	}
+	p := formationSpec.Params().(*FormationParams)
+	p.Waypoints = []geom.Vec3{{X: 1, Y: 0, Z: 10}}
+	p.Frame, p.Follow = FrameTow, "predecessor"
+	if bad := p.Validate(); len(bad) > 0 {
+		t.Errorf("a tow chain: %v", bad)
 	}
 }

@@ -285,6 +285,41 @@ vehicles:
 		want: []string{`bad.yaml:9: vehicles[0].behaviors[0].policy: must be periodic or event, got "sometimes"`},
 	},
 	{
+		name: "formation frame and heading_speed",
+		yaml: `name: t
+vehicles:
+  - name: d
+    kind: multirotor
+    count: 2
+    spawn: {layout: line, spacing: 10}
+    behaviors:
+      - type: formation
+        waypoints: [[10, 0, 10]]
+        frame: body
+        heading_speed: -1
+measures:
+  - {type: formation, group: d, mode: convoy}
+`,
+		want: []string{`bad.yaml:10: vehicles[0].behaviors[0].frame: must be world, heading or tow, got "body"`,
+			`bad.yaml:11: vehicles[0].behaviors[0].heading_speed: must be in (0, 1000] m/s, got -1`,
+			`bad.yaml:13: measures[0].mode: must be leader, flock or chain, got "convoy"`},
+	},
+	{
+		name: "formation tow without follow predecessor",
+		yaml: `name: t
+vehicles:
+  - name: d
+    kind: multirotor
+    count: 2
+    spawn: {layout: line, spacing: 10}
+    behaviors:
+      - type: formation
+        waypoints: [[10, 0, 10]]
+        frame: tow
+`,
+		want: []string{`bad.yaml:10: vehicles[0].behaviors[0].frame: tow makes a chain: it needs follow: predecessor, got follow: "leader"`},
+	},
+	{
 		name: "behaviour port out of range",
 		yaml: "name: t\nvehicles:\n  - {name: d, kind: pointmass, count: 1, behaviors: [{type: beacon, port: 70000}], spawn: {layout: line, spacing: 1}}\n",
 		want: []string{"bad.yaml:3: vehicles[0].behaviors[0].port: 70000 is out of range (want 0..65535)"},

@@ -15,8 +15,9 @@ type FormationParams struct {
 	// Group names the vehicle group (index 0 is the leader).
 	Group string `yaml:"group" json:"group"`
 	// Mode is leader (every follower's distance from its slot, leader
-	// position + offset) or flock (every member's |nearest-neighbour
-	// distance - spacing|).
+	// position + offset), flock (every member's |nearest-neighbour
+	// distance - spacing|) or chain (|distance between members k-1 and k -
+	// spacing| for every follower k, with the extremes of those distances).
 	Mode string `yaml:"mode" json:"mode"`
 	// Warmup is when the formation error starts to count; the closest
 	// approach counts from the start.
@@ -40,8 +41,8 @@ func (p *FormationParams) Validate() fields.Errors {
 	if p.Group == "" {
 		bad["group"] = "missing: the vehicle group that flies the formation"
 	}
-	if p.Mode != "leader" && p.Mode != "flock" {
-		bad["mode"] = fmt.Sprintf("must be leader or flock, got %q", p.Mode)
+	if p.Mode != "leader" && p.Mode != "flock" && p.Mode != "chain" {
+		bad["mode"] = fmt.Sprintf("must be leader, flock or chain, got %q", p.Mode)
 	}
 	if p.Warmup < 0 {
 		bad["warmup"] = fmt.Sprintf("must be >= 0, got %v", p.Warmup)
@@ -59,10 +60,13 @@ func (p *FormationParams) Validate() fields.Errors {
 // formation error is the mean over the group of each member's error:
 // in leader mode a follower's distance from its slot (the leader's true
 // position plus the follower's offset; the leader has none), in flock mode
-// |distance to the nearest other member - spacing| for every member.
-// The measure reports the mean of the error over the samples after the
-// warm-up, its largest sample, its last, when it last exceeded the
-// tolerance, and the closest approach of any two members over the run.
+// |distance to the nearest other member - spacing| for every member, in
+// chain mode |distance to the member before it - spacing| for every
+// follower. The measure reports the mean of the error over the samples
+// after the warm-up, its largest sample, its last, when it last exceeded
+// the tolerance, and the closest approach of any two members over the run;
+// in chain mode also the smallest and largest distance between
+// consecutive members over the run.
 type Formation struct {
 	p        FormationParams
 	spacing  float64
@@ -80,6 +84,13 @@ type Formation struct {
 	samples  int
 	nearest  []float64 // flock mode: scratch
 	lastTime sim.Time
+	// Chain mode: the extremes of the distance between consecutive
+	// members over the run; the sum and count of the behind cosines after
+	// the warm-up; the positions at the sample before.
+	spMin, spMax float64
+	behind       float64
+	behindN      int64
+	prev         []geom.Vec3
 }
 
 // FormationResult is the measure's line in summary.json.
@@ -102,13 +113,30 @@ type FormationResult struct {
 	ClosestTNs  sim.Time `json:"closest_t_ns"`
 	ClosestPair [2]int   `json:"closest_pair"`
 	Samples     int      `json:"samples"`
+	// Chain mode only: the smallest and largest distance between
+	// consecutive members (k-1, k) over the run, and the larger of their
+	// departures from the spacing.
+	SpacingMinM    *float64 `json:"spacing_min_m,omitempty"`
+	SpacingMaxM    *float64 `json:"spacing_max_m,omitempty"`
+	SpacingErrMaxM *float64 `json:"spacing_err_max_m,omitempty"`
+	// BehindMean (chain mode) is the mean, after the warm-up, over
+	// followers whose predecessor moves at 0.5 m/s or more, of the cosine
+	// of the angle between the predecessor's direction of travel and the
+	// line from the follower to it: 1 when every follower flies straight
+	// behind its predecessor, 0 abreast, -1 ahead.
+	BehindMean *float64 `json:"behind_mean,omitempty"`
 }
 
 // NewFormation returns the measure for a group of n vehicles: in leader
 // mode slots[k] is follower k's offset from the leader (slots[0] is
 // ignored); in flock mode spacing is the desired neighbour distance.
 func NewFormation(p FormationParams, n int, slots []geom.Vec3, spacing float64) *Formation {
-	return &Formation{p: p, n: n, slots: slots, spacing: spacing, closest: math.Inf(1), nearest: make([]float64, n)}
+	m := &Formation{p: p, n: n, slots: slots, spacing: spacing, closest: math.Inf(1), nearest: make([]float64, n),
+		spMin: math.Inf(1), spMax: math.Inf(-1)}
+	if p.Mode == "chain" {
+		m.prev = make([]geom.Vec3, n)
+	}
+	return m
 }
 
 // Params returns the measure's parameters.
@@ -136,12 +164,29 @@ func (m *Formation) Observe(t sim.Time, pos []geom.Vec3) {
 		}
 	}
 	var e float64
-	if m.p.Mode == "flock" {
+	switch m.p.Mode {
+	case "flock":
 		for i := range pos {
 			e += math.Abs(m.nearest[i] - m.spacing)
 		}
 		e /= float64(len(pos))
-	} else {
+	case "chain":
+		minStep := behindSpeed * m.p.Period.Seconds()
+		for k := 1; k < len(pos); k++ {
+			d := pos[k].Dist(pos[k-1])
+			m.spMin, m.spMax = math.Min(m.spMin, d), math.Max(m.spMax, d)
+			e += math.Abs(d - m.spacing)
+			if m.samples > 1 && k-1 < len(m.prev) && t > sim.Time(m.p.Warmup) {
+				step := pos[k-1].Sub(m.prev[k-1])
+				if sn := step.Norm(); sn >= minStep && d > 0 {
+					m.behind += step.Dot(pos[k-1].Sub(pos[k])) / (sn * d)
+					m.behindN++
+				}
+			}
+		}
+		e /= float64(len(pos) - 1)
+		copy(m.prev, pos)
+	default:
 		for k := 1; k < len(pos); k++ {
 			e += pos[k].Dist(pos[0].Add(m.slots[k]))
 		}
@@ -168,6 +213,15 @@ func (m *Formation) Result() FormationResult {
 	if !math.IsInf(m.closest, 1) {
 		r.ClosestM = round4(m.closest)
 	}
+	if m.p.Mode == "chain" && !math.IsInf(m.spMin, 1) {
+		lo, hi := round4(m.spMin), round4(m.spMax)
+		dev := round4(math.Max(m.spacing-m.spMin, m.spMax-m.spacing))
+		r.SpacingMinM, r.SpacingMaxM, r.SpacingErrMaxM = &lo, &hi, &dev
+		if m.behindN > 0 {
+			b := round4(m.behind / float64(m.behindN))
+			r.BehindMean = &b
+		}
+	}
 	switch {
 	case !m.anyBad:
 	case m.lastBad == m.lastTime:
@@ -177,5 +231,9 @@ func (m *Formation) Result() FormationResult {
 	}
 	return r
 }
+
+// behindSpeed is the speed, m/s, from which a predecessor's direction of
+// travel counts for the chain measure's behind figure.
+const behindSpeed = 0.5
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -43,3 +43,38 @@ func TestFormationMeasure(t *testing.T) {
 		t.Errorf("flock mode: %+v", r)
 	}
 }
+
+// TestFormationChainMeasure: in chain mode the error is the mean |distance
+// to the predecessor - spacing|; the spacing extremes count from the start,
+// the behind figure after the warm-up, from the predecessors' motion
+// between samples; leader and flock results carry none of the chain
+// fields.
+func TestFormationChainMeasure(t *testing.T) {
+	p := DefaultFormationParams()
+	p.Group, p.Mode, p.Warmup, p.Period = "g", "chain", 150*sim.Millisecond, 100*sim.Millisecond
+	m := NewFormation(p, 3, nil, 10)
+	at := func(ms int64) sim.Time { return sim.Time(ms * int64(sim.Millisecond)) }
+	// A column flying east at 1 m/s: 1 behind 0, 2 behind 1 but 2 m short.
+	m.Observe(at(100), []geom.Vec3{{X: 0}, {X: -10}, {X: -18}})
+	m.Observe(at(200), []geom.Vec3{{X: 0.1}, {X: -9.9}, {X: -17.9}})
+	// Follower 2 abreast of follower 1 (north of it), both moving east.
+	m.Observe(at(300), []geom.Vec3{{X: 0.2}, {X: -9.8}, {X: -9.8, Y: 11}})
+	r := m.Result()
+	if r.Mode != "chain" || r.SpacingMinM == nil || *r.SpacingMinM != 8 || *r.SpacingMaxM != 11 || *r.SpacingErrMaxM != 2 {
+		t.Fatalf("spacing: %+v", r)
+	}
+	// Errors after the warm-up: (0 + 2) / 2 at 200 ms, (0 + 1) / 2 at 300 ms.
+	if math.Abs(r.ErrMeanM-0.75) > 1e-12 || r.ErrFinalM != 0.5 {
+		t.Errorf("error: %+v", r)
+	}
+	// Behind: 1, 1 at 200 ms; 1, 0 at 300 ms.
+	if r.BehindMean == nil || *r.BehindMean != 0.75 {
+		t.Errorf("behind %v, want 0.75", r.BehindMean)
+	}
+	p.Mode = "leader"
+	m = NewFormation(p, 3, []geom.Vec3{{}, {X: -10}, {X: -20}}, 10)
+	m.Observe(at(100), []geom.Vec3{{X: 0}, {X: -10}, {X: -18}})
+	if r := m.Result(); r.SpacingMinM != nil || r.BehindMean != nil {
+		t.Errorf("leader mode reports chain figures: %+v", r)
+	}
+}

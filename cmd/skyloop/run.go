@@ -493,6 +493,12 @@ func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 			default:
 				fmt.Fprintf(w, ", within %.2f m from %.2fs", m.ToleranceM, m.SettledS)
 			}
+			if m.SpacingMinM != nil {
+				fmt.Fprintf(w, "; spacing %.2f-%.2f m", *m.SpacingMinM, *m.SpacingMaxM)
+			}
+			if m.BehindMean != nil {
+				fmt.Fprintf(w, ", behind %.2f", *m.BehindMean)
+			}
 			fmt.Fprintf(w, "; closest approach %.2f m\n", m.ClosestM)
 		}
 	}
