@@ -101,9 +101,12 @@ type lib struct {
 	makeData    func(m unsafe.Pointer) unsafe.Pointer
 	deleteData  func(d unsafe.Pointer)
 	deleteModel func(m unsafe.Pointer)
-	step        func(m, d unsafe.Pointer)
-	forward     func(m, d unsafe.Pointer)
-	name2id     func(m unsafe.Pointer, typ int32, name string) int32
+	// stepSym is mj_step, called through purego.SyscallN: a function
+	// registered with RegisterFunc allocates 48 bytes a call, and a world
+	// steps once per robot.
+	stepSym uintptr
+	forward func(m, d unsafe.Pointer)
+	name2id func(m unsafe.Pointer, typ int32, name string) int32
 }
 
 var (
@@ -155,7 +158,7 @@ func bind(h uintptr, l *lib) (err error) {
 		name string
 	}{
 		{&l.version, "mj_version"}, {&l.loadXML, "mj_loadXML"}, {&l.makeData, "mj_makeData"},
-		{&l.deleteData, "mj_deleteData"}, {&l.deleteModel, "mj_deleteModel"}, {&l.step, "mj_step"},
+		{&l.deleteData, "mj_deleteData"}, {&l.deleteModel, "mj_deleteModel"},
 		{&l.forward, "mj_forward"}, {&l.name2id, "mj_name2id"},
 	} {
 		sym, e := purego.Dlsym(h, f.name)
@@ -164,6 +167,11 @@ func bind(h uintptr, l *lib) (err error) {
 		}
 		purego.RegisterFunc(f.ptr, sym)
 	}
+	sym, err := purego.Dlsym(h, "mj_step")
+	if err != nil {
+		return fmt.Errorf("no symbol mj_step: %w", err)
+	}
+	l.stepSym = sym
 	return nil
 }
 

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // Model is a compiled MuJoCo model (mjModel) with its data (mjData): the
 // state arrays are Go slices over MuJoCo's memory, valid until Close.
 type Model struct {
 	m, d unsafe.Pointer
+	args [2]uintptr // m and d, for mj_step
 	// Qpos, Qvel, Ctrl, Xpos (3 per body), Xquat (4 per body, w x y z) and
 	// SensorData are mjData's arrays.
 	Qpos, Qvel, Ctrl, Xpos, Xquat, SensorData []float64
@@ -70,7 +73,7 @@ func LoadFile(path string) (*Model, error) {
 		l.deleteModel(m)
 		return nil, errors.New("MuJoCo could not allocate the model's data")
 	}
-	md := &Model{m: m, d: d}
+	md := &Model{m: m, d: d, args: [2]uintptr{uintptr(m), uintptr(d)}}
 	md.Qpos = md.array(offDataQpos, md.NQ())
 	md.Qvel = md.array(offDataQvel, md.NV())
 	md.Ctrl = md.array(offDataCtrl, md.NU())
@@ -191,7 +194,8 @@ func (md *Model) SensorAdr(s int) int { return md.intArray(offModelSensorAdr, s)
 func (md *Model) SensorDim(s int) int { return md.intArray(offModelSensorDim, s) }
 
 // Step advances the simulation by one time step (mj_step).
-func (md *Model) Step() { theLib.step(md.m, md.d) }
+// Its arguments are kept in the model, so that the call allocates nothing.
+func (md *Model) Step() { purego.SyscallN(theLib.stepSym, md.args[:]...) }
 
 // Close frees the model and its data; the slices must not be used after.
 func (md *Model) Close() {
@@ -200,7 +204,7 @@ func (md *Model) Close() {
 	}
 	theLib.deleteData(md.d)
 	theLib.deleteModel(md.m)
-	md.m, md.d = nil, nil
+	md.m, md.d, md.args = nil, nil, [2]uintptr{}
 	md.Qpos, md.Qvel, md.Ctrl, md.Xpos, md.Xquat, md.SensorData = nil, nil, nil, nil, nil, nil
 	md.ActuatorForce, md.ActuatorVelocity = nil, nil
 	md.Act, md.QaccWarmstart, md.GeomXpos, md.GeomRbound, md.GeomMargin = nil, nil, nil, nil, nil

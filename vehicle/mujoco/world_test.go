@@ -46,7 +46,7 @@ const rocker = `<mujoco model="rocker">
 
 // rockers returns a built world of rocker robots spawned at the given
 // positions (heading +x), and the robots.
-func rockers(t *testing.T, obstacles []geom.Box, at ...geom.Vec3) (*World, []*RobotPhysics) {
+func rockers(t testing.TB, obstacles []geom.Box, at ...geom.Vec3) (*World, []*RobotPhysics) {
 	t.Helper()
 	mjtest.Require(t)
 	dir := t.TempDir()
@@ -77,18 +77,17 @@ func wheels(i, k int, gain float64) vehicle.Actuators {
 }
 
 // stepAll gives every robot its wheel speeds and steps the world once.
-func stepAll(t *testing.T, w *World, bots []*RobotPhysics, k int, gain float64) {
+func stepAll(t testing.TB, w *World, bots []*RobotPhysics, k int, gain float64) {
 	t.Helper()
 	at := sim.Time(k) * sim.Time(w.Period())
 	for i, b := range bots {
-		b.Step(at, ptr(wheels(i, k, gain)), nil)
+		a := wheels(i, k, gain)
+		b.Step(at, &a, nil)
 	}
 	if err := w.Step(at); err != nil {
 		t.Fatal(err)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // TestRobotsApartAreIndependent: a robot's path in a world with 2 or 5
 // other robots that never come near it (spawned 1.5 m behind it and each
