@@ -11,10 +11,12 @@
 // the library, and refuses any other version (TestLayout compares the
 // offsets with the C headers').
 //
-// A World is one MuJoCo model and data for a run: every robot of the run
-// is generated into the same MJCF, so robots touch each other and the
-// obstacles. It is stepped by one goroutine at a time; MuJoCo is
-// deterministic single-threaded, so the same inputs give the same states.
+// A World holds every MuJoCo robot of a run: each robot is stepped in a
+// model of its own (floor, obstacles, itself) so that robots that do not
+// touch are independent, and robots that come near each other share one
+// model, so they touch. It is stepped by one goroutine at a time; MuJoCo
+// is deterministic single-threaded, so the same inputs give the same
+// states.
 package mujoco
 
 import (
