@@ -38,8 +38,10 @@ func TestLayout(t *testing.T) {
 #define M(f) printf("model.%s %zu\n", #f, offsetof(mjModel, f));
 #define D(f) printf("data.%s %zu\n", #f, offsetof(mjData, f));
 int main(void) {
-  M(nq) M(nv) M(nu) M(nbody) M(njnt) M(nsensordata) M(opt.timestep) M(jnt_qposadr) M(jnt_dofadr) M(sensor_adr) M(sensor_dim)
-  D(time) D(qpos) D(qvel) D(ctrl) D(sensordata) D(xpos) D(xquat) D(actuator_velocity) D(actuator_force)
+  M(nq) M(nv) M(nu) M(na) M(nbody) M(njnt) M(ngeom) M(nsensordata) M(opt.timestep) M(jnt_qposadr) M(jnt_dofadr) M(sensor_adr) M(sensor_dim)
+  M(geom_bodyid) M(geom_rbound) M(geom_margin) M(njmax) M(nconmax) D(warning)
+  D(time) D(qpos) D(qvel) D(ctrl) D(act) D(qacc_warmstart) D(geom_xpos) D(sensordata) D(xpos) D(xquat) D(actuator_velocity) D(actuator_force)
+  printf("warn.contactfull %d\nwarn.cnstrfull %d\n", mjWARN_CONTACTFULL, mjWARN_CNSTRFULL);
   printf("obj.body %d\nobj.joint %d\nobj.geom %d\nobj.actuator %d\nobj.sensor %d\nversion %d\nmjtNum %zu\n",
     mjOBJ_BODY, mjOBJ_JOINT, mjOBJ_GEOM, mjOBJ_ACTUATOR, mjOBJ_SENSOR, mjVERSION_HEADER, sizeof(mjtNum));
   return 0;

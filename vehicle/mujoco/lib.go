@@ -11,10 +11,12 @@
 // the library, and refuses any other version (TestLayout compares the
 // offsets with the C headers').
 //
-// A World is one MuJoCo model and data for a run: every robot of the run
-// is generated into the same MJCF, so robots touch each other and the
-// obstacles. It is stepped by one goroutine at a time; MuJoCo is
-// deterministic single-threaded, so the same inputs give the same states.
+// A World holds every MuJoCo robot of a run: each robot is stepped in a
+// model of its own (floor, obstacles, itself) so that robots that do not
+// touch are independent, and robots that come near each other share one
+// model, so they touch. It is stepped by one goroutine at a time; MuJoCo
+// is deterministic single-threaded, so the same inputs give the same
+// states.
 package mujoco
 
 import (
@@ -53,22 +55,44 @@ const (
 	offModelNU          = 8
 	offModelNBody       = 16
 	offModelNJnt        = 20
+	offModelNGeom       = 24
+	offModelNA          = 12
 	offModelNSensorData = 224
 	offModelTimestep    = 232
 	offModelJntQposAdr  = 1288
 	offModelJntDofAdr   = 1296
 	offModelSensorAdr   = 2928
 	offModelSensorDim   = 2920
+	offModelNJMax       = 208
+	offModelNConMax     = 212
+	offModelGeomBodyID  = 1520
+	offModelGeomRbound  = 1600
+	offModelGeomMargin  = 1632
 	offDataTime         = 40336
-	offDataQpos         = 40376
-	offDataQvel         = 40384
-	offDataCtrl         = 40408
-	offDataSensorData   = 40472
-	offDataXpos         = 40480
-	offDataXquat        = 40488
+	// warning: mjNWARNING mjWarningStat {int lastinfo; int number}
+	offDataWarning    = 24
+	offDataQpos       = 40376
+	offDataQvel       = 40384
+	offDataCtrl       = 40408
+	offDataAct        = 40392
+	offDataQaccWarm   = 40400
+	offDataGeomXpos   = 40536
+	offDataSensorData = 40472
+	offDataXpos       = 40480
+	offDataXquat      = 40488
 	// actuator_velocity and actuator_force
 	offDataActuatorVelocity = 40952
 	offDataActuatorForce    = 41080
+)
+
+// Warnings of mjtWarning (mjdata.h) the world checks after every step.
+const (
+	// WarnContactFull counts steps that found more contacts than the
+	// model's nconmax: the rest were dropped.
+	WarnContactFull = 1
+	// WarnConstraintFull counts steps with more constraint rows than
+	// njmax: the rest were dropped.
+	WarnConstraintFull = 2
 )
 
 // lib is the loaded library's functions.
@@ -79,9 +103,12 @@ type lib struct {
 	makeData    func(m unsafe.Pointer) unsafe.Pointer
 	deleteData  func(d unsafe.Pointer)
 	deleteModel func(m unsafe.Pointer)
-	step        func(m, d unsafe.Pointer)
-	forward     func(m, d unsafe.Pointer)
-	name2id     func(m unsafe.Pointer, typ int32, name string) int32
+	// stepSym is mj_step, called through purego.SyscallN: a function
+	// registered with RegisterFunc allocates 48 bytes a call, and a world
+	// steps once per robot.
+	stepSym uintptr
+	forward func(m, d unsafe.Pointer)
+	name2id func(m unsafe.Pointer, typ int32, name string) int32
 }
 
 var (
@@ -133,7 +160,7 @@ func bind(h uintptr, l *lib) (err error) {
 		name string
 	}{
 		{&l.version, "mj_version"}, {&l.loadXML, "mj_loadXML"}, {&l.makeData, "mj_makeData"},
-		{&l.deleteData, "mj_deleteData"}, {&l.deleteModel, "mj_deleteModel"}, {&l.step, "mj_step"},
+		{&l.deleteData, "mj_deleteData"}, {&l.deleteModel, "mj_deleteModel"},
 		{&l.forward, "mj_forward"}, {&l.name2id, "mj_name2id"},
 	} {
 		sym, e := purego.Dlsym(h, f.name)
@@ -142,6 +169,11 @@ func bind(h uintptr, l *lib) (err error) {
 		}
 		purego.RegisterFunc(f.ptr, sym)
 	}
+	sym, err := purego.Dlsym(h, "mj_step")
+	if err != nil {
+		return fmt.Errorf("no symbol mj_step: %w", err)
+	}
+	l.stepSym = sym
 	return nil
 }
 
@@ -158,9 +190,11 @@ func Path() string {
 func Layout() map[string]int {
 	return map[string]int{
 		"model.nq": offModelNQ, "model.nv": offModelNV, "model.nu": offModelNU, "model.nbody": offModelNBody,
-		"model.njnt": offModelNJnt, "model.nsensordata": offModelNSensorData, "model.opt.timestep": offModelTimestep,
+		"model.njnt": offModelNJnt, "model.njmax": offModelNJMax, "model.nconmax": offModelNConMax, "data.warning": offDataWarning,
+		"warn.contactfull": WarnContactFull, "warn.cnstrfull": WarnConstraintFull, "model.ngeom": offModelNGeom, "model.na": offModelNA, "model.nsensordata": offModelNSensorData, "model.opt.timestep": offModelTimestep,
 		"model.jnt_qposadr": offModelJntQposAdr, "model.jnt_dofadr": offModelJntDofAdr, "model.sensor_adr": offModelSensorAdr, "model.sensor_dim": offModelSensorDim,
-		"data.time": offDataTime, "data.qpos": offDataQpos, "data.qvel": offDataQvel, "data.ctrl": offDataCtrl,
+		"model.geom_bodyid": offModelGeomBodyID, "model.geom_rbound": offModelGeomRbound, "model.geom_margin": offModelGeomMargin,
+		"data.time": offDataTime, "data.qpos": offDataQpos, "data.qvel": offDataQvel, "data.ctrl": offDataCtrl, "data.act": offDataAct, "data.qacc_warmstart": offDataQaccWarm, "data.geom_xpos": offDataGeomXpos,
 		"data.sensordata": offDataSensorData, "data.xpos": offDataXpos, "data.xquat": offDataXquat,
 		"data.actuator_velocity": offDataActuatorVelocity, "data.actuator_force": offDataActuatorForce,
 		"obj.body": ObjBody, "obj.joint": ObjJoint, "obj.geom": ObjGeom, "obj.actuator": ObjActuator, "obj.sensor": ObjSensor,

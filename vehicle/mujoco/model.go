@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // Model is a compiled MuJoCo model (mjModel) with its data (mjData): the
 // state arrays are Go slices over MuJoCo's memory, valid until Close.
 type Model struct {
 	m, d unsafe.Pointer
+	args [2]uintptr // m and d, for mj_step
 	// Qpos, Qvel, Ctrl, Xpos (3 per body), Xquat (4 per body, w x y z) and
 	// SensorData are mjData's arrays.
 	Qpos, Qvel, Ctrl, Xpos, Xquat, SensorData []float64
@@ -18,6 +21,14 @@ type Model struct {
 	// torque) and velocity after the last step (mjData's actuator_force
 	// and actuator_velocity).
 	ActuatorForce, ActuatorVelocity []float64
+	// Act (actuator activations), QaccWarmstart (the accelerations the
+	// next step's solver starts from) and GeomXpos (3 per geom) are
+	// mjData's act, qacc_warmstart and geom_xpos.
+	Act, QaccWarmstart, GeomXpos []float64
+	// GeomRbound and GeomMargin are mjModel's geom_rbound (the radius of
+	// each geom's bounding sphere; 0 for planes, which are unbounded) and
+	// geom_margin (the distance at which its contacts start).
+	GeomRbound, GeomMargin []float64
 }
 
 // LoadXML compiles the MJCF text (written to a temporary file, since
@@ -62,7 +73,7 @@ func LoadFile(path string) (*Model, error) {
 		l.deleteModel(m)
 		return nil, errors.New("MuJoCo could not allocate the model's data")
 	}
-	md := &Model{m: m, d: d}
+	md := &Model{m: m, d: d, args: [2]uintptr{uintptr(m), uintptr(d)}}
 	md.Qpos = md.array(offDataQpos, md.NQ())
 	md.Qvel = md.array(offDataQvel, md.NV())
 	md.Ctrl = md.array(offDataCtrl, md.NU())
@@ -71,6 +82,11 @@ func LoadFile(path string) (*Model, error) {
 	md.SensorData = md.array(offDataSensorData, md.intAt(offModelNSensorData))
 	md.ActuatorForce = md.array(offDataActuatorForce, md.NU())
 	md.ActuatorVelocity = md.array(offDataActuatorVelocity, md.NU())
+	md.Act = md.array(offDataAct, md.NA())
+	md.QaccWarmstart = md.array(offDataQaccWarm, md.NV())
+	md.GeomXpos = md.array(offDataGeomXpos, 3*md.NGeom())
+	md.GeomRbound = md.modelArray(offModelGeomRbound, md.NGeom())
+	md.GeomMargin = md.modelArray(offModelGeomMargin, md.NGeom())
 	l.forward(m, d)
 	return md, nil
 }
@@ -96,6 +112,16 @@ func (md *Model) array(off uintptr, n int) []float64 {
 	return unsafe.Slice((*float64)(p), n)
 }
 
+// modelArray returns the n doubles of the mjModel array whose pointer is
+// at off.
+func (md *Model) modelArray(off uintptr, n int) []float64 {
+	p := *(*unsafe.Pointer)(unsafe.Add(md.m, off))
+	if n == 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice((*float64)(p), n)
+}
+
 // intArray returns element i of the mjModel int array whose pointer is at
 // off.
 func (md *Model) intArray(off uintptr, i int) int {
@@ -112,6 +138,34 @@ func (md *Model) NV() int { return md.intAt(offModelNV) }
 
 // NU returns the number of actuators.
 func (md *Model) NU() int { return md.intAt(offModelNU) }
+
+// NA returns the number of actuator activations (actuators with their
+// own dynamics).
+func (md *Model) NA() int { return md.intAt(offModelNA) }
+
+// NGeom returns the number of geoms.
+func (md *Model) NGeom() int { return md.intAt(offModelNGeom) }
+
+// NSensorData returns the number of sensor values.
+func (md *Model) NSensorData() int { return md.intAt(offModelNSensorData) }
+
+// GeomBody returns the body geom g belongs to (0: the world).
+func (md *Model) GeomBody(g int) int { return md.intArray(offModelGeomBodyID, g) }
+
+// NConMax returns the most contacts the model's data holds.
+func (md *Model) NConMax() int { return md.intAt(offModelNConMax) }
+
+// NJMax returns the most constraint rows the model's data holds.
+func (md *Model) NJMax() int { return md.intAt(offModelNJMax) }
+
+// Warnings returns how many times warning w (WarnContactFull, ...) was
+// raised since the data was made.
+func (md *Model) Warnings(w int) int {
+	return int(*(*int32)(unsafe.Add(md.d, offDataWarning+8*uintptr(w)+4)))
+}
+
+// SetTime sets the simulation time of the data, s.
+func (md *Model) SetTime(t float64) { *(*float64)(unsafe.Add(md.d, offDataTime)) = t }
 
 // NBody returns the number of bodies, the world body included.
 func (md *Model) NBody() int { return md.intAt(offModelNBody) }
@@ -140,7 +194,8 @@ func (md *Model) SensorAdr(s int) int { return md.intArray(offModelSensorAdr, s)
 func (md *Model) SensorDim(s int) int { return md.intArray(offModelSensorDim, s) }
 
 // Step advances the simulation by one time step (mj_step).
-func (md *Model) Step() { theLib.step(md.m, md.d) }
+// Its arguments are kept in the model, so that the call allocates nothing.
+func (md *Model) Step() { purego.SyscallN(theLib.stepSym, md.args[:]...) }
 
 // Close frees the model and its data; the slices must not be used after.
 func (md *Model) Close() {
@@ -149,7 +204,8 @@ func (md *Model) Close() {
 	}
 	theLib.deleteData(md.d)
 	theLib.deleteModel(md.m)
-	md.m, md.d = nil, nil
+	md.m, md.d, md.args = nil, nil, [2]uintptr{}
 	md.Qpos, md.Qvel, md.Ctrl, md.Xpos, md.Xquat, md.SensorData = nil, nil, nil, nil, nil, nil
 	md.ActuatorForce, md.ActuatorVelocity = nil, nil
+	md.Act, md.QaccWarmstart, md.GeomXpos, md.GeomRbound, md.GeomMargin = nil, nil, nil, nil, nil
 }

@@ -171,7 +171,9 @@ type RobotPhysics struct {
 	// sensor addresses in SensorData for telemetry (-1: from the body)
 	sPos, sVel, sQuat int
 
-	// pos is the body's position less its height in the model (zOff).
+	// pos is the body's position less its height in the model (zOff,
+	// measured when first bound).
+	bound                     bool
 	zOff                      float64
 	pos, vel                  geom.Vec3
 	yaw, yawRate, v, distance float64
@@ -217,7 +219,8 @@ func (ph *RobotPhysics) Head() (key, text string) {
 	return ph.rs.model.Path, ph.rs.model.Head()
 }
 
-// Bind finds the robot's body and wheel actuators.
+// Bind finds the robot's body and wheel actuators in m (again when the
+// robot moves to another model of the world).
 func (ph *RobotPhysics) Bind(m *Model) error {
 	if ph.rs.model == nil {
 		return fmt.Errorf("internal error: MJCF robot without a model")
@@ -251,7 +254,13 @@ func (ph *RobotPhysics) Bind(m *Model) error {
 		}
 		*s.adr = m.SensorAdr(id)
 	}
-	ph.zOff = ph.rawPos(m).Z - ph.spawn.Z
+	if !ph.bound {
+		// The height in the model is measured once, at the spawn pose;
+		// later binds (the robot moved to another model of the world)
+		// keep it.
+		ph.zOff = ph.rawPos(m).Z - ph.spawn.Z
+		ph.bound = true
+	}
 	ph.pos, ph.yaw = ph.ground(m), ph.heading(m)
 	return nil
 }
