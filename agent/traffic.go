@@ -14,12 +14,16 @@ type TrafficParams struct {
 	Rate    float64      `yaml:"rate" json:"rate"`   // application bit rate (payload bits/s); 0 sends nothing
 	Size    int          `yaml:"size" json:"size"`   // payload bytes per packet
 	Dst     string       `yaml:"dst" json:"dst"`     // destination node name; empty = broadcast
-	Start   sim.Duration `yaml:"start" json:"start"` // first packet time (plus index*stagger and the phase)
+	Start   sim.Duration `yaml:"start" json:"start"` // the source's start time (plus index*stagger and the phase)
 	Stagger sim.Duration `yaml:"stagger" json:"stagger"`
-	Phase   Phase        `yaml:"phase" json:"phase"`   // random (default: each node starts at a random point of its packet interval) or zero
-	Jitter  Jitter       `yaml:"jitter" json:"jitter"` // each packet is delayed by a fresh uniform [0, jitter); a duration, a percentage of the packet interval, or 0
-	Kind    string       `yaml:"kind" json:"kind"`     // trace kind, default bg
-	Port    uint16       `yaml:"port" json:"port"`
+	// First says when packet 0 leaves: at the source's start (FirstStart,
+	// the default) or one packet interval after it (FirstInterval), as
+	// ns-3's OnOffApplication sends.
+	First  string `yaml:"first" json:"first"`
+	Phase  Phase  `yaml:"phase" json:"phase"`   // random (default: each node starts at a random point of its packet interval) or zero
+	Jitter Jitter `yaml:"jitter" json:"jitter"` // each packet is delayed by a fresh uniform [0, jitter); a duration, a percentage of the packet interval, or 0
+	Kind   string `yaml:"kind" json:"kind"`     // trace kind, default bg
+	Port   uint16 `yaml:"port" json:"port"`
 }
 
 // Validate checks the parameters.
@@ -39,6 +43,9 @@ func (p *TrafficParams) Validate() fields.Errors {
 	if p.Phase != PhaseRandom && p.Phase != PhaseZero {
 		bad["phase"] = fmt.Sprintf("must be random or zero, got %v", p.Phase)
 	}
+	if p.First != FirstStart && p.First != FirstInterval {
+		bad["first"] = fmt.Sprintf("must be %s or %s, got %q", FirstStart, FirstInterval, p.First)
+	}
 	var ivl sim.Duration
 	if bad["rate"] == "" && bad["size"] == "" && p.Rate > 0 {
 		ivl = p.interval()
@@ -47,6 +54,16 @@ func (p *TrafficParams) Validate() fields.Errors {
 	return bad
 }
 
+// When a constant-bit-rate source sends its first packet (TrafficParams.First).
+const (
+	// FirstStart sends packet 0 at the source's start.
+	FirstStart = "start"
+	// FirstInterval sends packet 0 one packet interval after the start,
+	// as ns-3's OnOffApplication does (it schedules its first send one
+	// interval after StartApplication).
+	FirstInterval = "interval"
+)
+
 // interval returns the nominal time between packets, to the nanosecond
 // below.
 func (p *TrafficParams) interval() sim.Duration {
@@ -54,10 +71,11 @@ func (p *TrafficParams) interval() sim.Duration {
 }
 
 // Traffic is a constant-bit-rate source: packets of `size` bytes at exact
-// times first + k*size*8/rate + jitter_k (nanosecond resolution, not
-// rounded to ticks), where first is start + index*stagger plus the node's
+// times t0 + (k+f)*size*8/rate + jitter_k (nanosecond resolution, not
+// rounded to ticks), where t0 is start + index*stagger plus the node's
 // phase, uniform in [0, size*8/rate) (phase: random, the default) or 0
-// (phase: zero), and jitter_k is uniform in [0, jitter), drawn afresh for
+// (phase: zero), f is 0 (first: start, the default) or 1 (first:
+// interval: the first packet leaves one interval after t0), and jitter_k is uniform in [0, jitter), drawn afresh for
 // every packet (default DefaultJitter, a tenth of the interval); both are
 // drawn from the run's seed, so the mean rate is exact and the same seed
 // gives the same times. Its sending never depends on the vehicle, so in
@@ -67,7 +85,8 @@ type Traffic struct {
 	p       *TrafficParams
 	dst     netsim.NodeID
 	kind    netsim.Kind
-	start   sim.Time // the nominal time of packet 0
+	start   sim.Time // the source's start (t0)
+	off     int64    // 1 when packet 0 leaves one interval after start
 	ivl     float64  // ns
 	times   sendTimes
 	jitter  sim.Duration // the bound of every packet's delay
@@ -81,10 +100,10 @@ type Traffic struct {
 var trafficSpec = Spec{
 	Name: "traffic",
 	Doc: "Constant-bit-rate source: `size`-byte packets (kind `kind`, default bg) at `rate` bit/s of payload to `dst` (default broadcast), at exact sub-tick times; " +
-		"starts at `start` + group index * `stagger` + a random point of the packet interval (`phase` random, or zero); each packet is delayed by a fresh uniform [0, `jitter`) (default 10% of the interval; 0 = none), both seeded.",
+		"starts at `start` + group index * `stagger` + a random point of the packet interval (`phase` random, or zero) and sends its first packet then (`first` start) or one interval later (`first` interval, as ns-3's OnOffApplication); each packet is delayed by a fresh uniform [0, `jitter`) (default 10% of the interval; 0 = none), both seeded.",
 	Vehicle: true, Fixed: true,
 	Params: func() Params {
-		return &TrafficParams{Size: 1000, Kind: "bg", Port: 9, Phase: PhaseRandom, Jitter: DefaultJitter}
+		return &TrafficParams{Size: 1000, Kind: "bg", Port: 9, Phase: PhaseRandom, First: FirstStart, Jitter: DefaultJitter}
 	},
 	New: func(p Params) Behavior { return &Traffic{p: p.(*TrafficParams)} },
 }
@@ -113,8 +132,11 @@ func (tr *Traffic) Start(ctx *Context) error {
 		ivl := tr.p.interval()
 		tr.times, tr.jitter = newSendTimes(ctx, tagTraffic, tr.p.Port, uint64(tr.kind)), tr.p.Jitter.Of(ivl)
 		tr.start = tr.start.Add(tr.times.phase(tr.p.Phase, ivl))
+		if tr.p.First == FirstInterval {
+			tr.off = 1
+		}
 	}
-	tr.next = tr.start.Add(tr.times.delay(0, tr.jitter))
+	tr.next = tr.at(0)
 	tr.tick = ctx.Tick()
 	tr.planned = ctx.Network().Epoch > 0
 	return nil
@@ -148,6 +170,12 @@ func (tr *Traffic) emit(ctx *Context, end sim.Time) {
 			}
 		}
 		tr.k++
-		tr.next = tr.start + sim.Time(math.Floor(float64(tr.k)*tr.ivl)) + sim.Time(tr.times.delay(tr.k, tr.jitter))
+		tr.next = tr.at(tr.k)
 	}
+}
+
+// at returns the time of packet k: start + floor((k+off)*interval) plus
+// its jitter.
+func (tr *Traffic) at(k int64) sim.Time {
+	return tr.start + sim.Time(math.Floor(float64(k+tr.off)*tr.ivl)) + sim.Time(tr.times.delay(k, tr.jitter))
 }

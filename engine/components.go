@@ -129,8 +129,13 @@ var coreKinds = []KindSpec{
 		},
 	},
 	{
-		Name:   groundbot.Kind,
-		StepNs: 30,
+		Name:    groundbot.Kind,
+		StepNs:  30,
+		Presets: groundbot.Presets(),
+		Preset: func(name string) validator {
+			p, _ := groundbot.Preset(name)
+			return &p
+		},
 		Params: func() validator { p := groundbot.DefaultParams(); return &p },
 		Timing: func(p validator) vehicle.Timing {
 			q := p.(*groundbot.Params)

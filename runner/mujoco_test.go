@@ -29,11 +29,17 @@ func mujocoPlatoon(t *testing.T) string {
 	return out
 }
 
-// TestPlatoonOnMuJoCo: the platoon runs with MuJoCo physics and gives the
-// same kinds of figures; robots.csv is identical for the same seed, with
-// one worker or two.
+// TestPlatoonOnMuJoCo: the platoon runs with MuJoCo physics, the classic
+// robot's and the netbots paper's (its preset, track and controller), and
+// gives the same kinds of figures; robots.csv is identical for the same
+// seed, with one worker or two.
 func TestPlatoonOnMuJoCo(t *testing.T) {
-	text := mujocoPlatoon(t)
+	t.Run("classic", func(t *testing.T) { platoonOnMuJoCo(t, mujocoPlatoon(t)) })
+	t.Run("paper", func(t *testing.T) { platoonOnMuJoCo(t, platoonScenario(t, "netbots/paper")) })
+}
+
+// platoonOnMuJoCo is TestPlatoonOnMuJoCo on one scenario.
+func platoonOnMuJoCo(t *testing.T, text string) {
 	base := t.TempDir()
 	var ref []byte
 	for i, w := range []int{1, 2} {

@@ -8,26 +8,49 @@ import (
 	"testing"
 
 	"skyloop/engine"
+	"skyloop/internal/mjtest"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 )
 
-// platoonText returns scenarios/netbots/platoon.yaml with each old string
-// replaced by its new one (once each; the test fails if one is missing).
+// platoonText returns scenarios/netbots/platoon.yaml (the classic robot
+// and track) with each old string replaced by its new one (once each; the
+// test fails if one is missing).
 func platoonText(t *testing.T, repl ...string) string {
 	t.Helper()
-	b, ok := scenarios.Lookup("netbots/platoon")
+	return builtinText(t, "netbots/platoon", repl...)
+}
+
+// builtinText returns the built-in scenario name with each old string
+// replaced by its new one (once each; the test fails if one is missing).
+func builtinText(t *testing.T, name string, repl ...string) string {
+	t.Helper()
+	b, ok := scenarios.Lookup(name)
 	if !ok {
-		t.Fatal("no built-in netbots/platoon")
+		t.Fatalf("no built-in %s", name)
 	}
 	s := string(b)
 	for i := 0; i < len(repl); i += 2 {
 		if !strings.Contains(s, repl[i]) {
-			t.Fatalf("platoon.yaml has no %q", repl[i])
+			t.Fatalf("%s has no %q", name, repl[i])
 		}
 		s = strings.Replace(s, repl[i], repl[i+1], 1)
 	}
 	return s
+}
+
+// platoons are SPEC.md C's two platoon scenarios: the classic robot
+// (native physics) and the netbots paper's (in MuJoCo).
+var platoons = []struct{ name, scenario string }{{"classic", "netbots/platoon"}, {"paper", "netbots/paper"}}
+
+// platoonScenario returns a platoon scenario with the replacements, first
+// skipping t when it needs MuJoCo and MuJoCo is not there.
+func platoonScenario(t *testing.T, name string, repl ...string) string {
+	t.Helper()
+	if name == "netbots/paper" {
+		mjtest.Require(t)
+	}
+	return builtinText(t, name, repl...)
 }
 
 // TestReplayMatchesCoupled: with periodic traffic, the same seed gives a
@@ -37,9 +60,17 @@ func platoonText(t *testing.T, repl ...string) string {
 // reorders, a queue that overflows under background load). Replay refuses
 // the event-triggered policy, whose sends depend on the robots' states.
 func TestReplayMatchesCoupled(t *testing.T) {
+	for _, pl := range platoons {
+		t.Run(pl.name, func(t *testing.T) { replayMatchesCoupled(t, pl.scenario) })
+	}
+}
+
+// replayMatchesCoupled is TestReplayMatchesCoupled on one platoon
+// scenario.
+func replayMatchesCoupled(t *testing.T, name string) {
 	files := map[string]map[string][]byte{}
 	for _, mode := range []string{"coupled", "replay"} {
-		text := platoonText(t,
+		text := platoonScenario(t, name,
 			"duration: 60s", "duration: 20s",
 			"mode: coupled", "mode: "+mode,
 			"jitter: 0s", "jitter: 150ms",
@@ -68,7 +99,7 @@ func TestReplayMatchesCoupled(t *testing.T) {
 			t.Errorf("trace has no %q: the test does not exercise it", w)
 		}
 	}
-	text := platoonText(t, "mode: coupled", "mode: replay", "policy: periodic", "policy: event")
+	text := platoonScenario(t, name, "mode: coupled", "mode: replay", "policy: periodic", "policy: event")
 	sc, err := scenario.Parse("platoon.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +114,14 @@ func TestReplayMatchesCoupled(t *testing.T) {
 // event-triggered sending, loss, jitter and background load, writes
 // byte-identical files with 1, 2 and 4 workers (meta.json aside).
 func TestDeterminismEpochs(t *testing.T) {
-	text := platoonText(t,
+	for _, pl := range platoons {
+		t.Run(pl.name, func(t *testing.T) { determinismEpochs(t, pl.scenario) })
+	}
+}
+
+// determinismEpochs is TestDeterminismEpochs on one platoon scenario.
+func determinismEpochs(t *testing.T, name string) {
+	text := platoonScenario(t, name,
 		"duration: 60s", "duration: 15s",
 		"policy: periodic", "policy: event",
 		"jitter: 0s", "jitter: 150ms",

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-//go:embed *.yaml netbots/*.yaml ubanc/*.yaml coverage/*.yaml
+//go:embed *.yaml netbots/*.yaml netbots-classic/*.yaml ubanc/*.yaml coverage/*.yaml
 var files embed.FS
 
 // Lookup returns the text of the embedded scenario with the given name
@@ -24,9 +24,10 @@ func Lookup(name string) ([]byte, bool) {
 func Names() []string { return list(".", "") }
 
 // collections are the directories of built-in experiments: SPEC.md C's
-// platoon study, SPEC.md D's network experiments and its coverage
+// platoon study (on the netbots paper's robot and track, and on the
+// classic ones), SPEC.md D's network experiments and its coverage
 // planning experiment.
-var collections = []string{"netbots", "ubanc", "coverage"}
+var collections = []string{"netbots", "netbots-classic", "ubanc", "coverage"}
 
 // Collections lists the directories of built-in experiments; each name
 // runs all of its experiments (skyloop sweep ubanc).

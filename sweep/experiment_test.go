@@ -12,6 +12,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/internal/hostile"
+	"skyloop/internal/mjtest"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 )
@@ -43,10 +44,13 @@ func config(t *testing.T, e *Experiment, text []byte) map[string]string {
 	return m
 }
 
-// TestBuiltinExperimentsParse loads every built-in experiment, as
-// `skyloop sweep netbots/NAME` and from its file, and checks that each
-// expands into the variants it describes, with the swept value in each
-// variant's configuration and an ideal-network reference.
+// TestBuiltinExperimentsParse loads every built-in experiment of SPEC.md
+// C's study, as `skyloop sweep netbots/NAME` (or netbots-classic/NAME) and
+// from its file, and checks that each expands into the variants it
+// describes, with the swept value in each variant's configuration, the
+// collection's scenario and robot preset (netbots: the paper's robot in
+// MuJoCo on paper.yaml; netbots-classic: the classic robot on
+// platoon.yaml), and an ideal-network reference.
 func TestBuiltinExperimentsParse(t *testing.T) {
 	type want struct {
 		variants []string
@@ -54,24 +58,49 @@ func TestBuiltinExperimentsParse(t *testing.T) {
 		values   []string // its value per variant
 	}
 	wants := map[string]want{
-		"netbots/baseline": {[]string{"base"}, "network.params.latency", []string{"100µs"}},
-		"netbots/delay":    {[]string{"latency=10ms", "latency=50ms", "latency=200ms", "latency=400ms"}, "network.params.latency", []string{"10ms", "50ms", "200ms", "400ms"}},
-		"netbots/jitter":   {[]string{"jitter=50ms", "jitter=200ms", "jitter=400ms"}, "network.params.jitter", []string{"50ms", "200ms", "400ms"}},
-		"netbots/load":     {[]string{"load_bps=1800e3", "load_bps=1950e3", "load_bps=2100e3"}, "vehicles[0].behaviors[2].params.rate", []string{"1800000", "1950000", "2100000"}},
-		"netbots/loss":     {[]string{"loss=0.2", "loss=0.4", "loss=0.8"}, "network.params.loss", []string{"0.2", "0.4", "0.8"}},
-		"netbots/policy":   {[]string{"periodic-loss0", "event-loss0", "periodic-loss0.3", "event-loss0.3"}, "vehicles[0].behaviors[1].params.policy", []string{"periodic", "event", "periodic", "event"}},
-		"netbots/robots":   {[]string{"robots=3", "robots=5", "robots=8"}, "vehicles[0].count", []string{"3", "5", "8"}},
+		"baseline": {[]string{"base"}, "network.params.latency", []string{"100µs"}},
+		"delay":    {[]string{"latency=10ms", "latency=50ms", "latency=200ms", "latency=400ms"}, "network.params.latency", []string{"10ms", "50ms", "200ms", "400ms"}},
+		"jitter":   {[]string{"jitter=50ms", "jitter=200ms", "jitter=400ms"}, "network.params.jitter", []string{"50ms", "200ms", "400ms"}},
+		"load":     {[]string{"load_bps=1800e3", "load_bps=1950e3", "load_bps=2100e3"}, "vehicles[0].behaviors[2].params.rate", []string{"1800000", "1950000", "2100000"}},
+		"loss":     {[]string{"loss=0.2", "loss=0.4", "loss=0.8"}, "network.params.loss", []string{"0.2", "0.4", "0.8"}},
+		"policy":   {[]string{"periodic-loss0", "event-loss0", "periodic-loss0.3", "event-loss0.3"}, "vehicles[0].behaviors[1].params.policy", []string{"periodic", "event", "periodic", "event"}},
+		"robots":   {[]string{"robots=3", "robots=5", "robots=8"}, "vehicles[0].count", []string{"3", "5", "8"}},
 	}
-	names := scenarios.CollectionExperiments("netbots") // ubanc's: TestUbancExperimentsParse
-	var got []string
-	for n := range wants {
-		got = append(got, n)
+	for _, coll := range []struct{ dir, scenario, suffix, preset, physics string }{
+		{"netbots", "paper.yaml", "", "netbots", "mujoco"},
+		{"netbots-classic", "platoon.yaml", "-classic", "classic", "native"},
+	} {
+		t.Run(coll.dir, func(t *testing.T) {
+			if coll.physics == "mujoco" {
+				mjtest.Require(t) // the paper's robot validates only with MuJoCo there
+			}
+			checkBuiltinExperiments(t, coll.dir, coll.scenario, coll.suffix, func(name string, c map[string]string) {
+				if c["vehicles[0].params.preset"] != coll.preset || c["vehicles[0].params.physics"] != coll.physics {
+					t.Errorf("%s: preset %q physics %q, want %s on %s", name, c["vehicles[0].params.preset"], c["vehicles[0].params.physics"], coll.preset, coll.physics)
+				}
+			}, func(base string) (string, []string, []string) {
+				w := wants[base]
+				return w.column, w.variants, w.values
+			}, len(wants))
+		})
 	}
-	slices.Sort(got)
-	if !slices.Equal(names, got) {
-		t.Errorf("built-in experiments %v, the test knows %v", names, got)
+}
+
+// checkBuiltinExperiments checks the experiments of one collection (see
+// TestBuiltinExperimentsParse): each of n, on the scenario named
+// scenarioName, named its file's base name plus suffix.
+func checkBuiltinExperiments(t *testing.T, dir, scenarioName, suffix string, check func(string, map[string]string),
+	want func(base string) (column string, variants, values []string), n int) {
+	names := scenarios.CollectionExperiments(dir)
+	if len(names) != n {
+		t.Errorf("built-in experiments of %s: %v, the test knows %d", dir, names, n)
 	}
 	for _, name := range names {
+		column, variants, values := want(filepath.Base(name))
+		if column == "" {
+			t.Errorf("%s: the test does not know it", name)
+			continue
+		}
 		b, ok := scenarios.Lookup(name)
 		if !ok {
 			t.Fatalf("%s: not found", name)
@@ -81,21 +110,20 @@ func TestBuiltinExperimentsParse(t *testing.T) {
 			t.Errorf("%s: loading the file: %v", name, err)
 			continue
 		}
-		e, err := ParseExperiment(filepath.Base(name)+".yaml", b, builtin, nil)
+		e, err := ParseExperiment(filepath.Base(name)+".yaml", b, builtinIn(dir), nil)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		w := wants[name]
 		var vnames []string
 		for _, v := range e.Variants {
 			vnames = append(vnames, v.Name)
 		}
-		if !slices.Equal(vnames, w.variants) {
-			t.Errorf("%s: variants %v, want %v", name, vnames, w.variants)
+		if !slices.Equal(vnames, variants) {
+			t.Errorf("%s: variants %v, want %v", name, vnames, variants)
 			continue
 		}
-		if e.Seeds != 5 || e.Scenario != "platoon.yaml" || e.Name != filepath.Base(name) {
+		if e.Seeds != 5 || filepath.Base(e.Scenario) != scenarioName || e.Name != filepath.Base(name)+suffix {
 			t.Errorf("%s: %d seeds, scenario %q, name %q", name, e.Seeds, e.Scenario, e.Name)
 		}
 		if len(fromFile.Variants) != len(e.Variants) {
@@ -106,9 +134,10 @@ func TestBuiltinExperimentsParse(t *testing.T) {
 				t.Errorf("%s %s: the file and the built-in experiment differ", name, v.Name)
 			}
 			c := config(t, e, v.Text)
-			if c[w.column] != w.values[i] || c["duration"] != "1m0s" {
-				t.Errorf("%s %s: %s = %q, duration %q; want %q, 1m0s", name, v.Name, w.column, c[w.column], c["duration"], w.values[i])
+			if c[column] != values[i] || c["duration"] != "1m0s" {
+				t.Errorf("%s %s: %s = %q, duration %q; want %q, 1m0s", name, v.Name, column, c[column], c["duration"], values[i])
 			}
+			check(name+" "+v.Name, c)
 			if len(v.Reference) == 0 {
 				t.Errorf("%s %s: no reference", name, v.Name)
 				continue

@@ -25,14 +25,19 @@ import (
 // builtin finds the scenarios an experiment names among the built-in ones,
 // as skyloop sweep does for the built-in experiments: first next to them
 // (netbots/), then at the top level.
-func builtin(name string) (string, []byte, string, error) {
-	base := strings.TrimSuffix(name, ".yaml")
-	for _, n := range []string{path.Join("netbots", base), base} {
-		if b, ok := scenarios.Lookup(n); ok {
-			return path.Base(n) + ".yaml", b, "", nil
+func builtin(name string) (string, []byte, string, error) { return builtinIn("netbots")(name) }
+
+// builtinIn is builtin for the experiments of the collection dir.
+func builtinIn(dir string) ReadScenario {
+	return func(name string) (string, []byte, string, error) {
+		base := strings.TrimSuffix(name, ".yaml")
+		for _, n := range []string{path.Join(dir, base), base} {
+			if b, ok := scenarios.Lookup(n); ok {
+				return path.Base(n) + ".yaml", b, "", nil
+			}
 		}
+		return "", nil, "", fmt.Errorf("no scenario file %q and no built-in scenario of that name", name)
 	}
-	return "", nil, "", fmt.Errorf("no scenario file %q and no built-in scenario of that name", name)
 }
 
 func mustParse(t testing.TB, name, text string) *Experiment {

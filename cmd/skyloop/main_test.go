@@ -141,12 +141,13 @@ func TestOutNeverReplacesForeignDirectory(t *testing.T) {
 
 func TestSweepAndSummarize(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := capture(t, "sweep", "netbots/loss", "--out", out, "--seeds", "2", "--duration", "5s")
-	if code != 0 || !strings.Contains(stdout, "loss: 6 runs done, 0 already finished, 6 rows") {
+	// The classic robot's experiment: netbots/loss needs MuJoCo.
+	code, stdout, stderr := capture(t, "sweep", "netbots-classic/loss", "--out", out, "--seeds", "2", "--duration", "5s")
+	if code != 0 || !strings.Contains(stdout, "loss-classic: 6 runs done, 0 already finished, 6 rows") {
 		t.Fatalf("sweep: %d %q %q", code, stdout, stderr)
 	}
 	code, stdout, _ = capture(t, "summarize", out)
-	if code != 0 || !strings.Contains(stdout, "experiment loss (6 runs") || !strings.Contains(stdout, "loss=0.8") {
+	if code != 0 || !strings.Contains(stdout, "experiment loss-classic (6 runs") || !strings.Contains(stdout, "loss=0.8") {
 		t.Fatalf("summarize: %d %s", code, stdout)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")

@@ -35,7 +35,10 @@ run (reference: {network: {backend: ideal, epoch: 10ms}, ...}). Paths are
 dotted field names with list elements by index or name:
 vehicles[robot].behaviors[beacon].policy. EXPERIMENT is a file, a built-in
 experiment such as netbots/delay, or a collection: "netbots" (SPEC.md C's
-robot platoon study, scenarios/netbots/), "ubanc" (SPEC.md D's network
+robot platoon study as the netbots paper ran it: its robot in MuJoCo, its
+track and controller, scenarios/netbots/), "netbots-classic" (the same
+experiments on skyloop's classic robot and warehouse track, into
+OUT/<experiment>-classic/), "ubanc" (SPEC.md D's network
 experiments, scenarios/ubanc/) or "coverage" (SPEC.md D's coverage planning:
 turn-aware vs DLS on the 8 x 15 grid, scenarios/coverage/) for all of its
 experiments. --backend runs
@@ -68,6 +71,7 @@ together (see skyloop sweep merge --help).`,
 		Example: `  skyloop sweep netbots/baseline
   skyloop sweep scenarios/netbots/delay.yaml --seeds 2 --duration 20s
   skyloop sweep netbots && skyloop summarize runs
+  skyloop sweep netbots-classic   # the classic robot and track
   skyloop sweep ubanc && skyloop sweep ubanc --backend ns3
   skyloop sweep coverage   # then read runs/coverage/coverage.md and figures/coverage_paths.png
   skyloop sweep netbots/delay --shard 0/4 --out /shared/runs   # ... 3/4, one per machine

@@ -28,6 +28,9 @@ const Kind = "groundbot"
 
 // Params are the static parameters shared by every robot of a group.
 type Params struct {
+	// Preset names the parameter set the scenario's values override
+	// (Presets; default classic).
+	Preset        string       `yaml:"preset" json:"preset"`
 	Length        float64      `yaml:"length" json:"length"`                   // chassis box length, m
 	Width         float64      `yaml:"width" json:"width"`                     // chassis box width, m
 	Height        float64      `yaml:"height" json:"height"`                   // chassis box height, m
@@ -53,11 +56,37 @@ type Params struct {
 	MuJoCo MuJoCoParams `yaml:"mujoco" json:"mujoco"`
 }
 
+// Presets returns the names of the robot presets, the default first:
+// classic (DefaultParams) and netbots (NetbotsParams).
+func Presets() []string { return []string{PresetClassic, PresetNetbots} }
+
+// Robot presets (Params.Preset).
+const (
+	// PresetClassic is DefaultParams: skyloop's warehouse robot.
+	PresetClassic = "classic"
+	// PresetNetbots is NetbotsParams: the robot of the netbots paper, in
+	// MuJoCo.
+	PresetNetbots = "netbots"
+)
+
+// Preset returns the parameters of a named preset, and whether it exists.
+func Preset(name string) (Params, bool) {
+	switch name {
+	case PresetClassic:
+		return DefaultParams(), true
+	case PresetNetbots:
+		return NetbotsParams(), true
+	}
+	return Params{}, false
+}
+
 // DefaultParams returns a small warehouse robot (TurtleBot-like size): a
 // 0.4 x 0.3 x 0.15 m, 8 kg chassis on 5 cm wheels 0.3 m apart, 1 m/s top
-// speed, 2 ms physics and control steps (SPEC.md C).
+// speed, 2 ms physics and control steps (SPEC.md C). It is the classic
+// preset.
 func DefaultParams() Params {
 	return Params{
+		Preset: PresetClassic,
 		Length: 0.4, Width: 0.3, Height: 0.15, Mass: 8,
 		WheelRadius: 0.05, Track: 0.3,
 		MaxWheelSpeed: 20, MaxWheelAccel: 40, MotorTau: 0.05,

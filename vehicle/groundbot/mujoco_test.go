@@ -148,3 +148,83 @@ func TestMuJoCoRobotsCollide(t *testing.T) {
 		t.Errorf("the robots passed through each other: x %.3f and %.3f", a.X, b.X)
 	}
 }
+
+// stepResponse drives a robot of p, at rest for 1 s, with both wheels
+// commanded to speed/wheel_radius for 1 s, and returns the time the body
+// first reaches 90% of speed, its peak speed, its mean speed and the left
+// wheel's over the last 0.5 s, and the largest pitch and rise of the
+// chassis (how far it rocked).
+func stepResponse(t *testing.T, p *Params, speed float64) (t90 sim.Duration, peak, steady, wheel, pitch, rise float64) {
+	w, bots := mjWorld(t, p, [2]geom.Vec3{})
+	b := bots[0]
+	drive(t, w, bots, [][2]float64{{0, 0}}, sim.Second, nil)
+	z0 := b.Pos().Z
+	wc := speed / p.WheelRadius
+	t90 = -1
+	var n int
+	drive(t, w, bots, [][2]float64{{wc, wc}}, sim.Second, func(k int) {
+		v := b.ForwardSpeed()
+		if t90 < 0 && v >= 0.9*speed {
+			t90 = sim.Duration(k+1) * w.Period()
+		}
+		peak = max(peak, v)
+		_, pt, _ := b.chassis.Quat(b.m).Euler()
+		pitch, rise = max(pitch, math.Abs(pt)), max(rise, b.Pos().Z-z0)
+		if k >= 250 {
+			steady += v
+			wheel += b.m.Qvel[b.dofL]
+			n++
+		}
+	})
+	return t90, peak, steady / float64(n), wheel / float64(n), pitch, rise
+}
+
+// TestNetbotsStepResponse: the netbots preset's response to a 0.5 m/s
+// speed step, against what its model implies.
+//   - Steady state: a velocity actuator needs no torque at constant speed
+//     (no hinge damping, no rolling friction with condim 3), so the wheel
+//     turns at its command, 10 rad/s, within 0.1%; the body's speed is that
+//     times the rolling radius, the wheel's 0.05 m less the soft contact's
+//     sinkage (about 0.6 mm at rest): within 1.5% below 0.5 m/s.
+//   - Rise: the actuator asks kv * 10 rad/s = 20 N m and is clipped to
+//     3 N m; two wheels at 3 N m would push with 120 N, but the floor gives
+//     at most 1.5 g of friction, so 90% of the step takes at least
+//     0.45 / (1.5 * 9.81) = 30.6 ms. The reaction of 6 N m on the chassis
+//     is more than gravity's moment about its rear caster (2.5 kg * g *
+//     0.135 m = 3.3 N m): the chassis tips back onto that caster (past the
+//     0.85 degrees at which it touches) and lifts its wheels off the floor
+//     for a moment, so it takes longer, but well under the classic robot's
+//     290 ms: under 100 ms.
+//   - Overshoot: with the wheels gripping, the servo is first order
+//     (time constant 3 ms), so the speed does not overshoot: peak within
+//     1% of the command.
+//
+// The classic preset, whose casters rest on the floor, does not rock.
+func TestNetbotsStepResponse(t *testing.T) {
+	p := NetbotsParams()
+	t90, peak, steady, wheel, pitch, rise := stepResponse(t, &p, 0.5)
+	t.Logf("netbots: 90%% in %v, peak %.4f m/s, steady %.4f m/s (wheel %.4f rad/s), pitch up to %.2f deg, rise %.2f mm",
+		t90, peak, steady, wheel, pitch*180/math.Pi, rise*1000)
+	if math.Abs(wheel-10) > 0.01 {
+		t.Errorf("steady wheel speed %.4f rad/s, want 10 within 0.1%%", wheel)
+	}
+	if steady > 0.5 || steady < 0.5*0.985 {
+		t.Errorf("steady speed %.4f m/s, want within 1.5%% below 0.5", steady)
+	}
+	if minT := sim.Seconds(0.45 / (1.5 * 9.81)); t90 < minT || t90 > 100*sim.Millisecond {
+		t.Errorf("90%% of the step in %v, want between %v (friction) and 100ms", t90, minT)
+	}
+	if peak > 0.505 {
+		t.Errorf("peak %.4f m/s: overshoot above 1%%", peak)
+	}
+	if touch := math.Atan(p.MuJoCo.CasterGap / (p.Length/2 - p.MuJoCo.CasterRadius)); pitch < touch || rise < 0.0005 {
+		t.Errorf("pitch %.2f deg, rise %.2f mm: the chassis did not rock past its caster (%.2f deg) and lift", pitch*180/math.Pi, rise*1000, touch*180/math.Pi)
+	}
+	c := DefaultParams()
+	c.Physics = PhysicsMuJoCo
+	ct90, _, _, _, cpitch, _ := stepResponse(t, &c, 0.5)
+	t.Logf("classic: 90%% in %v, pitch up to %.3f deg", ct90, cpitch*180/math.Pi)
+	if cpitch > 0.1*math.Pi/180 {
+		t.Errorf("the classic robot pitched %.3f deg on its casters", cpitch*180/math.Pi)
+	}
+}
