@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -53,6 +54,15 @@ func LoadXML(mjcf []byte, dir string) (*Model, error) {
 	return LoadFile(f.Name())
 }
 
+// liveModels counts the models loaded and not yet closed.
+var liveModels atomic.Int64
+
+// LiveModels returns how many models are loaded and not yet closed, in the
+// whole process: what a test of a finished run expects back at its value
+// before the run (each robot steps in a model of its own, so a run that
+// forgot to close its world would keep one per robot).
+func LiveModels() int64 { return liveModels.Load() }
+
 // LoadFile compiles the MJCF file at path and makes its data.
 func LoadFile(path string) (*Model, error) {
 	if err := Load(); err != nil {
@@ -74,6 +84,7 @@ func LoadFile(path string) (*Model, error) {
 		return nil, errors.New("MuJoCo could not allocate the model's data")
 	}
 	md := &Model{m: m, d: d, args: [2]uintptr{uintptr(m), uintptr(d)}}
+	liveModels.Add(1)
 	md.Qpos = md.array(offDataQpos, md.NQ())
 	md.Qvel = md.array(offDataQvel, md.NV())
 	md.Ctrl = md.array(offDataCtrl, md.NU())
@@ -204,6 +215,7 @@ func (md *Model) Close() {
 	}
 	theLib.deleteData(md.d)
 	theLib.deleteModel(md.m)
+	liveModels.Add(-1)
 	md.m, md.d, md.args = nil, nil, [2]uintptr{}
 	md.Qpos, md.Qvel, md.Ctrl, md.Xpos, md.Xquat, md.SensorData = nil, nil, nil, nil, nil, nil
 	md.ActuatorForce, md.ActuatorVelocity = nil, nil
