@@ -249,6 +249,8 @@ type Coverage struct {
 	// while the gotos go to a point ahead on the line to it instead.
 	aim    int
 	carrot bool
+	// carrotAt is the last carrot commanded.
+	carrotAt geom.Vec3
 	// The flight, from arrival over the start cell to the last point.
 	// track holds the positions where turn points were reached.
 	started, done  bool
@@ -393,9 +395,12 @@ func (c *Coverage) Step(ctx *Context) {
 // ThroughCentres, as ArduCopter's waypoint navigation tracks the segment
 // between waypoints: while the run's end is more than a cell away it
 // commands a goto to the point one cell ahead of the vehicle's projection
-// on the line (a carrot), so a cross-track error is steered out within a
-// cell or two instead of over the whole run; the last cell is a goto to
-// the run's end, where the autopilot brakes.
+// on the line (a carrot), renewed when that point has moved half a cell,
+// so a cross-track error is steered out within a cell or two instead of
+// over the whole run; the last cell is a goto to the run's end, where the
+// autopilot brakes. (Renewed every step, the goto would restart an
+// ArduCopter-like autopilot's waypoint segment every period, and from the
+// vehicle's current speed each time: the drone crawled.)
 func (c *Coverage) follow(ctx *Context, tel vehicle.Telemetry) {
 	if !c.p.ThroughCentres || c.idx == 0 || c.aim < c.idx || (c.aim == c.idx && !c.stop[c.idx]) {
 		return // no line yet, or flying back to a centre passed
@@ -418,9 +423,12 @@ func (c *Coverage) follow(ctx *Context, tel vehicle.Telemetry) {
 		}
 		return
 	}
-	c.carrot = true
 	to := a.Add(u.Scale(t))
 	to.Z = c.p.Altitude
+	if c.carrot && to.Sub(c.carrotAt).Dot(u) < c.p.Cell/2 {
+		return // the last carrot is still at least half a cell ahead
+	}
+	c.carrot, c.carrotAt = true, to
 	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: to, Speed: c.p.Speed, Yaw: math.Atan2(u.Y, u.X)})
 }
 
