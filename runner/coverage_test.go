@@ -147,3 +147,24 @@ func TestCoverageBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverageThroughCentresArduCopter: flown through the centres with
+// ArduCopter 3.5's waypoint segments (wp_nav: arducopter), the survey
+// finishes and passes every centre within 1 m. When the behaviour renewed
+// its goto along a run every period, each goto restarted the segment from
+// the vehicle's speed and the drone crawled: 66 of 112 cells in 600 s.
+func TestCoverageThroughCentresArduCopter(t *testing.T) {
+	text, _ := scenarios.Lookup("coverage/survey")
+	yaml := strings.Replace(string(text), "params: {preset: iris}", "params: {preset: iris, autopilot: {wp_nav: arducopter}}", 1)
+	if yaml == string(text) {
+		t.Fatal("survey.yaml no longer has params: {preset: iris}")
+	}
+	s := runYAML(t, yaml, engine.Options{Registry: registry}, t.TempDir()).Summary
+	c := s.Agents["uav-0"]["coverage"].(map[string]any)
+	cov := c["covered"].(map[string]any)
+	t.Logf("complete %v, covered %v, worst %v m, flown %v", c["complete"], cov["cells"], cov["worst_m"], c["flown"])
+	if c["complete"] != true || cov["cells"] != 112 || cov["worst_m"].(float64) > 1 {
+		t.Errorf("ArduCopter through the centres: complete %v, covered %v, worst %v m: want a finished flight, 112 within 1 m",
+			c["complete"], cov["cells"], cov["worst_m"])
+	}
+}
