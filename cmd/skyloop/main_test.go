@@ -99,6 +99,12 @@ func TestValidateAndLists(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "quickstart") {
 		t.Fatalf("scenarios: %d %s", code, stdout)
 	}
+	// Every name is followed by at least two spaces, however long.
+	for _, line := range strings.Split(stdout, "\n") {
+		if name, _, ok := strings.Cut(line, " "); ok && strings.HasPrefix(line, "netbots-classic/") && !strings.HasPrefix(line, name+"  ") {
+			t.Errorf("scenarios: the description runs into the name: %q", line)
+		}
+	}
 	code, stdout, _ = capture(t, "behaviors")
 	if code != 0 || !strings.Contains(stdout, "platoon") || !strings.Contains(stdout, "defaults:") {
 		t.Fatalf("behaviors: %d %s", code, stdout)

@@ -96,6 +96,17 @@ func newScenariosCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
+			width := 0 // the longest name, so that the descriptions line up
+			for _, names := range [][]string{scenarios.Names(), scenarios.Experiments()} {
+				for _, n := range names {
+					width = max(width, len(n))
+				}
+			}
+			for _, c := range scenarios.Collections() {
+				for _, n := range scenarios.CollectionScenarios(c) {
+					width = max(width, len(n))
+				}
+			}
 			describe := func(names []string) {
 				for _, n := range names {
 					b, _ := scenarios.Lookup(n)
@@ -105,7 +116,7 @@ func newScenariosCmd() *cobra.Command {
 							desc = strings.TrimSpace(strings.TrimPrefix(line, "description:"))
 						}
 					}
-					fmt.Fprintf(w, "%-22s %s\n", n, desc)
+					fmt.Fprintf(w, "%-*s  %s\n", width, n, desc)
 				}
 			}
 			describe(scenarios.Names())
