@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"skyloop/scenario"
 )
@@ -38,6 +39,15 @@ func (r *Run) EffectiveScenario() ([]byte, error) {
 		if b, ok := get(w, "bounds").(scenario.Map); ok {
 			// geom.Box has no field tags: Min and Max in config.json.
 			w.Set("bounds", scenario.Map{{Key: "min", Value: get(b, "Min")}, {Key: "max", Value: get(b, "Max")}})
+		}
+		if obs, ok := get(w, "obstacles").([]any); ok {
+			// Without the coverage area's cells, which it puts in the
+			// world again.
+			if n := len(sc.FileObstacles()); n > 0 {
+				w.Set("obstacles", obs[:n])
+			} else {
+				w.Delete("obstacles")
+			}
 		}
 		out.Set("world", w)
 	}
@@ -119,11 +129,17 @@ func (r *Run) effectiveNetwork(n scenario.Map) scenario.Map {
 		out.Set("epoch", v)
 	}
 	params, _ := get("params").(scenario.Map)
+	// A backend parameter named like one of the engine's keys is never
+	// read from a file (the engine's key is): it holds its default and
+	// is left out (ns3's own epoch).
+	params = slices.DeleteFunc(slices.Clone(params), func(e scenario.Entry) bool {
+		return e.Key != "mode" && slices.Contains(networkKeys, e.Key)
+	})
 	if mode, _ := get("mode").(string); mode != "" && mode != "coupled" {
 		// The engine's mode (replay): a backend's own `mode` (the Wi-Fi
-		// rate) is then not read from the file and holds its default.
+		// rate) is then not read from the file either.
 		out.Set("mode", mode)
-		params = slicesDeleteKey(params, "mode")
+		params.Delete("mode")
 	}
 	for _, k := range []string{"routing", "aodv_control"} {
 		if v, ok := n.Get(k); ok {
@@ -131,13 +147,6 @@ func (r *Run) effectiveNetwork(n scenario.Map) scenario.Map {
 		}
 	}
 	return append(out, params...)
-}
-
-// slicesDeleteKey returns m without key.
-func slicesDeleteKey(m scenario.Map, key string) scenario.Map {
-	m = append(scenario.Map(nil), m...)
-	m.Delete(key)
-	return m
 }
 
 // typed turns a list of {type, params} (behaviours, measures) into the
