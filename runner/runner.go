@@ -431,6 +431,19 @@ func writeFiles(r *engine.Run, dir *record.Dir, out *outputs, res *Result, opt O
 	if err := dir.JSON("config.json", r.Effective()); err != nil {
 		return err
 	}
+	// config.yaml: the same configuration as a scenario file, which
+	// `skyloop run` runs again to the same outputs.
+	yml, err := r.EffectiveScenario()
+	if err != nil {
+		return err
+	}
+	f, err := dir.File("config.yaml")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(yml); err != nil {
+		return fmt.Errorf("writing config.yaml: %w", err)
+	}
 	if out.tracks != nil {
 		var obs []geom.Box
 		for _, o := range sc.World.Obstacles {

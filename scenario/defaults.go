@@ -274,6 +274,7 @@ func (sc *Scenario) checkCoverage(c *CoverageArea) {
 	if !ok || c.ObstacleHeight == 0 {
 		return
 	}
+	sc.coverageObstacles = len(c.Obstacles)
 	for _, o := range c.Obstacles {
 		x, y := c.Origin[0]+float64(o[0])*c.Cell, c.Origin[1]+float64(o[1])*c.Cell
 		sc.World.Obstacles = append(sc.World.Obstacles, Obstacle{Name: fmt.Sprintf("cell-%d-%d", o[0], o[1]),

@@ -61,6 +61,16 @@ type Scenario struct {
 	Dir string `yaml:"-" json:"-"`
 
 	dec *decoder
+	// coverageObstacles is how many of World.Obstacles, the last ones,
+	// the coverage area put there (its obstacle cells with a height).
+	coverageObstacles int
+}
+
+// FileObstacles returns the world's obstacles as the file gives them:
+// World.Obstacles without the coverage area's obstacle cells, which the
+// coverage area puts in the world when they have a height.
+func (sc *Scenario) FileObstacles() []Obstacle {
+	return sc.World.Obstacles[:len(sc.World.Obstacles)-sc.coverageObstacles]
 }
 
 // Process is a program run inside each vehicle's namespace.

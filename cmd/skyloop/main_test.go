@@ -92,8 +92,20 @@ func TestValidateAndLists(t *testing.T) {
 		t.Fatalf("validate: %d %q %q", code, stdout, stderr)
 	}
 	code, stdout, _ = capture(t, "validate", "--effective", "quickstart")
-	if code != 0 || !strings.Contains(stdout, `"max_speed": 5`) || !strings.Contains(stdout, `"latency": "10ms"`) {
+	if code != 0 || !strings.Contains(stdout, "\n      max_speed: 5\n") || !strings.Contains(stdout, "\n  latency: 10ms\n") {
 		t.Fatalf("validate --effective: %d %s", code, stdout)
+	}
+	// What it prints is a scenario that validate accepts.
+	eff := filepath.Join(t.TempDir(), "eff.yaml")
+	if err := os.WriteFile(eff, []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := capture(t, "validate", eff); code != 0 {
+		t.Fatalf("validate of validate --effective: %d %s %s", code, stdout, stderr)
+	}
+	code, stdout, _ = capture(t, "validate", "--effective", "--json", "quickstart")
+	if code != 0 || !strings.Contains(stdout, `"max_speed": 5`) || !strings.Contains(stdout, `"latency": "10ms"`) {
+		t.Fatalf("validate --effective --json: %d %s", code, stdout)
 	}
 	code, stdout, _ = capture(t, "scenarios")
 	if code != 0 || !strings.Contains(stdout, "quickstart") {

@@ -14,7 +14,7 @@ import (
 )
 
 func newValidateCmd() *cobra.Command {
-	var effective bool
+	var effective, asJSON bool
 	c := &cobra.Command{
 		Use:   "validate SCENARIO...",
 		Short: "Check scenarios without running them",
@@ -24,7 +24,10 @@ printed as file:line: field.path: message, and the exit code is 2 if any
 scenario has a problem.
 
 With --effective, print the configuration a run would use, every default
-filled in, as JSON (the same content as a run's config.json).`,
+filled in, as a scenario file (the same as a run's config.yaml, which
+skyloop run runs again to the same outputs); with --effective --json, as
+the run's config.json has it (parameters under params, the paths that
+experiment files and sweep summaries use).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return badInput("validate needs at least one scenario")
@@ -38,10 +41,17 @@ filled in, as JSON (the same content as a run's config.json).`,
 				if err == nil {
 					var r *engine.Run
 					if r, err = engine.Build(sc, engine.Options{CheckOnly: true, Registry: registry}); err == nil {
-						if effective {
+						switch {
+						case effective && asJSON:
 							b, _ := json.MarshalIndent(r.Effective(), "", "  ")
 							fmt.Fprintln(cmd.OutOrStdout(), string(b))
-						} else {
+						case effective:
+							b, err := r.EffectiveScenario()
+							if err != nil {
+								return err
+							}
+							fmt.Fprint(cmd.OutOrStdout(), string(b))
+						default:
 							fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", a, r.Describe())
 						}
 						continue
@@ -62,7 +72,8 @@ filled in, as JSON (the same content as a run's config.json).`,
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&effective, "effective", false, "print the effective configuration as JSON")
+	c.Flags().BoolVar(&effective, "effective", false, "print the effective configuration as a scenario file (a run's config.yaml)")
+	c.Flags().BoolVar(&asJSON, "json", false, "with --effective: print it as a run's config.json has it")
 	return c
 }
 

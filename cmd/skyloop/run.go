@@ -92,6 +92,7 @@ func newRunCmd() *cobra.Command {
 and write the results to a run directory:
 
   config.json      the effective configuration, every default filled in
+  config.yaml      the same as a scenario file: skyloop run config.yaml runs this run again
   meta.json        versions, host, seed, wall-clock time (the only file that differs between identical runs)
   summary.json     metrics: PDR with drop reasons, latency, age of information, overhead,
                    per-vehicle distance/energy, minimum separation, agent reports
