@@ -242,11 +242,12 @@ func num(row []string, col map[string]int, name string) (float64, error) {
 // trackPoints bounds the points kept of all tracks together.
 const trackPoints = 1 << 21
 
-// tableRows reads table t of the run directory dir row by row from
+// TableRows reads table t of the run directory dir row by row from
 // whichever file the run wrote it in (CSV or Parquet: package runread),
-// with the caps of CSVRows; f's error stops the reading and comes back
-// with the file and line (or row).
-func tableRows(dir string, t runread.Table, f func(col map[string]int, row []string) error) error {
+// in the CSV file's columns, with the caps of CSVRows; f's error stops the
+// reading and comes back with the file and line (or row). When the run
+// wrote no such table the error wraps fs.ErrNotExist.
+func TableRows(dir string, t runread.Table, f func(col map[string]int, row []string) error) error {
 	return runread.Rows(dir, t, runread.Limits{MaxRecord: MaxCSVLine, MaxRows: MaxCSVRows}, func(r *runread.Row) error {
 		if err := f(r.Col, r.Values); err != nil {
 			return fmt.Errorf("%s: %w", r.Where(), err)
@@ -260,7 +261,7 @@ func tableRows(dir string, t runread.Table, f func(col map[string]int, row []str
 // vehicles).
 func readTracks(dir string, names []string) ([]Track, error) {
 	tr := NewTracker(names, min(4000, trackPoints/max(len(names), 1)))
-	err := tableRows(dir, runread.Vehicles, func(col map[string]int, row []string) error {
+	err := TableRows(dir, runread.Vehicles, func(col map[string]int, row []string) error {
 		var v [5]float64
 		for i, n := range []string{"t_ns", "id", "x", "y", "z"} {
 			x, err := num(row, col, n)
@@ -297,7 +298,7 @@ func readDeliveries(dir string, nodes int, endNs int64) ([]Series, [][]float64, 
 	if nodes > 0 && nodes <= heatMapLimit {
 		pairs = make([]pair, nodes*nodes)
 	}
-	err := tableRows(dir, runread.Deliveries, func(col map[string]int, row []string) error {
+	err := TableRows(dir, runread.Deliveries, func(col map[string]int, row []string) error {
 		kind := row[col["kind"]]
 		l, err := num(row, col, "latency_ns")
 		if err != nil {
@@ -396,7 +397,7 @@ func readPDR(dir string, nodes int, endNs int64) (series []Series, width int64, 
 	}
 	type counts struct{ exp, rx []float64 }
 	byKind := map[string]*counts{}
-	err = tableRows(dir, runread.Trace, func(col map[string]int, row []string) error {
+	err = TableRows(dir, runread.Trace, func(col map[string]int, row []string) error {
 		kind := row[col["kind"]]
 		c := byKind[kind]
 		if c == nil {
