@@ -9,7 +9,6 @@ import (
 	"html/template"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 
 	"skyloop/geom"
 	"skyloop/internal/untrusted"
+	"skyloop/runread"
 	"skyloop/scenario"
 )
 
@@ -92,8 +92,9 @@ const heatMapLimit = 200
 // cdfPoints is the most points a latency CDF keeps (evenly spaced ranks).
 const cdfPoints = 2000
 
-// RunHTML reads a run directory (summary.json, and vehicles.csv,
-// deliveries.csv and trace.csv where written) and returns one
+// RunHTML reads a run directory (summary.json, and the vehicles,
+// deliveries and trace tables where written, as CSV or Parquet: package
+// runread) and returns one
 // self-contained HTML page: the run's figures as tables (network per
 // traffic kind with drop reasons, age of information, vehicles) and as
 // plots inlined as PNG (trajectories, altitude profile for aerial runs of
@@ -132,7 +133,7 @@ func RunHTML(dir string) ([]byte, error) {
 	for i, v := range s.Vehicles {
 		names[i] = v.Name
 	}
-	tracks, err := readTracks(filepath.Join(dir, "vehicles.csv"), names)
+	tracks, err := readTracks(dir, names)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		page.Notes = append(page.Notes, "no vehicles.csv (outputs.vehicles off): no trajectories")
@@ -150,7 +151,7 @@ func RunHTML(dir string) ([]byte, error) {
 			}
 		}
 	}
-	lat, aoi, err := readDeliveries(filepath.Join(dir, "deliveries.csv"), s.Nodes, s.DurationNs)
+	lat, aoi, err := readDeliveries(dir, s.Nodes, s.DurationNs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		page.Notes = append(page.Notes, "no deliveries.csv (outputs.deliveries off): no latency CDF or AoI heat map")
@@ -172,7 +173,7 @@ func RunHTML(dir string) ([]byte, error) {
 			page.Notes = append(page.Notes, fmt.Sprintf("%d nodes: the AoI heat map is drawn for at most %d", s.Nodes, heatMapLimit))
 		}
 	}
-	pdr, width, err := readPDR(filepath.Join(dir, "trace.csv"), s.Nodes, s.DurationNs)
+	pdr, width, err := readPDR(dir, s.Nodes, s.DurationNs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		page.Notes = append(page.Notes, "no trace.csv (outputs.trace off): no PDR over time")
@@ -241,11 +242,26 @@ func num(row []string, col map[string]int, name string) (float64, error) {
 // trackPoints bounds the points kept of all tracks together.
 const trackPoints = 1 << 21
 
-// readTracks reads vehicles.csv into one track per vehicle (at most 4000
-// points per vehicle is plenty for a plot, fewer beyond 500 vehicles).
-func readTracks(path string, names []string) ([]Track, error) {
+// TableRows reads table t of the run directory dir row by row from
+// whichever file the run wrote it in (CSV or Parquet: package runread),
+// in the CSV file's columns, with the caps of CSVRows; f's error stops the
+// reading and comes back with the file and line (or row). When the run
+// wrote no such table the error wraps fs.ErrNotExist.
+func TableRows(dir string, t runread.Table, f func(col map[string]int, row []string) error) error {
+	return runread.Rows(dir, t, runread.Limits{MaxRecord: MaxCSVLine, MaxRows: MaxCSVRows}, func(r *runread.Row) error {
+		if err := f(r.Col, r.Values); err != nil {
+			return fmt.Errorf("%s: %w", r.Where(), err)
+		}
+		return nil
+	})
+}
+
+// readTracks reads the vehicles table into one track per vehicle (at
+// most 4000 points per vehicle is plenty for a plot, fewer beyond 500
+// vehicles).
+func readTracks(dir string, names []string) ([]Track, error) {
 	tr := NewTracker(names, min(4000, trackPoints/max(len(names), 1)))
-	err := CSVRows(path, func(col map[string]int, row []string) error {
+	err := TableRows(dir, runread.Vehicles, func(col map[string]int, row []string) error {
 		var v [5]float64
 		for i, n := range []string{"t_ns", "id", "x", "y", "z"} {
 			x, err := num(row, col, n)
@@ -267,11 +283,11 @@ func readTracks(path string, names []string) ([]Track, error) {
 	return tr.Tracks, nil
 }
 
-// readDeliveries reads deliveries.csv: the latency CDF per kind, and the
+// readDeliveries reads the deliveries table: the latency CDF per kind, and the
 // exact time-average age of information of every (receiver, source) pair
 // of state updates over [first update, end], as metrics computes it (nil
 // beyond heatMapLimit nodes or without state traffic).
-func readDeliveries(path string, nodes int, endNs int64) ([]Series, [][]float64, error) {
+func readDeliveries(dir string, nodes int, endNs int64) ([]Series, [][]float64, error) {
 	var lat Samples
 	type pair struct {
 		first, lastT, lastGen float64
@@ -282,7 +298,7 @@ func readDeliveries(path string, nodes int, endNs int64) ([]Series, [][]float64,
 	if nodes > 0 && nodes <= heatMapLimit {
 		pairs = make([]pair, nodes*nodes)
 	}
-	err := CSVRows(path, func(col map[string]int, row []string) error {
+	err := TableRows(dir, runread.Deliveries, func(col map[string]int, row []string) error {
 		kind := row[col["kind"]]
 		l, err := num(row, col, "latency_ns")
 		if err != nil {
@@ -364,11 +380,11 @@ func sawtooth(g, a, b float64) float64 {
 // many seconds are drawn per several seconds.
 const pdrBins = 20_000
 
-// readPDR reads trace.csv: per traffic kind and bin of width seconds (1
+// readPDR reads the trace table: per traffic kind and bin of width seconds (1
 // up to pdrBins seconds of run), receptions over expected receptions,
 // both counted at the packet's transmission time (a broadcast expects
 // every other node).
-func readPDR(path string, nodes int, endNs int64) (series []Series, width int64, err error) {
+func readPDR(dir string, nodes int, endNs int64) (series []Series, width int64, err error) {
 	secs := endNs/1e9 + 1
 	width = (secs + pdrBins - 1) / pdrBins
 	bins := int((secs + width - 1) / width)
@@ -381,7 +397,7 @@ func readPDR(path string, nodes int, endNs int64) (series []Series, width int64,
 	}
 	type counts struct{ exp, rx []float64 }
 	byKind := map[string]*counts{}
-	err = CSVRows(path, func(col map[string]int, row []string) error {
+	err = TableRows(dir, runread.Trace, func(col map[string]int, row []string) error {
 		kind := row[col["kind"]]
 		c := byKind[kind]
 		if c == nil {

@@ -218,7 +218,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	if opt.track || opt.Twin != nil {
 		out.keepTrack(r)
 	}
-	r.SetRecorder(out, out.vehicles != nil || out.vehicleTab != nil || out.tracks != nil || out.fox != nil || out.traj != nil)
+	r.SetRecorder(out, out.wantsVehicles())
 	if dir != nil {
 		r.SetFiles(dir.File)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"skyloop/internal/untrusted"
 	"skyloop/report"
+	"skyloop/runread"
 	"skyloop/sim"
 )
 
@@ -178,6 +179,22 @@ func csvRows(path string, cols []string, f func(idx map[string]int, r []string) 
 	return report.CSVRows(path, func(idx map[string]int, r []string) error {
 		if !checked {
 			if err := needCols(path, idx, cols...); err != nil {
+				return err
+			}
+			checked = true
+		}
+		return f(idx, r)
+	})
+}
+
+// tableRows reads table t of the run directory dir row by row, from its
+// CSV or Parquet file (report.TableRows), after checking that its
+// columns include cols.
+func tableRows(dir string, t runread.Table, cols []string, f func(idx map[string]int, r []string) error) error {
+	checked := false
+	return report.TableRows(dir, t, func(idx map[string]int, r []string) error {
+		if !checked {
+			if err := needCols(filepath.Join(dir, runread.Find(dir, t)), idx, cols...); err != nil {
 				return err
 			}
 			checked = true
@@ -349,7 +366,7 @@ func nodeToNodeRun(dir string) ([]n2nRow, error) {
 	}
 	// seq -> station of the packets sent at a station.
 	at := map[string]int{}
-	err = csvRows(filepath.Join(dir, "trace.csv"), []string{"event", "t_ns", "src", "kind", "seq"}, func(idx map[string]int, r []string) error {
+	err = tableRows(dir, runread.Trace, []string{"event", "t_ns", "src", "kind", "seq"}, func(idx map[string]int, r []string) error {
 		if r[idx["event"]] != "tx" || r[idx["src"]] != src || r[idx["kind"]] != rc.kind {
 			return nil
 		}
@@ -367,7 +384,7 @@ func nodeToNodeRun(dir string) ([]n2nRow, error) {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	err = csvRows(filepath.Join(dir, "deliveries.csv"), []string{"src", "dst", "kind", "seq", "rx_dbm"}, func(idx map[string]int, r []string) error {
+	err = tableRows(dir, runread.Deliveries, []string{"src", "dst", "kind", "seq", "rx_dbm"}, func(idx map[string]int, r []string) error {
 		if r[idx["src"]] != src || r[idx["dst"]] != dst || r[idx["kind"]] != rc.kind {
 			return nil
 		}
@@ -571,7 +588,7 @@ func endToEndRun(dir string, delay func(ms float64) error) ([]nodeStats, error) 
 			return nil, err
 		}
 	} else {
-		err := csvRows(filepath.Join(dir, "trace.csv"), []string{"event", "src", "kind", "bytes"}, func(idx map[string]int, r []string) error {
+		err := tableRows(dir, runread.Trace, []string{"event", "src", "kind", "bytes"}, func(idx map[string]int, r []string) error {
 			i, ok := pos[r[idx["src"]]]
 			if r[idx["event"]] != "tx" || !ok {
 				return nil
@@ -604,7 +621,7 @@ func endToEndRun(dir string, delay func(ms float64) error) ([]nodeStats, error) 
 		dstID = id
 	}
 	sid, did := strconv.Itoa(srcID), strconv.Itoa(dstID)
-	err = csvRows(filepath.Join(dir, "deliveries.csv"), []string{"src", "dst", "kind", "bytes", "latency_ns"}, func(idx map[string]int, r []string) error {
+	err = tableRows(dir, runread.Deliveries, []string{"src", "dst", "kind", "bytes", "latency_ns"}, func(idx map[string]int, r []string) error {
 		kind := r[idx["kind"]]
 		if i, ok := pos[r[idx["dst"]]]; ok && !routing {
 			switch kind {

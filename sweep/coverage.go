@@ -15,6 +15,7 @@ import (
 	"skyloop/geom"
 	"skyloop/internal/untrusted"
 	"skyloop/report"
+	"skyloop/runread"
 )
 
 // coverageResult is a coverage behaviour's line in summary.json.
@@ -236,7 +237,9 @@ func coverage(dir string, e *Experiment, runs []aRun) error {
 					pn.Missed = append(pn.Missed, centre(cell))
 				}
 			}
-			if tracks, err := readTracks(filepath.Join(r.dir, "vehicles.csv")); err == nil {
+			if tracks, err := readTracks(func(f func(map[string]int, []string) error) error {
+				return report.TableRows(r.dir, runread.Vehicles, f)
+			}); err == nil {
 				if id, ok := ids[names[k]]; ok && id < len(tracks) {
 					pn.Flown = tracks[id].Points
 				}

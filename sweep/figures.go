@@ -12,6 +12,7 @@ import (
 	"skyloop/geom"
 	"skyloop/internal/untrusted"
 	"skyloop/report"
+	"skyloop/runread"
 )
 
 // figures draws the experiment's plots into dir/figures: the vehicles'
@@ -40,8 +41,13 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 			labels[i] = v.Value
 		}
 		run := filepath.Join(dir, v.Name, "seed1")
-		for _, f := range []string{"robots.csv", "vehicles.csv"} {
-			tracks, err := readTracks(filepath.Join(run, f))
+		for _, rows := range []func(f func(map[string]int, []string) error) error{
+			func(f func(map[string]int, []string) error) error {
+				return report.CSVRows(filepath.Join(run, "robots.csv"), f)
+			},
+			func(f func(map[string]int, []string) error) error { return report.TableRows(run, runread.Vehicles, f) },
+		} {
+			tracks, err := readTracks(rows)
 			if err != nil {
 				continue
 			}
@@ -54,7 +60,7 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 			}
 			break
 		}
-		if lat, err := readStateLatencies(filepath.Join(run, "deliveries.csv")); err == nil && len(lat) > 0 {
+		if lat, err := readStateLatencies(run); err == nil && len(lat) > 0 {
 			s := report.Series{Name: v.Name}
 			step := max(1, len(lat)/500)
 			for j := 0; j < len(lat); j += step {
@@ -148,13 +154,13 @@ const (
 	maxTrackID  = 100_000
 )
 
-// readTracks reads t_ns,id,x,y,... rows (robots.csv, vehicles.csv) into
-// one track per id.
-func readTracks(path string) ([]report.Track, error) {
+// readTracks reads t_ns,id,x,y,... rows (robots.csv, the vehicles table),
+// which read hands to its callback, into one track per id.
+func readTracks(read func(f func(map[string]int, []string) error) error) ([]report.Track, error) {
 	var tracks []report.Track
 	var rows []int // rows read per id
 	stride, kept := 1, 0
-	err := report.CSVRows(path, func(_ map[string]int, r []string) error {
+	err := read(func(_ map[string]int, r []string) error {
 		if len(r) < 4 {
 			return nil
 		}
@@ -196,11 +202,12 @@ func readTracks(path string) ([]report.Track, error) {
 	return tracks, nil
 }
 
-// readStateLatencies returns the latencies of the state updates in a
-// deliveries.csv, in ms, sorted (a bounded sample: report.Samples).
-func readStateLatencies(path string) ([]float64, error) {
+// readStateLatencies returns the latencies of the state updates in the
+// deliveries table of the run directory run (CSV or Parquet), in ms,
+// sorted (a bounded sample: report.Samples).
+func readStateLatencies(run string) ([]float64, error) {
 	var lat report.Samples
-	err := report.CSVRows(path, func(_ map[string]int, r []string) error {
+	err := report.TableRows(run, runread.Deliveries, func(_ map[string]int, r []string) error {
 		if len(r) > 9 && r[8] == "state" {
 			v, _ := strconv.ParseFloat(r[9], 64)
 			return lat.Add("", v/1e6)

@@ -1,12 +1,9 @@
 package view
 
 import (
-	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"net/http"
@@ -17,6 +14,7 @@ import (
 
 	"skyloop/internal/untrusted"
 	"skyloop/internal/webguard"
+	"skyloop/runread"
 )
 
 // Limits of what a replay reads from a run directory, which may come from
@@ -34,7 +32,8 @@ const (
 	// MaxLogEvents is the most events.csv rows a replay loads; the rest
 	// are cut and the page says so.
 	MaxLogEvents = 50_000
-	// MaxRecord is the most bytes of one CSV record (line).
+	// MaxRecord is the most bytes of one CSV record (line); a Parquet
+	// table's bounds are package runread's.
 	MaxRecord = 64 << 10
 	// MaxNodes is the most nodes (vehicles and fixed nodes) of a run a
 	// replay takes.
@@ -55,8 +54,8 @@ const (
 // them).
 var limits = struct{ samples, net, events int }{MaxSamples, MaxNetworkEvents, MaxLogEvents}
 
-// Replay is a finished run as the page replays it: columns of vehicles.csv,
-// trace.csv (tx, rx and drop as 0, 1, 2) and events.csv, with the names
+// Replay is a finished run as the page replays it: columns of the vehicles
+// and trace tables (tx, rx and drop as 0, 1, 2) and of events.csv, with the names
 // and obstacles. It is what /run.json serves. Every number in it is
 // finite, every node id one of the run's and every time within the run.
 type Replay struct {
@@ -125,11 +124,13 @@ type event struct {
 
 // LoadReplay reads a finished run directory: summary.json (names, node
 // count, duration), config.json (obstacles and fixed nodes, when there),
-// vehicles.csv (required), and trace.csv and events.csv when the run wrote
-// them. Every file is read as untrusted input: a file that is not a
-// regular file inside dir, is too large, or holds a value out of range
-// (an id that is not one of the run's nodes, a time outside the run, a
-// number that is not finite) is an error naming the file and line.
+// the vehicles table (required), and the trace table and events.csv when
+// the run wrote them; the tables are read from CSV or Parquet, whichever
+// the run wrote (package runread). Every file is read as untrusted input:
+// a file that is not a regular file inside dir, is too large, or holds a
+// value out of range (an id that is not one of the run's nodes, a time
+// outside the run, a number that is not finite) is an error naming the
+// file and line (or Parquet row).
 func LoadReplay(dir string) (*Replay, error) {
 	var sum struct {
 		Scenario   string `json:"scenario"`
@@ -177,13 +178,13 @@ func LoadReplay(dir string) (*Replay, error) {
 	}
 	err := r.loadVehicles()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s has no vehicles.csv: the run was made with outputs.vehicles off or --no-files, so there is nothing to replay", dir)
+		return nil, fmt.Errorf("%s has no %s: the run was made with outputs.vehicles off or --no-files, so there is nothing to replay", dir, runread.Names(runread.Vehicles))
 	}
 	if err != nil {
 		return nil, err
 	}
 	if err := r.loadTrace(); errors.Is(err, fs.ErrNotExist) {
-		r.Missing = append(r.Missing, "trace.csv (no links or network figures)")
+		r.Missing = append(r.Missing, runread.Names(runread.Trace)+" (no links or network figures)")
 	} else if err != nil {
 		return nil, err
 	}
@@ -252,10 +253,10 @@ func (r *Replay) loadConfig() error {
 }
 
 func (r *Replay) loadVehicles() error {
-	return readTable(r.dir, "vehicles.csv", func(c *row) error {
+	return readTable(r.dir, runread.Vehicles, func(c *row) error {
 		if len(r.Samples.T) >= limits.samples {
 			r.SamplesCut = true
-			return errStop
+			return runread.Stop
 		}
 		t := c.time("t_ns", r.durationNs)
 		id := c.node("id", 0, len(r.Names))
@@ -291,10 +292,10 @@ func (r *Replay) loadVehicles() error {
 }
 
 func (r *Replay) loadTrace() error {
-	return readTable(r.dir, "trace.csv", func(c *row) error {
+	return readTable(r.dir, runread.Trace, func(c *row) error {
 		if len(r.Net.T) >= limits.net {
 			r.NetCut = true
-			return errStop
+			return runread.Stop
 		}
 		ev := c.str("event")
 		typ, ok := map[string]int8{"tx": 0, "rx": 1, "drop": 2}[ev]
@@ -320,10 +321,10 @@ func (r *Replay) loadTrace() error {
 }
 
 func (r *Replay) loadEvents() error {
-	return readTable(r.dir, "events.csv", func(c *row) error {
+	return readTable(r.dir, runread.Events, func(c *row) error {
 		if len(r.Events) >= limits.events {
 			r.EventsCut = true
-			return errStop
+			return runread.Stop
 		}
 		e := event{T: c.time("t_ns", r.durationNs), Node: c.node("node", -1, r.nodes), Source: c.text("source", maxName),
 			Name: c.text("event", maxName), Detail: cut(c.str("detail"), maxDetail)}
@@ -335,8 +336,6 @@ func (r *Replay) loadEvents() error {
 		return nil
 	})
 }
-
-var errStop = errors.New("stop")
 
 func hypot3(x, y, z float64) float64 {
 	return math.Sqrt(x*x + y*y + z*z)
@@ -395,30 +394,27 @@ func explain(dir, name string, err error) error {
 	return err
 }
 
-// row is a CSV record with its columns by name; the first bad value
-// sticks in err, which names the file and line.
+// row is a table's record with its columns by name; the first bad value
+// sticks in err, which names the file and line (or Parquet row).
 type row struct {
-	path string
-	idx  map[string]int
-	rec  []string
-	line int
-	err  error
+	r   *runread.Row
+	err error
 }
 
 func (c *row) fail(format string, args ...any) error {
 	if c.err == nil {
-		c.err = fmt.Errorf("%s line %d: %s", c.path, c.line, fmt.Sprintf(format, args...))
+		c.err = fmt.Errorf("%s: %s", c.r.Where(), fmt.Sprintf(format, args...))
 	}
 	return c.err
 }
 
 func (c *row) str(name string) string {
-	i, ok := c.idx[name]
+	v, ok := c.r.Get(name)
 	if !ok {
 		c.fail("no column %s", name)
 		return ""
 	}
-	return c.rec[i]
+	return v
 }
 
 // num returns a column that must be a finite number.
@@ -477,97 +473,16 @@ func (c *row) text(name string, max int) string {
 	return s
 }
 
-// readTable calls f for every record of the CSV file name in dir after its
-// header, until f returns errStop (not an error) or an error. The file
-// must be a regular file inside dir of at most untrusted.MaxCSV bytes
-// with records of at most MaxRecord bytes, each with the header's number
-// of fields.
-func readTable(dir, name string, f func(c *row) error) error {
-	file, err := untrusted.OpenIn(dir, name, untrusted.MaxCSV)
-	if err != nil {
-		return explain(dir, name, err)
-	}
-	defer file.Close()
-	path := filepath.Join(dir, name)
-	capped := &recordCap{r: file, path: path, line: 1}
-	cr := csv.NewReader(bufio.NewReaderSize(capped, 64<<10))
-	cr.ReuseRecord = true
-	head, err := cr.Read()
-	if err == io.EOF {
-		return fmt.Errorf("%s: empty, not even a header", path)
-	}
-	if err != nil {
-		return csvError(path, err)
-	}
-	c := &row{path: path, idx: map[string]int{}}
-	for i, h := range head {
-		c.idx[string([]byte(h))] = i
-	}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return csvError(path, err)
-		}
-		c.rec = rec
-		c.line, _ = cr.FieldPos(0)
-		err = f(c)
-		if errors.Is(err, errStop) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// csvError names the file and line of a CSV reading error.
-func csvError(path string, err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s line %d: %w", path, pe.Line, pe.Err)
-	}
-	var pathErr *fs.PathError
-	if errors.As(err, &pathErr) || errors.Is(err, errLongRecord) {
-		return err // already names the file
-	}
-	return fmt.Errorf("%s: %w", path, err)
-}
-
-var errLongRecord = fmt.Errorf("a record longer than %d bytes", MaxRecord)
-
-// recordCap passes a CSV file through, failing when a record (a line
-// ended outside quotes) runs past MaxRecord bytes: encoding/csv would
-// hold a whole record in memory, however long.
-type recordCap struct {
-	r      io.Reader
-	path   string
-	n      int // bytes of the current record
-	line   int // line the current record starts on
-	lines  int // newlines inside it
-	quoted bool
-}
-
-func (c *recordCap) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	for _, b := range p[:n] {
-		c.n++
-		switch {
-		case b == '"':
-			c.quoted = !c.quoted
-		case b == '\n' && !c.quoted:
-			c.line += c.lines + 1
-			c.n, c.lines = 0, 0
-		case b == '\n':
-			c.lines++
-		}
-		if c.n > MaxRecord {
-			return 0, fmt.Errorf("%s line %d: %w: not a table skyloop wrote", c.path, c.line, errLongRecord)
-		}
-	}
-	return n, err
+// readTable calls f for every record of table t of dir, from its CSV or
+// Parquet file (package runread: regular files inside dir, CSV records
+// of at most MaxRecord bytes), until f returns runread.Stop (not an
+// error) or an error.
+func readTable(dir string, t runread.Table, f func(c *row) error) error {
+	c := &row{}
+	return runread.Rows(dir, t, runread.Limits{MaxRecord: MaxRecord}, func(r *runread.Row) error {
+		c.r = r
+		return f(c)
+	})
 }
 
 // ReplayPages serves the page and run.json, which makes the page replay r

@@ -132,6 +132,18 @@ func (f *File) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadAt implements io.ReaderAt for formats read from the end (Parquet's
+// footer): reads stop at the cap with an error wrapping ErrTooLarge.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fmt.Errorf("negative offset %d", off)}
+	}
+	if off+int64(len(p)) > f.max {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fmt.Errorf("%w: a read past the %s allowed", ErrTooLarge, bytes(f.max))}
+	}
+	return f.f.ReadAt(p, off)
+}
+
 // Close closes the file.
 func (f *File) Close() error { return f.f.Close() }
 
