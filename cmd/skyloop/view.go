@@ -20,8 +20,9 @@ func newViewCmd() *cobra.Command {
 		Short: "Replay a finished run in the browser, with a time scrubber",
 		Long: `Serves the live view's page for a finished run directory at http://ADDR/
 (--serve, default 127.0.0.1:8080; loopback only) until Ctrl-C. The page plays
-the run from its files: vehicles.csv (required: every vehicle at its last sample
-at or before the time shown, with its trail), trace.csv (the links heard in the
+the run from its files, CSV or Parquet (outputs.format): vehicles.csv or
+vehicles.parquet (required: every vehicle at its last sample at or before the
+time shown, with its trail), trace.csv or .parquet (the links heard in the
 last second coloured by their delivery ratio over the last two, and the network
 figures of the last five seconds; at most the first 2,000,000 events) and
 events.csv; play, pause, the playback rate and a scrubber move through time.
