@@ -78,6 +78,9 @@ type Options struct {
 	// parsed, before the caller has set its directory: files named
 	// relative to it are checked by the Build that follows.
 	parsing bool
+	// wallClock is the wall clock the worker pool times its jobs with,
+	// given by the edge (Run.SetWallClock); the core reads none itself.
+	wallClock sim.WallClock
 }
 
 // OptionError reports bad input that is not a mistake in the scenario file:

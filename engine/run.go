@@ -65,6 +65,13 @@ type Summary struct {
 	Measures map[string]any `json:"measures,omitempty"`
 }
 
+// SetWallClock gives the run the wall clock (time.Now) its worker pool
+// times its jobs with, to choose between running vehicles inline and in
+// parallel; it never changes what a run computes. The runner sets it;
+// without it, a run with several workers always steps them in parallel.
+// Call it before Start.
+func (r *Run) SetWallClock(now sim.WallClock) { r.opt.wallClock = now }
+
 // Start initialises the backend and adds the phases to the kernel: the
 // runner's own phases (pacing, clock sampling) first, in the order given,
 // then the core's. Call it once, after the edge components are open.
@@ -95,7 +102,7 @@ func (r *Run) Start(first ...sim.Phase) error {
 			}
 		}
 	}
-	r.pool = sim.NewPool(r.workers)
+	r.pool = sim.NewPool(r.workers, r.opt.wallClock)
 	if r.opt.AlwaysParallel {
 		r.pool.AlwaysParallel()
 	}

@@ -293,6 +293,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		every := max(int64(10*sim.Millisecond/r.Tick()), 1)
 		first = append(first, sim.Phase{Name: "clock", Every: every, Run: clock.sample})
 	}
+	r.SetWallClock(time.Now) // the worker pool's tuner: the core reads no clock
 	if err = r.Start(first...); err != nil {
 		return nil, err
 	}

@@ -26,9 +26,12 @@ import (
 // stretch in parallel, timing the whole period from one call to the next
 // (so the cost a spinning helper inflicts on the caller's other work is
 // counted), and keeps the faster way until the next check. The wall clock
-// decides only who executes a chunk, never what a chunk computes.
+// (a WallClock the edge that runs the pool gives it: package sim reads no
+// clock itself) decides only who executes a chunk, never what a chunk
+// computes.
 type Pool struct {
 	workers int
+	now     WallClock // nil: no timing (see NewPool)
 	// MinChunk is the smallest range worth sending to another goroutine;
 	// below 2*MinChunk items Run works inline.
 	MinChunk int
@@ -130,6 +133,12 @@ const (
 	spinCheck = 256
 )
 
+// WallClock returns the current wall-clock time, with its monotonic
+// reading: time.Now, passed in by the edge that runs a pool (the runner).
+// A pool uses it only to time its jobs and to bound its spinning, never
+// for what a job computes.
+type WallClock func() time.Time
+
 // spinner tells a polling loop when its budget is spent, reading the
 // clock only every spinCheck polls.
 type spinner struct {
@@ -138,13 +147,16 @@ type spinner struct {
 }
 
 // spent reports whether budget has passed since the first call after a
-// reset.
-func (s *spinner) spent(budget time.Duration) bool {
+// reset, by clock; without a clock, a poll counts as a nanosecond.
+func (s *spinner) spent(budget time.Duration, clock WallClock) bool {
 	s.polls++
 	if s.polls%spinCheck != 0 {
 		return false
 	}
-	now := time.Now()
+	if clock == nil {
+		return s.polls >= int(budget)
+	}
+	now := clock()
 	if s.until.IsZero() {
 		s.until = now.Add(budget)
 		return false
@@ -159,13 +171,19 @@ func (s *spinner) reset() { *s = spinner{} }
 const chunksPerWorker = 4
 
 // NewPool starts workers-1 helper goroutines (the caller is the first
-// worker). A pool of 1 or fewer workers runs everything inline.
-func NewPool(workers int) *Pool {
+// worker). A pool of 1 or fewer workers runs everything inline. now is the
+// wall clock the pool times its jobs with (time.Now, from the edge); with
+// nil, the pool does not time: it runs every job with enough work in
+// parallel (as AlwaysParallel) and counts its spin budgets in polls.
+func NewPool(workers int, now WallClock) *Pool {
 	if workers < 1 {
 		workers = 1
 	}
-	p := &Pool{workers: workers, MinChunk: 16, caller: newParker(), shares: make([]share, workers)}
+	p := &Pool{workers: workers, now: now, MinChunk: 16, caller: newParker(), shares: make([]share, workers)}
 	p.tune.reset()
+	if now == nil {
+		p.AlwaysParallel()
+	}
 	for i := 1; i < workers; i++ {
 		h := &helper{parker: newParker(), idx: i}
 		p.helpers = append(p.helpers, h)
@@ -182,7 +200,7 @@ func (p *Pool) loop(h *helper) {
 			if p.closed.Load() {
 				return
 			}
-			if sp.spent(helperSpin) {
+			if sp.spent(helperSpin, p.now) {
 				h.park(func() bool { return p.gen.Load() == seen && !p.closed.Load() })
 				sp.reset()
 			}
@@ -255,7 +273,11 @@ func (p *Pool) Go(n int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	if !p.tune.parallel(time.Now()) {
+	var now time.Time
+	if !p.tune.fixed {
+		now = p.now()
+	}
+	if !p.tune.parallel(now) {
 		fn(0, n)
 		return
 	}
@@ -302,7 +324,7 @@ func (p *Pool) Join() {
 func (p *Pool) wait() {
 	var sp spinner
 	for p.left.Load() > 0 {
-		if sp.spent(callerSpin) {
+		if sp.spent(callerSpin, p.now) {
 			p.caller.park(func() bool { return p.left.Load() > 0 })
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -312,7 +313,7 @@ func poolRun(p *Pool, n int) ([]int32, [][2]int) {
 // forcedPool returns a pool that always runs jobs in parallel (no
 // timing), so that the tests exercise the hand-off.
 func forcedPool(workers int) *Pool {
-	p := NewPool(workers)
+	p := NewPool(workers, time.Now)
 	p.tune.fixed, p.tune.par = true, true
 	return p
 }
@@ -346,8 +347,8 @@ func TestPoolRunCoversOnce(t *testing.T) {
 			}
 		}
 	}
-	if p := NewPool(0); p.Workers() != 1 {
-		t.Errorf("NewPool(0).Workers() = %d, want 1", p.Workers())
+	if p := NewPool(0, time.Now); p.Workers() != 1 {
+		t.Errorf("NewPool(0, time.Now).Workers() = %d, want 1", p.Workers())
 	}
 }
 
@@ -593,9 +594,9 @@ func BenchmarkPoolRun(b *testing.B) {
 		name string
 		pool func() *Pool
 	}{
-		{"inline", func() *Pool { return NewPool(1) }},
+		{"inline", func() *Pool { return NewPool(1, time.Now) }},
 		{"parallel2", func() *Pool { return forcedPool(2) }},
-		{"tuned2", func() *Pool { return NewPool(2) }},
+		{"tuned2", func() *Pool { return NewPool(2, time.Now) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := c.pool()
@@ -669,7 +670,7 @@ func poolItem(i int) {
 func BenchmarkPoolTick(b *testing.B) {
 	for _, w := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			p := NewPool(w)
+			p := NewPool(w, time.Now)
 			p.AlwaysParallel()
 			defer p.Close()
 			fn := func(lo, hi int) {
@@ -684,5 +685,45 @@ func BenchmarkPoolTick(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPoolTimesWithTheGivenClock: the pool's tuner and spinners read the
+// clock it was given (package sim reads none itself), and a pool without
+// one runs every job with enough work in parallel, covering each index
+// once, and its idle helpers still park.
+func TestPoolTimesWithTheGivenClock(t *testing.T) {
+	var reads atomic.Int64
+	clock := func() time.Time { reads.Add(1); return time.Now() }
+	p := NewPool(2, clock)
+	for range 3 * probeRuns {
+		p.Run(64, func(lo, hi int) {})
+	}
+	p.Close()
+	if reads.Load() < 3*probeRuns {
+		t.Errorf("the pool read the given clock %d times in %d jobs", reads.Load(), 3*probeRuns)
+	}
+
+	q := NewPool(3, nil)
+	defer q.Close()
+	if !q.tune.fixed || !q.tune.par {
+		t.Fatal("a pool without a clock does not run in parallel")
+	}
+	cnt, calls := poolRun(q, 1000)
+	for i, c := range cnt {
+		if c != 1 {
+			t.Fatalf("without a clock: index %d covered %d times", i, c)
+		}
+	}
+	if len(calls) < 2 {
+		t.Errorf("without a clock: 1000 items ran in %d chunk(s), want them split", len(calls))
+	}
+	for _, h := range q.helpers {
+		for deadline := time.Now().Add(10 * time.Second); !h.parked.Load(); {
+			if time.Now().After(deadline) {
+				t.Fatal("without a clock: an idle helper never parked")
+			}
+			runtime.Gosched()
+		}
 	}
 }
