@@ -1,8 +1,11 @@
 // Package engine is the deterministic core of a run: it builds the world
 // from a scenario (vehicles, agents and a network backend), wires it into
 // the kernel's phases and steps it, feeding the metrics and a Recorder. It
-// touches nothing outside the process: no files, sockets, processes or
-// wall clock. The parts of a run that reach outside (package edge) are
+// opens no sockets, starts no processes and reads no wall clock (the worker
+// pool's tuner gets the runner's clock); what still reaches outside through
+// its imports (scenario files, MuJoCo's library and models) is listed in
+// docs/boundary.txt's allow lines and checked by internal/boundary. The
+// parts of a run that reach outside (package edge) are
 // opened and closed by the runner (package runner), which also owns the
 // run directory, pacing and namespaces.
 //

@@ -17,9 +17,11 @@ import (
 const syncBound = 20 * time.Millisecond
 
 // pacer holds simulated time (the master clock) to a multiple of the wall
-// clock for real-time runs. It is the only place where the engine reads the
-// wall clock, and it only ever delays: what the run computes does not depend
-// on it (outside programs talking to the run are another matter).
+// clock for real-time runs. It and the worker pool's tuner (which the runner
+// hands time.Now: it decides which worker runs a chunk, never what the chunk
+// computes) are where a run reads the wall clock; the pacer only ever
+// delays: what the run computes does not depend on it (outside programs
+// talking to the run are another matter).
 //
 // The wall clock, on which real processes live, follows the master with
 // SPEC.md A's one-sided bounded rule: with (wall0, t0) latched at the first
