@@ -12,7 +12,7 @@ export PATH=$PATH:/usr/local/go/bin
 
 # Packages that reach outside the process (the runner and the edge
 # components) are drawn apart from the deterministic core.
-edge_re='^skyloop/(runner|record|foxglove|orchestrate|extern|extern/client|relay|mavlink|px4sitl|ardupilot|simport|netsim/ns3|netsim/tap|components|report|sweep|internal/.*)$'
+edge_re='^skyloop/(runner|record|foxglove|orchestrate|extern|extern/client|relay|mavlink|mavlink/mavnet|firmware|px4sitl|ardupilot|simport|netsim/ns3|netsim/tap|components|report|sweep|internal/.*)$'
 
 diagram() {
   echo '```mermaid'
