@@ -17,17 +17,13 @@ import (
 	"time"
 
 	"skyloop/edge"
-	"skyloop/engine"
+	"skyloop/firmware"
 	"skyloop/geom"
-	"skyloop/orchestrate"
 	"skyloop/sim"
 	"skyloop/simport"
 	"skyloop/transcript"
 	"skyloop/vehicle"
 )
-
-// stopGrace is how long ArduCopter gets to shut down after SIGTERM.
-const stopGrace = 3 * time.Second
 
 // digestEvery: a transcript keeps the digest of every digestEvery-th
 // answer (ArduPilot's steps are many and small; a divergence persists, so
@@ -49,25 +45,20 @@ const MAVLinkBase = 5760
 // reach it: ArduPilot takes its commands over MAVLink.
 type Controller struct {
 	p      *Params
-	inst   int
-	name   string
+	fw     firmware.Bridge
 	motors int
 	pos    geom.Vec3 // where the vehicle starts: ArduPilot's home
 	yaw    float64
 
-	log       *slog.Logger
 	conn      *net.UDPConn
 	peer      netip.AddrPort // where ArduPilot's packets come from
 	access    simport.Access // who may send them
 	stranger  netip.AddrPort // the last sender refused (ardupilot.peer)
-	proc      *orchestrate.Child
-	files     *edge.ProcFiles
 	raw       syscall.RawConn
 	readFn    func(fd uintptr) bool
 	rn        int
 	rfrom     syscall.Sockaddr
 	rerr      error
-	tr        *transcript.Writer
 	rbuf      []byte
 	out       []byte // the last answer
 	servos    Servos
@@ -78,7 +69,6 @@ type Controller struct {
 	spin      bool
 	resent    int  // times in a row ArduPilot asked again for the last answer
 	restarted bool // a restart was seen since the last control step
-	err       error
 
 	// Restarts counts ArduPilot restarts seen (frame count going back).
 	Restarts int
@@ -88,58 +78,45 @@ type Controller struct {
 // name, starting at pos heading yaw (rad, counter-clockwise from east),
 // for an airframe with motors rotors.
 func New(p *Params, id int, name string, motors int, pos geom.Vec3, yaw float64) *Controller {
-	return &Controller{p: p, inst: id, name: name, motors: motors, pos: pos, yaw: yaw, rbuf: make([]byte, 512)}
+	return &Controller{p: p, motors: motors, pos: pos, yaw: yaw, rbuf: make([]byte, 512),
+		fw: firmware.Bridge{Key: "ardupilot", Stack: "ArduPilot", Firmware: "ArduCopter", Proto: "UDP",
+			Inst: id, Name: name, Port: p.Port + 10*id, Log: slog.New(slog.DiscardHandler)}}
 }
 
 // Port returns the UDP port ArduPilot sends its servo packets to.
-func (c *Controller) Port() int { return c.p.Port + 10*c.inst }
-
-func (c *Controller) who() string {
-	return fmt.Sprintf("ArduCopter instance %d (%s, UDP %d)", c.inst, c.name, c.Port())
-}
+func (c *Controller) Port() int { return c.fw.Port }
 
 // Open implements edge.Component: it binds the physics port and launches
 // ArduCopter (unless ardupilot.launch is false).
 func (c *Controller) Open(env *edge.Env) error {
-	c.log = env.Log
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
+	if err := c.fw.Open(env, c.p.Transcript); err != nil {
+		return err
 	}
 	access, err := simport.Parse(c.p.Listen, c.p.Peer)
 	if err != nil {
-		return fmt.Errorf("%s: ardupilot: %w", c.name, err)
+		return fmt.Errorf("%s: ardupilot: %w", c.fw.Name, err)
 	}
 	c.access = access
 	// udp4: the fast read path takes IPv4 packets (a wildcard "udp" socket
 	// would be IPv6); Validate refuses IPv6 listen addresses.
 	conn, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(access.Listen, uint16(c.Port()))))
 	if err != nil {
-		err = fmt.Errorf("%s: listening for ArduCopter: %w", c.name, err)
-		if errors.Is(err, syscall.EADDRINUSE) {
-			err = &engine.OptionError{Err: fmt.Errorf("%w (another simulator or skyloop run uses it; set ardupilot.port)", err)}
-		}
-		return err
+		return c.fw.ListenError(err)
 	}
 	c.conn = conn
-	if c.p.Transcript {
-		w, err := env.File(fmt.Sprintf("procs/ardupilot-%d.transcript.gz", c.inst))
-		if err != nil {
-			return err
-		}
-		c.tr = transcript.NewWriter(w)
-	}
 	if !c.p.Launch {
-		c.log.Info("waiting for ArduCopter", "vehicle", c.name, "port", c.Port())
+		c.fw.Wait()
 		return nil
 	}
-	c.files, err = env.ProcFiles(fmt.Sprintf("ardupilot-%d", c.inst))
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.name, err)
-	}
-	wd := c.files.Dir
+	return c.fw.Launch(env, func(wd string) (*exec.Cmd, error) { return c.command(env, wd) })
+}
+
+// command writes skyloop's parameter file into the working directory wd
+// and returns the ArduCopter command line.
+func (c *Controller) command(env *edge.Env, wd string) (*exec.Cmd, error) {
 	ours := filepath.Join(wd, "skyloop.parm")
 	if err := os.WriteFile(ours, c.defaultsFile(), 0o644); err != nil {
-		return fmt.Errorf("%s: writing ArduCopter's parameters: %w", c.name, err)
+		return nil, fmt.Errorf("%s: writing ArduCopter's parameters: %w", c.fw.Name, err)
 	}
 	home := env.Origin.ToGeodetic(c.pos)
 	heading := math.Mod(90-c.yaw*180/math.Pi+720, 360) // ArduPilot: degrees clockwise from north
@@ -151,22 +128,17 @@ func (c *Controller) Open(env *edge.Env) error {
 	}
 	cmd := exec.Command(c.p.Bin, "--model", model, "--speedup", strconv.FormatFloat(c.p.Speedup, 'g', -1, 64),
 		"--defaults", strings.Join(append(append([]string(nil), c.p.Defaults...), ours), ","),
-		"-I", strconv.Itoa(c.inst), "--sysid", strconv.Itoa(c.inst+1), "--serial0", "tcp:0",
+		"-I", strconv.Itoa(c.fw.Inst), "--sysid", strconv.Itoa(c.fw.Inst+1), "--serial0", "tcp:0",
 		"--home", fmt.Sprintf("%.7f,%.7f,%.2f,%.1f", home.Lat, home.Lon, home.Alt, heading))
 	cmd.Dir = wd
-	c.proc, err = orchestrate.StartChild("ArduCopter", cmd, c.files.Stdout, c.files.Stderr, nil)
-	if err != nil {
-		return fmt.Errorf("%s: starting ArduCopter: %w", c.name, err)
-	}
-	c.log.Info("ArduCopter started", "vehicle", c.name, "instance", c.inst, "pid", c.proc.PID(), "dir", wd)
-	return nil
+	return cmd, nil
 }
 
 // defaultsFile is the parameter file skyloop adds after the scenario's:
 // the quad-X frame, then the scenario's parameters.
 func (c *Controller) defaultsFile() []byte {
 	var b strings.Builder
-	b.WriteString("# written by skyloop for " + c.name + "\nFRAME_CLASS 1\nFRAME_TYPE 1\n")
+	b.WriteString("# written by skyloop for " + c.fw.Name + "\nFRAME_CLASS 1\nFRAME_TYPE 1\n")
 	names := make([]string, 0, len(c.p.Params))
 	for n := range c.p.Params {
 		names = append(names, n)
@@ -181,16 +153,11 @@ func (c *Controller) defaultsFile() []byte {
 // Close implements edge.Component: it stops ArduCopter and closes the
 // socket.
 func (c *Controller) Close() error {
-	var errs []error
-	if c.proc != nil {
-		errs = append(errs, c.proc.Stop(stopGrace))
-	}
+	err := c.fw.Close()
 	if c.conn != nil {
 		c.conn.Close()
 	}
-	errs = append(errs, c.tr.Close())
-	c.files.Cleanup()
-	return errors.Join(errs...)
+	return err
 }
 
 // Period returns the physics step ArduPilot sees.
@@ -199,36 +166,23 @@ func (c *Controller) Period() sim.Duration { return c.p.Period }
 // Command implements vehicle.Controller: ArduPilot takes its commands over
 // MAVLink; the first command a behaviour gives ends the run with an error
 // that says so.
-func (c *Controller) Command(cmd vehicle.Command) {
-	if cmd.Kind == vehicle.CmdNone || cmd.Kind == vehicle.CmdHeartbeat || c.err != nil {
-		return
-	}
-	c.err = fmt.Errorf("a behaviour commanded %s, but real ArduPilot takes commands over MAVLink only: "+
-		"fly it with mavlink_gcs, an external ground station or an agent speaking MAVLink", cmd.Kind)
-}
+func (c *Controller) Command(cmd vehicle.Command) { c.fw.Command(cmd) }
 
 // Err returns why the controller stopped, or nil.
-func (c *Controller) Err() error { return c.err }
+func (c *Controller) Err() error { return c.fw.Err() }
 
-func (c *Controller) fail(err error) {
-	if c.err == nil {
-		c.err = fmt.Errorf("%s: %w", c.who(), err)
-		if c.proc != nil {
-			c.err = fmt.Errorf("%w%s", c.err, c.proc.Tail())
-		}
-	}
-}
+func (c *Controller) fail(err error) { c.fw.Fail(err) }
 
 // Send implements vehicle.Remote: it answers the pending servo packet
 // with the state at t.
 func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
-	if c.err != nil || !c.pending {
+	if c.fw.Err() != nil || !c.pending {
 		return
 	}
 	c.out = State(c.out[:0], t, s, c.pos)
 	c.steps++
 	if c.steps%digestEvery == 0 {
-		c.tr.Record(transcript.ToFirmware, c.steps, c.out)
+		c.fw.Transcript.Record(transcript.ToFirmware, c.steps, c.out)
 	}
 	if _, err := c.conn.WriteToUDPAddrPort(c.out, c.peer); err != nil {
 		c.fail(fmt.Errorf("answering: %w", err))
@@ -240,7 +194,7 @@ func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
 // Control implements vehicle.Controller: it waits for ArduPilot's next
 // servo packet and sets the motors from it.
 func (c *Controller) Control(t sim.Time, s *vehicle.Sensors, a *vehicle.Actuators, ev *vehicle.Events) {
-	if c.err == nil && c.conn != nil {
+	if c.fw.Err() == nil && c.conn != nil {
 		c.await()
 	}
 	if c.restarted {
@@ -283,10 +237,10 @@ func (c *Controller) await() {
 			var ne net.Error
 			switch {
 			case errors.As(err, &ne) && ne.Timeout():
-				if c.proc != nil {
+				if c.fw.Proc != nil {
 					select {
-					case <-c.proc.Done():
-						c.fail(fmt.Errorf("ArduCopter exited (%s)", c.proc.Status()))
+					case <-c.fw.Proc.Done():
+						c.fail(fmt.Errorf("ArduCopter exited (%s)", c.fw.Proc.Status()))
 						return
 					default:
 					}
@@ -310,12 +264,12 @@ func (c *Controller) await() {
 			// Not a firmware host the scenario names: dropped, not
 			// recorded, and it does not end the wait.
 			if !c.stranger.IsValid() {
-				c.log.Warn("ArduPilot physics port: packets dropped", "vehicle", c.name, "from", from.String(), "peer", c.p.Peer)
+				c.fw.Log.Warn("ArduPilot physics port: packets dropped", "vehicle", c.fw.Name, "from", from.String(), "peer", c.p.Peer)
 			}
 			c.stranger = from
 			continue
 		}
-		c.tr.Record(transcript.FromFirmware, c.steps, c.rbuf[:n])
+		c.fw.Transcript.Record(transcript.FromFirmware, c.steps, c.rbuf[:n])
 		var sv Servos
 		if err := ParseServos(c.rbuf[:n], &sv); err != nil {
 			c.fail(err)
@@ -327,7 +281,7 @@ func (c *Controller) await() {
 			// A restarted ArduPilot (a new socket, its count from 0).
 			c.Restarts++
 			c.restarted = true
-			c.log.Warn("ArduCopter restarted", "vehicle", c.name, "from", from, "frame", sv.FrameCount)
+			c.fw.Log.Warn("ArduCopter restarted", "vehicle", c.fw.Name, "from", from, "frame", sv.FrameCount)
 		case sv.FrameCount == c.last && c.steps > 0:
 			// It resent the packet: our answer went missing, or it
 			// rejected it (then it resends at once, again and again).
@@ -405,4 +359,4 @@ func (c *Controller) Estimate(tel vehicle.Telemetry) vehicle.Telemetry { return 
 
 // MAVLinkTCP returns the TCP port of ArduCopter's primary MAVLink link
 // (SERIAL0), which the mavlink behaviour relays through the network.
-func (c *Controller) MAVLinkTCP() int { return MAVLinkBase + 10*c.inst }
+func (c *Controller) MAVLinkTCP() int { return MAVLinkBase + 10*c.fw.Inst }

@@ -5,13 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
-	"strings"
 
 	"skyloop/fields"
+	"skyloop/firmware"
 	"skyloop/sim"
-	"skyloop/simport"
 )
 
 // EnvDir is the environment variable that locates the ArduPilot source
@@ -88,7 +85,11 @@ func DefaultParams() Params {
 		ConnectTimeout: 60 * sim.Second, StepTimeout: 10 * sim.Second, Period: sim.Millisecond}
 }
 
-var paramName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,15}$`)
+// build says where ArduCopter's SITL build is looked for.
+var build = firmware.Build{Env: EnvDir, Key: "ardupilot.dir", What: "ArduCopter SITL", HowToBuild: howToBuild}
+
+// LockstepPeriod implements firmware.Params: the physics step.
+func (p *Params) LockstepPeriod() sim.Duration { return p.Period }
 
 // Validate checks the parameters and, when ArduCopter is launched, that
 // the firmware and the defaults files are where they say; it fills Dir,
@@ -98,40 +99,16 @@ func (p *Params) Validate() fields.Errors {
 	if p.Frame != "quad" {
 		bad["frame"] = fmt.Sprintf("must be quad (quad-X; the only frame skyloop maps yet), got %q", p.Frame)
 	}
-	if p.Port < 1 || p.Port > 65000 {
-		bad["port"] = fmt.Sprintf("must be a UDP port in [1, 65000], got %d", p.Port)
-	}
+	firmware.CheckPort(bad, "UDP", p.Port)
 	if !(p.Speedup >= 1) || math.IsInf(p.Speedup, 0) {
 		bad["speedup"] = fmt.Sprintf("must be >= 1, got %v", p.Speedup)
 	}
-	if p.ConnectTimeout <= 0 {
-		bad["connect_timeout"] = fmt.Sprintf("must be positive, got %v", p.ConnectTimeout)
-	}
-	if p.StepTimeout <= 0 {
-		bad["step_timeout"] = fmt.Sprintf("must be positive, got %v", p.StepTimeout)
-	}
+	firmware.CheckTimeouts(bad, p.ConnectTimeout, p.StepTimeout)
 	if p.Period < 500*sim.Microsecond || p.Period > 20*sim.Millisecond {
 		bad["period"] = fmt.Sprintf("must be in [0.5ms, 20ms] (ArduCopter's loop runs at 400 Hz), got %v", p.Period)
 	}
-	names := make([]string, 0, len(p.Params))
-	for n := range p.Params {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if !paramName.MatchString(n) {
-			bad["params."+n] = "not an ArduPilot parameter name (upper case, at most 16 characters)"
-		} else if v := p.Params[n]; math.IsNaN(v) || math.IsInf(v, 0) {
-			bad["params."+n] = fmt.Sprintf("must be finite, got %v", v)
-		}
-	}
-	if a, err := simport.Parse(p.Listen, p.Peer); err != nil {
-		if strings.HasPrefix(err.Error(), "peer") {
-			bad["peer"] = err.Error()
-		} else {
-			bad["listen"] = err.Error()
-		}
-	} else if !a.Listen.Is4() {
+	firmware.CheckParams(bad, "an ArduPilot parameter name", p.Params)
+	if a, ok := firmware.CheckAccess(bad, p.Listen, p.Peer); ok && !a.Listen.Is4() {
 		bad["listen"] = fmt.Sprintf("must be an IPv4 address (ArduPilot's JSON interface speaks IPv4), got %s", a.Listen)
 	}
 	if p.Launch {
@@ -142,22 +119,8 @@ func (p *Params) Validate() fields.Errors {
 
 // locate fills Dir, Bin and Defaults and checks they exist.
 func (p *Params) locate(bad fields.Errors) {
-	if p.Dir == "" && (p.Bin == "" || len(p.Defaults) == 0) {
-		p.Dir = os.Getenv(EnvDir)
-		if p.Dir == "" {
-			bad["dir"] = "ArduCopter SITL not found: " + howToBuild
-			return
-		}
-	}
-	if p.Dir != "" {
-		if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() {
-			src := "ardupilot.dir"
-			if os.Getenv(EnvDir) == p.Dir {
-				src = EnvDir
-			}
-			bad["dir"] = fmt.Sprintf("%s is not a directory (from %s): %s", p.Dir, src, howToBuild)
-			return
-		}
+	if !build.FindDir(bad, &p.Dir, p.Bin == "" || len(p.Defaults) == 0) {
+		return
 	}
 	key := "dir"
 	if p.Bin == "" {
@@ -165,7 +128,7 @@ func (p *Params) locate(bad fields.Errors) {
 	} else {
 		key = "bin"
 	}
-	if st, err := os.Stat(p.Bin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+	if !firmware.Executable(p.Bin) {
 		bad[key] = fmt.Sprintf("no ArduCopter SITL executable at %s: %s", p.Bin, howToBuild)
 		return
 	}

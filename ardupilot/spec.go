@@ -4,10 +4,9 @@ import (
 	"fmt"
 
 	"skyloop/autopilot"
-	"skyloop/engine"
 	"skyloop/fields"
+	"skyloop/firmware"
 	"skyloop/geom"
-	"skyloop/sim"
 	"skyloop/vehicle"
 )
 
@@ -16,8 +15,7 @@ const Name = "ardupilot-sitl"
 
 // Spec makes ArduCopter SITL a controller of the multirotor kind:
 // `params: {preset: iris, controller: ardupilot-sitl, ardupilot: {...}}`.
-var Spec = engine.ControllerSpec{
-	Kind: autopilot.Kind,
+var Spec = firmware.Stack[*Params]{
 	Name: Name,
 	Key:  "ardupilot",
 	Doc: "Real ArduPilot firmware (ArduCopter SITL) flies the multirotor over ArduPilot's JSON physics interface: it sends its servo " +
@@ -25,23 +23,13 @@ var Spec = engine.ControllerSpec{
 		"ArduCopter is launched per vehicle (instance = node id, SYSID_THISMAV = id+1, MAVLink on TCP 5760+10i) from `ardupilot.dir` " +
 		"or SKYLOOP_ARDUPILOT_DIR, with its eeprom and logs under procs/. Command it over MAVLink: the mavlink behaviour relays its " +
 		"primary link through the simulated network.",
-	Params: func() fields.Validator { p := DefaultParams(); return &p },
-	Check: func(kind, ctrl fields.Validator) fields.Errors {
-		c, p := kind.(*autopilot.Config), ctrl.(*Params)
-		bad := fields.Errors{}
+	Params: func() *Params { p := DefaultParams(); return &p },
+	Check: func(c *autopilot.Config, _ *Params, bad fields.Errors) {
 		if n := len(c.Rotors); n != 4 {
 			bad["rotors"] = fmt.Sprintf("ArduCopter's quad-X flies 4 rotors in its order (front-right, rear-left, front-left, rear-right), got %d", n)
 		}
-		if p.Period%c.PhysicsPeriod != 0 {
-			bad["ardupilot.period"] = fmt.Sprintf("must be a multiple of physics_period %v, got %v", c.PhysicsPeriod, p.Period)
-		}
-		return bad
 	},
-	Period: func(ctrl fields.Validator) sim.Duration { return ctrl.(*Params).Period },
-	NewGroup: func(kind, ctrl fields.Validator) func(int, string, geom.Vec3, float64) vehicle.Controller {
-		c, p := kind.(*autopilot.Config), ctrl.(*Params)
-		return func(id int, name string, pos geom.Vec3, yaw float64) vehicle.Controller {
-			return New(p, id, name, len(c.Rotors), pos, yaw)
-		}
+	New: func(c *autopilot.Config, p *Params, id int, name string, pos geom.Vec3, yaw float64) vehicle.Controller {
+		return New(p, id, name, len(c.Rotors), pos, yaw)
 	},
-}
+}.Spec()

@@ -20,6 +20,7 @@ import (
 	"skyloop/engine"
 	"skyloop/extern"
 	"skyloop/mavlink"
+	"skyloop/mavlink/mavnet"
 	"skyloop/netsim/ns3"
 	"skyloop/netsim/tap"
 	"skyloop/netsim/wifi"
@@ -33,9 +34,9 @@ func Registry() *engine.Registry {
 	g.AddBackend(ns3.Spec)
 	g.AddBackend(extern.NetworkSpec)
 	g.AddBehavior(extern.BehaviorSpec)
-	g.AddBehavior(mavlink.VehicleSpec)
+	g.AddBehavior(mavnet.VehicleSpec)
 	g.AddBehavior(mavlink.GCSSpec)
-	g.AddBehavior(mavlink.GatewaySpec)
+	g.AddBehavior(mavnet.GatewaySpec)
 	g.AddBehavior(tap.BridgeSpec)
 	g.AddController(px4sitl.Spec)
 	g.AddController(ardupilot.Spec)

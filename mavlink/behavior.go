@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
 	"skyloop/agent"
-	"skyloop/edge"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -101,24 +99,31 @@ func (t *tlogWriter) write(now sim.Time, data []byte) {
 	t.w.Write(t.buf) //nolint:errcheck // the run directory reports write errors when it closes
 }
 
-// link is an external transport attached to a vehicle (UDP in real-time
-// runs).
-type link interface {
+// Link is an external transport attached to a vehicle or a gateway: in
+// real-time runs and over host_veth, one of package mavnet's UDP sockets.
+// Frames from it enter the run only when it is drained, at the
+// behaviour's steps.
+type Link interface {
+	// Drain hands every datagram received since the last call to fn, in
+	// arrival order; from numbers the sender for Send.
 	Drain(fn func(from int32, data []byte)) error
+	// Send sends a frame to sender addr (a from of Drain).
 	Send(addr int32, frame []byte)
+	// Broadcast sends a frame to the link's default targets and to every
+	// sender heard.
 	Broadcast(frame []byte)
 }
 
 // VehicleBehavior runs a vehicle's MAVLink endpoint over the simulated
-// network (and over UDP when a link is attached).
+// network (and over the links attached to it). It opens nothing itself:
+// package mavnet's Vehicle opens its sockets on the host.
 type VehicleBehavior struct {
 	p        *VehicleParams
 	ctx      *agent.Context
 	ep       *Vehicle
 	dec      *Decoder
 	peers    []netsim.NodeID // in-simulation peers: configured stations, then whoever talked
-	links    []link
-	hostLink *UDPLink // over host_veth (isolation: netns); Close closes it
+	links    []Link
 	tlog     *tlogWriter
 	opened   bool
 	epochUs  int64
@@ -131,7 +136,7 @@ type VehicleBehavior struct {
 	// stack in another process, which speaks MAVLink itself; the
 	// behaviour carries its ground-station link through the network.
 	fw     any // Firmware or FirmwareTCP
-	fwLink fwConn
+	fwLink FirmwareLink
 	// With relay, on real firmware: the mission the ground station
 	// uploaded (seen passing through), and the home it is relative to.
 	fwMission []common.MessageMissionItemInt
@@ -141,61 +146,20 @@ type VehicleBehavior struct {
 	fwOut     int // datagrams to the firmware
 }
 
-// The MAVLink ports over host_veth (isolation: netns): the vehicle's
-// autopilot listens on 10.100.i.1:HostPort and sends to
-// 10.100.i.2:CompanionPort in the namespace (PX4's onboard ports), where
-// MAVSDK (udp://:14540), MAVROS or pymavlink listen by default.
-const (
-	HostPort      = 14580
-	CompanionPort = 14540
-)
+// NewVehicleBehavior returns the behaviour with parameters p.
+func NewVehicleBehavior(p *VehicleParams) *VehicleBehavior { return &VehicleBehavior{p: p} }
 
-// Open implements edge.Component: in a run with network namespaces, the
-// vehicle's autopilot is reachable from its namespace over host_veth, like
-// a flight controller wired to the companion computer.
-func (b *VehicleBehavior) Open(env *edge.Env) error {
-	ns := env.Namespace(int(b.ctx.ID()))
-	if b.fw != nil {
-		if ns != nil {
-			return fmt.Errorf("vehicle %d: real firmware inside network namespaces is not supported yet (isolation: netns)", b.ctx.ID())
-		}
-		l, err := openFirmware(b.fw)
-		if err != nil {
-			return fmt.Errorf("vehicle %d: %w", b.ctx.ID(), err)
-		}
-		b.fwLink = l
-		return nil
-	}
-	if ns == nil {
-		return nil
-	}
-	l, err := ListenUDP(netip.AddrPortFrom(ns.HostIP, HostPort), []netip.AddrPort{netip.AddrPortFrom(ns.NSHost, CompanionPort)})
-	if err != nil {
-		return fmt.Errorf("isolation: MAVLink link of vehicle %d over host_veth: %w", b.ctx.ID(), err)
-	}
-	b.AttachUDP(l)
-	b.hostLink = l
-	return nil
-}
-
-// Close implements edge.Component: it closes the host_veth link.
-func (b *VehicleBehavior) Close() error {
-	if b.fwLink != nil {
-		err := b.fwLink.Close()
-		b.fwLink = nil
-		return err
-	}
-	if b.hostLink == nil {
-		return nil
-	}
-	err := b.hostLink.Close()
-	b.hostLink = nil
-	return err
-}
-
-// AttachUDP adds an external link; frames from it are handled at the
+// AttachLink adds an external link; frames from it are handled at the
 // behaviour's steps.
-func (b *VehicleBehavior) AttachUDP(l *UDPLink) { b.links = append(b.links, l) }
+func (b *VehicleBehavior) AttachLink(l Link) { b.links = append(b.links, l) }
+
+// Firmware returns the real firmware flying the vehicle (a Firmware or a
+// FirmwareTCP), found at Start, or nil.
+func (b *VehicleBehavior) Firmware() any { return b.fw }
+
+// AttachFirmware sets the relay's connection to the firmware (nil: none;
+// frames to the firmware are dropped).
+func (b *VehicleBehavior) AttachFirmware(l FirmwareLink) { b.fwLink = l }
 
 // Endpoint returns the vehicle endpoint (after Start).
 func (b *VehicleBehavior) Endpoint() *Vehicle { return b.ep }
@@ -586,19 +550,9 @@ func (h relayHost) Send(fr []byte) {
 
 func (h relayHost) Event(name, detail string) { h.b.ctx.Event(name, detail) }
 
-// VehicleSpec is the mavlink behaviour type (type: mavlink).
-var VehicleSpec = agent.Spec{
-	Name: "mavlink",
-	Doc: "Makes the vehicle a MAVLink 2 system like a PX4 autopilot (system id = node id + 1): telemetry streams at PX4's default rates " +
-		"(`rates` overrides them by message name), commands, missions and parameters, over the simulated network on `port` " +
-		"(to the `gcs` nodes and to whoever talks to it) and over UDP on loopback when the run has --mavlink-udp. " +
-		"With `relay`, starting a loiter mission item makes the vehicle's companion computer upload the same mission, moved to the next vehicle's home, " +
-		"to the next vehicle of the group, arm it and start it. Frames are logged to mavlink-<node>.tlog.",
-	Vehicle: true,
-	Params: func() agent.Params {
-		return &VehicleParams{Port: 14550, Period: 10 * sim.Millisecond, Retry: sim.Second, Tlog: true, Epoch: DefaultEpoch}
-	},
-	New: func(p agent.Params) agent.Behavior { return &VehicleBehavior{p: p.(*VehicleParams)} },
+// DefaultVehicleParams returns the mavlink behaviour's defaults.
+func DefaultVehicleParams() *VehicleParams {
+	return &VehicleParams{Port: 14550, Period: 10 * sim.Millisecond, Retry: sim.Second, Tlog: true, Epoch: DefaultEpoch}
 }
 
 // GCSSpec is the scripted ground station type (type: mavlink_gcs).

@@ -8,7 +8,6 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
 	"skyloop/agent"
-	"skyloop/edge"
 	"skyloop/fields"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -58,11 +57,13 @@ func (p *GatewayParams) Validate() fields.Errors {
 // heartbeats, to every vehicle), so that loss, delay and collisions hit
 // the ground station's traffic as they hit the simulated ones. It works
 // with the stand-in and with real PX4 (whose mavlink behaviour relays).
+// It opens nothing itself: package mavnet's Gateway opens its UDP socket
+// and attaches it.
 type Gateway struct {
 	p        *GatewayParams
 	ctx      *agent.Context
 	vehicles []netsim.NodeID
-	link     *UDPLink
+	link     Link
 	dec      *Decoder
 	// In and Out count frames from and datagrams to the ground station;
 	// Unroutable counts frames for systems that are not vehicles here.
@@ -97,26 +98,12 @@ func (g *Gateway) Start(ctx *agent.Context) error {
 	return nil
 }
 
-// Open implements edge.Component: the UDP socket.
-func (g *Gateway) Open(env *edge.Env) error {
-	remote := netip.MustParseAddrPort(g.p.Remote)
-	l, err := ListenUDP(netip.MustParseAddrPort(g.p.Bind), []netip.AddrPort{remote})
-	if err != nil {
-		return fmt.Errorf("node %s: MAVLink gateway: %w", g.ctx.Ref().Name, err)
-	}
-	g.link = l
-	return nil
-}
+// NewGateway returns the gateway with parameters p.
+func NewGateway(p *GatewayParams) *Gateway { return &Gateway{p: p} }
 
-// Close implements edge.Component.
-func (g *Gateway) Close() error {
-	if g.link == nil {
-		return nil
-	}
-	err := g.link.Close()
-	g.link = nil
-	return err
-}
+// Attach sets the link to the ground station (nil: none; frames for it
+// are dropped).
+func (g *Gateway) Attach(l Link) { g.link = l }
 
 // Schedule implements agent.Behavior.
 func (g *Gateway) Schedule() (period, offset sim.Duration) { return g.p.Period, 0 }
@@ -189,16 +176,7 @@ func targetSystem(f frame.Frame) (uint8, bool) {
 	return uint8(fv.Uint()), true
 }
 
-// GatewaySpec is the UDP gateway type (type: mavlink_udp).
-var GatewaySpec = agent.Spec{
-	Name: "mavlink_udp",
-	Doc: "Connects a ground station outside skyloop (QGroundControl, MAVSDK, pymavlink) to the vehicles through the simulated network: " +
-		"what reaches this fixed node on `port` goes over UDP to `remote` (QGroundControl listens on 127.0.0.1:14550), and each frame " +
-		"the ground station sends back goes from this node to the vehicle it targets (every vehicle, or those of `group`, for frames " +
-		"without a target). Name the node in the vehicles' mavlink `gcs` lists so that they report to it from the start.",
-	Fixed: true,
-	Params: func() agent.Params {
-		return &GatewayParams{Port: 14550, Remote: "127.0.0.1:14550", Bind: "127.0.0.1:0", Period: 10 * sim.Millisecond}
-	},
-	New: func(p agent.Params) agent.Behavior { return &Gateway{p: p.(*GatewayParams)} },
+// DefaultGatewayParams returns the gateway's defaults.
+func DefaultGatewayParams() *GatewayParams {
+	return &GatewayParams{Port: 14550, Remote: "127.0.0.1:14550", Bind: "127.0.0.1:0", Period: 10 * sim.Millisecond}
 }

@@ -7,18 +7,17 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os/exec"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
 	"skyloop/edge"
-	"skyloop/engine"
+	"skyloop/firmware"
 	"skyloop/geom"
 	"skyloop/mavlink"
-	"skyloop/orchestrate"
 	"skyloop/sim"
 	"skyloop/simport"
 	"skyloop/transcript"
@@ -47,32 +46,25 @@ var joinPace time.Duration
 // its commands over MAVLink (the mavlink behaviour relays them).
 type Controller struct {
 	p        *Params
-	inst     int // PX4 instance: the vehicle's node id
-	name     string
+	fw       firmware.Bridge // PX4 instance fw.Inst: the vehicle's node id
 	motors   int
 	idleFrac float64
 	link     *Link
 	origin   geom.Geodetic
 
-	log      *slog.Logger
 	ln       net.Listener
 	accepted chan net.Conn
 	refused  atomic.Value // the last refused peer's address (string)
 	conn     net.Conn
-	proc     *orchestrate.Child
-	files    *edge.ProcFiles
 	rbuf     []byte
 	pending  []byte
 	junk     int
 	handle   func(frame.Frame) // hands decoded frames to the link
 	dec      *mavlink.Decoder
-	tr       *transcript.Writer
 
 	joined    bool      // PX4 answers every HIL_SENSOR
 	connected time.Time // when PX4 connected
 	pace      time.Time // before joining: when the next step may go on without an answer
-	err       error
-	cmdWarned bool
 	armed     bool
 
 	// Steps counts control steps, Waits the wall time spent waiting for
@@ -85,44 +77,36 @@ type Controller struct {
 // for an airframe with motors rotors whose rotor speed at PX4's zero output
 // is idleFrac of the maximum.
 func New(p *Params, id int, name string, motors int, idleFrac float64) *Controller {
-	return &Controller{p: p, inst: id, name: name, motors: motors, idleFrac: idleFrac,
+	return &Controller{p: p, motors: motors, idleFrac: idleFrac,
+		fw: firmware.Bridge{Key: "px4", Stack: "PX4", Firmware: "PX4", Proto: "TCP",
+			Inst: id, Name: name, Port: p.Port + id, Log: slog.New(slog.DiscardHandler)},
 		rbuf: make([]byte, 8192), dec: mavlink.NewDecoder()}
 }
 
 // Instance returns the PX4 instance number.
-func (c *Controller) Instance() int { return c.inst }
+func (c *Controller) Instance() int { return c.fw.Inst }
 
 // Port returns the TCP port PX4 connects to.
-func (c *Controller) Port() int { return c.p.Port + c.inst }
+func (c *Controller) Port() int { return c.fw.Port }
 
 // Link returns the protocol state.
 func (c *Controller) Link() *Link { return c.link }
 
-// who names the firmware in messages.
-func (c *Controller) who() string {
-	return fmt.Sprintf("PX4 instance %d (%s, TCP %d)", c.inst, c.name, c.Port())
-}
-
 // Open implements edge.Component: it listens on the vehicle's simulator
 // port and launches PX4 (unless px4.launch is false).
 func (c *Controller) Open(env *edge.Env) error {
-	c.log = env.Log
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
+	if err := c.fw.Open(env, c.p.Transcript); err != nil {
+		return err
 	}
 	c.origin = env.Origin
 	c.link = NewLink(env.Origin)
 	access, err := simport.Parse(c.p.Listen, c.p.Peer)
 	if err != nil {
-		return fmt.Errorf("%s: px4: %w", c.name, err)
+		return fmt.Errorf("%s: px4: %w", c.fw.Name, err)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(access.Listen.String(), strconv.Itoa(c.Port())))
 	if err != nil {
-		err = fmt.Errorf("%s: listening for PX4: %w", c.name, err)
-		if errors.Is(err, syscall.EADDRINUSE) {
-			err = &engine.OptionError{Err: fmt.Errorf("%w (another simulator or skyloop run uses it; set px4.port)", err)}
-		}
-		return err
+		return c.fw.ListenError(err)
 	}
 	c.ln = ln
 	c.accepted = make(chan net.Conn, 1)
@@ -136,7 +120,7 @@ func (c *Controller) Open(env *edge.Env) error {
 			from, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
 			if !access.Allowed(from.Addr()) {
 				// Not a firmware host the scenario names (px4.peer).
-				c.log.Warn("PX4 simulator port: connection refused", "vehicle", c.name, "from", from.String(), "peer", c.p.Peer)
+				c.fw.Log.Warn("PX4 simulator port: connection refused", "vehicle", c.fw.Name, "from", from.String(), "peer", c.p.Peer)
 				c.refused.Store(from.String())
 				conn.Close()
 				continue
@@ -145,48 +129,29 @@ func (c *Controller) Open(env *edge.Env) error {
 			return
 		}
 	}()
-	if c.p.Transcript {
-		w, err := env.File(fmt.Sprintf("procs/px4-%d.transcript.gz", c.inst))
-		if err != nil {
-			return err
-		}
-		c.tr = transcript.NewWriter(w)
-	}
 	if !c.p.Launch {
-		c.log.Info("waiting for PX4", "vehicle", c.name, "port", c.Port())
+		c.fw.Wait()
 		return nil
 	}
-	c.files, err = env.ProcFiles(fmt.Sprintf("px4-%d", c.inst))
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.name, err)
-	}
-	wd := c.files.Dir
-	c.proc, err = launch(c.p, c.inst, wd, c.files.Stdout, c.files.Stderr)
-	if err != nil {
-		return fmt.Errorf("%s: starting PX4: %w", c.name, err)
-	}
-	c.log.Info("PX4 started", "vehicle", c.name, "instance", c.inst, "pid", c.proc.PID(), "dir", wd)
-	return nil
+	return c.fw.Launch(env, func(wd string) (*exec.Cmd, error) {
+		cmd, err := command(c.p, c.fw.Inst, wd)
+		if err != nil {
+			return nil, fmt.Errorf("%s: starting PX4: %w", c.fw.Name, err)
+		}
+		return cmd, nil
+	})
 }
 
 // Close implements edge.Component: it stops PX4 (which does not exit when
 // its simulator goes away) and closes the connection.
 func (c *Controller) Close() error {
-	var errs []error
 	if c.ln != nil {
 		c.ln.Close()
 	}
 	if c.conn != nil {
 		c.conn.Close()
 	}
-	if c.proc != nil {
-		errs = append(errs, c.proc.Stop(stopGrace))
-	}
-	if c.tr != nil {
-		errs = append(errs, c.tr.Close())
-	}
-	c.files.Cleanup()
-	return errors.Join(errs...)
+	return c.fw.Close()
 }
 
 // Period returns the HIL_SENSOR period.
@@ -195,25 +160,12 @@ func (c *Controller) Period() sim.Duration { return c.p.Period }
 // Command implements vehicle.Controller. PX4 takes its commands over
 // MAVLink, not from skyloop's behaviours: the first command a behaviour
 // gives ends the run with an error that says so.
-func (c *Controller) Command(cmd vehicle.Command) {
-	if cmd.Kind == vehicle.CmdNone || cmd.Kind == vehicle.CmdHeartbeat || c.err != nil {
-		return
-	}
-	c.err = fmt.Errorf("a behaviour commanded %s, but real PX4 takes commands over MAVLink only: "+
-		"fly it with mavlink_gcs, an external ground station or an agent speaking MAVLink", cmd.Kind)
-}
+func (c *Controller) Command(cmd vehicle.Command) { c.fw.Command(cmd) }
 
 // Err returns why the controller stopped, or nil.
-func (c *Controller) Err() error { return c.err }
+func (c *Controller) Err() error { return c.fw.Err() }
 
-func (c *Controller) fail(err error) {
-	if c.err == nil {
-		c.err = fmt.Errorf("%s: %w", c.who(), err)
-		if c.proc != nil {
-			c.err = fmt.Errorf("%w%s", c.err, c.proc.Tail())
-		}
-	}
-}
+func (c *Controller) fail(err error) { c.fw.Fail(err) }
 
 // connect waits for PX4 to connect (or exit, or time out).
 func (c *Controller) connect() bool {
@@ -227,8 +179,8 @@ func (c *Controller) connect() bool {
 	timer := time.NewTimer(time.Duration(c.p.ConnectTimeout))
 	defer timer.Stop()
 	var exited <-chan struct{}
-	if c.proc != nil {
-		exited = c.proc.Done()
+	if c.fw.Proc != nil {
+		exited = c.fw.Proc.Done()
 	}
 	select {
 	case conn, ok := <-c.accepted:
@@ -241,10 +193,10 @@ func (c *Controller) connect() bool {
 			tc.SetNoDelay(true)
 		}
 		c.connected = time.Now()
-		c.log.Info("PX4 connected", "vehicle", c.name, "port", c.Port())
+		c.fw.Log.Info("PX4 connected", "vehicle", c.fw.Name, "port", c.Port())
 		return true
 	case <-exited:
-		c.fail(fmt.Errorf("PX4 exited before connecting (%s)", c.proc.Status()))
+		c.fail(fmt.Errorf("PX4 exited before connecting (%s)", c.fw.Proc.Status()))
 	case <-timer.C:
 		msg := fmt.Sprintf("PX4 did not connect within %v", time.Duration(c.p.ConnectTimeout))
 		if from, ok := c.refused.Load().(string); ok {
@@ -257,7 +209,7 @@ func (c *Controller) connect() bool {
 
 // Send implements vehicle.Remote: it writes the step's HIL frames.
 func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
-	if c.err != nil || !c.connect() {
+	if c.fw.Err() != nil || !c.connect() {
 		return
 	}
 	out, err := c.link.Sensors(t, s)
@@ -265,7 +217,7 @@ func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
 		c.fail(err)
 		return
 	}
-	c.tr.Record(transcript.ToFirmware, c.link.LastSent(), out)
+	c.fw.Transcript.Record(transcript.ToFirmware, c.link.LastSent(), out)
 	c.conn.SetWriteDeadline(time.Now().Add(time.Duration(c.p.StepTimeout)))
 	if _, err := c.conn.Write(out); err != nil {
 		c.fail(fmt.Errorf("sending sensors: %w", err))
@@ -283,7 +235,7 @@ func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
 // real-time pace with the motors stopped.
 func (c *Controller) Control(t sim.Time, s *vehicle.Sensors, a *vehicle.Actuators, ev *vehicle.Events) {
 	c.Steps++
-	if c.err == nil && c.conn != nil {
+	if c.fw.Err() == nil && c.conn != nil {
 		c.await(Usec(t))
 	}
 	if c.link != nil {
@@ -312,7 +264,7 @@ func (c *Controller) await(want uint64) {
 		c.conn.SetReadDeadline(deadline)
 		n, err := c.conn.Read(c.rbuf)
 		if n > 0 {
-			c.tr.Record(transcript.FromFirmware, c.link.LastSent(), c.rbuf[:n])
+			c.fw.Transcript.Record(transcript.FromFirmware, c.link.LastSent(), c.rbuf[:n])
 			if !c.consume(c.rbuf[:n]) {
 				return
 			}
@@ -331,8 +283,8 @@ func (c *Controller) await(want uint64) {
 			return
 		case errors.Is(err, io.EOF):
 			st := "its process is not ours"
-			if c.proc != nil {
-				st = c.proc.Status()
+			if c.fw.Proc != nil {
+				st = c.fw.Proc.Status()
 			}
 			c.fail(fmt.Errorf("PX4 closed the simulator connection (%s)", st))
 			return
@@ -355,7 +307,7 @@ func (c *Controller) consume(b []byte) bool {
 	}
 	if c.handle == nil {
 		c.handle = func(f frame.Frame) {
-			if c.err != nil {
+			if c.fw.Err() != nil {
 				return // a protocol error: the rest is not read
 			}
 			if _, err := c.link.Handle(f); err != nil {
@@ -365,7 +317,7 @@ func (c *Controller) consume(b []byte) bool {
 	}
 	c.dec.Decode(c.pending[:whole], c.handle)
 	c.pending = append(c.pending[:0], c.pending[whole:]...)
-	return c.err == nil
+	return c.fw.Err() == nil
 }
 
 // Status implements vehicle.Controller: armed when PX4's outputs say so
@@ -391,4 +343,4 @@ func (c *Controller) Estimate(tel vehicle.Telemetry) vehicle.Telemetry { return 
 // MAVLinkPort returns the UDP port of PX4's ground-station link (18570+i,
 // PX4's convention), where the mavlink behaviour relays ground stations'
 // frames.
-func (c *Controller) MAVLinkPort() int { return 18570 + c.inst }
+func (c *Controller) MAVLinkPort() int { return 18570 + c.fw.Inst }

@@ -5,14 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
 	"skyloop/fields"
+	"skyloop/firmware"
 	"skyloop/sim"
-	"skyloop/simport"
 )
 
 // EnvDir is the environment variable that locates PX4's SITL build
@@ -89,29 +87,20 @@ func DefaultParams() Params {
 		Period: 4 * sim.Millisecond, IdleRotorSpeed: 100}
 }
 
-var paramName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,15}$`)
+// build says where PX4's SITL build is looked for.
+var build = firmware.Build{Env: EnvDir, Key: "px4.dir", What: "PX4 SITL", HowToBuild: howToBuild}
+
+// LockstepPeriod implements firmware.Params: the HIL_SENSOR period.
+func (p *Params) LockstepPeriod() sim.Duration { return p.Period }
 
 // Validate checks the parameters and, when PX4 is launched, that the
 // firmware is where they say; it fills Dir from SKYLOOP_PX4_DIR and Bin and
 // Rootfs from Dir when they are empty.
 func (p *Params) Validate() fields.Errors {
 	bad := fields.Errors{}
-	if p.Port < 1 || p.Port > 65000 {
-		bad["port"] = fmt.Sprintf("must be a TCP port in [1, 65000], got %d", p.Port)
-	}
-	if _, err := simport.Parse(p.Listen, p.Peer); err != nil {
-		if strings.HasPrefix(err.Error(), "peer") {
-			bad["peer"] = err.Error()
-		} else {
-			bad["listen"] = err.Error()
-		}
-	}
-	if p.ConnectTimeout <= 0 {
-		bad["connect_timeout"] = fmt.Sprintf("must be positive, got %v", p.ConnectTimeout)
-	}
-	if p.StepTimeout <= 0 {
-		bad["step_timeout"] = fmt.Sprintf("must be positive, got %v", p.StepTimeout)
-	}
+	firmware.CheckPort(bad, "TCP", p.Port)
+	firmware.CheckAccess(bad, p.Listen, p.Peer)
+	firmware.CheckTimeouts(bad, p.ConnectTimeout, p.StepTimeout)
 	if p.Period < sim.Millisecond || p.Period > 20*sim.Millisecond {
 		bad["period"] = fmt.Sprintf("must be in [1ms, 20ms] (PX4 runs its estimator on the IMU rate), got %v", p.Period)
 	}
@@ -121,18 +110,7 @@ func (p *Params) Validate() fields.Errors {
 	if p.Airframe < 1 || p.Airframe > 99999999 {
 		bad["airframe"] = fmt.Sprintf("must be a SYS_AUTOSTART id such as 10016, got %d", p.Airframe)
 	}
-	names := make([]string, 0, len(p.Params))
-	for n := range p.Params {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if !paramName.MatchString(n) {
-			bad["params."+n] = "not a PX4 parameter name (upper case, at most 16 characters)"
-		} else if v := p.Params[n]; math.IsNaN(v) || math.IsInf(v, 0) {
-			bad["params."+n] = fmt.Sprintf("must be finite, got %v", v)
-		}
-	}
+	firmware.CheckParams(bad, "a PX4 parameter name", p.Params)
 	if p.Launch {
 		p.locate(bad)
 	}
@@ -141,26 +119,16 @@ func (p *Params) Validate() fields.Errors {
 
 // locate fills Dir, Bin and Rootfs and checks the firmware is there.
 func (p *Params) locate(bad fields.Errors) {
-	if p.Dir == "" && (p.Bin == "" || p.Rootfs == "") {
-		p.Dir = os.Getenv(EnvDir)
-		if p.Dir == "" {
-			bad["dir"] = "PX4 SITL not found: " + howToBuild
-			return
-		}
+	if !build.FindDir(bad, &p.Dir, p.Bin == "" || p.Rootfs == "") {
+		return
 	}
 	key := "dir"
-	if p.Dir != "" {
-		if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() {
-			bad[key] = fmt.Sprintf("%s is not a directory (from %s): %s", p.Dir, p.dirSource(), howToBuild)
-			return
-		}
-	}
 	if p.Bin == "" {
 		p.Bin = filepath.Join(p.Dir, "bin", "px4")
 	} else {
 		key = "bin"
 	}
-	if st, err := os.Stat(p.Bin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+	if !firmware.Executable(p.Bin) {
 		bad[key] = fmt.Sprintf("no PX4 executable at %s: %s", p.Bin, howToBuild)
 		return
 	}
@@ -177,13 +145,6 @@ func (p *Params) locate(bad fields.Errors) {
 	if _, err := p.Model(); err != nil {
 		bad["airframe"] = err.Error()
 	}
-}
-
-func (p *Params) dirSource() string {
-	if os.Getenv(EnvDir) == p.Dir {
-		return EnvDir
-	}
-	return "px4.dir"
 }
 
 // Model returns the simulator model name of the airframe (PX4_SIM_MODEL):

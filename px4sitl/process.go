@@ -1,25 +1,19 @@
 package px4sitl
 
 import (
-	"io"
 	"net/netip"
 	"os"
 	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
-
-	"skyloop/orchestrate"
 )
 
-// stopGrace is how long PX4 gets to shut down after SIGTERM.
-const stopGrace = 3 * time.Second
-
-// launch starts `px4 -i inst -d -w wd rootfs` with the airframe, the
-// parameters and the logger setting in its environment (see
-// orchestrate.Child: its own process group, killed with skyloop).
-func launch(p *Params, inst int, wd string, stdout, stderr io.Writer) (*orchestrate.Child, error) {
+// command returns `px4 -i inst -d -w wd rootfs` with the airframe, the
+// parameters and the logger setting in its environment (firmware.Bridge
+// starts it as an orchestrate.Child: its own process group, killed with
+// skyloop).
+func command(p *Params, inst int, wd string) (*exec.Cmd, error) {
 	model, err := p.Model()
 	if err != nil {
 		return nil, err
@@ -51,5 +45,5 @@ func launch(p *Params, inst int, wd string, stdout, stderr io.Writer) (*orchestr
 		}
 	}
 	cmd.Env = env
-	return orchestrate.StartChild("PX4", cmd, stdout, stderr, nil)
+	return cmd, nil
 }

@@ -4,10 +4,9 @@ import (
 	"fmt"
 
 	"skyloop/autopilot"
-	"skyloop/engine"
 	"skyloop/fields"
+	"skyloop/firmware"
 	"skyloop/geom"
-	"skyloop/sim"
 	"skyloop/vehicle"
 )
 
@@ -16,32 +15,25 @@ const Name = "px4-sitl"
 
 // Spec makes PX4 SITL a controller of the multirotor kind:
 // `params: {preset: iris, controller: px4-sitl, px4: {...}}`.
-var Spec = engine.ControllerSpec{
-	Kind: autopilot.Kind,
+var Spec = firmware.Stack[*Params]{
 	Name: Name,
 	Key:  "px4",
 	Doc: "Real PX4 firmware (SITL) flies the multirotor: skyloop is its simulator on TCP 4560+i (HIL_SENSOR, HIL_GPS, " +
 		"HIL_STATE_QUATERNION out; HIL_ACTUATOR_CONTROLS in), in lockstep at 250 Hz. PX4 is launched per vehicle " +
 		"(instance = node id, MAV_SYS_ID = id+1) from `px4.dir` or SKYLOOP_PX4_DIR, with its working directory and logs " +
 		"under procs/. Command it over MAVLink: the mavlink behaviour relays its ground-station link through the simulated network.",
-	Params: func() fields.Validator { p := DefaultParams(); return &p },
-	Defaults: func(kind fields.Validator) {
-		c := kind.(*autopilot.Config)
+	Params: func() *Params { p := DefaultParams(); return &p },
+	Defaults: func(c *autopilot.Config) {
 		// PX4 flags exactly constant readings as stale: its magnetometer
 		// needs noise (PX4's own simulators use about this much).
 		c.Autopilot.MagNoise = 0.002
 	},
-	Check: func(kind, ctrl fields.Validator) fields.Errors {
-		c, p := kind.(*autopilot.Config), ctrl.(*Params)
-		bad := fields.Errors{}
+	Check: func(c *autopilot.Config, p *Params, bad fields.Errors) {
 		if n := len(c.Rotors); n != 4 && p.Airframe == 10016 {
 			bad["rotors"] = fmt.Sprintf("PX4 airframe 10016 (Iris) flies 4 rotors in its order (front-right, rear-left, front-left, rear-right), got %d", n)
 		}
 		if c.MaxRotorSpeed > 0 && p.IdleRotorSpeed >= c.MaxRotorSpeed {
 			bad["px4.idle_rotor_speed"] = fmt.Sprintf("must be below max_rotor_speed %v rad/s, got %v", c.MaxRotorSpeed, p.IdleRotorSpeed)
-		}
-		if p.Period%c.PhysicsPeriod != 0 {
-			bad["px4.period"] = fmt.Sprintf("must be a multiple of physics_period %v, got %v", c.PhysicsPeriod, p.Period)
 		}
 		for _, f := range []struct {
 			name string
@@ -51,14 +43,8 @@ var Spec = engine.ControllerSpec{
 				bad["autopilot."+f.name] = "must be > 0 for PX4, which flags exactly constant readings as stale"
 			}
 		}
-		return bad
 	},
-	Period: func(ctrl fields.Validator) sim.Duration { return ctrl.(*Params).Period },
-	NewGroup: func(kind, ctrl fields.Validator) func(int, string, geom.Vec3, float64) vehicle.Controller {
-		c, p := kind.(*autopilot.Config), ctrl.(*Params)
-		idle := p.IdleRotorSpeed / c.MaxRotorSpeed
-		return func(id int, name string, _ geom.Vec3, _ float64) vehicle.Controller {
-			return New(p, id, name, len(c.Rotors), idle)
-		}
+	New: func(c *autopilot.Config, p *Params, id int, name string, _ geom.Vec3, _ float64) vehicle.Controller {
+		return New(p, id, name, len(c.Rotors), p.IdleRotorSpeed/c.MaxRotorSpeed)
 	},
-}
+}.Spec()

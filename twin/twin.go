@@ -126,7 +126,7 @@ func Check(r, tw *engine.Run) error {
 	var bad []string
 	for _, c := range comps {
 		node, isBehavior := owned[c]
-		if _, ok := c.(*mavlink.VehicleBehavior); ok && isBehavior {
+		if _, ok := c.(interface{ Endpoint() *mavlink.Vehicle }); ok && isBehavior {
 			// A MAVLink vehicle reaches outside only to real firmware (a
 			// component of its own, refused below) or through links the
 			// twin is not given (UDP, namespaces).

@@ -23,7 +23,7 @@ import (
 	"skyloop/engine"
 	"skyloop/extern"
 	"skyloop/foxglove"
-	"skyloop/mavlink"
+	"skyloop/mavlink/mavnet"
 	"skyloop/metrics"
 	"skyloop/record"
 	"skyloop/runner"
@@ -43,7 +43,7 @@ type runFlags struct {
 	verbose  bool
 	realtime float64
 	udp      bool
-	udpCfg   mavlink.UDPConfig
+	udpCfg   mavnet.UDPConfig
 	foxglove string
 	serve    string
 	hosts    []string
@@ -209,7 +209,7 @@ whatever the number of workers.`,
 	fl.StringVar(&f.serve, "serve", "", "serve the live web view: --serve (on "+defaultServeAddr+") or --serve=ADDR (not loopback: a token is printed, required); Foxglove can connect to the same address; use with --realtime")
 	fl.Lookup("serve").NoOptDefVal = defaultServeAddr
 	fl.StringSliceVar(&f.hosts, "allow-host", nil, "with --serve or --foxglove: another name (or address) the server is reached by, beyond its listen address's, e.g. a cluster node's DNS name (repeatable)")
-	d := mavlink.DefaultUDPConfig()
+	d := mavnet.DefaultUDPConfig()
 	f.udpCfg.Host = d.Host
 	fl.IntVar(&f.udpCfg.BindBase, "mavlink-bind-base", d.BindBase, "vehicle i listens on this port + i")
 	fl.IntVar(&f.udpCfg.OffboardBase, "mavlink-offboard-base", d.OffboardBase, "vehicle i sends telemetry to this port + i")
@@ -272,7 +272,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 				return badInput("%s must be a UDP port that leaves room for every vehicle (%d), got %d", name, n, p)
 			}
 		}
-		ropt.Attach = mavlink.UDPAttacher(f.udpCfg)
+		ropt.Attach = mavnet.UDPAttacher(f.udpCfg)
 	}
 	level := slog.LevelWarn
 	if f.verbose {

@@ -1,4 +1,4 @@
-package mavlink_test
+package mavnet_test
 
 import (
 	"encoding/json"
@@ -20,6 +20,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/mavlink"
+	"skyloop/mavlink/mavnet"
 	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/sim"
@@ -62,10 +63,10 @@ func freePorts(t *testing.T, n int) []int {
 
 // startLive runs the one-drone scenario paced at 10x real time with its
 // MAVLink endpoint on UDP; stop ends it.
-func startLive(t *testing.T) (cfg mavlink.UDPConfig, stop func()) {
+func startLive(t *testing.T) (cfg mavnet.UDPConfig, stop func()) {
 	t.Helper()
 	p := freePorts(t, 3)
-	cfg = mavlink.UDPConfig{Host: "127.0.0.1", BindBase: p[0], OffboardBase: p[1], GCSPort: p[2]}
+	cfg = mavnet.UDPConfig{Host: "127.0.0.1", BindBase: p[0], OffboardBase: p[1], GCSPort: p[2]}
 	sc, err := scenario.Parse("live.yaml", []byte(live), registry.Check)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func startLive(t *testing.T) (cfg mavlink.UDPConfig, stop func()) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := runner.Execute(r, "", runner.Options{Attach: mavlink.UDPAttacher(cfg)})
+		_, err := runner.Execute(r, "", runner.Options{Attach: mavnet.UDPAttacher(cfg)})
 		done <- err
 	}()
 	return cfg, func() {
@@ -214,18 +215,18 @@ func TestGomavlibClientOverUDP(t *testing.T) {
 }
 
 // TestNodeMavlinkClientOverUDP flies the drone with node-mavlink, a MAVLink
-// library for Node.js that skyloop did not write (testdata/node/fly.js).
+// library for Node.js that skyloop did not write (mavlink/testdata/node/fly.js).
 func TestNodeMavlinkClientOverUDP(t *testing.T) {
-	dir := filepath.Join("testdata", "node")
+	dir := filepath.Join("..", "testdata", "node")
 	node, err := exec.LookPath("node")
 	if err == nil {
 		_, err = os.Stat(filepath.Join(dir, "node_modules", "node-mavlink"))
 	}
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_NODE") != "" {
-			t.Fatalf("node-mavlink is required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in %s", err, dir)
+			t.Fatalf("node-mavlink is required (SKYLOOP_REQUIRE_NODE) but missing: %v; run npm ci in mavlink/testdata/node", err)
 		}
-		t.Skipf("skipping: Node.js or node-mavlink missing (%v); install Node.js and run `npm ci` in %s (CI does)", err, dir)
+		t.Skipf("skipping: Node.js or node-mavlink missing (%v); install Node.js and run `npm ci` in mavlink/testdata/node (CI does)", err)
 	}
 	cfg, stop := startLive(t)
 	defer stop()

@@ -1,4 +1,4 @@
-package mavlink
+package mavnet
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"skyloop/agent"
+	"skyloop/mavlink"
 )
 
 // UDPConfig sets the ports of the real-time UDP transport, with PX4 SITL's
@@ -33,9 +34,10 @@ type datagram struct {
 	data []byte
 }
 
-// UDPLink is one vehicle's UDP socket. A goroutine reads datagrams into an
-// inbox; the simulation drains it at its own pace (Drain), so frames enter
-// the deterministic part of the run only at step boundaries.
+// UDPLink is one vehicle's UDP socket, a mavlink.Link. A goroutine reads
+// datagrams into an inbox; the simulation drains it at its own pace
+// (Drain), so frames enter the deterministic part of the run only at step
+// boundaries.
 type UDPLink struct {
 	conn    *net.UDPConn
 	targets []netip.AddrPort
@@ -47,6 +49,8 @@ type UDPLink struct {
 	err   error
 	done  chan struct{}
 }
+
+var _ mavlink.Link = (*UDPLink)(nil)
 
 // ListenUDP opens a link bound to bind that sends telemetry to targets.
 func ListenUDP(bind netip.AddrPort, targets []netip.AddrPort) (*UDPLink, error) {
@@ -155,7 +159,7 @@ func (l *UDPLink) Close() error {
 // (vehicle i = node id i).
 func UDPAttacher(cfg UDPConfig) func(node agent.NodeRef, b agent.Behavior) (io.Closer, error) {
 	return func(node agent.NodeRef, b agent.Behavior) (io.Closer, error) {
-		vb, ok := b.(*VehicleBehavior)
+		vb, ok := b.(*Vehicle)
 		if !ok {
 			return nil, nil
 		}
@@ -186,7 +190,7 @@ func UDPAttacher(cfg UDPConfig) func(node agent.NodeRef, b agent.Behavior) (io.C
 		if err != nil {
 			return nil, err
 		}
-		vb.AttachUDP(l)
+		vb.AttachLink(l)
 		return l, nil
 	}
 }

@@ -1,4 +1,4 @@
-package mavlink_test
+package mavnet_test
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"skyloop/agent"
 	"skyloop/engine"
 	"skyloop/mavlink"
+	"skyloop/mavlink/mavnet"
 	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/sim"
@@ -131,9 +132,9 @@ func TestGatewayFliesThroughTheNetwork(t *testing.T) {
 	if rtt < 16*time.Millisecond {
 		t.Errorf("ARM acknowledged after %v: faster than the simulated network allows", rtt)
 	}
-	var gw *mavlink.Gateway
+	var gw *mavnet.Gateway
 	r.Behaviors(func(_ int, b agent.Behavior) {
-		if g, ok := b.(*mavlink.Gateway); ok {
+		if g, ok := b.(*mavnet.Gateway); ok {
 			gw = g
 		}
 	})
