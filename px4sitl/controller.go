@@ -72,7 +72,6 @@ type Controller struct {
 	connected time.Time // when PX4 connected
 	pace      time.Time // before joining: when the next step may go on without an answer
 	err       error
-	cmdWarned bool
 	armed     bool
 
 	// Steps counts control steps, Waits the wall time spent waiting for

@@ -331,7 +331,7 @@ func TestUBANCRelayMatchesNS3(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		pos, move := ubanc7()
 		cnt := &nativeAODV{Tracer: newFates(t, 7)}
-		b, err := New(AODV, seed, cnt, func(tr netsim.Tracer) (netsim.Backend, error) { return wifi.New(relayParams(), seed, tr) })
+		b, err := NewWith(AODV, Options{}, seed, cnt, func(tr netsim.Tracer) (netsim.Backend, error) { return wifi.New(relayParams(), seed, tr) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +456,7 @@ func TestSwarmMatchesNS3(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
 		cnt := &nativeAODV{Tracer: newFates(t, u+1)}
-		b, err := New(AODV, seed, cnt, func(tr netsim.Tracer) (netsim.Backend, error) { return wifi.New(wifi.DefaultParams(), seed, tr) })
+		b, err := NewWith(AODV, Options{}, seed, cnt, func(tr netsim.Tracer) (netsim.Backend, error) { return wifi.New(wifi.DefaultParams(), seed, tr) })
 		if err != nil {
 			t.Fatal(err)
 		}
