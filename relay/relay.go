@@ -1,4 +1,4 @@
-// Package relay is SPEC.md B's synchronisation tree across machines: a
+// Package relay is the synchronisation tree across machines (docs/remote.md): a
 // relay runs on a host with external agents, which connect to it as if it
 // were skyloop; the relay joins the run with one connection for all of
 // them, receives each round's ticks in one batch frame, fans them out,
