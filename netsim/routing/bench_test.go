@@ -13,8 +13,9 @@ import (
 	"skyloop/sim"
 )
 
-// benchRelay runs the seven-drone relay of SPEC.md D (3): 100 packets/s
-// of 512 bytes from drone 0 to drone 6 for 120 s over 802.11b at 1 Mbit/s.
+// benchRelay runs the seven-drone relay (the geometry of
+// scenarios/ubanc/relay7.yaml): 100 packets/s of 512 bytes from drone 0
+// to drone 6 for 120 s over 802.11b at 1 Mbit/s.
 func benchRelay(b *testing.B, mk func() netsim.Backend) {
 	end := 120 * sim.Time(sim.Second)
 	sends := every(0, 6, 512, 5*sim.Time(sim.Second), end, 10*sim.Millisecond)
