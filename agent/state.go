@@ -55,15 +55,9 @@ func (s *State) Append3D(b []byte) []byte {
 	return b
 }
 
-// DecodeState decodes either format, telling them apart by length.
-func DecodeState(b []byte) (State, error) {
-	var s State
-	err := DecodeStateInto(b, &s)
-	return s, err
-}
-
-// DecodeStateInto is DecodeState writing into *s (a receiver's scratch
-// state, so that the hot path copies no State around).
+// DecodeStateInto decodes either format, telling them apart by length,
+// into *s (a receiver's scratch state, so that the hot path copies no
+// State around).
 func DecodeStateInto(b []byte, s *State) error {
 	*s = State{}
 	switch len(b) {

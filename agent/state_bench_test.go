@@ -14,7 +14,7 @@ func BenchmarkDecodeState(b *testing.B) {
 	buf := s.Append3D(nil)
 	var sink float64
 	for i := 0; i < b.N; i++ {
-		d, err := DecodeState(buf)
+		d, err := decodeState(buf)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if len(b) != PlanarStateSize {
 		t.Fatalf("planar size %d", len(b))
 	}
-	got, err := DecodeState(b)
+	got, err := decodeState(b)
 	if err != nil || got.ID != 7 || got.Seq != 42 || got.TGen != 123456789 || got.Pos != s.Pos || got.Yaw != 0.5 || got.V != 0.75 || got.Omega != -0.1 {
 		t.Fatalf("planar round trip: %+v %v", got, err)
 	}
@@ -22,11 +22,11 @@ func TestStateRoundTrip(t *testing.T) {
 	if len(b) != State3DSize {
 		t.Fatalf("3d size %d", len(b))
 	}
-	got, err = DecodeState(b)
+	got, err = decodeState(b)
 	if err != nil || got.Pos != s3.Pos || got.Vel != s3.Vel || got.Yaw != 0.7 {
 		t.Fatalf("3d round trip: %+v %v", got, err)
 	}
-	if _, err := DecodeState(b[:50]); err == nil {
+	if _, err := decodeState(b[:50]); err == nil {
 		t.Fatal("a 50-byte update decoded")
 	}
 }
@@ -99,4 +99,11 @@ func TestCmdTelemRoundTrip(t *testing.T) {
 	if err != nil || got2 != m {
 		t.Fatalf("telem %+v %v", got2, err)
 	}
+}
+
+// decodeState decodes either format into a new State.
+func decodeState(b []byte) (State, error) {
+	var s State
+	err := DecodeStateInto(b, &s)
+	return s, err
 }

@@ -27,20 +27,20 @@ func TestDecodersRejectImplausibleValues(t *testing.T) {
 			t.Errorf("telemetry at %v decoded", pos)
 		}
 		s := State{Pos: pos}
-		if _, err := DecodeState(s.Append3D(nil)); err == nil {
+		if _, err := decodeState(s.Append3D(nil)); err == nil {
 			t.Errorf("3D state at %v decoded", pos)
 		}
-		if _, err := DecodeState(s.AppendPlanar(nil)); err == nil && (math.IsNaN(pos.X) || math.Abs(pos.X) > 1e6) {
+		if _, err := decodeState(s.AppendPlanar(nil)); err == nil && (math.IsNaN(pos.X) || math.Abs(pos.X) > 1e6) {
 			t.Errorf("planar state at %v decoded", pos)
 		}
 	}
 	for _, s := range []State{{Vel: geom.V(0, 1e9, 0)}, {Yaw: math.NaN()}, {Yaw: 1e300}} {
-		if _, err := DecodeState(s.Append3D(nil)); err == nil {
+		if _, err := decodeState(s.Append3D(nil)); err == nil {
 			t.Errorf("3D state %+v decoded", s)
 		}
 	}
 	for _, s := range []State{{V: 1e9}, {V: math.NaN()}, {Yaw: math.NaN()}, {Omega: math.Inf(-1)}} {
-		if _, err := DecodeState(s.AppendPlanar(nil)); err == nil {
+		if _, err := decodeState(s.AppendPlanar(nil)); err == nil {
 			t.Errorf("planar state %+v decoded", s)
 		}
 	}

@@ -181,11 +181,6 @@ var mujocoKind = KindSpec{
 	},
 }
 
-// noParams is the parameter set of components without parameters.
-type noParams struct{}
-
-func (*noParams) Validate() fields.Errors { return nil }
-
 func names[V any](m map[string]V) string {
 	ks := make([]string, 0, len(m))
 	for k := range m {

@@ -161,7 +161,6 @@ type Run struct {
 	nextPktID   uint64
 	deliv       []netsim.Delivery
 	msg         agent.Message
-	traceEv     netsim.TraceEvent
 
 	met      *metrics.Collector
 	world    worldCheck

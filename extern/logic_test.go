@@ -28,7 +28,6 @@ type actuator interface {
 // 8 s: what it does depends on the network.
 type mission struct {
 	id      int
-	flying  bool
 	landed  bool
 	heard   map[int][3]float64
 	payload [24]byte

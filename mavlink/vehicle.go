@@ -134,7 +134,6 @@ type Vehicle struct {
 	// Flight phase tracking for the milestone events.
 	prevArmed bool
 	prevMode  vehicle.Mode
-	loiterEv  bool
 
 	// Disarming after landing (PX4's COM_DISARM_LAND).
 	flown       bool     // off the ground since arming

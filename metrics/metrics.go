@@ -349,9 +349,6 @@ func kths(stores []*latStore, ks []uint64) []int64 {
 	return out
 }
 
-// kth returns the k-th smallest value over the stores.
-func kth(stores []*latStore, k uint64) int64 { return kths(stores, []uint64{k})[0] }
-
 // scan calls f for every stored value with the number of times it was
 // stored (in no particular order).
 func (c *latStore) scan(f func(v int64, n uint64)) {

@@ -153,3 +153,6 @@ func TestAoISparseMatchesDense(t *testing.T) {
 		t.Fatalf("the big table should be sparse over several slabs")
 	}
 }
+
+// kth returns the k-th smallest value over the stores.
+func kth(stores []*latStore, k uint64) int64 { return kths(stores, []uint64{k})[0] }

@@ -9,8 +9,9 @@ import (
 	"skyloop/sim"
 )
 
-// PlatoonParams configure the platoon measure (SPEC.md C): how well a
-// vehicle group keeps its gaps, from the vehicles' true states.
+// PlatoonParams configure the platoon measure (docs/scenario.md,
+// "Platoon"): how well a vehicle group keeps its gaps, from the vehicles'
+// true states.
 type PlatoonParams struct {
 	// Group names the vehicle group; its vehicles form the platoon in
 	// index order (index 0 leads).
@@ -27,8 +28,8 @@ type PlatoonParams struct {
 	File string `yaml:"file" json:"file"`
 }
 
-// DefaultPlatoonParams returns SPEC.md C's setup: 1 m gaps, counted after a
-// 5 s warm-up, sampled every 100 ms into robots.csv.
+// DefaultPlatoonParams returns the platoon experiment's setup: 1 m gaps,
+// counted after a 5 s warm-up, sampled every 100 ms into robots.csv.
 func DefaultPlatoonParams() PlatoonParams {
 	return PlatoonParams{Gap: 1, Warmup: 5 * sim.Second, Sample: 100 * sim.Millisecond, File: "robots.csv"}
 }

@@ -2,7 +2,7 @@
 // Backend interface every network model implements, and the tracer that
 // sees every transmission, reception and drop whatever backend ran.
 //
-// The interface is pull-style (DESIGN.md): the kernel hands a backend the
+// The interface is pull-style: the kernel hands a backend the
 // packets sent at the current tick with Send, tells it where nodes are with
 // SetPositions, and asks with AdvanceTo for everything that has arrived by
 // a time. A backend never calls back into agents or physics.

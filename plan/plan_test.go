@@ -64,7 +64,7 @@ func TestOptimalIsExact(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		for trial := 0; trial < 60; trial++ {
 			g, s := randomGrid(rng, 3, 3, 8)
-			opt, err := Optimal(g, s, tour)
+			opt, err := optimal(g, s, tour)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func testTurnAwareOptimum(t *testing.T, tour Tour) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 150; trial++ {
 		g, s := randomGrid(rng, 4, 4, 12)
-		opt, err := Optimal(g, s, tour)
+		opt, err := optimal(g, s, tour)
 		if err != nil {
 			t.Fatal(err)
 		}

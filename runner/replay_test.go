@@ -13,14 +13,6 @@ import (
 	"skyloop/scenarios"
 )
 
-// platoonText returns scenarios/netbots/platoon.yaml (the classic robot
-// and track) with each old string replaced by its new one (once each; the
-// test fails if one is missing).
-func platoonText(t *testing.T, repl ...string) string {
-	t.Helper()
-	return builtinText(t, "netbots/platoon", repl...)
-}
-
 // builtinText returns the built-in scenario name with each old string
 // replaced by its new one (once each; the test fails if one is missing).
 func builtinText(t *testing.T, name string, repl ...string) string {

@@ -61,7 +61,7 @@ func TestCasesBuild(t *testing.T) {
 		names[c.Name] = true
 		for _, l := range []Length{Full, Short} {
 			for _, b := range []string{Native, NS3} {
-				name, text, err := c.Text(b, l)
+				name, text, err := c.SeedText(b, l, 0)
 				if err != nil {
 					t.Errorf("%s: %v", c.Name, err)
 					continue

@@ -43,20 +43,15 @@ func registry() *engine.Registry {
 	return reg
 }
 
-// Text returns the scenario the case runs on backend (Native or NS3) at
-// length l: its file name and YAML text. The two backends get the same
-// text but for network.backend (and the case's Native changes), so the
-// same radio parameters.
-func (c *Case) Text(backend string, l Length) (name string, text []byte, err error) {
-	return c.SeedText(backend, l, 0)
-}
-
 // Runs returns how many runs the case makes on each backend (Seeds, at
 // least 1).
 func (c *Case) Runs() int { return max(c.Seeds, 1) }
 
-// SeedText is Text for the case's run k (0 <= k < Runs()): with Seeds
-// set, run k has seed k+1.
+// SeedText returns the scenario the case runs on backend (Native or NS3)
+// at length l for its run k (0 <= k < Runs()): its file name and YAML
+// text. The two backends get the same text but for network.backend (and
+// the case's Native changes), so the same radio parameters. With Seeds set,
+// run k has seed k+1.
 func (c *Case) SeedText(backend string, l Length, k int) (name string, text []byte, err error) {
 	if k < 0 || k >= c.Runs() {
 		return "", nil, fmt.Errorf("case %s: run %d: want 0 to %d", c.Name, k, c.Runs()-1)

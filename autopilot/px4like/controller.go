@@ -125,7 +125,6 @@ type Controller struct {
 	velCmd    geom.Vec3 // offboard velocity setpoint
 	velSP     geom.Vec3 // slewed velocity setpoint
 	velInt    geom.Vec3
-	prevVel   geom.Vec3
 	thrust    float64 // collective thrust, normalised
 	attSP     geom.Quat
 	rateSP    geom.Vec3

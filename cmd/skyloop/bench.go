@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -23,11 +24,17 @@ import (
 	"skyloop/sim"
 )
 
+// benchFlags are bench's command-line settings.
+type benchFlags struct {
+	runs, workers, vehicles int
+	files, contend, asJSON  bool
+	cpuProfile, memProfile  string
+	duration, warmup        string
+	sets                    []string
+}
+
 func newBenchCmd() *cobra.Command {
-	var runs, workers, vehicles int
-	var files, contend, asJSON bool
-	var cpuProfile, memProfile, duration, warmupFlag string
-	var sets []string
+	var fl benchFlags
 	c := &cobra.Command{
 		Use:   "bench [SCENARIO]",
 		Short: "Measure whole-run speed (default: the bench-swarm100 scenario)",
@@ -61,224 +68,308 @@ With --contend a CPU-bound process runs beside the benchmark for its whole
 duration, as on a machine where something else is busy: compare --workers 1
 and 2 (and the default) with and without it.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := "bench-swarm100"
-			if len(args) == 1 {
-				name = args[0]
-			}
-			if runs < 1 {
-				return badInput("--runs must be >= 1, got %d", runs)
-			}
-			if workers < 0 {
-				return badInput("--workers must be >= 0, got %d", workers)
-			}
-			if cmd.Flags().Changed("vehicles") && vehicles < 1 {
-				return badInput("--vehicles must be >= 1, got %d", vehicles)
-			}
-			var dur *sim.Duration
-			if duration != "" {
-				d, err := sim.ParseDuration(duration)
-				if err != nil {
-					return badInput("--duration: %v", err)
-				}
-				dur = &d
-			}
-			sc, err := benchScenario(name, vehicles, sets)
-			if err != nil {
-				return err
-			}
-			// The benchmark times the run; report.html is written after it
-			// from its files (with --files), which is not the run's speed.
-			sc.Outputs.Report = false
-			end := sc.Duration
-			if dur != nil {
-				end = *dur
-			}
-			var warmup sim.Duration
-			if warmupFlag != "" {
-				if warmup, err = sim.ParseDuration(warmupFlag); err != nil {
-					return badInput("--warmup: %v", err)
-				}
-				if warmup < 0 || warmup%sim.Second != 0 || warmup >= end {
-					return badInput("--warmup %v must be a whole number of seconds, less than the %v simulated", warmup, end)
-				}
-			}
-			sigs.Graceful()
-			if contend {
-				stop, err := startSpinner()
-				if err != nil {
-					return err
-				}
-				defer stop()
-			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
-			}
-			if memProfile != "" {
-				runtime.MemProfileRate = 4096
-			}
-			var walls, fullWalls []float64
-			var last *runner.Result
-			var mallocs uint64
-			var ticks int64
-			var usedWorkers int
-			var heapBuilt, heapEnd []float64 // live heap bytes held by each run
-			for i := 0; i < runs; i++ {
-				if sigs.Stopped() {
-					return interrupted{fmt.Errorf("stopped by %s after %d of %d runs", signalName(), i, runs)}
-				}
-				var mb, m0, m1, me, mk runtime.MemStats
-				runtime.GC()
-				runtime.ReadMemStats(&mb)
-				// The measurement starts after the warm-up: the engine
-				// reports progress at the end of every simulated second.
-				// Allocations are counted up to the last tick (the
-				// progress report at the end), without the summary.
-				var warmed time.Time
-				kernelDone := false
-				opt := engine.Options{NoFiles: !files, Workers: workers, Duration: dur, Registry: registry}
-				opt.Progress = func(now, end sim.Time) {
-					if warmup > 0 && now == sim.Time(warmup) {
-						runtime.ReadMemStats(&m0)
-						warmed = time.Now()
-					}
-					if now == end {
-						runtime.ReadMemStats(&mk)
-						kernelDone = true
-					}
-				}
-				r, err := engine.Build(sc, opt)
-				if err != nil {
-					var oe *engine.OptionError
-					if errors.As(err, &oe) {
-						return usageError{err}
-					}
-					return err
-				}
-				dir := ""
-				if files {
-					dir = fmt.Sprintf("%s/skyloop-bench-%d", tempDir(), i)
-				}
-				runtime.GC()
-				runtime.ReadMemStats(&m0)
-				heapBuilt = append(heapBuilt, float64(m0.HeapInuse)-float64(mb.HeapInuse))
-				start := time.Now()
-				res, err := runner.Execute(r, dir, runner.Options{})
-				stop := time.Now()
-				runtime.ReadMemStats(&m1)
-				if err != nil {
-					var oe *engine.OptionError
-					if errors.As(err, &oe) {
-						return usageError{err}
-					}
-					return err
-				}
-				runtime.GC()
-				runtime.ReadMemStats(&me)
-				runtime.KeepAlive(r)
-				heapEnd = append(heapEnd, float64(me.HeapInuse)-float64(mb.HeapInuse))
-				if dir != "" {
-					removeAll(dir)
-				}
-				if warmup > 0 && warmed.IsZero() {
-					return fmt.Errorf("bench: the run did not report the end of its warm-up at %v", warmup)
-				}
-				if warmed.IsZero() {
-					warmed = start
-				}
-				walls = append(walls, stop.Sub(warmed).Seconds())
-				fullWalls = append(fullWalls, stop.Sub(start).Seconds())
-				usedWorkers = r.Workers()
-				if kernelDone {
-					m1.Mallocs = mk.Mallocs
-				}
-				mallocs += m1.Mallocs - m0.Mallocs
-				ticks += res.Summary.Ticks - int64(warmup/sc.Tick)
-				last = res
-			}
-			if memProfile != "" {
-				if err := writeHeapProfile(memProfile); err != nil {
-					return err
-				}
-			}
-			slices.Sort(walls)
-			med := walls[len(walls)/2]
-			s := last.Summary
-			f := benchFigures{
-				Scenario:   s.Scenario,
-				Vehicles:   len(s.Vehicles),
-				Workers:    usedWorkers,
-				SimSeconds: sim.Duration(s.DurationNs).Seconds(),
-				Warmup:     warmup.Seconds(),
-				Runs:       runs,
-				Files:      files,
-				Contend:    contend,
-				WallMedian: med,
-				WallMin:    walls[0],
-				WallMax:    walls[len(walls)-1],
-				Deliveries: s.Network.Total.Rx,
-				Allocs:     float64(mallocs) / float64(ticks),
-			}
-			f.XRealtime = (f.SimSeconds - f.Warmup) / med
-			if f.Vehicles > 0 {
-				f.NsVehicleTick = med * 1e9 / float64(ticks/int64(runs)) / float64(f.Vehicles)
-				f.HeapPerVehicle = median(heapBuilt) / float64(f.Vehicles)
-				f.HeapEndPerVehicle = median(heapEnd) / float64(f.Vehicles)
-			}
-			if f.Deliveries > 0 {
-				f.NsDelivery = median(fullWalls) * 1e9 / float64(f.Deliveries)
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				b, err := json.Marshal(f)
-				if err != nil {
-					return fmt.Errorf("bench: encoding the figures: %w", err)
-				}
-				fmt.Fprintf(out, "%s\n", b)
-				return nil
-			}
-			fmt.Fprintf(out, "%s: %d vehicles, %v simulated, %d deliveries, files %v, %d runs, %d workers%s\n", s.Scenario, f.Vehicles,
-				sim.Duration(s.DurationNs), f.Deliveries, onOff(files), runs, usedWorkers, contendText(contend))
-			after := ""
-			if warmup > 0 {
-				after = fmt.Sprintf(" after a %v warm-up", warmup)
-			}
-			fmt.Fprintf(out, "wall time%s: median %.3fs (min %.3fs, max %.3fs)\n", after, med, f.WallMin, f.WallMax)
-			fmt.Fprintf(out, "speed: %sx real time\n", speedText(f.XRealtime))
-			if f.Vehicles > 0 {
-				fmt.Fprintf(out, "%.1f ns per vehicle-tick\n", f.NsVehicleTick)
-			}
-			if f.Deliveries > 0 {
-				fmt.Fprintf(out, "%.1f ns per delivery (whole run time / deliveries)\n", f.NsDelivery)
-			}
-			fmt.Fprintf(out, "%.4f heap allocations per tick\n", f.Allocs)
-			if f.Vehicles > 0 {
-				fmt.Fprintf(out, "memory per vehicle: %.1f KiB live heap after the build, %.1f KiB at the end of the run\n",
-					f.HeapPerVehicle/1024, f.HeapEndPerVehicle/1024)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, args, &fl) },
 	}
-	c.Flags().IntVar(&runs, "runs", 3, "number of runs (the median is reported)")
-	c.Flags().IntVar(&workers, "workers", 0, "goroutines stepping vehicles (default: the scenario's, or automatic, as skyloop run)")
-	c.Flags().BoolVar(&contend, "contend", false, "run a CPU-bound process beside the benchmark (a busy machine)")
-	c.Flags().BoolVar(&files, "files", false, "also write the per-packet and per-sample CSV files")
-	c.Flags().IntVar(&vehicles, "vehicles", 0, "vehicle count of the scenario's single vehicle group (default: the scenario's)")
-	c.Flags().StringVar(&duration, "duration", "", "simulated duration, e.g. 10s (default: the scenario's)")
-	c.Flags().StringVar(&warmupFlag, "warmup", "", "leave this much simulated time, whole seconds, out of the measurement (e.g. 1s)")
-	c.Flags().StringArrayVar(&sets, "set", nil, "change the scenario: PATH=VALUE, as a sweep's set (repeatable), e.g. vehicles[0].behaviors[beacon].stagger=100us")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the figures as one JSON object")
-	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of all runs to this file (go tool pprof)")
-	c.Flags().StringVar(&memProfile, "memprofile", "", "write an allocation profile of all runs to this file (go tool pprof -sample_index=alloc_space)")
+	c.Flags().IntVar(&fl.runs, "runs", 3, "number of runs (the median is reported)")
+	c.Flags().IntVar(&fl.workers, "workers", 0, "goroutines stepping vehicles (default: the scenario's, or automatic, as skyloop run)")
+	c.Flags().BoolVar(&fl.contend, "contend", false, "run a CPU-bound process beside the benchmark (a busy machine)")
+	c.Flags().BoolVar(&fl.files, "files", false, "also write the per-packet and per-sample CSV files")
+	c.Flags().IntVar(&fl.vehicles, "vehicles", 0, "vehicle count of the scenario's single vehicle group (default: the scenario's)")
+	c.Flags().StringVar(&fl.duration, "duration", "", "simulated duration, e.g. 10s (default: the scenario's)")
+	c.Flags().StringVar(&fl.warmup, "warmup", "", "leave this much simulated time, whole seconds, out of the measurement (e.g. 1s)")
+	c.Flags().StringArrayVar(&fl.sets, "set", nil, "change the scenario: PATH=VALUE, as a sweep's set (repeatable), e.g. vehicles[0].behaviors[beacon].stagger=100us")
+	c.Flags().BoolVar(&fl.asJSON, "json", false, "print the figures as one JSON object")
+	c.Flags().StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of all runs to this file (go tool pprof)")
+	c.Flags().StringVar(&fl.memProfile, "memprofile", "", "write an allocation profile of all runs to this file (go tool pprof -sample_index=alloc_space)")
 	return c
+}
+
+// benchPlan is what bench measures: the scenario, its simulated duration
+// (dur overrides the scenario's when set, end is the one that applies)
+// and the warm-up left out of the measurement.
+type benchPlan struct {
+	sc     *scenario.Scenario
+	dur    *sim.Duration
+	end    sim.Duration
+	warmup sim.Duration
+}
+
+// runBench is bench: it checks the flags, measures fl.runs runs and
+// prints the figures.
+func runBench(cmd *cobra.Command, args []string, fl *benchFlags) error {
+	p, err := fl.plan(cmd, args)
+	if err != nil {
+		return err
+	}
+	sigs.Graceful()
+	if fl.contend {
+		stop, err := startSpinner()
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if fl.cpuProfile != "" {
+		stop, err := startCPUProfile(fl.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if fl.memProfile != "" {
+		runtime.MemProfileRate = 4096
+	}
+	samples := make([]benchSample, 0, fl.runs)
+	for i := 0; i < fl.runs; i++ {
+		if sigs.Stopped() {
+			return interrupted{fmt.Errorf("stopped by %s after %d of %d runs", signalName(), i, fl.runs)}
+		}
+		s, err := benchOnce(p, fl, i)
+		if err != nil {
+			return err
+		}
+		samples = append(samples, s)
+	}
+	if fl.memProfile != "" {
+		if err := writeHeapProfile(fl.memProfile); err != nil {
+			return err
+		}
+	}
+	f := benchSummary(samples, fl, p.warmup)
+	out := cmd.OutOrStdout()
+	if fl.asJSON {
+		b, err := json.Marshal(f)
+		if err != nil {
+			return fmt.Errorf("bench: encoding the figures: %w", err)
+		}
+		fmt.Fprintf(out, "%s\n", b)
+		return nil
+	}
+	last := samples[len(samples)-1].res.Summary
+	printBench(out, f, sim.Duration(last.DurationNs), p.warmup)
+	return nil
+}
+
+// plan checks the flags and loads the scenario (args[0], or
+// bench-swarm100).
+func (fl *benchFlags) plan(cmd *cobra.Command, args []string) (benchPlan, error) {
+	var p benchPlan
+	name := "bench-swarm100"
+	if len(args) == 1 {
+		name = args[0]
+	}
+	if fl.runs < 1 {
+		return p, badInput("--runs must be >= 1, got %d", fl.runs)
+	}
+	if fl.workers < 0 {
+		return p, badInput("--workers must be >= 0, got %d", fl.workers)
+	}
+	if cmd.Flags().Changed("vehicles") && fl.vehicles < 1 {
+		return p, badInput("--vehicles must be >= 1, got %d", fl.vehicles)
+	}
+	if fl.duration != "" {
+		d, err := sim.ParseDuration(fl.duration)
+		if err != nil {
+			return p, badInput("--duration: %v", err)
+		}
+		p.dur = &d
+	}
+	sc, err := benchScenario(name, fl.vehicles, fl.sets)
+	if err != nil {
+		return p, err
+	}
+	// The benchmark times the run; report.html is written after it
+	// from its files (with --files), which is not the run's speed.
+	sc.Outputs.Report = false
+	p.sc, p.end = sc, sc.Duration
+	if p.dur != nil {
+		p.end = *p.dur
+	}
+	if fl.warmup != "" {
+		if p.warmup, err = sim.ParseDuration(fl.warmup); err != nil {
+			return p, badInput("--warmup: %v", err)
+		}
+		if p.warmup < 0 || p.warmup%sim.Second != 0 || p.warmup >= p.end {
+			return p, badInput("--warmup %v must be a whole number of seconds, less than the %v simulated", p.warmup, p.end)
+		}
+	}
+	return p, nil
+}
+
+// startCPUProfile starts a CPU profile into the file path; stop ends it
+// and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// benchSample is what one measured run gives.
+type benchSample struct {
+	// wall is the wall time from the end of the warm-up (the start
+	// without one) to the end of the run, fullWall from the start.
+	wall, fullWall float64
+	// heapBuilt and heapEnd are the live heap bytes the run holds once
+	// built and at its end.
+	heapBuilt, heapEnd float64
+	// mallocs and ticks are the heap allocations and ticks measured.
+	mallocs uint64
+	ticks   int64
+	workers int
+	res     *runner.Result
+}
+
+// benchOnce builds and runs the scenario once (run i) and measures it.
+func benchOnce(p benchPlan, fl *benchFlags, i int) (benchSample, error) {
+	var s benchSample
+	var mb, m0, m1, me, mk runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&mb)
+	// The measurement starts after the warm-up: the engine
+	// reports progress at the end of every simulated second.
+	// Allocations are counted up to the last tick (the
+	// progress report at the end), without the summary.
+	var warmed time.Time
+	kernelDone := false
+	opt := engine.Options{NoFiles: !fl.files, Workers: fl.workers, Duration: p.dur, Registry: registry}
+	opt.Progress = func(now, end sim.Time) {
+		if p.warmup > 0 && now == sim.Time(p.warmup) {
+			runtime.ReadMemStats(&m0)
+			warmed = time.Now()
+		}
+		if now == end {
+			runtime.ReadMemStats(&mk)
+			kernelDone = true
+		}
+	}
+	r, err := engine.Build(p.sc, opt)
+	if err != nil {
+		return s, benchError(err)
+	}
+	dir := ""
+	if fl.files {
+		dir = fmt.Sprintf("%s/skyloop-bench-%d", tempDir(), i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	s.heapBuilt = float64(m0.HeapInuse) - float64(mb.HeapInuse)
+	start := time.Now()
+	res, err := runner.Execute(r, dir, runner.Options{})
+	stop := time.Now()
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		return s, benchError(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&me)
+	runtime.KeepAlive(r)
+	s.heapEnd = float64(me.HeapInuse) - float64(mb.HeapInuse)
+	if dir != "" {
+		removeAll(dir)
+	}
+	if p.warmup > 0 && warmed.IsZero() {
+		return s, fmt.Errorf("bench: the run did not report the end of its warm-up at %v", p.warmup)
+	}
+	if warmed.IsZero() {
+		warmed = start
+	}
+	s.wall = stop.Sub(warmed).Seconds()
+	s.fullWall = stop.Sub(start).Seconds()
+	s.workers = r.Workers()
+	if kernelDone {
+		m1.Mallocs = mk.Mallocs
+	}
+	s.mallocs = m1.Mallocs - m0.Mallocs
+	s.ticks = res.Summary.Ticks - int64(p.warmup/p.sc.Tick)
+	s.res = res
+	return s, nil
+}
+
+// benchError is err of building or running the scenario, an option's
+// error as a usage error.
+func benchError(err error) error {
+	var oe *engine.OptionError
+	if errors.As(err, &oe) {
+		return usageError{err}
+	}
+	return err
+}
+
+// benchSummary computes the figures of the runs samples (at least one).
+func benchSummary(samples []benchSample, fl *benchFlags, warmup sim.Duration) benchFigures {
+	var walls, fullWalls, heapBuilt, heapEnd []float64
+	var mallocs uint64
+	var ticks int64
+	for _, s := range samples {
+		walls = append(walls, s.wall)
+		fullWalls = append(fullWalls, s.fullWall)
+		heapBuilt = append(heapBuilt, s.heapBuilt)
+		heapEnd = append(heapEnd, s.heapEnd)
+		mallocs += s.mallocs
+		ticks += s.ticks
+	}
+	last := samples[len(samples)-1]
+	slices.Sort(walls)
+	med := walls[len(walls)/2]
+	s := last.res.Summary
+	f := benchFigures{
+		Scenario:   s.Scenario,
+		Vehicles:   len(s.Vehicles),
+		Workers:    last.workers,
+		SimSeconds: sim.Duration(s.DurationNs).Seconds(),
+		Warmup:     warmup.Seconds(),
+		Runs:       fl.runs,
+		Files:      fl.files,
+		Contend:    fl.contend,
+		WallMedian: med,
+		WallMin:    walls[0],
+		WallMax:    walls[len(walls)-1],
+		Deliveries: s.Network.Total.Rx,
+		Allocs:     float64(mallocs) / float64(ticks),
+	}
+	f.XRealtime = (f.SimSeconds - f.Warmup) / med
+	if f.Vehicles > 0 {
+		f.NsVehicleTick = med * 1e9 / float64(ticks/int64(fl.runs)) / float64(f.Vehicles)
+		f.HeapPerVehicle = median(heapBuilt) / float64(f.Vehicles)
+		f.HeapEndPerVehicle = median(heapEnd) / float64(f.Vehicles)
+	}
+	if f.Deliveries > 0 {
+		f.NsDelivery = median(fullWalls) * 1e9 / float64(f.Deliveries)
+	}
+	return f
+}
+
+// printBench prints the figures f as text; simulated is the run's
+// simulated duration, warmup the warm-up left out.
+func printBench(out io.Writer, f benchFigures, simulated, warmup sim.Duration) {
+	fmt.Fprintf(out, "%s: %d vehicles, %v simulated, %d deliveries, files %v, %d runs, %d workers%s\n", f.Scenario, f.Vehicles,
+		simulated, f.Deliveries, onOff(f.Files), f.Runs, f.Workers, contendText(f.Contend))
+	after := ""
+	if warmup > 0 {
+		after = fmt.Sprintf(" after a %v warm-up", warmup)
+	}
+	fmt.Fprintf(out, "wall time%s: median %.3fs (min %.3fs, max %.3fs)\n", after, f.WallMedian, f.WallMin, f.WallMax)
+	fmt.Fprintf(out, "speed: %sx real time\n", speedText(f.XRealtime))
+	if f.Vehicles > 0 {
+		fmt.Fprintf(out, "%.1f ns per vehicle-tick\n", f.NsVehicleTick)
+	}
+	if f.Deliveries > 0 {
+		fmt.Fprintf(out, "%.1f ns per delivery (whole run time / deliveries)\n", f.NsDelivery)
+	}
+	fmt.Fprintf(out, "%.4f heap allocations per tick\n", f.Allocs)
+	if f.Vehicles > 0 {
+		fmt.Fprintf(out, "memory per vehicle: %.1f KiB live heap after the build, %.1f KiB at the end of the run\n",
+			f.HeapPerVehicle/1024, f.HeapEndPerVehicle/1024)
+	}
 }
 
 // benchFigures are the figures bench reports (--json prints them as they

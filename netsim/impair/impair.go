@@ -58,7 +58,8 @@ type Params struct {
 }
 
 // DefaultParams returns a perfect network with a 100-packet FIFO and a
-// 1-packet device queue ready for when a rate is set (SPEC.md C).
+// 1-packet device queue ready for when a rate is set: with a device queue
+// of one packet, all queueing happens in the FIFO, where it is visible.
 func DefaultParams() Params {
 	return Params{Queue: 100, DeviceQueue: 1}
 }

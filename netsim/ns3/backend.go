@@ -60,10 +60,6 @@ const DefaultProfile = "ns-3.37"
 // first: the names of netsim/wifi's (docs/ns3.md, "Profiles").
 var profiles = []string{DefaultProfile, "ns-3.26"}
 
-// Profiles returns the names of the known Wi-Fi profiles, the default
-// first.
-func Profiles() []string { return append([]string(nil), profiles...) }
-
 var modes = map[string][]string{
 	"80211b": {"DsssRate1Mbps", "DsssRate2Mbps", "DsssRate5_5Mbps", "DsssRate11Mbps"},
 	"80211a": {"OfdmRate6Mbps", "OfdmRate9Mbps", "OfdmRate12Mbps", "OfdmRate18Mbps", "OfdmRate24Mbps", "OfdmRate36Mbps", "OfdmRate48Mbps", "OfdmRate54Mbps"},

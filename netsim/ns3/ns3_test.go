@@ -462,20 +462,6 @@ func BenchmarkLockstep(b *testing.B) {
 	}
 }
 
-// unicastEdge sends n unicasts of size bytes, 100 ms apart from 100 ms on,
-// from node 0 to node 1 at d metres (802.11b at 1 Mbit/s, preamble
-// detection off) and returns the deliveries.
-func unicastEdge(t *testing.T, arp string, d float64, n, size int) []rxKey {
-	p := DefaultParams()
-	p.Standard, p.Mode, p.Preamble, p.ARP = "80211b", "DsssRate1Mbps", false, arp
-	var sends []tx
-	for i := 0; i < n; i++ {
-		sends = append(sends, tx{t: sim.Time(int64(i+1) * int64(100*sim.Millisecond)), src: 0, dst: 1, size: size})
-	}
-	got, _, _ := drive(t, p, []geom.Vec3{{}, {X: d}}, sends, sim.Time(int64(n+2)*int64(100*sim.Millisecond)))
-	return got
-}
-
 // TestStaticARPAtTheEdge: 200 unicasts of 10 bytes at 205 m, 802.11b at
 // 1 Mbit/s without preamble detection, where a data frame needs MAC retries.
 // With static ARP (the default) about nine in ten arrive, as with ns-3 alone

@@ -18,7 +18,7 @@ import (
 // release had none); an unknown profile is an error naming it and the
 // known ones.
 func TestProfileParams(t *testing.T) {
-	if got, want := Profiles(), wifi.Profiles(); !slices.Equal(got, want) {
+	if got, want := profiles, wifi.Profiles(); !slices.Equal(got, want) {
 		t.Fatalf("ns-3 backend profiles %v, native %v", got, want)
 	}
 	p := DefaultParams()

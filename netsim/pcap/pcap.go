@@ -1,8 +1,7 @@
 // Package pcap writes packets as a pcap capture that Wireshark and tshark
 // read: each packet as an Ethernet/IPv4/UDP frame (node i is 10.1.0.i+1
 // with MAC 02:00:00:00:hi:lo; broadcasts go to 10.1.255.255), timestamped
-// with simulated time from the Unix epoch. Tracer captures, for any
-// backend, every packet as its sender hands it to the network.
+// with simulated time from the Unix epoch.
 package pcap
 
 import (
@@ -86,14 +85,3 @@ func (w *Writer) Write(t sim.Time, p *netsim.Packet) {
 
 // Err returns the first error writing the capture.
 func (w *Writer) Err() error { return w.err }
-
-// Tracer is a netsim.Tracer that captures every packet when its sender
-// hands it to the network (the transmission events), whatever the backend.
-type Tracer struct{ W *Writer }
-
-// Trace implements netsim.Tracer.
-func (t Tracer) Trace(e *netsim.TraceEvent) {
-	if e.Type == netsim.EvTx {
-		t.W.Write(e.T, e.P)
-	}
-}

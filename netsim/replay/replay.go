@@ -1,4 +1,4 @@
-// Package replay is trace replay as a network backend (SPEC.md C): the
+// Package replay is trace replay as a network backend: the
 // network runs first, over the whole run, from the traffic plan (every
 // packet the nodes will send, which must not depend on what happens during
 // the run), and every packet's fate is recorded: each transmission, drop

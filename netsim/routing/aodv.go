@@ -158,8 +158,6 @@ type aodv struct {
 
 func newAODV(b *Backend) *aodv { return &aodv{b: b} }
 
-func (*aodv) name() string { return AODV }
-
 const never = sim.Time(math.MaxInt64)
 
 func (x *aodv) start(t sim.Time) {

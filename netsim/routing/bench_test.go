@@ -13,8 +13,9 @@ import (
 	"skyloop/sim"
 )
 
-// benchRelay runs the seven-drone relay of SPEC.md D (3): 100 packets/s
-// of 512 bytes from drone 0 to drone 6 for 120 s over 802.11b at 1 Mbit/s.
+// benchRelay runs the seven-drone relay (the geometry of
+// scenarios/ubanc/relay7.yaml): 100 packets/s of 512 bytes from drone 0
+// to drone 6 for 120 s over 802.11b at 1 Mbit/s.
 func benchRelay(b *testing.B, mk func() netsim.Backend) {
 	end := 120 * sim.Time(sim.Second)
 	sends := every(0, 6, 512, 5*sim.Time(sim.Second), end, 10*sim.Millisecond)
@@ -45,7 +46,7 @@ func BenchmarkOLSRSwarm100(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		pos, move := spreading(10, 10, 5*sim.Time(sim.Second), 9*sim.Time(sim.Second))
-		r, err := New(OLSR, 1, nil, wifiLink(wifi.DefaultParams()))
+		r, err := NewWith(OLSR, Options{}, 1, nil, wifiLink(wifi.DefaultParams()))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -56,7 +57,7 @@ func BenchmarkOLSRSwarm100(b *testing.B) {
 func benchProto(b *testing.B, proto string) {
 	b.Run("native", func(b *testing.B) {
 		benchRelay(b, func() netsim.Backend {
-			r, err := New(proto, 1, nil, wifiLink(relayParams()))
+			r, err := NewWith(proto, Options{}, 1, nil, wifiLink(relayParams()))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -83,7 +84,7 @@ func benchProto(b *testing.B, proto string) {
 func TestControlAllocations(t *testing.T) {
 	for _, proto := range []string{AODV, OLSR} {
 		pos := line(7, 40)
-		b, err := New(proto, 1, nil, func(tr netsim.Tracer) (netsim.Backend, error) {
+		b, err := NewWith(proto, Options{}, 1, nil, func(tr netsim.Tracer) (netsim.Backend, error) {
 			p := impair.DefaultParams()
 			p.Range, p.Latency = 50, sim.Millisecond
 			return impair.New(p, 1, tr)

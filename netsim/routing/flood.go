@@ -7,7 +7,6 @@ import "skyloop/sim"
 // unicast packet keeps it. There is no control traffic.
 type flood struct{ b *Backend }
 
-func (*flood) name() string                           { return Flood }
 func (*flood) start(sim.Time)                         {}
 func (*flood) timer(sim.Time, int32, uint8, uint64)   {}
 func (*flood) control(sim.Time, int32, int32, []byte) {}

@@ -66,7 +66,8 @@ func TestLineMatchesNS3(t *testing.T) {
 	}
 }
 
-// relay is SPEC.md D experiment (3)'s geometry: seven drones circling
+// relay is the seven-drone relay's geometry (scenarios/ubanc/relay7.yaml):
+// seven drones circling
 // (20 m radius, 5 m/s) about centres gap metres apart in a line, each a
 // seventh of a turn behind the one before.
 func relay(gap float64) ([]geom.Vec3, func(sim.Time, []geom.Vec3) bool) {
@@ -105,7 +106,7 @@ func relayParams() wifi.Params {
 	return w
 }
 
-// TestRelayMatchesNS3: the seven-drone relay of SPEC.md D (3) at 10
+// TestRelayMatchesNS3: the seven-drone relay (relay7.yaml) at 10
 // packets/s for 60 s: the same protocol ahead on both backends, and the
 // delivered data rate within 15% of ns-3's for AODV and OLSR. Measured:
 // AODV 4068 vs 4161 B/s (2.2%; 10.1% before AODV followed ns-3), OLSR
@@ -331,7 +332,7 @@ func TestUBANCRelayMatchesNS3(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		pos, move := ubanc7()
 		cnt := &nativeAODV{Tracer: newFates(t, 7)}
-		b, err := New(AODV, seed, cnt, func(tr netsim.Tracer) (netsim.Backend, error) { return wifi.New(relayParams(), seed, tr) })
+		b, err := NewWith(AODV, Options{}, seed, cnt, func(tr netsim.Tracer) (netsim.Backend, error) { return wifi.New(relayParams(), seed, tr) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +457,7 @@ func TestSwarmMatchesNS3(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
 		cnt := &nativeAODV{Tracer: newFates(t, u+1)}
-		b, err := New(AODV, seed, cnt, func(tr netsim.Tracer) (netsim.Backend, error) { return wifi.New(wifi.DefaultParams(), seed, tr) })
+		b, err := NewWith(AODV, Options{}, seed, cnt, func(tr netsim.Tracer) (netsim.Backend, error) { return wifi.New(wifi.DefaultParams(), seed, tr) })
 		if err != nil {
 			t.Fatal(err)
 		}

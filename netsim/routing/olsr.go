@@ -168,8 +168,6 @@ type olsr struct {
 
 func newOLSR(b *Backend) *olsr { return &olsr{b: b} }
 
-func (*olsr) name() string { return OLSR }
-
 // emf encodes a validity time as RFC 3626 18.3 (ns-3's SecondsToEmf).
 func emf(d sim.Duration) uint8 {
 	const c = 0.0625

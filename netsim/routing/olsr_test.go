@@ -55,7 +55,7 @@ func olsrRunDigest(t testing.TB) string {
 	end := 30 * sim.Time(sim.Second)
 	pos, move := spreading(cols, rows, 6*sim.Time(sim.Second), 20*sim.Time(sim.Second))
 	f := newFates(t, u+1)
-	b, err := New(OLSR, 3, f, wifiLink(wifi.DefaultParams()))
+	b, err := NewWith(OLSR, Options{}, 3, f, wifiLink(wifi.DefaultParams()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,8 +100,6 @@ type protocol interface {
 	// queue beyond its lifetime, or the queue was full (ns-3's
 	// DroppedMpdu).
 	linkFailed(t sim.Time, n, next int32)
-	// name is the protocol's name.
-	name() string
 }
 
 // hop is a packet lent to the link backend: a data packet's transmission
@@ -187,19 +185,13 @@ type Backend struct {
 	pos   []geom.Vec3
 	open  func(name string) (io.Writer, error)
 	csvw  io.Writer
-	scr   []byte
 }
 
-// New returns a routing layer running protocol name (flood, aodv or olsr)
-// over the link backend that link builds; link must report to the tracer
-// it is given (the layer reads its hop packets' fates there) and the
-// backend must implement netsim.Stepper. Every event the run should see
-// goes to tr.
-func New(name string, seed uint64, tr netsim.Tracer, link func(tr netsim.Tracer) (netsim.Backend, error)) (*Backend, error) {
-	return NewWith(name, Options{}, seed, tr, link)
-}
-
-// NewWith is New with options beyond the protocol's name.
+// NewWith returns a routing layer running protocol name (flood, aodv or
+// olsr) with options o over the link backend that link builds; link must
+// report to the tracer it is given (the layer reads its hop packets' fates
+// there) and the backend must implement netsim.Stepper. Every event the
+// run should see goes to tr.
 func NewWith(name string, o Options, seed uint64, tr netsim.Tracer, link func(tr netsim.Tracer) (netsim.Backend, error)) (*Backend, error) {
 	switch o.AODVControl {
 	case "", ControlLink:

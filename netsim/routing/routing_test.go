@@ -94,7 +94,7 @@ func drive(t testing.TB, proto string, link func(tr netsim.Tracer) (netsim.Backe
 	end sim.Time, move func(now sim.Time, pos []geom.Vec3) bool) result {
 	t.Helper()
 	f := newFates(t, len(pos))
-	b, err := New(proto, 7, f, link)
+	b, err := NewWith(proto, Options{}, 7, f, link)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package tracecsv is the one definition of the packet files every run
-// writes, trace.csv and deliveries.csv (columns fixed by SPEC.md C), shared
+// writes, trace.csv and deliveries.csv (their columns are fixed here), shared
 // by the engine and the netbots testbed so that their files stay
 // byte-comparable.
 package tracecsv

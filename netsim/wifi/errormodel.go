@@ -19,7 +19,7 @@ package wifi
 //     modulation and code rate (MCS 0..6);
 //   - OFDM 9 Mbps (BPSK 3/4, which no HT MCS uses): the YANS fallback.
 //
-// ChunkSuccess reproduces that default. ErrorModelNist and ErrorModelYans
+// ErrorModelTableBased reproduces that default. ErrorModelNist and ErrorModelYans
 // reproduce ns-3's NistErrorRateModel and YansErrorRateModel for scenarios
 // configured with those (a common choice in ns-3 scripts).
 //
@@ -147,14 +147,6 @@ func ErrorModelByName(s string) (ErrorModel, bool) {
 		}
 	}
 	return 0, false
-}
-
-// ChunkSuccess returns the probability that nbits bits sent with mode m
-// are received without error at linear SINR snr, as ns-3 3.37's default
-// error rate model for YansWifiPhy (TableBasedErrorRateModel, see the top
-// of this file) computes it.
-func ChunkSuccess(m Mode, snr float64, nbits int) float64 {
-	return ErrorModelTableBased.ChunkSuccess(m, snr, nbits)
 }
 
 // ChunkSuccess returns the probability that nbits bits sent with mode m

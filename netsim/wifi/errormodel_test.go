@@ -169,7 +169,7 @@ func TestErrorModelCckTable(t *testing.T) {
 	prev55, prev11 := 0.0, 0.0
 	for db := -10.0; db <= 12; db += 0.01 {
 		snr := math.Pow(10, db/10)
-		a, b := ChunkSuccess(m55, snr, 1000), ChunkSuccess(m11, snr, 1000)
+		a, b := ErrorModelTableBased.ChunkSuccess(m55, snr, 1000), ErrorModelTableBased.ChunkSuccess(m11, snr, 1000)
 		if a < prev55 || b < prev11 || b > a {
 			t.Fatalf("%.2f dB: 5.5 Mbps %.6g (prev %.6g), 11 Mbps %.6g (prev %.6g)", db, a, prev55, b, prev11)
 		}
@@ -211,7 +211,7 @@ var benchSink float64
 // BenchmarkChunkSuccess measures one ChunkSuccess call (default model) per
 // mode, over SNRs spread across each mode's transition region.
 func BenchmarkChunkSuccess(b *testing.B) {
-	ChunkSuccess(Modes[2], 1, 1000) // build the CCK table outside the timing
+	ErrorModelTableBased.ChunkSuccess(Modes[2], 1, 1000) // build the CCK table outside the timing
 	var snrs [64]float64
 	for i := range snrs {
 		snrs[i] = math.Pow(10, (-4+0.4*float64(i))/10) // -4 .. 21 dB
@@ -221,7 +221,7 @@ func BenchmarkChunkSuccess(b *testing.B) {
 			s := 0.0
 			i := 0
 			for b.Loop() {
-				s += ChunkSuccess(m, snrs[i&63], 8512)
+				s += ErrorModelTableBased.ChunkSuccess(m, snrs[i&63], 8512)
 				i++
 			}
 			benchSink = s

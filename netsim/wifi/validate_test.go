@@ -22,13 +22,11 @@ type send struct {
 
 // outcome counts what a run delivered.
 type outcome struct {
-	rx       [][]int // [src][dst] receptions
-	rxBytes  int64
-	sent     int
-	backend  netsim.Backend
-	drops    map[netsim.DropReason]int
-	tickLate int
-	lat      [][]sim.Duration // [dst] latencies (delivery time - send time) of the packets delivered to dst
+	rx      [][]int // [src][dst] receptions
+	rxBytes int64
+	sent    int
+	backend netsim.Backend
+	lat     [][]sim.Duration // [dst] latencies (delivery time - send time) of the packets delivered to dst
 }
 
 // drive runs a backend like the kernel does (1 ms ticks) over sends.
