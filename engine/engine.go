@@ -102,11 +102,6 @@ type filesValidator interface {
 	ValidateFiles(dir string) fields.Errors
 }
 
-// Check runs the component checks of Build with the core's registry
-// (Core().Check); programs that link the edge components use their
-// registry's Check.
-func Check(sc *scenario.Scenario) { Core().Check(sc) }
-
 type slot struct {
 	b     agent.Behavior
 	made  *built // what it was made from; nil for engine-made behaviours (tap)

@@ -89,7 +89,7 @@ func TestValidateRefusesUnboundedModels(t *testing.T) {
 		{"good.xml", ""},
 	} {
 		path := write("s.yaml", strings.Replace(robotScenario, "MODEL", c.model, 1))
-		sc, err := scenario.Load(path, engine.Check)
+		sc, err := scenario.Load(path, engine.Core().Check)
 		if err == nil {
 			_, err = engine.Build(sc, engine.Options{CheckOnly: true})
 		}

@@ -17,7 +17,7 @@ import (
 // untouched.
 func TestDiskFullKeepsWhatWasWritten(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "seed1")
-	d, err := record.Create(dest)
+	d, err := record.CreateIn(record.OS, dest)
 	if err != nil {
 		t.Fatal(err)
 	}

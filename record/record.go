@@ -122,17 +122,15 @@ func isEmptyDir(dir string) bool {
 	return err == nil && len(ents) == 0
 }
 
-// Create starts a run directory that will end up at dest. The parent of
-// dest is created if needed. dest is claimed for this process (TryLock)
+// CreateIn starts a run directory on the file system fsys (record.OS, or
+// one that injects faults in tests; locks, directories and removals use
+// the operating system's) that will end up at dest. The parent of dest is
+// created if needed. dest is claimed for this process (TryLock)
 // until Commit, Abort or Discard: a second run into the same place is
 // refused with a BusyError. An existing dest must be an earlier run
 // directory or empty; it is replaced at Commit only if it is still that
 // same directory. Temporaries left next to dest by an earlier run that
 // died are removed.
-func Create(dest string) (*Dir, error) { return CreateIn(OS, dest) }
-
-// CreateIn is Create on the file system fsys (tests inject faults with
-// it; locks, directories and removals use the operating system's).
 func CreateIn(fsys FS, dest string) (*Dir, error) {
 	parent := filepath.Dir(dest)
 	if err := os.MkdirAll(parent, 0o755); err != nil {

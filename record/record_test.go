@@ -10,7 +10,7 @@ import (
 func TestCommitIsAtomicAndReplaces(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "runs", "x", "seed1")
 	for round := 0; round < 2; round++ {
-		d, err := Create(dest)
+		d, err := CreateIn(OS, dest)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestCommitIsAtomicAndReplaces(t *testing.T) {
 
 func TestAbortKeepsPartialFiles(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "seed1")
-	d, _ := Create(dest)
+	d, _ := CreateIn(OS, dest)
 	c, _ := d.CSV("trace.csv", "h")
 	c.Str("row").End()
 	kept := d.Abort(errors.New("backend crashed"))
@@ -66,12 +66,12 @@ func TestNeverReplacesForeignDirectories(t *testing.T) {
 	precious := filepath.Join(dir, "precious")
 	os.Mkdir(precious, 0o755)
 	os.WriteFile(filepath.Join(precious, "thesis.tex"), []byte("x"), 0o644)
-	if _, err := Create(precious); !errors.Is(err, ErrNotRunDir) {
+	if _, err := CreateIn(OS, precious); !errors.Is(err, ErrNotRunDir) {
 		t.Fatalf("Create over a foreign directory: %v", err)
 	}
 	file := filepath.Join(dir, "afile")
 	os.WriteFile(file, []byte("x"), 0o644)
-	if _, err := Create(file); !errors.Is(err, ErrNotRunDir) {
+	if _, err := CreateIn(OS, file); !errors.Is(err, ErrNotRunDir) {
 		t.Fatalf("Create over a file: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(precious, "thesis.tex")); string(b) != "x" {
@@ -88,7 +88,7 @@ func TestNeverReplacesForeignDirectories(t *testing.T) {
 func TestAsyncStreamsWriteTheSameBytes(t *testing.T) {
 	write := func(async bool) (string, string) {
 		dest := filepath.Join(t.TempDir(), "run")
-		d, err := Create(dest)
+		d, err := CreateIn(OS, dest)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 
 func mustCreate(t *testing.T, dest string) *Dir {
 	t.Helper()
-	d, err := Create(dest)
+	d, err := CreateIn(OS, dest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestCommitReplacesOnlyTheSameRun(t *testing.T) {
 func TestSecondWriterIsRefused(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "seed1")
 	first := mustCreate(t, dest)
-	_, err := Create(dest)
+	_, err := CreateIn(OS, dest)
 	var be *BusyError
 	if !errors.As(err, &be) || !errors.Is(err, ErrBusy) || be.PID != os.Getpid() {
 		t.Fatalf("second Create: %v", err)
@@ -183,7 +183,7 @@ func TestLockChild(t *testing.T) {
 	if dest == "" {
 		t.Skip("only run as a child of TestLockIsHeldAcrossProcesses")
 	}
-	_, err := Create(dest)
+	_, err := CreateIn(OS, dest)
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("Create in a second process: %v", err)
 	}

@@ -19,7 +19,7 @@ import (
 // text back.
 func TestEventsCSVSurvivesHostileText(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "run")
-	dir, err := record.Create(dest)
+	dir, err := record.CreateIn(record.OS, dest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -284,23 +284,6 @@ func (d *Document) Decode(r Raw, path string, dst any, skip ...string) bool {
 	return d.dec.nerrs == before
 }
 
-// DecodeField decodes r into the field of struct pointer dst whose YAML
-// name is field, reporting an unknown field name at path.
-func (d *Document) DecodeField(r Raw, path string, dst any, field string) bool {
-	v := reflect.ValueOf(dst).Elem()
-	for _, f := range yamlFields(v.Type()) {
-		if f.name == field {
-			return d.Decode(r, path, v.FieldByIndex(f.index).Addr().Interface())
-		}
-	}
-	names := []string{}
-	for _, f := range yamlFields(v.Type()) {
-		names = append(names, f.name)
-	}
-	d.dec.errorf(r.n, path, "unknown parameter %q (known: %s)", field, strings.Join(names, ", "))
-	return false
-}
-
 // Field is one key and value of a mapping.
 type Field struct {
 	Key   string

@@ -21,7 +21,7 @@ import (
 // path -> value as in summary.csv.
 func config(t *testing.T, e *Experiment, text []byte) map[string]string {
 	t.Helper()
-	sc, err := scenario.Parse(e.Scenario, text, engine.Check)
+	sc, err := scenario.Parse(e.Scenario, text, engine.Core().Check)
 	if err != nil {
 		t.Fatalf("variant text does not parse: %v\n%s", err, text)
 	}
@@ -548,7 +548,7 @@ func FuzzParseExperiment(f *testing.F) {
 				t.Fatalf("variant %q twice or not a directory name", v.Name)
 			}
 			names[v.Name] = true
-			if _, err := scenario.Parse(e.Scenario, v.Text, engine.Check); err != nil {
+			if _, err := scenario.Parse(e.Scenario, v.Text, engine.Core().Check); err != nil {
 				t.Fatalf("variant %q accepted with %v", v.Name, err)
 			}
 		}

@@ -35,9 +35,6 @@ var deadcodeKept = map[string]string{
 	"skyloop/vehicle/mujoco.LiveModels": "the leak check of runner's MuJoCo test (every run closes the models it loaded)",
 	"skyloop/scenario.Load":             "reads and checks a scenario file; tests in engine, runner and scenario load files with it",
 	// Left for the packages' owners (issue 32 rewrites these packages).
-	"skyloop/engine.Check":                  "test-only wrapper of Core().Check (engine/modelfiles_test.go); goes with Build(CheckOnly)",
-	"skyloop/record.Create":                 "test-only wrapper of CreateIn(OS, dest) (record and runner tests)",
-	"skyloop/scenario.Document.DecodeField": "unused: to delete with the decode-once rewrite of scenario",
 }
 
 // tool returns the path of the installed tool name (on PATH, in GOBIN
