@@ -102,6 +102,14 @@ type filesValidator interface {
 	ValidateFiles(dir string) fields.Errors
 }
 
+// epochParams are a backend's parameters with a synchronisation period of
+// their own (ns-3's: it runs at most once per epoch). network.epoch is the
+// engine's key, so a backend never decodes it; the engine hands it on, so
+// that the key means one epoch on every backend.
+type epochParams interface {
+	SetEpoch(d sim.Duration)
+}
+
 type slot struct {
 	b     agent.Behavior
 	made  *built // what it was made from; nil for engine-made behaviours (tap)
@@ -586,6 +594,9 @@ func (r *Run) buildNetwork() {
 	}
 	if !sc.Decode(n, "network", p, keys...) {
 		return
+	}
+	if e, ok := p.(epochParams); ok && epoch > 0 {
+		e.SetEpoch(epoch)
 	}
 	bad := p.Validate()
 	bad.Report("network", sc.Errorf)

@@ -23,6 +23,20 @@ func TestNetworkModeKey(t *testing.T) {
 	})
 }
 
+// TestNS3EpochKey: network.epoch is the engine's key, and the ns-3 backend,
+// which synchronises at most once per epoch of its own, gets it too: a file
+// with epoch 1ms synchronises ns-3 every 1 ms (it stayed at the 10 ms
+// default, so deliveries were consumed up to 10 ms late whatever the file
+// said); without the key ns-3 keeps its 10 ms. (The backend's parameters
+// come right after arp in the effective network.)
+func TestNS3EpochKey(t *testing.T) {
+	checkNetwork(t, []networkCase{
+		{net: "{backend: ns3, standard: 80211b, epoch: 1ms}", want: `"arp":"static","epoch":"1ms"`},
+		{net: "{backend: ns3, standard: 80211b, epoch: 25ms}", want: `"arp":"static","epoch":"25ms"`},
+		{net: "{backend: ns3, standard: 80211b}", want: `"arp":"static","epoch":"10ms"`},
+	})
+}
+
 // TestAODVControlKey: network.aodv_control (link or routed) belongs to the
 // native routing layer's AODV; it is refused with another protocol, with
 // an unknown value, and on ns-3 (whose AODV always routes its control).

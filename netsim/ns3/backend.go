@@ -66,6 +66,12 @@ var modes = map[string][]string{
 	"80211g": {"ErpOfdmRate6Mbps", "ErpOfdmRate9Mbps", "ErpOfdmRate12Mbps", "ErpOfdmRate18Mbps", "ErpOfdmRate24Mbps", "ErpOfdmRate36Mbps", "ErpOfdmRate48Mbps", "ErpOfdmRate54Mbps"},
 }
 
+// SetEpoch sets the synchronisation period to the scenario's
+// network.epoch, the engine's key, which the engine hands on (a file never
+// sets Epoch directly: the engine takes the key before the backend's
+// parameters are decoded, so Epoch stayed 10 ms whatever the file said).
+func (p *Params) SetEpoch(d sim.Duration) { p.Epoch = d }
+
 // Validate returns field -> message for every bad field. An empty
 // profile is the default; with profile ns-3.26, which had no preamble
 // detection, preamble_detection is false (a true reads as that release's
