@@ -14,29 +14,6 @@ import (
 	"skyloop/scenarios"
 )
 
-// rockerXML is the netbots paper's robot as an MJCF file: a 2.5 kg box on
-// two cylinder wheels (friction 1.5) with velocity servos (kv 2, +-3 N m),
-// casters 2 mm above the floor; it rocks on its axle, so rounding grows.
-const rockerXML = `<mujoco model="rocker">
-  <compiler angle="degree"/>
-  <worldbody>
-    <body name="base" pos="0 0 0.06">
-      <freejoint/>
-      <geom type="box" size="0.15 0.1 0.03" mass="2.5"/>
-      <geom type="sphere" size="0.02" pos="0.12 0 -0.038" mass="0.01"/>
-      <geom type="sphere" size="0.02" pos="-0.12 0 -0.038" mass="0.01"/>
-      <body pos="0 0.125 0"><joint name="left" type="hinge" axis="0 1 0"/>
-        <geom type="cylinder" size="0.06 0.01" euler="90 0 0" mass="0.1" friction="1.5 0.005 0.0001"/></body>
-      <body pos="0 -0.125 0"><joint name="right" type="hinge" axis="0 1 0"/>
-        <geom type="cylinder" size="0.06 0.01" euler="90 0 0" mass="0.1" friction="1.5 0.005 0.0001"/></body>
-    </body>
-  </worldbody>
-  <actuator>
-    <velocity name="lm" joint="left" kv="2" forcelimited="true" forcerange="-3 3"/>
-    <velocity name="rm" joint="right" kv="2" forcelimited="true" forcerange="-3 3"/>
-  </actuator>
-</mujoco>`
-
 // TestMuJoCoLeaderIgnoresFollowers: SPEC.md C's platoon of rocker robots
 // in MuJoCo, leader heading gain 8: the leader's rows of robots.csv are
 // the same alone, with 3 followers, and with 3 followers beaconing every
@@ -51,7 +28,7 @@ func TestMuJoCoLeaderIgnoresFollowers(t *testing.T) {
 		t.Fatal("netbots/platoon is not embedded")
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rocker.xml"), []byte(rockerXML), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "rocker.xml"), []byte(mjtest.Rocker), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	leader := func(count int, beacon string) []byte {
