@@ -5,12 +5,9 @@ import (
 )
 
 // Params is a backend's parameter struct, decoded from the scenario's
-// network section on top of its defaults.
-type Params interface {
-	// Validate returns field name -> message for every bad field; field
-	// names are YAML names.
-	Validate() fields.Errors
-}
+// network section on top of its defaults: a fields.Validator, the one
+// interface every component's parameters implement.
+type Params = fields.Validator
 
 // BackendSpec describes a network backend that scenario files can name
 // with `network: {backend: NAME}`.
