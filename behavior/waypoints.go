@@ -1,8 +1,9 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
@@ -63,18 +64,18 @@ type Waypoints struct {
 }
 
 // waypointsSpec is the waypoints behaviour type (see Builtins).
-var waypointsSpec = Spec{
+var waypointsSpec = agent.Spec{
 	Name:    "waypoints",
 	Doc:     "Flies or drives the vehicle through `points` (absolute, or offsets from the start if `relative`), holding `hold` at each, optionally looping; then `final` (hold, land, rtl). Uses the vehicle directly, not the network.",
 	Vehicle: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		return &WaypointsParams{Accept: 0.5, Period: 100 * sim.Millisecond, Final: "hold"}
 	},
-	New: func(p Params) Behavior { return &Waypoints{p: p.(*WaypointsParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Waypoints{p: p.(*WaypointsParams)} },
 }
 
 // Start resolves relative points and sends the first target.
-func (w *Waypoints) Start(ctx *Context) error {
+func (w *Waypoints) Start(ctx *agent.Context) error {
 	start := ctx.Telemetry().Pos
 	w.pts = make([]geom.Vec3, len(w.p.Points))
 	for i, pt := range w.p.Points {
@@ -90,12 +91,12 @@ func (w *Waypoints) Start(ctx *Context) error {
 // Schedule returns the check period.
 func (w *Waypoints) Schedule() (sim.Duration, sim.Duration) { return w.p.Period, 0 }
 
-func (w *Waypoints) send(ctx *Context) {
+func (w *Waypoints) send(ctx *agent.Context) {
 	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: w.pts[w.idx], Speed: w.p.Speed, Yaw: nan})
 }
 
 // Step advances to the next point once the current one is reached and held.
-func (w *Waypoints) Step(ctx *Context) {
+func (w *Waypoints) Step(ctx *agent.Context) {
 	if w.done {
 		return
 	}

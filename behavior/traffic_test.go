@@ -1,4 +1,4 @@
-package agent
+package behavior
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"skyloop/agent"
 	"skyloop/sim"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestTrafficFirstInterval(t *testing.T) {
 	tp := trafficSpec.Params().(*TrafficParams)
 	tp.Rate, tp.Size = 1.8e6, 1000 // 4444444.4 ns apart
-	tp.Start, tp.Stagger, tp.Phase, tp.Jitter = sim.Millisecond, sim.Millisecond, PhaseZero, Jitter{}
+	tp.Start, tp.Stagger, tp.Phase, tp.Jitter = sim.Millisecond, sim.Millisecond, agent.PhaseZero, agent.Jitter{}
 	ivl := float64(8000) / tp.Rate * 1e9
 	for _, first := range []string{FirstStart, FirstInterval} {
 		tp.First = first

@@ -1,8 +1,9 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
@@ -55,19 +56,19 @@ type stationVisit struct {
 }
 
 // stationsSpec is the stations behaviour type (see Builtins).
-var stationsSpec = Spec{
+var stationsSpec = agent.Spec{
 	Name: "stations",
 	Doc: "Moves the vehicle on a clock: it leaves for point i of `points` (absolute, or offsets from the start if `relative`) at i*`dwell` and stays there " +
 		"until the next departure; then `final` (hold, land, rtl). summary.json lists when each point was reached and left.",
 	Vehicle: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		return &StationsParams{Accept: 0.1, Period: 100 * sim.Millisecond, Final: "hold"}
 	},
-	New: func(p Params) Behavior { return &Stations{p: p.(*StationsParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Stations{p: p.(*StationsParams)} },
 }
 
 // Start resolves relative points and leaves for the first one.
-func (s *Stations) Start(ctx *Context) error {
+func (s *Stations) Start(ctx *agent.Context) error {
 	start := ctx.Telemetry().Pos
 	s.pts = make([]geom.Vec3, len(s.p.Points))
 	for i, pt := range s.p.Points {
@@ -88,13 +89,13 @@ func (s *Stations) Start(ctx *Context) error {
 func (s *Stations) Schedule() (sim.Duration, sim.Duration) { return s.p.Period, 0 }
 
 // leave commands the vehicle to the current point.
-func (s *Stations) leave(ctx *Context) {
+func (s *Stations) leave(ctx *agent.Context) {
 	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: s.pts[s.idx], Speed: s.p.Speed, Yaw: nan})
 }
 
 // Step records the arrival at the current point and leaves for the next
 // one when its departure time has come.
-func (s *Stations) Step(ctx *Context) {
+func (s *Stations) Step(ctx *agent.Context) {
 	if s.done {
 		return
 	}
@@ -121,6 +122,6 @@ func (s *Stations) Step(ctx *Context) {
 // Finish reports every point with the times it was reached and left
 // (nanoseconds; -1 when never reached, or when not left before the end of
 // the run).
-func (s *Stations) Finish(ctx *Context) map[string]any {
+func (s *Stations) Finish(ctx *agent.Context) map[string]any {
 	return map[string]any{"stations": append([]stationVisit(nil), s.visits...)}
 }

@@ -1,9 +1,10 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -207,7 +208,7 @@ type Formation struct {
 }
 
 // formationSpec is the formation behaviour type (see Builtins).
-var formationSpec = Spec{
+var formationSpec = agent.Spec{
 	Name: "formation",
 	Doc: "3D leader-follower formation for multirotors: group index 0 sets off at `start` through `waypoints` (offsets from its start if `relative`, looping if `loop`) at `speed`; " +
 		"follower k holds the slot leader + offset k, the offsets (world frame) laid out by `shape` (line, column, echelon, vee) with `spacing` m along `heading` deg, or listed in `offsets`. " +
@@ -215,17 +216,17 @@ var formationSpec = Spec{
 		"its offset read in the world frame (`frame: world`), in the tracked vehicle's heading frame (`heading`: x along its believed course, held below `heading_speed`), or as a tow (`tow`: the follower keeps |offset| from that vehicle along the line between them, a chain that turns with its leader), " +
 		"commanding that velocity plus `gain` times its distance to the slot (at most `max_speed`); without a fresh belief it holds its position. Needs a beacon (format 3d) on the same vehicles.",
 	Vehicle: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		return &FormationParams{FormationGeometry: FormationGeometry{Shape: "line", Spacing: 10}, Loop: true, Speed: 3, Accept: 1,
 			Start: 5 * sim.Second, Follow: "leader", Gain: 2, MaxSpeed: 8, Extrapolate: true, Period: 50 * sim.Millisecond,
 			Frame: FrameWorld, HeadingSpeed: 0.5}
 	},
-	New: func(p Params) Behavior { return &Formation{p: p.(*FormationParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Formation{p: p.(*FormationParams)} },
 }
 
 // Start resolves the route (leader) or the tracked node and slot
 // (followers).
-func (f *Formation) Start(ctx *Context) error {
+func (f *Formation) Start(ctx *agent.Context) error {
 	ref := ctx.Ref()
 	ids := ctx.Group(ref.Group)
 	slots, err := f.p.Slots(len(ids))
@@ -259,7 +260,7 @@ func (f *Formation) Start(ctx *Context) error {
 func (f *Formation) Schedule() (sim.Duration, sim.Duration) { return f.p.Period, 0 }
 
 // Step flies the leader's route or the follower law.
-func (f *Formation) Step(ctx *Context) {
+func (f *Formation) Step(ctx *agent.Context) {
 	if f.leader {
 		f.lead(ctx)
 		return
@@ -322,7 +323,7 @@ func TurnXY(v geom.Vec3, yaw float64) geom.Vec3 {
 // follow updates the tracked vehicle's believed course from belief b: the
 // direction of its horizontal velocity when that is at least
 // heading_speed, else the last such direction, else its yaw.
-func (f *Formation) follow(b *State) {
+func (f *Formation) follow(b *agent.State) {
 	if math.Hypot(b.Vel.X, b.Vel.Y) >= f.p.HeadingSpeed {
 		f.course, f.courseSet = math.Atan2(b.Vel.Y, b.Vel.X), true
 	} else if !f.courseSet {
@@ -340,7 +341,7 @@ func FormationLaw(pos, ref, refVel geom.Vec3, age float64, rel geom.Vec3, gain, 
 }
 
 // lead holds until start, then flies the route.
-func (f *Formation) lead(ctx *Context) {
+func (f *Formation) lead(ctx *agent.Context) {
 	if f.done || ctx.Now() < sim.Time(f.p.Start) {
 		return
 	}
@@ -370,7 +371,7 @@ func (f *Formation) lead(ctx *Context) {
 
 // goTo sends the leader to its waypoint at speed, or during the ramp at
 // the ramp's share of it (at least 1%: a goto speed of 0 has no limit).
-func (f *Formation) goTo(ctx *Context) {
+func (f *Formation) goTo(ctx *agent.Context) {
 	speed := f.p.Speed
 	if since := ctx.Now().Sub(sim.Time(f.p.Start)); since < f.p.Ramp {
 		speed *= max(float64(since)/float64(f.p.Ramp), 0.01)
@@ -380,7 +381,7 @@ func (f *Formation) goTo(ctx *Context) {
 
 // Finish reports, for a follower, how many steps found a fresh belief of
 // the tracked node and how many held for want of one.
-func (f *Formation) Finish(ctx *Context) map[string]any {
+func (f *Formation) Finish(ctx *agent.Context) map[string]any {
 	if f.leader {
 		return map[string]any{"leader": true, "waypoint": f.wp, "done": f.done}
 	}

@@ -1,4 +1,4 @@
-package agent_test
+package behavior_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"skyloop/agent"
+	"skyloop/behavior"
 	"skyloop/geom"
 	"skyloop/sim"
 )
@@ -14,9 +14,9 @@ import (
 // paperPlatoon returns the platoon parameters of the netbots paper's
 // controller: heading gain 3, turn rate within ±2 rad/s, speed times the
 // cosine of the heading error within [-0.2, 0.8] m/s.
-func paperPlatoon() *agent.PlatoonParams {
-	return &agent.PlatoonParams{Waypoints: []geom.Vec3{{X: 4.5, Y: 2.5}, {X: -4.5, Y: 2.5}}, Speed: 0.8, Gap: 1, GapGain: 1.2, HeadGain: 3, MaxSpeed: 0.8, MinSpeed: -0.2,
-		MaxTurn: 2, CosSpeed: true, Accept: 0.3, Period: 10 * sim.Millisecond, Leader: agent.LeaderDrive}
+func paperPlatoon() *behavior.PlatoonParams {
+	return &behavior.PlatoonParams{Waypoints: []geom.Vec3{{X: 4.5, Y: 2.5}, {X: -4.5, Y: 2.5}}, Speed: 0.8, Gap: 1, GapGain: 1.2, HeadGain: 3, MaxSpeed: 0.8, MinSpeed: -0.2,
+		MaxTurn: 2, CosSpeed: true, Accept: 0.3, Period: 10 * sim.Millisecond, Leader: behavior.LeaderDrive}
 }
 
 // TestSteerLaw: the steering law's speed and turn rate with the paper's
@@ -24,12 +24,12 @@ func paperPlatoon() *agent.PlatoonParams {
 // speed within [0, max_speed], turn rate unclipped, no cosine).
 func TestSteerLaw(t *testing.T) {
 	pp := paperPlatoon()
-	def := &agent.PlatoonParams{Speed: 0.5, Gap: 1, GapGain: 1.2, HeadGain: 2, MaxSpeed: 1, Accept: 0.2, Period: sim.Millisecond, Leader: agent.LeaderGoto}
+	def := &behavior.PlatoonParams{Speed: 0.5, Gap: 1, GapGain: 1.2, HeadGain: 2, MaxSpeed: 1, Accept: 0.2, Period: sim.Millisecond, Leader: behavior.LeaderGoto}
 	at := func(deg float64) geom.Vec3 { // a target 2 m away at deg from the robot's heading (east)
 		return geom.V(2*math.Cos(deg*math.Pi/180), 2*math.Sin(deg*math.Pi/180), 0)
 	}
 	for _, c := range []struct {
-		p            *agent.PlatoonParams
+		p            *behavior.PlatoonParams
 		deg, v       float64
 		wantV, wantW float64
 	}{
@@ -43,7 +43,7 @@ func TestSteerLaw(t *testing.T) {
 		{def, 0, -1, 0, 0},                                            // never backs up
 		{def, 0, 3, 1, 0},
 	} {
-		v, w := agent.SteerLaw(c.p, geom.Vec3{}, 0, at(c.deg), c.v)
+		v, w := behavior.SteerLaw(c.p, geom.Vec3{}, 0, at(c.deg), c.v)
 		wantW := c.wantW
 		if c.p.MaxTurn > 0 {
 			wantW = math.Max(-c.p.MaxTurn, math.Min(c.p.MaxTurn, wantW))
@@ -55,10 +55,10 @@ func TestSteerLaw(t *testing.T) {
 	}
 	// The follower law feeds v_pred + gap_gain (dist - gap) to it: 2 m
 	// behind a predecessor at 0.3 m/s, 0.3 + 1.2 = 1.5, clipped to 0.8.
-	if v, _ := agent.FollowLaw(pp, geom.Vec3{}, 0, geom.V(2, 0, 0), 0.3); v != 0.8 {
+	if v, _ := behavior.FollowLaw(pp, geom.Vec3{}, 0, geom.V(2, 0, 0), 0.3); v != 0.8 {
 		t.Errorf("follower 2 m behind: %v m/s, want 0.8", v)
 	}
-	if v, _ := agent.FollowLaw(pp, geom.Vec3{}, 0, geom.V(0.5, 0, 0), 0); math.Abs(v+0.2) > 1e-12 {
+	if v, _ := behavior.FollowLaw(pp, geom.Vec3{}, 0, geom.V(0.5, 0, 0), 0); math.Abs(v+0.2) > 1e-12 {
 		t.Errorf("follower 0.5 m behind a stopped one: %v m/s, want -0.2", v)
 	}
 }
@@ -90,7 +90,7 @@ func TestPlatoonParamsRefused(t *testing.T) {
 // speed/pos_gain = 0.5 m) and covers less. Both stay on their 4 x 3 m loop.
 func TestPlatoonLeaderDrive(t *testing.T) {
 	dist := map[string]float64{}
-	for _, mode := range []string{agent.LeaderGoto, agent.LeaderDrive} {
+	for _, mode := range []string{behavior.LeaderGoto, behavior.LeaderDrive} {
 		s := run(t, fmt.Sprintf(`name: lead
 duration: 30s
 tick: 2ms
@@ -111,11 +111,11 @@ vehicles:
 			t.Errorf("leader %s ends at (%.2f, %.2f), off its loop", mode, x, y)
 		}
 	}
-	t.Logf("distance in 30 s: goto %.2f m, drive %.2f m", dist[agent.LeaderGoto], dist[agent.LeaderDrive])
-	if d := dist[agent.LeaderDrive]; d < 0.5*29.8 {
+	t.Logf("distance in 30 s: goto %.2f m, drive %.2f m", dist[behavior.LeaderGoto], dist[behavior.LeaderDrive])
+	if d := dist[behavior.LeaderDrive]; d < 0.5*29.8 {
 		t.Errorf("leader: drive covered %.2f m in 30 s at 0.5 m/s: it slowed down", d)
 	}
-	if dist[agent.LeaderGoto] > 0.95*dist[agent.LeaderDrive] {
-		t.Errorf("leader: goto covered %.2f m, drive %.2f m: goto should slow near its waypoints", dist[agent.LeaderGoto], dist[agent.LeaderDrive])
+	if dist[behavior.LeaderGoto] > 0.95*dist[behavior.LeaderDrive] {
+		t.Errorf("leader: goto covered %.2f m, drive %.2f m: goto should slow near its waypoints", dist[behavior.LeaderGoto], dist[behavior.LeaderDrive])
 	}
 }

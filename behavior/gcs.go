@@ -1,9 +1,10 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -88,21 +89,21 @@ type GCS struct {
 }
 
 // gcsSpec is the gcs behaviour type (see Builtins).
-var gcsSpec = Spec{
+var gcsSpec = agent.Spec{
 	Name: "gcs",
 	Doc: "Ground station (fixed node): commands each vehicle of `group` through `legs` (one target layout per leg) over the network, resending every `resend` " +
 		"until the vehicle's telemetry acknowledges it (or again when it stops flying it), advancing a vehicle when its telemetry shows it within `accept` of the target " +
 		"(all together with `sync_legs`), then sends `final`; with `clearance` > 0 a vehicle is sent a leg only once every vehicle whose position at the start of the leg lies closer than that to its path has acknowledged the leg (a lost command then delays, and never overtakes, the vehicle ahead on a shared line); " +
 		" between commands it sends heartbeats every `heartbeat` for the autopilots' link-loss failsafe. Vehicles need the `remote` behaviour.",
 	Fixed: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		return &GCSParams{Accept: 1.0, Resend: sim.Second, Heartbeat: 250 * sim.Millisecond, Period: 100 * sim.Millisecond, Final: "hold", Port: 14550}
 	},
-	New: func(p Params) Behavior { return &GCS{p: p.(*GCSParams)} },
+	New: func(p agent.Params) agent.Behavior { return &GCS{p: p.(*GCSParams)} },
 }
 
 // vehicles returns the vehicles the ground station commands.
-func (g *GCS) vehicles(ctx *Context) []netsim.NodeID {
+func (g *GCS) vehicles(ctx *agent.Context) []netsim.NodeID {
 	var ids []netsim.NodeID
 	for _, n := range ctx.Nodes() {
 		if n.Group == "" || n.ID == ctx.ID() {
@@ -117,7 +118,7 @@ func (g *GCS) vehicles(ctx *Context) []netsim.NodeID {
 
 // check reports what Start refuses: the group must have vehicles, and every leg's
 // layout must fit their number.
-func (g *GCS) check(ctx *Context) error {
+func (g *GCS) check(ctx *agent.Context) error {
 	n := len(g.vehicles(ctx))
 	if n == 0 {
 		return fieldErr("group", fmt.Sprintf("no vehicles in group %q", g.p.Group))
@@ -132,7 +133,7 @@ func (g *GCS) check(ctx *Context) error {
 }
 
 // Start resolves the group and the per-vehicle targets of every leg.
-func (g *GCS) Start(ctx *Context) error {
+func (g *GCS) Start(ctx *agent.Context) error {
 	if err := g.check(ctx); err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (g *GCS) blocked(i, l int) bool {
 func (g *GCS) Schedule() (sim.Duration, sim.Duration) { return g.p.Period, 0 }
 
 // Receive records vehicle telemetry.
-func (g *GCS) Receive(ctx *Context, m *Message) {
+func (g *GCS) Receive(ctx *agent.Context, m *agent.Message) {
 	if m.Kind != netsim.KindTelem {
 		return
 	}
@@ -261,7 +262,7 @@ func (g *GCS) Receive(ctx *Context, m *Message) {
 
 // Step advances vehicles whose telemetry shows them at their target and
 // (re)sends commands.
-func (g *GCS) Step(ctx *Context) {
+func (g *GCS) Step(ctx *agent.Context) {
 	now := ctx.Now()
 	if g.p.StopAt > 0 && now >= sim.Time(g.p.StopAt) {
 		if !g.stopped {
@@ -316,7 +317,7 @@ func (g *GCS) Step(ctx *Context) {
 			continue
 		}
 		g.buf = c.Append(g.buf[:0])
-		if err := ctx.Send(Message{Dst: v.id, Kind: netsim.KindCmd, Seq: v.msgSeq, Port: g.p.Port, Payload: g.buf}); err != nil {
+		if err := ctx.Send(agent.Message{Dst: v.id, Kind: netsim.KindCmd, Seq: v.msgSeq, Port: g.p.Port, Payload: g.buf}); err != nil {
 			ctx.Log().Error("gcs send", "err", err)
 			continue
 		}
@@ -331,7 +332,7 @@ func (g *GCS) Step(ctx *Context) {
 }
 
 // Finish reports per-vehicle progress.
-func (g *GCS) Finish(ctx *Context) map[string]any {
+func (g *GCS) Finish(ctx *agent.Context) map[string]any {
 	type vrep struct {
 		Vehicle    netsim.NodeID `json:"vehicle"`
 		LegsDone   int           `json:"legs_done"`

@@ -1,10 +1,11 @@
-package agent
+package behavior
 
 import (
 	"math"
 	"strings"
 	"testing"
 
+	"skyloop/agent"
 	"skyloop/geom"
 )
 
@@ -146,15 +147,15 @@ func TestHeadingFrame(t *testing.T) {
 	}
 	p := formationSpec.Params().(*FormationParams)
 	f := &Formation{p: p}
-	f.follow(&State{Yaw: 0.3, Vel: geom.V(0.1, 0.1, 0)})
+	f.follow(&agent.State{Yaw: 0.3, Vel: geom.V(0.1, 0.1, 0)})
 	if f.course != 0.3 || f.courseSet {
 		t.Errorf("hovering, never moved: course %v, want the yaw 0.3", f.course)
 	}
-	f.follow(&State{Yaw: 0.3, Vel: geom.V(0, 3, 0)})
+	f.follow(&agent.State{Yaw: 0.3, Vel: geom.V(0, 3, 0)})
 	if math.Abs(f.course-math.Pi/2) > 1e-12 {
 		t.Errorf("flying north: course %v", f.course)
 	}
-	f.follow(&State{Yaw: 0.3, Vel: geom.V(0.3, -0.2, 0)})
+	f.follow(&agent.State{Yaw: 0.3, Vel: geom.V(0.3, -0.2, 0)})
 	if math.Abs(f.course-math.Pi/2) > 1e-12 {
 		t.Errorf("stopped (0.36 m/s < 0.5 m/s): course %v, want the last one held", f.course)
 	}

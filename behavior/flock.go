@@ -1,9 +1,10 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -81,21 +82,21 @@ type Flock struct {
 }
 
 // flockSpec is the flock behaviour type (see Builtins).
-var flockSpec = Spec{
+var flockSpec = agent.Spec{
 	Name: "flock",
 	Doc: "Reynolds flocking (SPEC.md B) for multirotors, from beliefs only: neighbours of the group within `radius` m (believed positions moved on by their velocity times their age if `extrapolate`) " +
 		"steer the vehicle by separation (weight `separation`, from those closer than `spacing` m), alignment (weight `alignment`, to their mean velocity), cohesion (weight `cohesion`, to their centroid), " +
 		"plus the migration velocity `migrate` and an altitude band (`altitude` +- `altitude_band` m, `altitude_gain`); speed capped at `max_speed`. Needs a beacon (format 3d) on the same vehicles.",
 	Vehicle: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		return &FlockParams{Radius: 15, Spacing: 5, Separation: 4, Alignment: 0.5, Cohesion: 0.1, Migrate: geom.V(2, 0, 0),
 			MaxSpeed: 6, Altitude: 10, AltBand: 1, AltGain: 1, Extrapolate: true, Period: 50 * sim.Millisecond}
 	},
-	New: func(p Params) Behavior { return &Flock{p: p.(*FlockParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Flock{p: p.(*FlockParams)} },
 }
 
 // Start finds the other members of the group.
-func (f *Flock) Start(ctx *Context) error {
+func (f *Flock) Start(ctx *agent.Context) error {
 	f.self = ctx.ID()
 	for _, id := range ctx.Group(ctx.Ref().Group) {
 		if id != f.self {
@@ -109,7 +110,7 @@ func (f *Flock) Start(ctx *Context) error {
 func (f *Flock) Schedule() (sim.Duration, sim.Duration) { return f.p.Period, 0 }
 
 // Step applies the rules to the current beliefs.
-func (f *Flock) Step(ctx *Context) {
+func (f *Flock) Step(ctx *agent.Context) {
 	now := ctx.Now()
 	tel := ctx.Telemetry()
 	p := f.p
@@ -173,7 +174,7 @@ func (f *Flock) Step(ctx *Context) {
 
 // Finish reports the mean number of neighbours per step and the steps
 // without any.
-func (f *Flock) Finish(ctx *Context) map[string]any {
+func (f *Flock) Finish(ctx *agent.Context) map[string]any {
 	mean := 0.0
 	if f.steps > 0 {
 		mean = float64(f.nbSum) / float64(f.steps)

@@ -1,10 +1,11 @@
-package agent
+package behavior
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/geom"
 	"skyloop/vehicle"
 )
@@ -118,22 +119,8 @@ func DecodeTelem(b []byte) (TelemMsg, error) {
 	f := func(i int) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b[12+8*i:])) }
 	m.Pos = geom.Vec3{X: f(0), Y: f(1), Z: f(2)}
 	m.Vel = geom.Vec3{X: f(3), Y: f(4), Z: f(5)}
-	if err := plausible(m.Pos, m.Vel); err != nil {
+	if err := agent.Plausible(m.Pos, m.Vel); err != nil {
 		return m, fmt.Errorf("telemetry: %w", err)
 	}
 	return m, nil
-}
-
-// plausible checks a position and velocity received from another node
-// (possibly an external process) against the ranges vehicle commands must
-// respect: finite, within the plausible world, at most
-// vehicle.MaxCommandSpeed.
-func plausible(pos, vel geom.Vec3) error {
-	if !(math.Abs(pos.X) <= vehicle.MaxWorldXY && math.Abs(pos.Y) <= vehicle.MaxWorldXY && pos.Z >= vehicle.MinWorldZ && pos.Z <= vehicle.MaxWorldZ) {
-		return fmt.Errorf("position [%v %v %v] outside the plausible world", pos.X, pos.Y, pos.Z)
-	}
-	if !(math.Abs(vel.X) <= vehicle.MaxCommandSpeed && math.Abs(vel.Y) <= vehicle.MaxCommandSpeed && math.Abs(vel.Z) <= vehicle.MaxCommandSpeed) {
-		return fmt.Errorf("velocity [%v %v %v] beyond %v m/s", vel.X, vel.Y, vel.Z, float64(vehicle.MaxCommandSpeed))
-	}
-	return nil
 }

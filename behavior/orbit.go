@@ -1,9 +1,10 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
@@ -68,19 +69,19 @@ type Orbit struct {
 }
 
 // orbitSpec is the orbit behaviour type (see Builtins).
-var orbitSpec = Spec{
+var orbitSpec = agent.Spec{
 	Name: "orbit",
 	Doc: "Circles at `speed` on a horizontal circle of `radius` around `center` (an offset from the start position), counter-clockwise unless `clockwise`, " +
 		"starting at `start` from angle `phase` + group index * `phase_step` (deg from east); the vehicle tracks a reference point that moves on the clock.",
 	Vehicle: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		return &OrbitParams{Radius: 20, Speed: 5, Gain: 1, Period: 100 * sim.Millisecond}
 	},
-	New: func(p Params) Behavior { return &Orbit{p: p.(*OrbitParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Orbit{p: p.(*OrbitParams)} },
 }
 
 // Start fixes the centre and the starting angle.
-func (o *Orbit) Start(ctx *Context) error {
+func (o *Orbit) Start(ctx *agent.Context) error {
 	o.center = ctx.Telemetry().Pos.Add(o.p.Center)
 	o.phase0 = (o.p.Phase + float64(ctx.Ref().Index)*o.p.PhaseStep) * math.Pi / 180
 	o.omega = o.p.Speed / o.p.Radius
@@ -108,7 +109,7 @@ func (o *Orbit) reference(t sim.Time) (geom.Vec3, geom.Vec3) {
 }
 
 // Step commands the reference velocity plus the position correction.
-func (o *Orbit) Step(ctx *Context) {
+func (o *Orbit) Step(ctx *agent.Context) {
 	pos, vel := o.reference(ctx.Now())
 	cur := ctx.Telemetry().Pos
 	e := pos.Sub(cur)
@@ -123,7 +124,7 @@ func (o *Orbit) Step(ctx *Context) {
 
 // Finish reports how closely the vehicle followed its reference point
 // from the start of the circling: mean and largest distance, m.
-func (o *Orbit) Finish(ctx *Context) map[string]any {
+func (o *Orbit) Finish(ctx *agent.Context) map[string]any {
 	mean := 0.0
 	if o.n > 0 {
 		mean = o.errSum / float64(o.n)

@@ -1,9 +1,10 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -19,11 +20,11 @@ type TrafficParams struct {
 	// First says when packet 0 leaves: at the source's start (FirstStart,
 	// the default) or one packet interval after it (FirstInterval), as
 	// ns-3's OnOffApplication sends.
-	First  string `yaml:"first" json:"first"`
-	Phase  Phase  `yaml:"phase" json:"phase"`   // random (default: each node starts at a random point of its packet interval) or zero
-	Jitter Jitter `yaml:"jitter" json:"jitter"` // each packet is delayed by a fresh uniform [0, jitter); a duration, a percentage of the packet interval, or 0
-	Kind   string `yaml:"kind" json:"kind"`     // trace kind, default bg
-	Port   uint16 `yaml:"port" json:"port"`
+	First  string       `yaml:"first" json:"first"`
+	Phase  agent.Phase  `yaml:"phase" json:"phase"`   // random (default: each node starts at a random point of its packet interval) or zero
+	Jitter agent.Jitter `yaml:"jitter" json:"jitter"` // each packet is delayed by a fresh uniform [0, jitter); a duration, a percentage of the packet interval, or 0
+	Kind   string       `yaml:"kind" json:"kind"`     // trace kind, default bg
+	Port   uint16       `yaml:"port" json:"port"`
 }
 
 // Validate checks the parameters.
@@ -40,7 +41,7 @@ func (p *TrafficParams) Validate() fields.Errors {
 	if _, ok := netsim.KindByName(p.Kind); !ok {
 		bad["kind"] = fmt.Sprintf("unknown traffic kind %q", p.Kind)
 	}
-	if p.Phase != PhaseRandom && p.Phase != PhaseZero {
+	if p.Phase != agent.PhaseRandom && p.Phase != agent.PhaseZero {
 		bad["phase"] = fmt.Sprintf("must be random or zero, got %v", p.Phase)
 	}
 	if p.First != FirstStart && p.First != FirstInterval {
@@ -88,7 +89,7 @@ type Traffic struct {
 	start   sim.Time // the source's start (t0)
 	off     int64    // 1 when packet 0 leaves one interval after start
 	ivl     float64  // ns
-	times   sendTimes
+	times   agent.SendTimes
 	jitter  sim.Duration // the bound of every packet's delay
 	k       int64
 	next    sim.Time // the time of packet k
@@ -97,19 +98,19 @@ type Traffic struct {
 }
 
 // trafficSpec is the traffic behaviour type (see Builtins).
-var trafficSpec = Spec{
+var trafficSpec = agent.Spec{
 	Name: "traffic",
 	Doc: "Constant-bit-rate source: `size`-byte packets (kind `kind`, default bg) at `rate` bit/s of payload to `dst` (default broadcast), at exact sub-tick times; " +
 		"starts at `start` + group index * `stagger` + a random point of the packet interval (`phase` random, or zero) and sends its first packet then (`first` start) or one interval later (`first` interval, as ns-3's OnOffApplication); each packet is delayed by a fresh uniform [0, `jitter`) (default 10% of the interval; 0 = none), both seeded.",
 	Vehicle: true, Fixed: true,
-	Params: func() Params {
-		return &TrafficParams{Size: 1000, Kind: "bg", Port: 9, Phase: PhaseRandom, First: FirstStart, Jitter: DefaultJitter}
+	Params: func() agent.Params {
+		return &TrafficParams{Size: 1000, Kind: "bg", Port: 9, Phase: agent.PhaseRandom, First: FirstStart, Jitter: agent.DefaultJitter}
 	},
-	New: func(p Params) Behavior { return &Traffic{p: p.(*TrafficParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Traffic{p: p.(*TrafficParams)} },
 }
 
 // check reports what Start refuses: the destination, when named, must exist.
-func (tr *Traffic) check(ctx *Context) error {
+func (tr *Traffic) check(ctx *agent.Context) error {
 	if _, ok := nodeNamed(ctx, tr.p.Dst); tr.p.Dst != "" && !ok {
 		return fieldErr("dst", fmt.Sprintf("no node named %q", tr.p.Dst))
 	}
@@ -117,7 +118,7 @@ func (tr *Traffic) check(ctx *Context) error {
 }
 
 // Start resolves the destination and the first send time.
-func (tr *Traffic) Start(ctx *Context) error {
+func (tr *Traffic) Start(ctx *agent.Context) error {
 	if err := tr.check(ctx); err != nil {
 		return err
 	}
@@ -130,8 +131,8 @@ func (tr *Traffic) Start(ctx *Context) error {
 	if tr.p.Rate > 0 {
 		tr.ivl = float64(tr.p.Size*8) / tr.p.Rate * 1e9
 		ivl := tr.p.interval()
-		tr.times, tr.jitter = newSendTimes(ctx, tagTraffic, tr.p.Port, uint64(tr.kind)), tr.p.Jitter.Of(ivl)
-		tr.start = tr.start.Add(tr.times.phase(tr.p.Phase, ivl))
+		tr.times, tr.jitter = agent.NewSendTimes(ctx, tagTraffic, tr.p.Port, uint64(tr.kind)), tr.p.Jitter.Of(ivl)
+		tr.start = tr.start.Add(tr.times.Phase(tr.p.Phase, ivl))
 		if tr.p.First == FirstInterval {
 			tr.off = 1
 		}
@@ -152,19 +153,19 @@ func (tr *Traffic) Schedule() (sim.Duration, sim.Duration) {
 }
 
 // Step sends the packets due in the current tick.
-func (tr *Traffic) Step(ctx *Context) { tr.emit(ctx, ctx.Now().Add(ctx.Tick())) }
+func (tr *Traffic) Step(ctx *agent.Context) { tr.emit(ctx, ctx.Now().Add(ctx.Tick())) }
 
 // Plan sends the packets of the epoch [now, end).
-func (tr *Traffic) Plan(ctx *Context, end sim.Time) { tr.emit(ctx, end) }
+func (tr *Traffic) Plan(ctx *agent.Context, end sim.Time) { tr.emit(ctx, end) }
 
 // emit sends the packets due before end.
-func (tr *Traffic) emit(ctx *Context, end sim.Time) {
+func (tr *Traffic) emit(ctx *agent.Context, end sim.Time) {
 	if tr.p.Rate == 0 {
 		return
 	}
 	for tr.next < end {
 		if tr.next >= ctx.Now() {
-			if err := ctx.SendAt(tr.next, Message{Dst: tr.dst, Kind: tr.kind, Seq: uint32(tr.k), Size: tr.p.Size, Port: tr.p.Port}); err != nil {
+			if err := ctx.SendAt(tr.next, agent.Message{Dst: tr.dst, Kind: tr.kind, Seq: uint32(tr.k), Size: tr.p.Size, Port: tr.p.Port}); err != nil {
 				ctx.Log().Error("traffic send", "err", err)
 				return
 			}
@@ -177,5 +178,5 @@ func (tr *Traffic) emit(ctx *Context, end sim.Time) {
 // at returns the time of packet k: start + floor((k+off)*interval) plus
 // its jitter.
 func (tr *Traffic) at(k int64) sim.Time {
-	return tr.start + sim.Time(math.Floor(float64(k+tr.off)*tr.ivl)) + sim.Time(tr.times.delay(k, tr.jitter))
+	return tr.start + sim.Time(math.Floor(float64(k+tr.off)*tr.ivl)) + sim.Time(tr.times.Delay(k, tr.jitter))
 }

@@ -1,9 +1,10 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/plan"
@@ -280,7 +281,7 @@ func (p *CoverageParams) UseArea(origin, area [2]float64, cell float64, obstacle
 }
 
 // coverageSpec is the coverage behaviour type (see Builtins).
-var coverageSpec = Spec{
+var coverageSpec = agent.Spec{
 	Name: "coverage",
 	Doc: "Energy-aware coverage (SPEC.md D (4)): plans a path over the free cells of a grid `area` (`cell` m squares from `origin`, " +
 		"`obstacles` as [col, row]) from `start`, with the `turn-aware` planner (least `energy_per_m` J/m + `energy_per_deg` J/deg, 0.1164 and 0.0173 by default, or the named model `energy`: spec or one calibrated for a preset by `skyloop calibrate`, e.g. iris; 2-opt and Or-opt local search " +
@@ -288,15 +289,15 @@ var coverageSpec = Spec{
 		"off the next leg at each turn); reports the planned and flown distance, turns, energy, flight time and average speed, and the " +
 		"planned cells whose centre the flown track passed within `cover_radius` (0: a quarter cell).",
 	Vehicle: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		p := DefaultCoverageParams()
 		return &p
 	},
-	New: func(p Params) Behavior { return &Coverage{p: p.(*CoverageParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Coverage{p: p.(*CoverageParams)} },
 }
 
 // Start plans the path and heads for the start cell.
-func (c *Coverage) Start(ctx *Context) error {
+func (c *Coverage) Start(ctx *agent.Context) error {
 	pl, err := c.p.Plan()
 	if err != nil {
 		return fmt.Errorf("coverage plan: %w", err)
@@ -304,7 +305,7 @@ func (c *Coverage) Start(ctx *Context) error {
 	c.plan, c.g = pl, c.p.grid()
 	c.seen = make([]bool, c.g.Cols*c.g.Rows)
 	c.check = newCoverCheck(c.g, c.p.Origin)
-	if v, ok := Capability[truer](ctx); ok {
+	if v, ok := agent.Capability[truer](ctx); ok {
 		c.truth = v
 	}
 	if c.p.ThroughCentres {
@@ -327,7 +328,7 @@ func (c *Coverage) Schedule() (sim.Duration, sim.Duration) { return c.p.Period, 
 // send heads for the current leg or, with ThroughCentres, for the turn
 // point that ends the straight run the current leg is on (the centres on
 // the way are flown over without slowing).
-func (c *Coverage) send(ctx *Context) {
+func (c *Coverage) send(ctx *agent.Context) {
 	aim := c.idx
 	if c.p.ThroughCentres {
 		for aim < len(c.legs)-1 && !c.stop[aim] {
@@ -338,7 +339,7 @@ func (c *Coverage) send(ctx *Context) {
 }
 
 // goTo commands a goto to leg i, facing the way there.
-func (c *Coverage) goTo(ctx *Context, i int) {
+func (c *Coverage) goTo(ctx *agent.Context, i int) {
 	c.aim, c.carrot = i, false
 	to := c.legs[i]
 	d := to.Sub(ctx.Telemetry().Pos)
@@ -350,7 +351,7 @@ func (c *Coverage) goTo(ctx *Context, i int) {
 }
 
 // Step follows the flight and moves to the next turn point on arrival.
-func (c *Coverage) Step(ctx *Context) {
+func (c *Coverage) Step(ctx *agent.Context) {
 	if c.done {
 		return
 	}
@@ -401,7 +402,7 @@ func (c *Coverage) Step(ctx *Context) {
 // autopilot brakes. (Renewed every step, the goto would restart an
 // ArduCopter-like autopilot's waypoint segment every period, and from the
 // vehicle's current speed each time: the drone crawled.)
-func (c *Coverage) follow(ctx *Context, tel vehicle.Telemetry) {
+func (c *Coverage) follow(ctx *agent.Context, tel vehicle.Telemetry) {
 	if !c.p.ThroughCentres || c.idx == 0 || c.aim < c.idx || (c.aim == c.idx && !c.stop[c.idx]) {
 		return // no line yet, or flying back to a centre passed
 	}
@@ -437,7 +438,7 @@ func (c *Coverage) follow(ctx *Context, tel vehicle.Telemetry) {
 // it moves at most TurnSpeed off the next leg, and within CoverRadius of a
 // centre flown over. A centre passed farther off than that is flown back
 // to before the flight goes on.
-func (c *Coverage) reached(ctx *Context, tel vehicle.Telemetry) bool {
+func (c *Coverage) reached(ctx *agent.Context, tel vehicle.Telemetry) bool {
 	at := c.legs[c.idx]
 	if !c.p.ThroughCentres {
 		return tel.Pos.Dist(at) <= c.p.Accept
@@ -476,7 +477,7 @@ func (c *Coverage) reached(ctx *Context, tel vehicle.Telemetry) bool {
 
 // Finish reports the plan and the flight (the flight's figures only when
 // the vehicle finished the plan).
-func (c *Coverage) Finish(ctx *Context) map[string]any {
+func (c *Coverage) Finish(ctx *agent.Context) map[string]any {
 	pl := c.plan
 	path := make([][2]int, len(pl.Path))
 	for i, cell := range pl.Path {

@@ -1,4 +1,4 @@
-package agent
+package behavior
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"skyloop/agent"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -16,31 +17,31 @@ import (
 // timesHost is a Host with a chosen network mode that records the send
 // times.
 type timesHost struct {
-	net   NetworkMode
-	nodes []NodeRef
+	net   agent.NetworkMode
+	nodes []agent.NodeRef
 	sent  []sim.Time
 }
 
-func (h *timesHost) Send(src netsim.NodeID, m *Message)                        { h.sent = append(h.sent, m.TSend) }
+func (h *timesHost) Send(src netsim.NodeID, m *agent.Message)                  { h.sent = append(h.sent, m.TSend) }
 func (h *timesHost) Event(t sim.Time, node netsim.NodeID, name, detail string) {}
 func (h *timesHost) Tick() sim.Duration                                        { return sim.Millisecond }
-func (h *timesHost) Nodes() []NodeRef                                          { return h.nodes }
+func (h *timesHost) Nodes() []agent.NodeRef                                    { return h.nodes }
 func (h *timesHost) Origin() geom.Geodetic                                     { return geom.Geodetic{} }
 func (h *timesHost) File(name string) (io.Writer, error)                       { return nil, nil }
 func (h *timesHost) Fail(node netsim.NodeID, err error)                        {}
-func (h *timesHost) Network() NetworkMode                                      { return h.net }
+func (h *timesHost) Network() agent.NetworkMode                                { return h.net }
 
 // sendTimesOf starts a behaviour of spec with params p (nil: the
 // defaults) on node index i of a 20-vehicle group and returns the started
 // behaviour and its send times over [0, end): stepped as the engine steps
 // it (epoch 0) or planned epoch by epoch.
-func sendTimesOf(t *testing.T, spec Spec, p Params, seed uint64, i int, epoch, end sim.Duration) (Behavior, []sim.Time) {
+func sendTimesOf(t *testing.T, spec agent.Spec, p agent.Params, seed uint64, i int, epoch, end sim.Duration) (agent.Behavior, []sim.Time) {
 	t.Helper()
-	h := &timesHost{net: NetworkMode{Epoch: epoch}}
+	h := &timesHost{net: agent.NetworkMode{Epoch: epoch}}
 	for k := range 20 {
-		h.nodes = append(h.nodes, NodeRef{ID: netsim.NodeID(k), Name: "uav-" + string(rune('a'+k)), Group: "uav", Index: k})
+		h.nodes = append(h.nodes, agent.NodeRef{ID: netsim.NodeID(k), Name: "uav-" + string(rune('a'+k)), Group: "uav", Index: k})
 	}
-	h.nodes = append(h.nodes, NodeRef{ID: 20, Name: "gcs"})
+	h.nodes = append(h.nodes, agent.NodeRef{ID: 20, Name: "gcs"})
 	if p == nil {
 		p = spec.Params()
 	}
@@ -48,13 +49,13 @@ func sendTimesOf(t *testing.T, spec Spec, p Params, seed uint64, i int, epoch, e
 		t.Fatalf("%s: %v", spec.Name, bad)
 	}
 	b := spec.New(p)
-	ctx, drv := NewContext(h.nodes[i], h, nil, vehicle.Telemetry{}, sim.Stream(seed, "agent", i), nil)
+	ctx, drv := agent.NewContext(h.nodes[i], h, nil, vehicle.Telemetry{}, sim.Stream(seed, "agent", i), nil)
 	if err := b.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	tick := h.Tick()
 	if epoch > 0 {
-		pl := b.(Planner)
+		pl := b.(agent.Planner)
 		for t0 := sim.Time(0); t0 < sim.Time(end); t0 = t0.Add(epoch) {
 			e := min(t0.Add(epoch), sim.Time(end))
 			drv.SetNow(t0)
@@ -125,8 +126,8 @@ func TestSendTimesPlannedAsStepped(t *testing.T) {
 	tp := trafficSpec.Params().(*TrafficParams)
 	tp.Rate, tp.Size, tp.Stagger = 8000, 30, 3*sim.Millisecond // 30 ms apart
 	for _, c := range []struct {
-		spec Spec
-		p    Params
+		spec agent.Spec
+		p    agent.Params
 	}{{beaconSpec, nil}, {trafficSpec, tp}} {
 		for _, i := range []int{0, 7} {
 			_, stepped := sendTimesOf(t, c.spec, c.p, 3, i, 0, 5*sim.Second)
@@ -145,8 +146,8 @@ func TestSendTimesPlannedAsStepped(t *testing.T) {
 // TestSendTimesSeeded: the same seed gives the same times; another seed
 // other phases; the beacon, traffic and remote of one node draw apart.
 func TestSendTimesSeeded(t *testing.T) {
-	for _, spec := range []Spec{beaconSpec, trafficSpec, remoteSpec} {
-		var p Params
+	for _, spec := range []agent.Spec{beaconSpec, trafficSpec, remoteSpec} {
+		var p agent.Params
 		if spec.Name == "traffic" {
 			tp := trafficSpec.Params().(*TrafficParams)
 			tp.Rate = 80000 // 100 ms apart
@@ -179,14 +180,14 @@ func TestSendTimesSeeded(t *testing.T) {
 // timetable i*stagger + k*period, stepped once a period as before.
 func TestSendTimesZero(t *testing.T) {
 	bp := beaconSpec.Params().(*BeaconParams)
-	bp.Phase, bp.Jitter, bp.Stagger = PhaseZero, Jitter{}, sim.Millisecond
+	bp.Phase, bp.Jitter, bp.Stagger = agent.PhaseZero, agent.Jitter{}, sim.Millisecond
 	rp := remoteSpec.Params().(*RemoteParams)
-	rp.Phase, rp.Jitter, rp.Stagger = PhaseZero, Jitter{}, 4*sim.Millisecond
+	rp.Phase, rp.Jitter, rp.Stagger = agent.PhaseZero, agent.Jitter{}, 4*sim.Millisecond
 	tp := trafficSpec.Params().(*TrafficParams)
-	tp.Phase, tp.Jitter, tp.Stagger, tp.Rate, tp.Size = PhaseZero, Jitter{}, 2*sim.Millisecond, 8000, 50
+	tp.Phase, tp.Jitter, tp.Stagger, tp.Rate, tp.Size = agent.PhaseZero, agent.Jitter{}, 2*sim.Millisecond, 8000, 50
 	for _, c := range []struct {
-		spec   Spec
-		p      Params
+		spec   agent.Spec
+		p      agent.Params
 		period sim.Duration
 		stag   sim.Duration
 	}{{beaconSpec, bp, 100 * sim.Millisecond, sim.Millisecond}, {remoteSpec, rp, 200 * sim.Millisecond, 4 * sim.Millisecond}, {trafficSpec, tp, 50 * sim.Millisecond, 2 * sim.Millisecond}} {
@@ -209,18 +210,18 @@ func TestSendTimesZero(t *testing.T) {
 // writes back the same way; values that could reorder a sender's own
 // sends, negative ones and unknown phases are refused with the reason.
 func TestJitterParams(t *testing.T) {
-	for in, want := range map[string]Jitter{"5ms": {D: 5 * sim.Millisecond}, "10%": {Pct: 10}, "0": {}, " 2.5 % ": {Pct: 2.5}, "0%": {}} {
-		got, err := ParseJitter(in)
+	for in, want := range map[string]agent.Jitter{"5ms": {D: 5 * sim.Millisecond}, "10%": {Pct: 10}, "0": {}, " 2.5 % ": {Pct: 2.5}, "0%": {}} {
+		got, err := agent.ParseJitter(in)
 		if err != nil || got != want {
 			t.Errorf("ParseJitter(%q) = %v, %v, want %v", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"5", "abc", "100%", "-1%", "x%"} {
-		if _, err := ParseJitter(in); err == nil {
+		if _, err := agent.ParseJitter(in); err == nil {
 			t.Errorf("ParseJitter(%q) accepted", in)
 		}
 	}
-	if got := (Jitter{Pct: 10}).Of(100 * sim.Millisecond); got != 10*sim.Millisecond {
+	if got := (agent.Jitter{Pct: 10}).Of(100 * sim.Millisecond); got != 10*sim.Millisecond {
 		t.Errorf("10%% of 100 ms = %v", got)
 	}
 	b, _ := json.Marshal(beaconSpec.Params())
@@ -228,21 +229,21 @@ func TestJitterParams(t *testing.T) {
 		t.Errorf("beacon defaults %s: want phase random and jitter 10%%", b)
 	}
 	var back BeaconParams
-	if err := json.Unmarshal(b, &back); err != nil || back.Jitter != DefaultJitter || back.Phase != PhaseRandom {
+	if err := json.Unmarshal(b, &back); err != nil || back.Jitter != agent.DefaultJitter || back.Phase != agent.PhaseRandom {
 		t.Errorf("defaults read back as %+v, %v", back, err)
 	}
 
 	bp := beaconSpec.Params().(*BeaconParams)
-	bp.Jitter = Jitter{D: 100 * sim.Millisecond}
+	bp.Jitter = agent.Jitter{D: 100 * sim.Millisecond}
 	if msg := bp.Validate()["jitter"]; !strings.Contains(msg, "below the period 100ms") {
 		t.Errorf("jitter = period: %q", msg)
 	}
-	bp.Jitter, bp.Phase = Jitter{D: -sim.Millisecond}, Phase(7)
+	bp.Jitter, bp.Phase = agent.Jitter{D: -sim.Millisecond}, agent.Phase(7)
 	if bad := bp.Validate(); !strings.Contains(bad["jitter"], ">= 0") || !strings.Contains(bad["phase"], "random or zero") {
 		t.Errorf("negative jitter, phase 7: %v", bad)
 	}
 	tp := trafficSpec.Params().(*TrafficParams)
-	tp.Rate, tp.Jitter = 8000, Jitter{D: sim.Second} // 1 s between 1000-byte packets
+	tp.Rate, tp.Jitter = 8000, agent.Jitter{D: sim.Second} // 1 s between 1000-byte packets
 	if msg := tp.Validate()["jitter"]; !strings.Contains(msg, "packet interval") || !strings.Contains(msg, "1s") {
 		t.Errorf("traffic jitter = interval: %q", msg)
 	}
@@ -251,11 +252,11 @@ func TestJitterParams(t *testing.T) {
 		t.Errorf("rate 0: %v", bad)
 	}
 	rp := remoteSpec.Params().(*RemoteParams)
-	rp.Jitter = Jitter{D: 250 * sim.Millisecond}
+	rp.Jitter = agent.Jitter{D: 250 * sim.Millisecond}
 	if msg := rp.Validate()["jitter"]; !strings.Contains(msg, "telemetry period 200ms") {
 		t.Errorf("remote jitter above the period: %q", msg)
 	}
-	var ph Phase
+	var ph agent.Phase
 	if err := ph.UnmarshalText([]byte("late")); err == nil || !strings.Contains(err.Error(), "random or zero") {
 		t.Errorf("phase late: %v", err)
 	}

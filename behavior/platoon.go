@@ -1,9 +1,10 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -88,22 +89,22 @@ type Platoon struct {
 }
 
 // platoonSpec is the platoon behaviour type (see Builtins).
-var platoonSpec = Spec{
+var platoonSpec = agent.Spec{
 	Name: "platoon",
 	Doc: "Leader-follower platoon (SPEC.md C): group index 0 loops through `waypoints` at `speed`; index i chases its belief of index i-1 " +
 		"holding `gap` m with v = v_pred + gap_gain*(dist - gap) and a heading P-controller; it stops when the belief is missing or stale. Needs a beacon on the same vehicles. " +
 		"The speed is clipped to [`min_speed`, `max_speed`] (times cos(heading error) first with `cos_speed`), the turn rate to ±`max_turn` (0: unclipped); " +
 		"`leader`: goto (the vehicle's goto per waypoint, slowing near it) or drive (the same steering law at `speed`, no slowing).",
 	Vehicle: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		return &PlatoonParams{Speed: 0.5, Gap: 1.0, GapGain: 1.2, HeadGain: 2.0, MaxSpeed: 1.0,
 			Accept: 0.2, Period: 10 * sim.Millisecond, Leader: LeaderGoto}
 	},
-	New: func(p Params) Behavior { return &Platoon{p: p.(*PlatoonParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Platoon{p: p.(*PlatoonParams)} },
 }
 
 // Start finds the predecessor.
-func (pl *Platoon) Start(ctx *Context) error {
+func (pl *Platoon) Start(ctx *agent.Context) error {
 	ref := ctx.Ref()
 	pl.leader = ref.Index == 0
 	if !pl.leader {
@@ -120,12 +121,12 @@ func (pl *Platoon) Start(ctx *Context) error {
 // Schedule returns the controller period.
 func (pl *Platoon) Schedule() (sim.Duration, sim.Duration) { return pl.p.Period, 0 }
 
-func (pl *Platoon) cmd(ctx *Context) {
+func (pl *Platoon) cmd(ctx *agent.Context) {
 	ctx.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: pl.p.Waypoints[pl.wp], Speed: pl.p.Speed, Yaw: nan})
 }
 
 // Step runs the leader's waypoint loop or the follower law.
-func (pl *Platoon) Step(ctx *Context) {
+func (pl *Platoon) Step(ctx *agent.Context) {
 	tel := ctx.Telemetry()
 	if pl.leader {
 		if pl.p.Leader == LeaderDrive {
@@ -158,7 +159,7 @@ func (pl *Platoon) Step(ctx *Context) {
 
 // lead steers the leader (leader: drive) to its current waypoint, moving
 // on to the next one within `accept` of it.
-func (pl *Platoon) lead(ctx *Context) {
+func (pl *Platoon) lead(ctx *agent.Context) {
 	tel := ctx.Telemetry()
 	if tel.Pos.Sub(pl.p.Waypoints[pl.wp]).NormXY() < pl.p.Accept {
 		pl.wp = (pl.wp + 1) % len(pl.p.Waypoints)
@@ -195,7 +196,7 @@ func SteerLaw(p *PlatoonParams, pos geom.Vec3, yaw float64, target geom.Vec3, v 
 
 // Finish reports how many follower steps found no fresh belief of the
 // predecessor (the follower stood still).
-func (pl *Platoon) Finish(ctx *Context) map[string]any {
+func (pl *Platoon) Finish(ctx *agent.Context) map[string]any {
 	if pl.leader {
 		return map[string]any{"leader": true}
 	}

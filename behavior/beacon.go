@@ -1,9 +1,10 @@
-package agent
+package behavior
 
 import (
 	"fmt"
 	"math"
 
+	"skyloop/agent"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -16,8 +17,8 @@ var nan = math.NaN()
 type BeaconParams struct {
 	Period     sim.Duration `yaml:"period" json:"period"`                 // periodic policy: send period
 	Stagger    sim.Duration `yaml:"stagger" json:"stagger"`               // node with group index i starts at i*stagger (plus its phase)
-	Phase      Phase        `yaml:"phase" json:"phase"`                   // periodic policy: random (default: each node starts at a random point of its period) or zero
-	Jitter     Jitter       `yaml:"jitter" json:"jitter"`                 // periodic policy: each send is delayed by a fresh uniform [0, jitter); a duration, a percentage of the period, or 0
+	Phase      agent.Phase  `yaml:"phase" json:"phase"`                   // periodic policy: random (default: each node starts at a random point of its period) or zero
+	Jitter     agent.Jitter `yaml:"jitter" json:"jitter"`                 // periodic policy: each send is delayed by a fresh uniform [0, jitter); a duration, a percentage of the period, or 0
 	Policy     SendPolicy   `yaml:"policy" json:"policy"`                 // periodic or event
 	Check      sim.Duration `yaml:"check" json:"check"`                   // event policy: how often the triggers are checked
 	MoveThresh float64      `yaml:"move_threshold" json:"move_threshold"` // event policy: send after moving this far (m)
@@ -35,7 +36,7 @@ func (p *BeaconParams) Validate() fields.Errors {
 	positive(bad, "period", p.Period)
 	nonNegative(bad, "stagger", p.Stagger)
 	positive(bad, "stale", p.Stale)
-	if p.Phase != PhaseRandom && p.Phase != PhaseZero {
+	if p.Phase != agent.PhaseRandom && p.Phase != agent.PhaseZero {
 		bad["phase"] = fmt.Sprintf("must be random or zero, got %v", p.Phase)
 	}
 	checkJitter(bad, p.Jitter, p.Period, "the period")
@@ -87,35 +88,35 @@ type Beacon struct {
 	lastPos    geom.Vec3
 	lastYaw    float64
 	lastSent   sim.Time
-	rx         State // the update being received
+	rx         agent.State // the update being received
 	sent       bool
 	planned    bool
-	everyTick  bool         // periodic, stepping: step every tick (else every period)
-	times      sendTimes    // periodic: the phase and jitter draws
-	first      sim.Time     // periodic: the nominal time of update 0; event: the first check
-	k          int64        // periodic: the number of the next update
-	next       sim.Time     // periodic: the time of update k
-	nextCheck  sim.Time     // planned event sending: the next check time
-	tick       sim.Duration // the kernel tick
+	everyTick  bool            // periodic, stepping: step every tick (else every period)
+	times      agent.SendTimes // periodic: the phase and jitter draws
+	first      sim.Time        // periodic: the nominal time of update 0; event: the first check
+	k          int64           // periodic: the number of the next update
+	next       sim.Time        // periodic: the time of update k
+	nextCheck  sim.Time        // planned event sending: the next check time
+	tick       sim.Duration    // the kernel tick
 }
 
 // beaconSpec is the beacon behaviour type (see Builtins).
-var beaconSpec = Spec{
+var beaconSpec = agent.Spec{
 	Name: "beacon",
 	Doc: "Broadcasts the vehicle's state (kind state) periodically or when it moved `move_threshold` m / turned `turn_threshold` deg / after `heartbeat` (policy event), " +
 		"staggered by group index; periodic updates start at a random point of the period (`phase` random, or zero) and each is delayed by a fresh uniform [0, `jitter`) (default 10% of the period; 0 = none), both seeded; in `format` planar (56 bytes) or 3d (72 bytes), zero-padded to `size` bytes if set (receivers with the same `size` strip the padding); receives others' updates into the node's beliefs, dropping duplicates and out-of-order updates and withholding beliefs older than `stale`.",
 	Vehicle: true,
-	Params: func() Params {
+	Params: func() agent.Params {
 		return &BeaconParams{Period: 100 * sim.Millisecond, Stagger: 10 * sim.Millisecond, Policy: Periodic,
 			Check: 10 * sim.Millisecond, MoveThresh: 0.1, TurnThresh: 10, Heartbeat: sim.Second,
-			Format: Format3D, Stale: sim.Second, Port: 5000, Phase: PhaseRandom, Jitter: DefaultJitter}
+			Format: Format3D, Stale: sim.Second, Port: 5000, Phase: agent.PhaseRandom, Jitter: agent.DefaultJitter}
 	},
-	New: func(p Params) Behavior { return &Beacon{p: p.(*BeaconParams)} },
+	New: func(p agent.Params) agent.Behavior { return &Beacon{p: p.(*BeaconParams)} },
 }
 
 // check reports what Start refuses: a replayed network cannot serve
 // event-triggered sending.
-func (b *Beacon) check(ctx *Context) error {
+func (b *Beacon) check(ctx *agent.Context) error {
 	if ctx.Network().Replay && b.p.Policy == EventTriggered {
 		return fieldErr("policy", "event-triggered sending depends on the vehicle's state, so the network cannot run first: use network.mode: coupled")
 	}
@@ -123,7 +124,7 @@ func (b *Beacon) check(ctx *Context) error {
 }
 
 // Start sets the stale limit of the node's beliefs.
-func (b *Beacon) Start(ctx *Context) error {
+func (b *Beacon) Start(ctx *agent.Context) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
@@ -136,17 +137,17 @@ func (b *Beacon) Start(ctx *Context) error {
 	if b.p.Policy == EventTriggered {
 		return nil
 	}
-	b.times = newSendTimes(ctx, tagBeacon, b.p.Port, 0)
-	b.first = b.first.Add(b.times.phase(b.p.Phase, b.p.Period))
+	b.times = agent.NewSendTimes(ctx, tagBeacon, b.p.Port, 0)
+	b.first = b.first.Add(b.times.Phase(b.p.Phase, b.p.Period))
 	b.k, b.next = 0, b.first.Add(b.delay(0))
 	// Updates on the tick grid are sent by stepping every period; others
 	// at their exact times from a step every tick.
-	b.everyTick = b.p.Phase == PhaseRandom || b.p.Jitter.Of(b.p.Period) > 0 || b.first%sim.Time(b.tick) != 0 || b.p.Period%b.tick != 0
+	b.everyTick = b.p.Phase == agent.PhaseRandom || b.p.Jitter.Of(b.p.Period) > 0 || b.first%sim.Time(b.tick) != 0 || b.p.Period%b.tick != 0
 	return nil
 }
 
 // delay returns periodic update k's jitter.
-func (b *Beacon) delay(k int64) sim.Duration { return b.times.delay(k, b.p.Jitter.Of(b.p.Period)) }
+func (b *Beacon) delay(k int64) sim.Duration { return b.times.Delay(k, b.p.Jitter.Of(b.p.Period)) }
 
 // Schedule returns the send period (periodic updates on the tick grid),
 // the tick (periodic updates at exact times: a random phase or jitter) or
@@ -166,7 +167,7 @@ func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
 
 // Step sends an update when the policy says so: the periodic updates due
 // in the current tick, at their times, or an event-triggered one now.
-func (b *Beacon) Step(ctx *Context) {
+func (b *Beacon) Step(ctx *agent.Context) {
 	if b.p.Policy == EventTriggered {
 		if b.due(ctx) {
 			b.send(ctx, ctx.Now(), false)
@@ -178,7 +179,7 @@ func (b *Beacon) Step(ctx *Context) {
 
 // periodic sends the periodic updates due before end (deferred: planned,
 // bound later), advancing the timetable.
-func (b *Beacon) periodic(ctx *Context, end sim.Time, deferred bool) {
+func (b *Beacon) periodic(ctx *agent.Context, end sim.Time, deferred bool) {
 	for b.next < end {
 		if b.next >= ctx.Now() {
 			b.send(ctx, b.next, deferred)
@@ -190,7 +191,7 @@ func (b *Beacon) periodic(ctx *Context, end sim.Time, deferred bool) {
 
 // due decides the event-triggered policy on the current state: the first
 // update, a move or turn past the thresholds, or the heartbeat.
-func (b *Beacon) due(ctx *Context) bool {
+func (b *Beacon) due(ctx *agent.Context) bool {
 	if !b.sent {
 		return true
 	}
@@ -202,8 +203,8 @@ func (b *Beacon) due(ctx *Context) bool {
 
 // send broadcasts update number b.seq at time at: with the current state
 // as content, or deferred (bound at its time by Bind).
-func (b *Beacon) send(ctx *Context, at sim.Time, deferred bool) {
-	m := Message{Dst: netsim.Broadcast, Kind: netsim.KindState, Seq: b.seq, Port: b.p.Port}
+func (b *Beacon) send(ctx *agent.Context, at sim.Time, deferred bool) {
+	m := agent.Message{Dst: netsim.Broadcast, Kind: netsim.KindState, Seq: b.seq, Port: b.p.Port}
 	if deferred {
 		m.Deferred, m.Size = true, b.size()
 	} else {
@@ -228,9 +229,9 @@ const maxStateSize = 1472
 // formatSize returns the byte size of the format's encoding.
 func (p *BeaconParams) formatSize() int {
 	if p.Format == Planar {
-		return PlanarStateSize
+		return agent.PlanarStateSize
 	}
-	return State3DSize
+	return agent.State3DSize
 }
 
 // size returns the bytes of an update on the wire, padding included.
@@ -242,9 +243,9 @@ func (b *Beacon) size() int {
 // current state, in the beacon's format. Sending now and binding a planned
 // update later both use it, so an update's bytes do not depend on how the
 // run drives its network.
-func (b *Beacon) content(ctx *Context, seq uint32, tgen sim.Time, buf []byte) []byte {
+func (b *Beacon) content(ctx *agent.Context, seq uint32, tgen sim.Time, buf []byte) []byte {
 	tel := ctx.Telemetry()
-	s := State{ID: uint32(ctx.ID()), Seq: seq, TGen: tgen, Pos: tel.Pos, Vel: tel.Vel,
+	s := agent.State{ID: uint32(ctx.ID()), Seq: seq, TGen: tgen, Pos: tel.Pos, Vel: tel.Vel,
 		Yaw: tel.Yaw, V: tel.Vel.NormXY(), Omega: tel.YawRate}
 	if b.p.Format == Planar {
 		if v, ok := ctx.ForwardSpeed(); ok {
@@ -266,7 +267,7 @@ func (b *Beacon) content(ctx *Context, seq uint32, tgen sim.Time, buf []byte) []
 // Plan hands over the updates of the epoch [now, end): periodic ones at
 // their times, deferred; an event-triggered one at the epoch start if the
 // policy says so on the state now.
-func (b *Beacon) Plan(ctx *Context, end sim.Time) {
+func (b *Beacon) Plan(ctx *agent.Context, end sim.Time) {
 	now := ctx.Now()
 	if b.p.Policy == EventTriggered {
 		if now >= b.first && b.nextCheck < end {
@@ -281,12 +282,12 @@ func (b *Beacon) Plan(ctx *Context, end sim.Time) {
 }
 
 // Bind returns a planned update's content: the vehicle's state now.
-func (b *Beacon) Bind(ctx *Context, m *Message, buf []byte) []byte {
+func (b *Beacon) Bind(ctx *agent.Context, m *agent.Message, buf []byte) []byte {
 	return b.content(ctx, m.Seq, m.TGen, buf)
 }
 
 // Receive applies state updates to the node's beliefs.
-func (b *Beacon) Receive(ctx *Context, m *Message) {
+func (b *Beacon) Receive(ctx *agent.Context, m *agent.Message) {
 	if m.Kind != netsim.KindState {
 		return
 	}
@@ -294,7 +295,7 @@ func (b *Beacon) Receive(ctx *Context, m *Message) {
 	if own := b.p.formatSize(); b.p.Size > own && len(pl) == b.p.Size {
 		pl = pl[:own] // this beacon's padded updates: the padding carries nothing
 	}
-	if err := DecodeStateInto(pl, &b.rx); err != nil {
+	if err := agent.DecodeStateInto(pl, &b.rx); err != nil {
 		b.decodeErrs++
 		return
 	}
@@ -306,8 +307,8 @@ func (b *Beacon) Receive(ctx *Context, m *Message) {
 func (b *Beacon) ReceivesLocally() bool { return true }
 
 // Finish reports the receiver-rule counts.
-func (b *Beacon) Finish(ctx *Context) map[string]any {
+func (b *Beacon) Finish(ctx *agent.Context) map[string]any {
 	c := ctx.Beliefs().Counts
-	return map[string]any{"sent": b.seq, "applied": c[Applied], "duplicate": c[Duplicate],
-		"out_of_order": c[OutOfOrder], "undecodable": uint64(b.decodeErrs)}
+	return map[string]any{"sent": b.seq, "applied": c[agent.Applied], "duplicate": c[agent.Duplicate],
+		"out_of_order": c[agent.OutOfOrder], "undecodable": uint64(b.decodeErrs)}
 }
