@@ -8,6 +8,7 @@ import (
 	"skyloop/autopilot"
 	"skyloop/fields"
 	"skyloop/geom"
+	pointmasskind "skyloop/kind/pointmass"
 	"skyloop/sim"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
@@ -95,7 +96,7 @@ var coreKinds = []KindSpec{
 		},
 		NewGroup: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
 			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
-				return pointmass.New(p.(*pointmass.Params), pos, yaw)
+				return pointmasskind.New(p.(*pointmass.Params), pos, yaw)
 			}
 		},
 	},

@@ -1,4 +1,9 @@
-package pointmass
+// Package pointmassctl is the point mass's position controller: it flies
+// the kinematic point of package vehicle/pointmass on its exact pose and
+// brakes in time to stop at its target. It sees the vehicle only through
+// the sensor/actuator boundary of package vehicle; package kind/pointmass
+// joins the two into the point-mass kind.
+package pointmassctl
 
 import (
 	"fmt"
@@ -7,6 +12,7 @@ import (
 	"skyloop/geom"
 	"skyloop/sim"
 	"skyloop/vehicle"
+	"skyloop/vehicle/pointmass"
 )
 
 // Controller is a point mass's position controller: takeoff, hold, goto
@@ -15,7 +21,7 @@ import (
 // velocity setpoint and a heading (or turn rate). It implements
 // vehicle.Controller.
 type Controller struct {
-	p    *Params
+	p    *pointmass.Params
 	mode vehicle.Mode
 	home geom.Vec3
 	pose vehicle.Pose // the last reading
@@ -50,7 +56,7 @@ func (v *Controller) limit(sp geom.Vec3) geom.Vec3 {
 // NewController returns the controller of a point mass spawned at pos
 // heading yaw: idle on the ground when pos.Z <= 0, else holding pos. Home
 // is pos.
-func NewController(p *Params, pos geom.Vec3, yaw float64) *Controller {
+func NewController(p *pointmass.Params, pos geom.Vec3, yaw float64) *Controller {
 	v := &Controller{p: p, home: pos, target: pos, targetYaw: yaw, wantYaw: yaw}
 	v.pose = vehicle.Pose{Pos: pos, Yaw: yaw}
 	if pos.Z > 0 {

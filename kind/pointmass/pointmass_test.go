@@ -2,6 +2,7 @@ package pointmass
 
 import (
 	"math"
+	physics "skyloop/vehicle/pointmass"
 	"testing"
 
 	"skyloop/geom"
@@ -25,7 +26,7 @@ func fly(v *Vehicle, from sim.Time, d sim.Duration, ev *vehicle.Events) []vehicl
 }
 
 func TestGotoArrivesWithDeceleration(t *testing.T) {
-	p := DefaultParams()
+	p := physics.DefaultParams()
 	v := New(&p, geom.V(0, 0, 10), 0)
 	var ev vehicle.Events
 	v.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: geom.V(20, 0, 10), Yaw: math.NaN()})
@@ -67,7 +68,7 @@ func TestGotoArrivesWithDeceleration(t *testing.T) {
 }
 
 func TestTakeoffHoldLand(t *testing.T) {
-	p := DefaultParams()
+	p := physics.DefaultParams()
 	v := New(&p, geom.V(1, 2, 0), 0)
 	if tel := v.Telemetry(); !tel.Landed || tel.Mode != vehicle.ModeIdle {
 		t.Fatalf("spawned on the ground: %+v", tel)
@@ -95,7 +96,7 @@ func TestTakeoffHoldLand(t *testing.T) {
 }
 
 func TestVelocityRespectsAccelLimit(t *testing.T) {
-	p := DefaultParams()
+	p := physics.DefaultParams()
 	v := New(&p, geom.V(0, 0, 10), 0)
 	var ev vehicle.Events
 	v.Command(vehicle.Command{Kind: vehicle.CmdVelocity, Vel: geom.V(0, 3, 0)})
@@ -110,7 +111,7 @@ func TestVelocityRespectsAccelLimit(t *testing.T) {
 }
 
 func TestStepDoesNotAllocate(t *testing.T) {
-	p := DefaultParams()
+	p := physics.DefaultParams()
 	v := New(&p, geom.V(0, 0, 10), 0)
 	var ev vehicle.Events
 	v.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: geom.V(100, 50, 20)})
@@ -129,7 +130,7 @@ func TestStepDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkStep(b *testing.B) {
-	p := DefaultParams()
+	p := physics.DefaultParams()
 	v := New(&p, geom.V(0, 0, 10), 0)
 	var ev vehicle.Events
 	v.Command(vehicle.Command{Kind: vehicle.CmdGoto, Pos: geom.V(1e6, 50, 20)})
