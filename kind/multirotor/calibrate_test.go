@@ -1,4 +1,4 @@
-package autopilot
+package multirotor
 
 import (
 	"math"

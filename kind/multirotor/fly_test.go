@@ -1,4 +1,4 @@
-package autopilot
+package multirotor
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 	"skyloop/geom"
 	"skyloop/sim"
 	"skyloop/vehicle"
-	"skyloop/vehicle/multirotor"
+	physics "skyloop/vehicle/multirotor"
 )
 
 // rig flies one multirotor at 1 kHz and records the true state.
@@ -66,7 +66,7 @@ func TestHoverThrustBalancesWeight(t *testing.T) {
 			sum += r.v.Phys.S.Thrust
 		}
 		p := r.v.Phys.Model().P
-		weight := p.Mass * multirotor.Gravity
+		weight := p.Mass * physics.Gravity
 		if th := sum / 1000; math.Abs(th-weight)/weight > 0.01 {
 			t.Errorf("%s: mean hover thrust %.4f N, weight %.4f N", preset, th, weight)
 		}

@@ -1,11 +1,11 @@
-// Package autopilot makes the multirotor vehicle kind: the physics and
+// Package multirotor makes the multirotor vehicle kind: the physics and
 // instruments of package vehicle/multirotor flown by the PX4-like
 // controller of package autopilot/px4like, joined by the sensor/actuator
 // boundary of package vehicle. It holds the group configuration that
 // scenarios write (the airframe, with an `autopilot:` block for the
 // controller and the instruments), the presets' controller tuning, and the
 // planning energy model.
-package autopilot
+package multirotor
 
 import (
 	"bytes"
@@ -17,25 +17,25 @@ import (
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/vehicle"
-	"skyloop/vehicle/multirotor"
+	physics "skyloop/vehicle/multirotor"
 )
 
 // Kind is the scenario name of the multirotor vehicle kind.
-const Kind = multirotor.Kind
+const Kind = physics.Kind
 
 // Config is a multirotor group's parameters in a scenario: the airframe
 // (a preset with overrides) and the `autopilot:` block.
 type Config struct {
-	multirotor.Params `yaml:",inline"`
-	Autopilot         Autopilot `yaml:"autopilot" json:"autopilot"`
+	physics.Params `yaml:",inline"`
+	Autopilot      Autopilot `yaml:"autopilot" json:"autopilot"`
 }
 
 // Autopilot is the `autopilot:` block of a multirotor group: the
 // controller's parameters and the instruments' rates and noise (which the
 // physics models, but which scenarios have always set here).
 type Autopilot struct {
-	px4like.Params          `yaml:",inline"`
-	multirotor.SensorParams `yaml:",inline"`
+	px4like.Params       `yaml:",inline"`
+	physics.SensorParams `yaml:",inline"`
 }
 
 // MarshalJSON writes the block as config.json has always had it: the
@@ -82,11 +82,11 @@ func (c *Config) Validate() fields.Errors {
 // controller tuning: PX4's defaults, adjusted where the airframe needs it
 // (each adjustment says why).
 func PresetConfig(name string) (Config, bool) {
-	p, ok := multirotor.Preset(name)
+	p, ok := physics.Preset(name)
 	if !ok {
 		return Config{}, false
 	}
-	c := Config{Params: p, Autopilot: Autopilot{Params: px4like.DefaultParams(), SensorParams: multirotor.DefaultSensorParams()}}
+	c := Config{Params: p, Autopilot: Autopilot{Params: px4like.DefaultParams(), SensorParams: physics.DefaultSensorParams()}}
 	if name == "crazyflie" {
 		// A 27 g quad's rotor drag is about a fifth of its weight at 1 m/s
 		// (gym-pybullet-drones' coefficients): a stronger vertical integral
@@ -106,13 +106,13 @@ func PresetConfig(name string) (Config, bool) {
 // the physics model and the controllers' group.
 type Shared struct {
 	Cfg   *Config
-	Model *multirotor.Model
+	Model *physics.Model
 	Ctrl  *px4like.Group
 }
 
 // NewShared prepares a group's shared models; cfg must be valid.
 func NewShared(cfg *Config) *Shared {
-	return &Shared{Cfg: cfg, Model: multirotor.NewModel(&cfg.Params), Ctrl: px4like.NewGroup(&cfg.Autopilot.Params, &cfg.Params)}
+	return &Shared{Cfg: cfg, Model: physics.NewModel(&cfg.Params), Ctrl: px4like.NewGroup(&cfg.Autopilot.Params, &cfg.Params)}
 }
 
 // Multirotor is one multirotor: its physics and instruments flown by the
@@ -121,7 +121,7 @@ func NewShared(cfg *Config) *Shared {
 type Multirotor struct {
 	*vehicle.Composed
 	// Phys is the physics, with the state in Phys.S.
-	Phys *multirotor.Physics
+	Phys *physics.Physics
 	// Ctrl is the controller.
 	Ctrl *px4like.Controller
 }
@@ -131,7 +131,7 @@ type Multirotor struct {
 // wind turbulence and noise its sensors (sim.Stream(seed, "turbulence",
 // id) and sim.Stream(seed, "sensors", id) in a run).
 func New(sh *Shared, pos geom.Vec3, yaw float64, turb, noise *rand.Rand) *Multirotor {
-	ph := multirotor.NewPhysics(sh.Model, &sh.Cfg.Autopilot.SensorParams, pos, yaw, turb, noise)
+	ph := physics.NewPhysics(sh.Model, &sh.Cfg.Autopilot.SensorParams, pos, yaw, turb, noise)
 	c := px4like.New(sh.Ctrl, pos, yaw)
 	return &Multirotor{Composed: vehicle.Compose(ph, c), Phys: ph, Ctrl: c}
 }
