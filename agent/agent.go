@@ -1,9 +1,12 @@
-// Package agent is where mission logic lives. Every network node (a vehicle
-// or a fixed node such as a ground station) runs a stack of behaviours.
-// A behaviour sees only its own node: the current simulated time, its own
-// vehicle's telemetry and commands, the messages that reach it through the
-// simulated network, its own random stream and logger. It never sees the
-// network model, other vehicles' true state, or the wall clock.
+// Package agent is the behaviour API: what mission logic sees and how it is
+// registered. Every network node (a vehicle or a fixed node such as a
+// ground station) runs a stack of behaviours. A behaviour sees only its own
+// node: the current simulated time, its own vehicle's telemetry and
+// commands, the messages that reach it through the simulated network, its
+// own random stream and logger. It never sees the network model, other
+// vehicles' true state, or the wall clock. The behaviours skyloop ships
+// with live in package behavior; external ones (extern, mavlink) use the
+// same API.
 package agent
 
 import (
@@ -79,16 +82,6 @@ type LocalReceiver interface {
 // results in node order, which keeps the run deterministic.
 type Preparer interface {
 	Prepare(ctx *Context)
-}
-
-// nodeNamed returns the id of the node called name.
-func nodeNamed(ctx *Context, name string) (netsim.NodeID, bool) {
-	for _, n := range ctx.Nodes() {
-		if n.Name == name {
-			return n.ID, true
-		}
-	}
-	return 0, false
 }
 
 // Planner is implemented by behaviours whose sending can be announced
@@ -189,7 +182,7 @@ type Context struct {
 	planEnd sim.Time
 
 	// timingKey keys the node's send-time draws (the phase and jitter of
-	// its periodic senders, see sendTimes): the first number of its stream.
+	// its periodic senders, see SendTimes): the first number of its stream.
 	timingKey uint64
 }
 
@@ -425,7 +418,7 @@ func (c *Context) SendAt(at sim.Time, m Message) error {
 }
 
 // Beliefs returns the node's table of what it believes about the others,
-// fed by state messages (see Beacon).
+// fed by state messages (see behavior.Beacon).
 func (c *Context) Beliefs() *Beliefs {
 	if c.beliefs == nil {
 		c.beliefs = NewBeliefs(len(c.host.Nodes()), sim.Second)

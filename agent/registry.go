@@ -1,11 +1,6 @@
 package agent
 
-import (
-	"fmt"
-
-	"skyloop/fields"
-	"skyloop/sim"
-)
+import "skyloop/fields"
 
 // Params is a behaviour's parameter struct, decoded from the scenario on top
 // of its defaults.
@@ -32,23 +27,4 @@ type Spec struct {
 	Params func() Params
 	// New builds the behaviour for one node from validated parameters.
 	New func(p Params) Behavior
-}
-
-// Builtins returns the behaviour types of this package: waypoints, beacon, platoon, formation, flock, gcs, remote, traffic, stations, orbit, coverage.
-func Builtins() []Spec {
-	return []Spec{waypointsSpec, beaconSpec, platoonSpec, formationSpec, flockSpec, gcsSpec, remoteSpec, trafficSpec, stationsSpec, orbitSpec, coverageSpec}
-}
-
-// positive adds a message to bad when d is not a positive duration.
-func positive(bad fields.Errors, name string, d sim.Duration) {
-	if d <= 0 {
-		bad[name] = fmt.Sprintf("must be a positive duration, got %v", d)
-	}
-}
-
-// nonNegative adds a message to bad when d is negative.
-func nonNegative(bad fields.Errors, name string, d sim.Duration) {
-	if d < 0 {
-		bad[name] = fmt.Sprintf("must be >= 0, got %v", d)
-	}
 }

@@ -78,7 +78,7 @@ func DecodeStateInto(b []byte, s *State) error {
 	default:
 		return fmt.Errorf("state update of %d bytes: want %d or %d", len(b), PlanarStateSize, State3DSize)
 	}
-	if err := plausible(s.Pos, s.Vel); err != nil {
+	if err := Plausible(s.Pos, s.Vel); err != nil {
 		return fmt.Errorf("state update: %w", err)
 	}
 	if !(math.Abs(s.Yaw) <= vehicle.MaxCommandYaw && math.Abs(s.Omega) <= vehicle.MaxCommandTurnRate) {
@@ -192,4 +192,18 @@ func (bs *Beliefs) Get(now sim.Time, id netsim.NodeID) (s State, ok bool) {
 		return s, false
 	}
 	return e.s, true
+}
+
+// Plausible checks a position and velocity received from another node
+// (possibly an external process) against the ranges vehicle commands must
+// respect: finite, within the plausible world, at most
+// vehicle.MaxCommandSpeed.
+func Plausible(pos, vel geom.Vec3) error {
+	if !(math.Abs(pos.X) <= vehicle.MaxWorldXY && math.Abs(pos.Y) <= vehicle.MaxWorldXY && pos.Z >= vehicle.MinWorldZ && pos.Z <= vehicle.MaxWorldZ) {
+		return fmt.Errorf("position [%v %v %v] outside the plausible world", pos.X, pos.Y, pos.Z)
+	}
+	if !(math.Abs(vel.X) <= vehicle.MaxCommandSpeed && math.Abs(vel.Y) <= vehicle.MaxCommandSpeed && math.Abs(vel.Z) <= vehicle.MaxCommandSpeed) {
+		return fmt.Errorf("velocity [%v %v %v] beyond %v m/s", vel.X, vel.Y, vel.Z, float64(vehicle.MaxCommandSpeed))
+	}
+	return nil
 }

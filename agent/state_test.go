@@ -83,24 +83,6 @@ func TestReceiverRules(t *testing.T) {
 	}
 }
 
-func TestCmdTelemRoundTrip(t *testing.T) {
-	c := CmdMsg{Op: OpGoto, Seq: 9, Leg: 2, Pos: geom.V(1, 2, 3), Speed: 4.5}
-	b := c.Append(nil)
-	got, err := DecodeCmd(b)
-	if err != nil || got != c {
-		t.Fatalf("cmd %+v %v", got, err)
-	}
-	b[0] = 99
-	if _, err := DecodeCmd(b); err == nil {
-		t.Fatal("bad opcode accepted")
-	}
-	m := TelemMsg{ID: 3, Seq: 4, Leg: NoLeg, Mode: 4, Armed: true, Pos: geom.V(1, 2, 3), Vel: geom.V(-1, 0, 1)}
-	got2, err := DecodeTelem(m.Append(nil))
-	if err != nil || got2 != m {
-		t.Fatalf("telem %+v %v", got2, err)
-	}
-}
-
 // decodeState decodes either format into a new State.
 func decodeState(b []byte) (State, error) {
 	var s State

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"skyloop/fields"
 	"skyloop/sim"
 )
 
@@ -125,46 +124,24 @@ func (j Jitter) Of(p sim.Duration) sim.Duration {
 	return j.D
 }
 
-// checkJitter adds a message to bad when j is not a bound below period p
-// (a larger one could reorder a sender's own sends); what names p in the
-// message.
-func checkJitter(bad fields.Errors, j Jitter, p sim.Duration, what string) {
-	switch {
-	case j.Pct != 0 && !(j.Pct > 0 && j.Pct < 100):
-		bad["jitter"] = fmt.Sprintf("a percentage of the period must lie in [0%%, 100%%), got %v", j)
-	case j.Pct == 0 && j.D < 0:
-		bad["jitter"] = fmt.Sprintf("must be >= 0 (0 turns it off), got %v", j.D)
-	case j.Pct == 0 && p > 0 && j.D >= p:
-		bad["jitter"] = fmt.Sprintf("must be below %s %v (or a percentage of it, such as 10%%), got %v", what, p, j.D)
-	}
-}
-
-// Senders that draw their timing from the node's key; the tag keeps the
-// draws of different senders on one node apart.
-const (
-	tagBeacon uint64 = iota + 1
-	tagTraffic
-	tagRemote
-)
-
-// sendTimes draws a periodic sender's timing: send k leaves at
+// SendTimes draws a periodic sender's timing: send k leaves at
 // first + nominal(k) + delay(k), where first is the start, the node's
 // stagger and its phase, and delay(k) is the send's jitter. Every draw is a
 // function of the node's timing key, the sender and k only (sim.Hash), so
 // the times do not depend on how the run drives its network (stepping,
 // planning epochs, planning before the run) nor on what else the node
 // draws. It is one word: every vehicle's senders hold one.
-type sendTimes uint64
+type SendTimes uint64
 
-// newSendTimes returns the draws of a sender on ctx's node: tag says
+// NewSendTimes returns the draws of a sender on ctx's node: tag says
 // which behaviour, port and kind tell its instances apart.
-func newSendTimes(ctx *Context, tag uint64, port uint16, kind uint64) sendTimes {
-	return sendTimes(sim.Hash(ctx.timingKey, tag, uint64(port), kind))
+func NewSendTimes(ctx *Context, tag uint64, port uint16, kind uint64) SendTimes {
+	return SendTimes(sim.Hash(ctx.timingKey, tag, uint64(port), kind))
 }
 
 // below returns a draw uniform over [0, n) (0 when n <= 0) keyed by
 // (purpose, k).
-func (s sendTimes) below(n sim.Duration, purpose, k uint64) sim.Duration {
+func (s SendTimes) below(n sim.Duration, purpose, k uint64) sim.Duration {
 	if n <= 0 {
 		return 0
 	}
@@ -172,16 +149,16 @@ func (s sendTimes) below(n sim.Duration, purpose, k uint64) sim.Duration {
 	return sim.Duration(hi)
 }
 
-// phase returns the node's phase for period p: 0 for PhaseZero, uniform
+// Phase returns the node's phase for period p: 0 for PhaseZero, uniform
 // in [0, p) for PhaseRandom.
-func (s sendTimes) phase(ph Phase, p sim.Duration) sim.Duration {
+func (s SendTimes) Phase(ph Phase, p sim.Duration) sim.Duration {
 	if ph == PhaseZero {
 		return 0
 	}
 	return s.below(p, 0, 0)
 }
 
-// delay returns send k's jitter, uniform in [0, jitter).
-func (s sendTimes) delay(k int64, jitter sim.Duration) sim.Duration {
+// Delay returns send k's jitter, uniform in [0, jitter).
+func (s SendTimes) Delay(k int64, jitter sim.Duration) sim.Duration {
 	return s.below(jitter, 1, uint64(k))
 }

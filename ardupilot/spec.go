@@ -3,10 +3,10 @@ package ardupilot
 import (
 	"fmt"
 
-	"skyloop/autopilot"
 	"skyloop/fields"
 	"skyloop/firmware"
 	"skyloop/geom"
+	"skyloop/kind/multirotor"
 	"skyloop/vehicle"
 )
 
@@ -24,12 +24,12 @@ var Spec = firmware.Stack[*Params]{
 		"or SKYLOOP_ARDUPILOT_DIR, with its eeprom and logs under procs/. Command it over MAVLink: the mavlink behaviour relays its " +
 		"primary link through the simulated network.",
 	Params: func() *Params { p := DefaultParams(); return &p },
-	Check: func(c *autopilot.Config, _ *Params, bad fields.Errors) {
+	Check: func(c *multirotor.Config, _ *Params, bad fields.Errors) {
 		if n := len(c.Rotors); n != 4 {
 			bad["rotors"] = fmt.Sprintf("ArduCopter's quad-X flies 4 rotors in its order (front-right, rear-left, front-left, rear-right), got %d", n)
 		}
 	},
-	New: func(c *autopilot.Config, p *Params, id int, name string, pos geom.Vec3, yaw float64) vehicle.Controller {
+	New: func(c *multirotor.Config, p *Params, id int, name string, pos geom.Vec3, yaw float64) vehicle.Controller {
 		return New(p, id, name, len(c.Rotors), pos, yaw)
 	},
 }.Spec()

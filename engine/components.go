@@ -5,9 +5,10 @@ import (
 	"sort"
 	"strings"
 
-	"skyloop/autopilot"
 	"skyloop/fields"
 	"skyloop/geom"
+	multirotorkind "skyloop/kind/multirotor"
+	pointmasskind "skyloop/kind/pointmass"
 	"skyloop/sim"
 	"skyloop/vehicle"
 	"skyloop/vehicle/groundbot"
@@ -95,33 +96,33 @@ var coreKinds = []KindSpec{
 		},
 		NewGroup: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
 			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
-				return pointmass.New(p.(*pointmass.Params), pos, yaw)
+				return pointmasskind.New(p.(*pointmass.Params), pos, yaw)
 			}
 		},
 	},
 	{
-		Name:    autopilot.Kind,
+		Name:    multirotorkind.Kind,
 		StepNs:  400,
 		Aerial:  true,
 		Presets: multirotor.Presets(),
 		Preset: func(name string) validator {
-			c, _ := autopilot.PresetConfig(name)
+			c, _ := multirotorkind.PresetConfig(name)
 			return &c
 		},
-		Params: func() validator { c, _ := autopilot.PresetConfig("iris"); return &c },
+		Params: func() validator { c, _ := multirotorkind.PresetConfig("iris"); return &c },
 		Timing: func(p validator) vehicle.Timing {
-			c := p.(*autopilot.Config)
+			c := p.(*multirotorkind.Config)
 			return vehicle.Timing{Physics: c.PhysicsPeriod, Control: c.Autopilot.ControlPeriod}
 		},
 		NewGroup: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
-			sh := autopilot.NewShared(p.(*autopilot.Config))
+			sh := multirotorkind.NewShared(p.(*multirotorkind.Config))
 			return func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Vehicle {
-				return autopilot.New(sh, pos, yaw, stream("turbulence"), stream("sensors"))
+				return multirotorkind.New(sh, pos, yaw, stream("turbulence"), stream("sensors"))
 			}
 		},
 		Controller: "px4like",
 		NewPhysics: func(p validator) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Physics {
-			c := p.(*autopilot.Config)
+			c := p.(*multirotorkind.Config)
 			m := multirotor.NewModel(&c.Params)
 			return func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Physics {
 				return multirotor.NewPhysics(m, &c.Autopilot.SensorParams, pos, yaw, stream("turbulence"), stream("sensors"))

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"skyloop/autopilot"
 	"skyloop/components"
 	"skyloop/engine"
 	"skyloop/fields"
+	"skyloop/kind/multirotor"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 	"skyloop/sim"
@@ -58,7 +58,7 @@ func (p *fakeParams) Validate() fields.Errors { return nil }
 func TestEffectiveScenarioShape(t *testing.T) {
 	reg := components.Registry()
 	reg.AddController(engine.ControllerSpec{
-		Kind: autopilot.Kind, Name: "fake-ctl", Key: "fake",
+		Kind: multirotor.Kind, Name: "fake-ctl", Key: "fake",
 		Params: func() fields.Validator { return &fakeParams{Gain: 1} },
 		Period: func(fields.Validator) sim.Duration { return 4 * sim.Millisecond },
 	})

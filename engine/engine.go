@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"skyloop/agent"
+	"skyloop/behavior"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/metrics"
@@ -705,7 +706,7 @@ func (r *Run) buildBehaviors() {
 				continue
 			}
 			p := spec.Params()
-			if au, ok := p.(agent.AreaUser); ok && sc.Coverage != nil {
+			if au, ok := p.(behavior.AreaUser); ok && sc.Coverage != nil {
 				c := sc.Coverage
 				au.UseArea(c.Origin, c.Area, c.Cell, c.Obstacles)
 			}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"skyloop/agent"
+	"skyloop/behavior"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/metrics"
@@ -51,7 +51,7 @@ var measureTypes = map[string]measureSpec{
 	"formation": {
 		params: func() validator {
 			return &formationParams{FormationParams: metrics.DefaultFormationParams(),
-				FormationGeometry: agent.FormationGeometry{Shape: "line", Spacing: 10}}
+				FormationGeometry: behavior.FormationGeometry{Shape: "line", Spacing: 10}}
 		},
 		new: newFormationMeasure,
 	},
@@ -61,9 +61,9 @@ var measureTypes = map[string]measureSpec{
 // and sampling, and the slots (the formation behaviour's geometry; in
 // flock mode only spacing counts).
 type formationParams struct {
-	Name                    string `yaml:"name" json:"name"`
-	metrics.FormationParams `yaml:",inline"`
-	agent.FormationGeometry `yaml:",inline"`
+	Name                       string `yaml:"name" json:"name"`
+	metrics.FormationParams    `yaml:",inline"`
+	behavior.FormationGeometry `yaml:",inline"`
 }
 
 func (p *formationParams) Validate() fields.Errors {

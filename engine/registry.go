@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"skyloop/agent"
+	"skyloop/behavior"
 	"skyloop/netsim"
 	"skyloop/netsim/ideal"
 	"skyloop/netsim/impair"
@@ -72,7 +73,7 @@ func Core() *Registry {
 		g.AddKind(k)
 	}
 	g.AddKind(mujocoKind)
-	for _, b := range agent.Builtins() {
+	for _, b := range behavior.Builtins() {
 		g.AddBehavior(b)
 	}
 	g.AddBackend(ideal.Spec)

@@ -6,8 +6,8 @@ import (
 	"math"
 
 	"skyloop/agent"
-	"skyloop/autopilot"
 	"skyloop/geom"
+	"skyloop/kind/multirotor"
 	"skyloop/metrics"
 	"skyloop/netsim"
 	"skyloop/netsim/replay"
@@ -408,7 +408,7 @@ func (r *Run) summary() *Summary {
 		vs := VehicleSummary{ID: i, Name: ref.Name, Group: ref.Group, Kind: v.Kind(),
 			Start: r.world.start[i], Final: tel.Pos, Mode: tel.Mode.String(), DistanceM: round(tel.Distance, 4),
 			EnergyJ: round(tel.Energy, 4), MaxSpeed: round(r.world.maxSpeed[i], 4), TurnDeg: round(r.world.turnDeg[i], 2),
-			PlanningEnergyJ: round(autopilot.PlanningEnergy(tel.Distance, r.world.turnDeg[i]), 4)}
+			PlanningEnergyJ: round(multirotor.PlanningEnergy(tel.Distance, r.world.turnDeg[i]), 4)}
 		if tel.HasTarget {
 			tg := tel.Target
 			e := round(tel.Pos.Dist(tg), 4)

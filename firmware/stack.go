@@ -3,10 +3,10 @@ package firmware
 import (
 	"fmt"
 
-	"skyloop/autopilot"
 	"skyloop/engine"
 	"skyloop/fields"
 	"skyloop/geom"
+	"skyloop/kind/multirotor"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -31,27 +31,27 @@ type Stack[P Params] struct {
 	// Params returns new parameters with their defaults.
 	Params func() P
 	// Defaults, when set, adjusts the multirotor's defaults for the stack.
-	Defaults func(c *autopilot.Config)
+	Defaults func(c *multirotor.Config)
 	// Check, when set, reports what the stack cannot fly among the
 	// multirotor's parameters (keys relative to the group's params).
 	// Spec checks the lockstep period itself.
-	Check func(c *autopilot.Config, p P, bad fields.Errors)
+	Check func(c *multirotor.Config, p P, bad fields.Errors)
 	// New returns the controller of vehicle id named name, starting at pos
 	// heading yaw.
-	New func(c *autopilot.Config, p P, id int, name string, pos geom.Vec3, yaw float64) vehicle.Controller
+	New func(c *multirotor.Config, p P, id int, name string, pos geom.Vec3, yaw float64) vehicle.Controller
 }
 
 // Spec returns the engine's controller spec: the stack's checks plus a
 // lockstep period that is a whole number of physics periods.
 func (s Stack[P]) Spec() engine.ControllerSpec {
 	spec := engine.ControllerSpec{
-		Kind:   autopilot.Kind,
+		Kind:   multirotor.Kind,
 		Name:   s.Name,
 		Key:    s.Key,
 		Doc:    s.Doc,
 		Params: func() fields.Validator { return s.Params() },
 		Check: func(kind, ctrl fields.Validator) fields.Errors {
-			c, p := kind.(*autopilot.Config), ctrl.(P)
+			c, p := kind.(*multirotor.Config), ctrl.(P)
 			bad := fields.Errors{}
 			if s.Check != nil {
 				s.Check(c, p, bad)
@@ -63,14 +63,14 @@ func (s Stack[P]) Spec() engine.ControllerSpec {
 		},
 		Period: func(ctrl fields.Validator) sim.Duration { return ctrl.(P).LockstepPeriod() },
 		NewGroup: func(kind, ctrl fields.Validator) func(int, string, geom.Vec3, float64) vehicle.Controller {
-			c, p := kind.(*autopilot.Config), ctrl.(P)
+			c, p := kind.(*multirotor.Config), ctrl.(P)
 			return func(id int, name string, pos geom.Vec3, yaw float64) vehicle.Controller {
 				return s.New(c, p, id, name, pos, yaw)
 			}
 		},
 	}
 	if s.Defaults != nil {
-		spec.Defaults = func(kind fields.Validator) { s.Defaults(kind.(*autopilot.Config)) }
+		spec.Defaults = func(kind fields.Validator) { s.Defaults(kind.(*multirotor.Config)) }
 	}
 	return spec
 }

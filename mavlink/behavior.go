@@ -12,6 +12,7 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
 	"skyloop/agent"
+	"skyloop/behavior"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -565,7 +566,7 @@ var GCSSpec = agent.Spec{
 	Fixed:   true,
 	Vehicle: true,
 	Params: func() agent.Params {
-		return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second, Coverage: agent.DefaultCoverageParams()}
+		return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second, Coverage: behavior.DefaultCoverageParams()}
 	},
 	New: func(p agent.Params) agent.Behavior { return &GCSBehavior{p: p.(*GCSParams)} },
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
-	"skyloop/autopilot"
 	"skyloop/geom"
+	"skyloop/kind/multirotor"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -72,8 +72,8 @@ func BenchmarkTelemetryEncodeDecode(b *testing.B) { benchTelemetry(b, true) }
 // BenchmarkPhysicsControlSecond is the budget MAVLink is measured against:
 // one simulated second of the multirotor's physics and autopilot at 1 kHz.
 func BenchmarkPhysicsControlSecond(b *testing.B) {
-	cfg, _ := autopilot.PresetConfig("iris")
-	mr := autopilot.New(autopilot.NewShared(&cfg), geom.V(0, 0, 10), 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))
+	cfg, _ := multirotor.PresetConfig("iris")
+	mr := multirotor.New(multirotor.NewShared(&cfg), geom.V(0, 0, 10), 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))
 	var ev vehicle.Events
 	var now sim.Time
 	for b.Loop() {

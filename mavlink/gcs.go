@@ -9,6 +9,7 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
 	"skyloop/agent"
+	"skyloop/behavior"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -64,7 +65,7 @@ type GCSParams struct {
 	// coverage path as the coverage behaviour does and flies it as the
 	// mission: takeoff to its altitude above home, a waypoint at every
 	// turn point, then its final action.
-	Coverage agent.CoverageParams `yaml:"coverage" json:"coverage"`
+	Coverage behavior.CoverageParams `yaml:"coverage" json:"coverage"`
 }
 
 // covers reports whether the station flies a coverage plan.

@@ -8,8 +8,8 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
-	"skyloop/autopilot"
 	"skyloop/geom"
+	"skyloop/kind/multirotor"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -22,7 +22,7 @@ var testOrigin = geom.Geodetic{Lat: 47.397742, Lon: 8.545594, Alt: 488}
 type flyer struct {
 	t      *testing.T
 	now    sim.Time
-	mr     *autopilot.Multirotor
+	mr     *multirotor.Multirotor
 	ev     vehicle.Events
 	ep     *Vehicle
 	cl     *Client
@@ -61,10 +61,10 @@ func (f *flyer) push(q [][]byte, b []byte) [][]byte {
 
 func newFlyer(t *testing.T, loss float64) *flyer {
 	t.Helper()
-	cfg, _ := autopilot.PresetConfig("iris")
-	sh := autopilot.NewShared(&cfg)
+	cfg, _ := multirotor.PresetConfig("iris")
+	sh := multirotor.NewShared(&cfg)
 	f := &flyer{t: t, loss: loss, rng: rand.New(rand.NewPCG(7, uint64(loss*1000)))}
-	f.mr = autopilot.New(sh, geom.V(0, 0, 0), 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))
+	f.mr = multirotor.New(sh, geom.V(0, 0, 0), 0, sim.Stream(1, "turbulence", 0), sim.Stream(1, "sensors", 0))
 	f.ep = NewVehicle(VehicleConfig{SysID: 1, Origin: testOrigin, Home: geom.V(0, 0, 0)}, f.mr, f.mr, flyerVehHost{f})
 	f.cl = NewClient(255, 190, 1, testOrigin, sim.Second, common.MAV_TYPE_GCS, flyerClientHost{f})
 	f.dec = NewDecoder()

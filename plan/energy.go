@@ -18,9 +18,9 @@ type NamedEnergy struct {
 
 // energyModels are the named planning energy models: SPEC.md D's
 // empirical one and the ones fitted to each multirotor preset's physics
-// battery energy by `skyloop calibrate` (autopilot.Calibrate: straight
-// legs and turns at the survey's speed and altitude, least squares;
-// docs/calibration.md). TestEmbeddedCalibration in package autopilot
+// battery energy by `skyloop calibrate` (multirotor.Calibrate in package
+// kind/multirotor: straight legs and turns at the survey's speed and
+// altitude, least squares; docs/calibration.md). TestEmbeddedCalibration in package kind/multirotor
 // flies the calibration again and checks these values.
 var energyModels = map[string]NamedEnergy{
 	"spec": {Energy: DefaultEnergy, Doc: "SPEC.md D (4)'s empirical model for a small quadrotor (UB-ANC)"},

@@ -3,7 +3,7 @@
 // cell and by default returning to it (a Closed tour, as the paper's
 // paths; Open paths end anywhere), and costs a planning energy model
 // (Energy; by default SPEC.md D's empirical one, 0.1164 J per metre flown
-// plus 0.0173 J per degree turned, autopilot.PlanningEnergy's constants).
+// plus 0.0173 J per degree turned, the PlanningEnergy constants of kind/multirotor).
 // TurnAware searches for the cheapest such path (a generalised
 // travelling-salesman tour whose cost depends on consecutive triples) with
 // 2-opt and Or-opt moves from seeded random restarts; DLS is the

@@ -3,10 +3,10 @@ package px4sitl
 import (
 	"fmt"
 
-	"skyloop/autopilot"
 	"skyloop/fields"
 	"skyloop/firmware"
 	"skyloop/geom"
+	"skyloop/kind/multirotor"
 	"skyloop/vehicle"
 )
 
@@ -23,12 +23,12 @@ var Spec = firmware.Stack[*Params]{
 		"(instance = node id, MAV_SYS_ID = id+1) from `px4.dir` or SKYLOOP_PX4_DIR, with its working directory and logs " +
 		"under procs/. Command it over MAVLink: the mavlink behaviour relays its ground-station link through the simulated network.",
 	Params: func() *Params { p := DefaultParams(); return &p },
-	Defaults: func(c *autopilot.Config) {
+	Defaults: func(c *multirotor.Config) {
 		// PX4 flags exactly constant readings as stale: its magnetometer
 		// needs noise (PX4's own simulators use about this much).
 		c.Autopilot.MagNoise = 0.002
 	},
-	Check: func(c *autopilot.Config, p *Params, bad fields.Errors) {
+	Check: func(c *multirotor.Config, p *Params, bad fields.Errors) {
 		if n := len(c.Rotors); n != 4 && p.Airframe == 10016 {
 			bad["rotors"] = fmt.Sprintf("PX4 airframe 10016 (Iris) flies 4 rotors in its order (front-right, rear-left, front-left, rear-right), got %d", n)
 		}
@@ -44,7 +44,7 @@ var Spec = firmware.Stack[*Params]{
 			}
 		}
 	},
-	New: func(c *autopilot.Config, p *Params, id int, name string, _ geom.Vec3, _ float64) vehicle.Controller {
+	New: func(c *multirotor.Config, p *Params, id int, name string, _ geom.Vec3, _ float64) vehicle.Controller {
 		return New(p, id, name, len(c.Rotors), p.IdleRotorSpeed/c.MaxRotorSpeed)
 	},
 }.Spec()

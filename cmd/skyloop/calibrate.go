@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"skyloop/autopilot"
+	"skyloop/kind/multirotor"
 	"skyloop/plan"
 )
 
@@ -30,7 +30,7 @@ Prints every flight, the fit and its residuals, and the embedded model of
 the same name (plan/energy.go) to compare. See docs/calibration.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, ok := autopilot.PresetConfig(preset)
+			cfg, ok := multirotor.PresetConfig(preset)
 			if !ok {
 				return badInput("--preset %q: no such multirotor preset (iris, crazyflie)", preset)
 			}
@@ -44,7 +44,7 @@ the same name (plan/energy.go) to compare. See docs/calibration.md.`,
 			if !(altitude > 0 && altitude <= 1000) {
 				return badInput("--altitude %v: want an altitude in (0, 1000] m", altitude)
 			}
-			cal, err := autopilot.Calibrate(&cfg, speed, altitude, seed)
+			cal, err := multirotor.Calibrate(&cfg, speed, altitude, seed)
 			if err != nil {
 				return fmt.Errorf("calibrating %s: %w", preset, err)
 			}

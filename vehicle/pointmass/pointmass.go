@@ -1,16 +1,15 @@
-// Package pointmass is the cheapest vehicle kind: a 3D kinematic point with
-// velocity and acceleration limits (Physics, this file), flown by a
-// position controller that brakes in time to stop at its target
-// (Controller, controller.go). It is meant for very large swarms where the
-// network, not the airframe, is under study.
+// Package pointmass is the physics of the cheapest vehicle kind: a 3D
+// kinematic point with velocity and acceleration limits. It is meant for
+// very large swarms where the network, not the airframe, is under study.
 //
 // The point's natural input is a velocity setpoint with a heading (or turn
 // rate) setpoint, which it tracks within its acceleration and yaw-rate
-// limits; it has no instruments, and its controller flies on the exact pose
-// (vehicle.Sensors.Truth). Both live in this package, as separate types
-// joined only by vehicle.Sensors and vehicle.Actuators, because they share
-// one parameter block (the limits bound both the physics and the
-// controller's setpoints) and are too small to be worth two packages.
+// limits; it has no instruments. Its controller (package
+// autopilot/pointmassctl) flies on the exact pose (vehicle.Sensors.Truth);
+// the two share this package's parameter block (the limits bound both the
+// physics and the controller's setpoints) and are joined only by
+// vehicle.Sensors and vehicle.Actuators, into the kind of package
+// kind/pointmass.
 package pointmass
 
 import (
@@ -197,21 +196,4 @@ func clamp(x, lim float64) float64 {
 		return -lim
 	}
 	return x
-}
-
-// Vehicle is a point mass flown by its controller.
-type Vehicle struct {
-	*vehicle.Composed
-	// Phys is the physics, with the state in Phys.S.
-	Phys *Physics
-	// Ctrl is the controller.
-	Ctrl *Controller
-}
-
-// New returns a vehicle at pos with the shared parameters p. A vehicle
-// spawned on the ground (z <= 0) starts landed and idle; one spawned in the
-// air starts holding its position.
-func New(p *Params, pos geom.Vec3, yaw float64) *Vehicle {
-	ph, c := NewPhysics(p, pos, yaw), NewController(p, pos, yaw)
-	return &Vehicle{Composed: vehicle.Compose(ph, c), Phys: ph, Ctrl: c}
 }
