@@ -147,7 +147,7 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 		}
 	}()
 	for _, step := range []func() error{
-		e.openOutputs, e.attachEdges, e.start, e.run, e.finish, e.runTwin, e.writeFiles, e.commit,
+		e.checkRealtime, e.openOutputs, e.attachEdges, e.start, e.run, e.finish, e.runTwin, e.writeFiles, e.commit,
 	} {
 		if err = step(); err != nil {
 			return nil, err
@@ -173,17 +173,12 @@ type execution struct {
 	res   *Result
 }
 
-// openDir checks the isolation and the real-time factor and creates the
-// run directory (none without dest).
+// openDir checks the isolation and creates the run directory (none
+// without dest).
 func (e *execution) openDir(dest string) error {
 	e.iso = newIsolation(e.r)
 	if err := e.iso.check(); err != nil {
 		return &engine.OptionError{Err: err}
-	}
-	if rt := e.r.Realtime(); rt != 0 {
-		if err := CheckFactor(rt); err != nil {
-			return fmt.Errorf("realtime: %w", err)
-		}
 	}
 	if dest == "" {
 		return nil
@@ -193,11 +188,22 @@ func (e *execution) openDir(dest string) error {
 		fsys = record.OS
 	}
 	var err error
-	if e.dir, err = record.CreateIn(fsys, dest); err != nil {
-		return err
+	e.dir, err = record.CreateIn(fsys, dest)
+	return err
+}
+
+// checkRealtime checks the real-time factor; the run directory of a
+// real-time run writes asynchronously (the disk must not stall ticks).
+func (e *execution) checkRealtime() error {
+	rt := e.r.Realtime()
+	if rt == 0 {
+		return nil
 	}
-	if e.r.Realtime() > 0 {
-		e.dir.SetAsync() // the disk must not stall ticks
+	if err := CheckFactor(rt); err != nil {
+		return fmt.Errorf("realtime: %w", err)
+	}
+	if e.dir != nil && rt > 0 {
+		e.dir.SetAsync()
 	}
 	return nil
 }
