@@ -92,6 +92,10 @@ type Env struct {
 	// (logs of launched programs); it returns nil and no error when the
 	// run writes no files.
 	Output func(name string) (io.Writer, error)
+	// Create creates a file in the run directory, buffered (a network
+	// backend's capture or counters); write errors surface when the run
+	// directory is committed. It is nil when the run writes no files.
+	Create func(name string) (io.Writer, error)
 	// WorkDir creates a directory in the run directory (procs/px4-0, say)
 	// and returns its path, for launched programs that keep their own
 	// files; nil when the run writes no files.

@@ -220,10 +220,3 @@ type Clocked interface {
 type FileUser interface {
 	SetFiles(open func(name string) (io.Writer, error))
 }
-
-// OutputDirUser is implemented by backends whose own external process
-// writes files into the run directory (ns-3's capture); the runner tells
-// them the directory before Start.
-type OutputDirUser interface {
-	SetOutputDir(dir string)
-}

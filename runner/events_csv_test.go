@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"skyloop/record"
-	"skyloop/scenario"
 	"skyloop/sim"
 )
 
@@ -23,10 +22,12 @@ func TestEventsCSVSurvivesHostileText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := openOutputs(dir, scenario.Outputs{Events: true}, false, false)
+	s, err := newEventsCSV(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := &outputs{}
+	out.add(s)
 	texts := []string{"a,b", `quote "x"`, "multi\nline", " lead", "plain"}
 	for i, s := range texts {
 		out.Event(sim.Time(i), 1, "extern", s, s+", detail")

@@ -3,8 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"io"
-	"math"
 
 	"skyloop/engine"
 	"skyloop/foxglove"
@@ -12,12 +10,11 @@ import (
 	"skyloop/metrics"
 	"skyloop/netsim"
 	"skyloop/netsim/pcap"
-	"skyloop/netsim/tracecsv"
 	"skyloop/record"
 	"skyloop/report"
+	"skyloop/runread"
 	"skyloop/scenario"
 	"skyloop/sim"
-	"skyloop/tables"
 	"skyloop/vehicle"
 )
 
@@ -28,149 +25,200 @@ const (
 	clockHeader    = "t_ns,module,offset_ns"
 )
 
-// tableSink is an output format of the run's tables — trace, deliveries
-// and vehicles — chosen by outputs.format. It is opened in the run
-// directory with the tables the scenario asks for, gets every record of
-// those tables (and only those), and is closed at every end of the run,
-// finished or not, completing its files (a Parquet footer) so that even
-// a failed run's are readable; Close may be called again and returns the
-// first error.
-type tableSink interface {
-	Trace(e *netsim.TraceEvent)
-	Delivery(d *netsim.Delivery, tick sim.Time)
-	Vehicle(t sim.Time, id int, tel *vehicle.Telemetry)
+// sink is one output of a run: a file (events.csv, run.mcap, a table in
+// outputs.format), the live Foxglove server, the trajectory plots. It
+// takes the kinds of record it implements the interface of (traceSink,
+// deliverySink, vehicleSink, eventSink, clockSink) and nothing else. Close
+// is called at every end of the run, finished or not, and completes the
+// files the sink encodes itself (a Parquet footer, run.mcap's index), so
+// that even a failed run's are readable; it may be called again and
+// returns the first error.
+type sink interface {
 	Close() error
 }
 
-// tableKinds are the tables a run writes.
-type tableKinds struct{ trace, deliveries, vehicles bool }
+// The kinds of record a sink may take.
+type (
+	traceSink interface {
+		Trace(e *netsim.TraceEvent)
+	}
+	deliverySink interface {
+		Delivery(d *netsim.Delivery, tick sim.Time)
+	}
+	vehicleSink interface {
+		Vehicle(t sim.Time, id int, tel *vehicle.Telemetry)
+	}
+	eventSink interface {
+		Event(t sim.Time, node netsim.NodeID, source, name, detail string)
+	}
+	clockSink interface {
+		Clock(t sim.Time, module string, off int64)
+	}
+)
 
-// tableFormats are the values of outputs.format ("" is csv), each with
-// how to open its sink. A new format is its writer's package and a row
-// here (and a row in package runread's formats, for view, report html
-// and sweeps to read it back).
-var tableFormats = map[string]func(dir *record.Dir, on tableKinds) (tableSink, error){
-	"":        openCSVTables,
-	"csv":     openCSVTables,
-	"parquet": openParquetTables,
+// What a sink may ask of the engine or the end of the run.
+type (
+	// dropsSink is a traceSink that uses drop events one by one (see
+	// engine.DropRecorder).
+	dropsSink interface{ recordsDrops() bool }
+	// interleavedSink is a sink that writes every kind of record into one
+	// stream (see engine.InterleavedRecorder).
+	interleavedSink interface{ interleaved() bool }
+	// fileSink is a sink that draws files of its own from what it kept,
+	// once the run (and its twin) are over (trajectory.png).
+	fileSink interface {
+		writeFiles(e *execution) error
+	}
+)
+
+// openOutput opens one of a run's outputs: nothing (nil) when the scenario
+// or the options turn it off.
+type openOutput func(e *execution) ([]sink, error)
+
+// outputTable is every output a run may have, in the order they are
+// opened. A new output is one sink type and a row here; a new table
+// format is one row of tableFormats.
+var outputTable = []struct {
+	name string // for errors: the scenario key or option
+	open openOutput
+}{
+	{"outputs.format", openTables},
+	{"outputs.events", openEvents},
+	{"realtime", openClock},
+	{"outputs.pcap", openPcap},
+	{"outputs.plots", openPlots},
+	{"outputs.mcap", openFoxglove},
+	{"twin", openTrack},
 }
 
-// outputs holds the run's open outputs and the trajectory tracker; a nil
-// output (or a nil *outputs) is switched off, so callers never test. It
-// is the run's engine.Recorder.
+// tableFormats are the values of outputs.format, each with how to open
+// one of its tables in the run directory (a sink taking that table's
+// kind of record). A new format is its writer's package and a row here
+// (and a row in package runread's formats, for view, report html and
+// sweeps to read it back).
+var tableFormats = map[scenario.Format]func(dir *record.Dir, t runread.Table) (sink, error){
+	scenario.CSV:     openCSVTable,
+	scenario.Parquet: openParquetTable,
+}
+
+// outputs fans the run's records out to its sinks; it is the run's
+// engine.Recorder. Each kind of record goes to the sinks that take it, in
+// one loop, whatever the sinks are.
 type outputs struct {
-	dir      *record.Dir
-	tables   tableSink  // trace, deliveries, vehicles (outputs.format)
-	on       tableKinds // what tables gets
-	events   *record.CSV
-	clockCSV *record.CSV
-	tracks   *report.Tracker
-	pcap     *pcap.Writer       // packets.pcap
-	fox      *foxglove.Recorder // run.mcap and the live server
-	mcap     *foxglove.MCAP     // run.mcap's sink, ended by close even if fox never started
-	foxAll   bool               // fox writes every event (run.mcap)
-	// traj is every vehicle's position at every sample time after 0
-	// (kept when the run is compared with its twin); done when each
-	// vehicle's mission_done (or coverage_done) event came.
-	traj     *metrics.Track
-	done     map[int]sim.Time
-	vehicleN int
+	all        []sink
+	traces     []traceSink
+	deliveries []deliverySink
+	vehicles   []vehicleSink
+	events     []eventSink
+	clocks     []clockSink
+	drops      bool // a sink uses drops one by one
+	inter      bool // a sink interleaves every kind of record
+	track      *trackSink
+}
+
+// add makes s take the kinds of record it implements.
+func (o *outputs) add(s sink) {
+	o.all = append(o.all, s)
+	if t, ok := s.(traceSink); ok {
+		o.traces = append(o.traces, t)
+	}
+	if d, ok := s.(deliverySink); ok {
+		o.deliveries = append(o.deliveries, d)
+	}
+	if v, ok := s.(vehicleSink); ok {
+		o.vehicles = append(o.vehicles, v)
+	}
+	if ev, ok := s.(eventSink); ok {
+		o.events = append(o.events, ev)
+	}
+	if c, ok := s.(clockSink); ok {
+		o.clocks = append(o.clocks, c)
+	}
+	if d, ok := s.(dropsSink); ok && d.recordsDrops() {
+		o.drops = true
+	}
+	if i, ok := s.(interleavedSink); ok && i.interleaved() {
+		o.inter = true
+	}
+	if t, ok := s.(*trackSink); ok {
+		o.track = t
+	}
+}
+
+// openOutputs opens every output of outputTable that e's scenario and
+// options turn on. On error the outputs opened so far are returned, for
+// the failed run's clean-up to close.
+func openOutputs(e *execution) (*outputs, error) {
+	out := &outputs{}
+	for _, row := range outputTable {
+		sinks, err := row.open(e)
+		for _, s := range sinks {
+			out.add(s)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // wantsVehicles reports whether an output takes vehicle samples (the
 // engine records none otherwise).
-func (o *outputs) wantsVehicles() bool {
-	return o.on.vehicles || o.tracks != nil || o.fox != nil || o.traj != nil
-}
-
-// keepTrack keeps r's sampled trajectory and mission completions.
-func (o *outputs) keepTrack(r *engine.Run) {
-	o.vehicleN = r.Vehicles()
-	o.traj = &metrics.Track{Sample: r.Scenario().Outputs.SamplePeriod, Positions: make([][]geom.Vec3, o.vehicleN)}
-	o.done = map[int]sim.Time{}
-}
-
-func openOutputs(dir *record.Dir, o scenario.Outputs, noFiles, realtime bool) (*outputs, error) {
-	out := &outputs{dir: dir}
-	if dir == nil {
-		return out, nil
-	}
-	openTables, ok := tableFormats[o.Format]
-	if !ok {
-		return out, fmt.Errorf("outputs.format: no format %q", o.Format)
-	}
-	if on := (tableKinds{trace: o.Trace, deliveries: o.Deliveries, vehicles: o.Vehicles}); !noFiles && on != (tableKinds{}) {
-		var err error
-		if out.tables, err = openTables(dir, on); err != nil {
-			return out, err
-		}
-		out.on = on
-	}
-	var err error
-	open := func(on bool, name, header string) *record.CSV {
-		if !on || err != nil {
-			return nil
-		}
-		var c *record.CSV
-		c, err = dir.CSV(name, header)
-		return c
-	}
-	out.events = open(o.Events, "events.csv", eventsHeader)
-	out.clockCSV = open(realtime, "clock.csv", clockHeader)
-	if err == nil && o.Pcap && !noFiles {
-		var f io.Writer
-		if f, err = dir.File("packets.pcap"); err == nil {
-			out.pcap, err = pcap.NewWriter(f)
-		}
-	}
-	return out, err
-}
+func (o *outputs) wantsVehicles() bool { return len(o.vehicles) > 0 }
 
 // Trace implements engine.Recorder.
 func (o *outputs) Trace(e *netsim.TraceEvent) {
-	if o != nil && o.pcap != nil && e.Type == netsim.EvTx {
-		o.pcap.Write(e.T, e.P)
+	for _, s := range o.traces {
+		s.Trace(e)
 	}
-	if o == nil {
-		return
+}
+
+// Delivery implements engine.Recorder.
+func (o *outputs) Delivery(d *netsim.Delivery, tick sim.Time) {
+	for _, s := range o.deliveries {
+		s.Delivery(d, tick)
 	}
-	if o.fox != nil {
-		o.fox.Trace(e)
+}
+
+// Vehicle implements engine.Recorder.
+func (o *outputs) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
+	for _, s := range o.vehicles {
+		s.Vehicle(t, id, tel)
 	}
-	if o.on.trace {
-		o.tables.Trace(e)
+}
+
+// Event implements engine.Recorder.
+func (o *outputs) Event(t sim.Time, node netsim.NodeID, source, name, detail string) {
+	for _, s := range o.events {
+		s.Event(t, node, source, name, detail)
+	}
+}
+
+// clock records a module's clock offset (clock.csv).
+func (o *outputs) clock(t sim.Time, module string, off int64) {
+	for _, s := range o.clocks {
+		s.Clock(t, module, off)
 	}
 }
 
 // RecordsDrops implements engine.DropRecorder: drops are written one by
 // one to trace.csv and run.mcap (the live server shows those it gets).
-func (o *outputs) RecordsDrops() bool {
-	return o != nil && (o.on.trace || o.foxAll)
-}
+func (o *outputs) RecordsDrops() bool { return o != nil && o.drops }
 
 // Interleaved implements engine.InterleavedRecorder: run.mcap has every
 // kind of record in one stream, in the order they come.
-func (o *outputs) Interleaved() bool { return o != nil && o.mcap != nil }
+func (o *outputs) Interleaved() bool { return o != nil && o.inter }
 
-// close completes the files the outputs encode themselves: run.mcap's
-// index, summary and footer, and the table sink's (the Parquet tables'
-// last row groups and footers; the CSV streams need nothing: Commit and
-// Abort flush them). It
-// is called at every end of a run, finished or not, so that the partial
-// files of a failed or interrupted run are readable, as its CSV files are.
-// It can be called again; it returns the first error of each file.
+// close closes every sink (see sink.Close); the CSV streams need nothing
+// (the run directory's Commit and Fail flush them). It returns the first
+// error of each.
 func (o *outputs) close() error {
 	if o == nil {
 		return nil
 	}
 	var errs []error
-	if o.fox != nil {
-		errs = append(errs, o.fox.Close())
-	} else if o.mcap != nil {
-		errs = append(errs, o.mcap.End())
-	}
-	if o.tables != nil {
-		errs = append(errs, o.tables.Close())
+	for _, s := range o.all {
+		errs = append(errs, s.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -188,160 +236,293 @@ func (o *outputs) abandon() (err error) {
 	return o.close()
 }
 
-// Delivery implements engine.Recorder.
-func (o *outputs) Delivery(d *netsim.Delivery, tick sim.Time) {
-	if o != nil && o.on.deliveries {
-		o.tables.Delivery(d, tick)
-	}
-}
-
-// Vehicle implements engine.Recorder.
-func (o *outputs) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
-	if o == nil {
-		return
-	}
-	if o.tracks != nil {
-		o.tracks.Add(id, t.Seconds(), tel.Pos, tel.Target, tel.HasTarget)
-	}
-	if o.traj != nil && t > 0 {
-		o.traj.Positions[id] = append(o.traj.Positions[id], tel.Pos)
-	}
-	if o.fox != nil {
-		o.fox.Vehicle(t, id, tel)
-	}
-	if o.on.vehicles {
-		o.tables.Vehicle(t, id, tel)
-	}
-}
-
-// Event implements engine.Recorder.
-func (o *outputs) Event(t sim.Time, node netsim.NodeID, source, name, detail string) {
-	if o == nil {
-		return
-	}
-	if o.fox != nil {
-		o.fox.Event(t, node, source, name, detail)
-	}
-	if o.done != nil && source == "agent" && (name == "mission_done" || name == "coverage_done") && int(node) >= 0 && int(node) < o.vehicleN {
-		if _, ok := o.done[int(node)]; !ok {
-			o.done[int(node)] = t
+// writeFiles has every sink that draws files draw them (fileSink).
+func (o *outputs) writeFiles(e *execution) error {
+	for _, s := range o.all {
+		if f, ok := s.(fileSink); ok {
+			if err := f.writeFiles(e); err != nil {
+				return err
+			}
 		}
 	}
-	if o.events != nil {
-		o.events.Int(int64(t)).Int(int64(node)).Str(source).Str(name).Quoted(detail).End()
+	return nil
+}
+
+// files reports whether e writes per-record files (a run directory and
+// not --no-files).
+func (e *execution) files() bool { return e.dir != nil && !e.r.NoFiles() }
+
+// openTables opens trace, deliveries and vehicles, those the scenario
+// turns on, in outputs.format.
+func openTables(e *execution) ([]sink, error) {
+	o := e.r.Scenario().Outputs
+	if e.dir == nil {
+		return nil, nil
 	}
-}
-
-func (o *outputs) clock(t sim.Time, module string, off int64) {
-	if o == nil || o.clockCSV == nil {
-		return
+	open, ok := tableFormats[o.Format.Or(scenario.CSV)]
+	if !ok {
+		return nil, fmt.Errorf("outputs.format: no format %q", o.Format)
 	}
-	o.clockCSV.Int(int64(t)).Str(module).Int(off).End()
-}
-
-// csvTables is outputs.format csv: trace.csv, deliveries.csv and
-// vehicles.csv (a nil stream is a table the scenario turned off).
-type csvTables struct {
-	trace, deliveries, vehicles *record.CSV
-}
-
-func openCSVTables(dir *record.Dir, on tableKinds) (tableSink, error) {
-	var c csvTables
-	var err error
-	open := func(on bool, name, header string) *record.CSV {
-		if !on || err != nil {
-			return nil
+	if e.r.NoFiles() {
+		return nil, nil
+	}
+	var sinks []sink
+	for _, t := range []struct {
+		on    bool
+		table runread.Table
+	}{{o.Trace, runread.Trace}, {o.Deliveries, runread.Deliveries}, {o.Vehicles, runread.Vehicles}} {
+		if !t.on {
+			continue
 		}
-		var f *record.CSV
-		f, err = dir.CSV(name, header)
-		return f
-	}
-	c.trace = open(on.trace, "trace.csv", tracecsv.TraceHeader)
-	c.deliveries = open(on.deliveries, "deliveries.csv", tracecsv.DeliveriesHeader)
-	c.vehicles = open(on.vehicles, "vehicles.csv", vehiclesHeader)
-	return &c, err
-}
-
-func (c *csvTables) Trace(e *netsim.TraceEvent) { tracecsv.WriteTrace(c.trace, e) }
-
-func (c *csvTables) Delivery(d *netsim.Delivery, tick sim.Time) {
-	p := d.P
-	w := c.deliveries
-	w.Int(int64(d.At)).Int(int64(tick)).Int(int64(p.Src)).Int(int64(d.Dst)).Uint(uint64(p.Seq)).
-		Int(int64(p.TGen)).Int(int64(p.TSend)).Int(int64(p.Size)).Str(p.Kind.String()).Int(int64(d.At - p.TSend))
-	if math.IsNaN(d.RxPower) || math.IsInf(d.RxPower, 0) {
-		w.Str("")
-	} else {
-		w.Float(d.RxPower, 3)
-	}
-	w.End()
-}
-
-func (c *csvTables) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
-	armed := int64(0)
-	if tel.Armed {
-		armed = 1
-	}
-	c.vehicles.Int(int64(t)).Int(int64(id)).
-		Float(tel.Pos.X, 4).Float(tel.Pos.Y, 4).Float(tel.Pos.Z, 4).
-		Float(tel.Vel.X, 4).Float(tel.Vel.Y, 4).Float(tel.Vel.Z, 4).
-		Float(tel.Roll, 5).Float(tel.Pitch, 5).Float(tel.Yaw, 5).Str(tel.Mode.String()).Int(armed).Float(tel.Energy, 3).
-		Float(tel.BatteryV, 3).Float(tel.BatteryA, 3).Float(tel.PressurePa, 1).End()
-}
-
-// Close implements tableSink: the run directory flushes the streams.
-func (c *csvTables) Close() error { return nil }
-
-// parquetTables is outputs.format parquet: trace.parquet,
-// deliveries.parquet and vehicles.parquet (package tables; a nil table is
-// one the scenario turned off).
-type parquetTables struct {
-	trace      *tables.Table[tables.TraceRow]
-	deliveries *tables.Table[tables.DeliveryRow]
-	vehicles   *tables.Table[tables.VehicleRow]
-}
-
-func openParquetTables(dir *record.Dir, on tableKinds) (tableSink, error) {
-	var p parquetTables
-	file := func(on bool, name string) (io.Writer, error) {
-		if !on {
-			return nil, nil
+		s, err := open(e.dir, t.table)
+		if err != nil {
+			return sinks, err
 		}
-		return dir.File(name)
+		sinks = append(sinks, s)
 	}
-	f, err := file(on.trace, "trace.parquet")
+	return sinks, nil
+}
+
+// csvStream is a sink writing one CSV file of the run directory, which
+// flushes it.
+type csvStream struct{ w *record.CSV }
+
+// Close implements sink: the run directory flushes the stream.
+func (csvStream) Close() error { return nil }
+
+// eventsCSV is events.csv (outputs.events).
+type eventsCSV struct{ csvStream }
+
+func openEvents(e *execution) ([]sink, error) {
+	if e.dir == nil || !e.r.Scenario().Outputs.Events {
+		return nil, nil
+	}
+	s, err := newEventsCSV(e.dir)
 	if err != nil {
-		return &p, err
+		return nil, err
 	}
-	if f != nil {
-		p.trace = tables.NewTable[tables.TraceRow](f, "trace.parquet")
-	}
-	if f, err = file(on.deliveries, "deliveries.parquet"); err != nil {
-		return &p, err
-	}
-	if f != nil {
-		p.deliveries = tables.NewTable[tables.DeliveryRow](f, "deliveries.parquet")
-	}
-	if f, err = file(on.vehicles, "vehicles.parquet"); err != nil {
-		return &p, err
-	}
-	if f != nil {
-		p.vehicles = tables.NewTable[tables.VehicleRow](f, "vehicles.parquet")
-	}
-	return &p, nil
+	return []sink{s}, nil
 }
 
-func (p *parquetTables) Trace(e *netsim.TraceEvent) { p.trace.Add(tables.Trace(e)) }
-
-func (p *parquetTables) Delivery(d *netsim.Delivery, tick sim.Time) {
-	p.deliveries.Add(tables.Delivery(d, tick))
+// newEventsCSV creates events.csv in dir.
+func newEventsCSV(dir *record.Dir) (eventsCSV, error) {
+	c, err := dir.CSV("events.csv", eventsHeader)
+	return eventsCSV{csvStream{c}}, err
 }
 
-func (p *parquetTables) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
-	p.vehicles.Add(tables.Vehicle(t, id, tel))
+func (s eventsCSV) Event(t sim.Time, node netsim.NodeID, source, name, detail string) {
+	s.w.Int(int64(t)).Int(int64(node)).Str(source).Str(name).Quoted(detail).End()
 }
 
-// Close implements tableSink: each table's last row group and footer.
-func (p *parquetTables) Close() error {
-	return errors.Join(p.trace.Close(), p.deliveries.Close(), p.vehicles.Close())
+// clockCSV is clock.csv: each module's clock offset (real-time runs).
+type clockCSV struct{ csvStream }
+
+func openClock(e *execution) ([]sink, error) {
+	if e.dir == nil || e.r.Realtime() <= 0 {
+		return nil, nil
+	}
+	c, err := e.dir.CSV("clock.csv", clockHeader)
+	if err != nil {
+		return nil, err
+	}
+	return []sink{clockCSV{csvStream{c}}}, nil
 }
+
+func (s clockCSV) Clock(t sim.Time, module string, off int64) {
+	s.w.Int(int64(t)).Str(module).Int(off).End()
+}
+
+// pcapSink is packets.pcap (outputs.pcap): every packet as its sender
+// hands it to the network.
+type pcapSink struct{ w *pcap.Writer }
+
+func openPcap(e *execution) ([]sink, error) {
+	if !e.files() || !e.r.Scenario().Outputs.Pcap {
+		return nil, nil
+	}
+	f, err := e.dir.File("packets.pcap")
+	if err != nil {
+		return nil, err
+	}
+	w, err := pcap.NewWriter(f)
+	if err != nil {
+		return nil, err
+	}
+	return []sink{pcapSink{w}}, nil
+}
+
+func (s pcapSink) Trace(e *netsim.TraceEvent) {
+	if e.Type == netsim.EvTx {
+		s.w.Write(e.T, e.P)
+	}
+}
+
+// Close implements sink: the first error writing a packet.
+func (s pcapSink) Close() error { return s.w.Err() }
+
+// foxSink is the run's Foxglove messages: run.mcap (outputs.mcap) and the
+// live server (Options.Live).
+type foxSink struct {
+	rec  *foxglove.Recorder
+	mcap *foxglove.MCAP // ended by Close even if rec never started
+}
+
+func openFoxglove(e *execution) ([]sink, error) {
+	var sinks []foxglove.Sink
+	s := &foxSink{}
+	if e.files() && e.r.Scenario().Outputs.MCAP {
+		f, err := e.dir.File("run.mcap")
+		if err != nil {
+			return nil, err
+		}
+		s.mcap = foxglove.NewMCAP(f)
+		sinks = append(sinks, s.mcap)
+	}
+	if e.opt.Live != nil {
+		sinks = append(sinks, e.opt.Live)
+	}
+	if len(sinks) == 0 {
+		return nil, nil
+	}
+	var err error
+	s.rec, err = newFoxglove(e.r, sinks)
+	if err != nil {
+		if s.mcap == nil {
+			return nil, err
+		}
+		return []sink{s}, err // s ends run.mcap
+	}
+	return []sink{s}, nil
+}
+
+func (s *foxSink) Trace(e *netsim.TraceEvent) { s.rec.Trace(e) }
+
+func (s *foxSink) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) { s.rec.Vehicle(t, id, tel) }
+
+func (s *foxSink) Event(t sim.Time, node netsim.NodeID, source, name, detail string) {
+	s.rec.Event(t, node, source, name, detail)
+}
+
+func (s *foxSink) recordsDrops() bool { return s.mcap != nil }
+
+func (s *foxSink) interleaved() bool { return s.mcap != nil }
+
+// Close implements sink: run.mcap's index, summary and footer.
+func (s *foxSink) Close() error {
+	if s.rec != nil {
+		return s.rec.Close()
+	}
+	return s.mcap.End()
+}
+
+// plotsSink is trajectory.png and profile.png (outputs.plots), and
+// twin.png for a run with a twin.
+type plotsSink struct{ tracks *report.Tracker }
+
+func openPlots(e *execution) ([]sink, error) {
+	if !e.files() || !e.r.Scenario().Outputs.Plots {
+		return nil, nil
+	}
+	return []sink{plotsSink{report.NewTracker(vehicleNames(e.r), 4000)}}, nil
+}
+
+func (s plotsSink) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
+	s.tracks.Add(id, t.Seconds(), tel.Pos, tel.Target, tel.HasTarget)
+}
+
+// Close implements sink: the figures are drawn by writeFiles.
+func (plotsSink) Close() error { return nil }
+
+func (s plotsSink) writeFiles(e *execution) error {
+	r, dir := e.r, e.dir
+	sc := r.Scenario()
+	var obs []geom.Box
+	for _, o := range sc.World.Obstacles {
+		obs = append(obs, geom.Box{Min: o.Min, Max: o.Max})
+	}
+	png, err := report.TrajectoryPNG(fmt.Sprintf("%s, seed %d: trajectories (circles: starts, crosses: targets)", sc.Name, r.Seed()), s.tracks.Tracks, obs)
+	if err != nil {
+		return err
+	}
+	if err = report.WriteFile(dir.Path("trajectory.png"), png); err != nil {
+		return err
+	}
+	if r.Aerial() && r.Vehicles() <= 12 {
+		png, err := report.ProfilePNG(fmt.Sprintf("%s, seed %d: altitude and east offset", sc.Name, r.Seed()), s.tracks.Tracks)
+		if err != nil {
+			return err
+		}
+		if err = report.WriteFile(dir.Path("profile.png"), png); err != nil {
+			return err
+		}
+	}
+	if res := e.res; res.Twin != nil {
+		png, err := report.TwinPNG(fmt.Sprintf("%s, seed %d: the run (solid) and its ideal-network twin (dashed)", sc.Name, r.Seed()),
+			vehicleNames(r), res.figures.Track.Positions, res.Twin.figures.Track.Positions)
+		if err != nil {
+			return err
+		}
+		if err = report.WriteFile(dir.Path("twin.png"), png); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trackSink keeps every vehicle's position at every sample time after 0
+// and when each vehicle's mission_done (or coverage_done) event came: what
+// a run is compared with its twin on (Options.Twin, and the twin itself).
+type trackSink struct {
+	traj     *metrics.Track
+	done     map[int]sim.Time
+	vehicleN int
+}
+
+func openTrack(e *execution) ([]sink, error) {
+	if !e.opt.track && e.opt.Twin == nil {
+		return nil, nil
+	}
+	n := e.r.Vehicles()
+	return []sink{&trackSink{vehicleN: n, done: map[int]sim.Time{},
+		traj: &metrics.Track{Sample: e.r.Scenario().Outputs.SamplePeriod, Positions: make([][]geom.Vec3, n)}}}, nil
+}
+
+func (s *trackSink) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
+	if t > 0 {
+		s.traj.Positions[id] = append(s.traj.Positions[id], tel.Pos)
+	}
+}
+
+func (s *trackSink) Event(t sim.Time, node netsim.NodeID, source, name, _ string) {
+	if source == "agent" && (name == "mission_done" || name == "coverage_done") && int(node) >= 0 && int(node) < s.vehicleN {
+		if _, ok := s.done[int(node)]; !ok {
+			s.done[int(node)] = t
+		}
+	}
+}
+
+// Close implements sink: nothing to complete.
+func (*trackSink) Close() error { return nil }
+
+// vehicleNames returns the names of r's vehicles, in id order.
+func vehicleNames(r *engine.Run) []string {
+	names := make([]string, r.Vehicles())
+	for i := range names {
+		names[i] = r.Nodes()[i].Name
+	}
+	return names
+}
+
+// interface checks: every sink takes what it is meant to.
+var (
+	_ traceSink   = pcapSink{}
+	_ eventSink   = eventsCSV{}
+	_ clockSink   = clockCSV{}
+	_ vehicleSink = plotsSink{}
+	_ fileSink    = plotsSink{}
+	_ eventSink   = (*trackSink)(nil)
+	_ vehicleSink = (*trackSink)(nil)
+	_ traceSink   = (*foxSink)(nil)
+	_ vehicleSink = (*foxSink)(nil)
+	_ eventSink   = (*foxSink)(nil)
+)

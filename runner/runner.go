@@ -21,7 +21,6 @@ import (
 	"skyloop/edge"
 	"skyloop/engine"
 	"skyloop/foxglove"
-	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/orchestrate"
 	"skyloop/record"
@@ -134,100 +133,131 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 	if tw := opt.Twin; tw != nil {
 		defer tw.Close() // nothing when it ran
 	}
-	sc := r.Scenario()
-	iso := newIsolation(r)
-	if err := iso.check(); err != nil {
+	e := &execution{r: r, opt: opt, keep: true}
+	if err := e.openDir(dest); err != nil {
 		r.Close()
-		return nil, &engine.OptionError{Err: err}
+		return nil, err
 	}
-	var dir *record.Dir
-	if dest != "" {
-		fsys := opt.FS
-		if fsys == nil {
-			fsys = record.OS
-		}
-		if dir, err = record.CreateIn(fsys, dest); err != nil {
-			r.Close()
-			return nil, err
-		}
-	}
-	var undo closers
-	var out *outputs
-	keep := true // keep partial files on failure (not when nothing ran)
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error (please report with the scenario): %v", p)
 		}
 		if err != nil {
-			undo.run(err)
-			r.Close()
-			// Every exit completes the files the outputs encode
-			// (run.mcap, *.parquet): partial files are readable too.
-			if cerr := out.abandon(); cerr != nil {
-				if dir != nil && keep {
-					err = fmt.Errorf("%w (and completing the partial files: %v)", err, cerr)
-				} else {
-					r.Logger().Warn("closing the run's outputs", "err", cerr)
-				}
-			}
-			if dir != nil && keep {
-				err = dir.Fail(err)
-			} else {
-				dir.Discard()
-			}
+			err = e.fail(err)
 		}
 	}()
-	realtime := r.Realtime()
-	if realtime != 0 {
-		if err := CheckFactor(realtime); err != nil {
-			return nil, fmt.Errorf("realtime: %w", err)
+	for _, step := range []func() error{
+		e.checkRealtime, e.openOutputs, e.attachEdges, e.start, e.run, e.finish, e.runTwin, e.writeFiles, e.commit,
+	} {
+		if err = step(); err != nil {
+			return nil, err
 		}
 	}
-	if dir != nil && realtime > 0 {
-		dir.SetAsync() // the disk must not stall ticks
+	return e.res, nil
+}
+
+// execution is one run of Execute: what its steps share.
+type execution struct {
+	r    *engine.Run
+	opt  Options
+	iso  *isolation
+	dir  *record.Dir // nil: no run directory
+	out  *outputs
+	env  *edge.Env
+	undo closers
+	// keep is whether a failure keeps the partial files (not when
+	// nothing ran).
+	keep  bool
+	clock *clockLog
+	sched string // the kernel thread's scheduling (real-time runs)
+	res   *Result
+}
+
+// openDir checks the isolation and creates the run directory (none
+// without dest).
+func (e *execution) openDir(dest string) error {
+	e.iso = newIsolation(e.r)
+	if err := e.iso.check(); err != nil {
+		return &engine.OptionError{Err: err}
 	}
-	out, err = openOutputs(dir, sc.Outputs, r.NoFiles(), realtime > 0)
+	if dest == "" {
+		return nil
+	}
+	fsys := e.opt.FS
+	if fsys == nil {
+		fsys = record.OS
+	}
+	var err error
+	e.dir, err = record.CreateIn(fsys, dest)
+	return err
+}
+
+// checkRealtime checks the real-time factor; the run directory of a
+// real-time run writes asynchronously (the disk must not stall ticks).
+func (e *execution) checkRealtime() error {
+	rt := e.r.Realtime()
+	if rt == 0 {
+		return nil
+	}
+	if err := CheckFactor(rt); err != nil {
+		return fmt.Errorf("realtime: %w", err)
+	}
+	if e.dir != nil && rt > 0 {
+		e.dir.SetAsync()
+	}
+	return nil
+}
+
+// fail undoes what the steps did after one failed with err: the edges
+// are closed last opened first, the run, every output completed (run.mcap,
+// *.parquet: partial files are readable too) and the partial run directory
+// kept (or discarded when nothing ran). It returns the error to report.
+func (e *execution) fail(err error) error {
+	e.undo.run(err)
+	e.r.Close()
+	keep := e.dir != nil && e.keep
+	if cerr := e.out.abandon(); cerr != nil {
+		if keep {
+			err = fmt.Errorf("%w (and completing the partial files: %v)", err, cerr)
+		} else {
+			e.r.Logger().Warn("closing the run's outputs", "err", cerr)
+		}
+	}
+	if keep {
+		return e.dir.Fail(err)
+	}
+	e.dir.Discard()
+	return err
+}
+
+// openOutputs opens the run's outputs (outputTable) and makes them the
+// run's recorder.
+func (e *execution) openOutputs() error {
+	var err error
+	e.out, err = openOutputs(e)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if dir != nil && sc.Outputs.Plots && !r.NoFiles() {
-		names := make([]string, r.Vehicles())
-		for i := range names {
-			names[i] = r.Nodes()[i].Name
-		}
-		out.tracks = report.NewTracker(names, 4000)
+	e.r.SetRecorder(e.out, e.out.wantsVehicles())
+	if e.dir != nil {
+		e.r.SetFiles(e.dir.File)
 	}
-	var sinks []foxglove.Sink
-	if dir != nil && sc.Outputs.MCAP && !r.NoFiles() {
-		f, err := dir.File("run.mcap")
-		if err != nil {
-			return nil, err
-		}
-		out.mcap = foxglove.NewMCAP(f)
-		sinks = append(sinks, out.mcap)
-		out.foxAll = true
-	}
-	if opt.Live != nil {
-		sinks = append(sinks, opt.Live)
-	}
-	if len(sinks) > 0 {
-		if out.fox, err = newFoxglove(r, sinks); err != nil {
-			return nil, err
-		}
-	}
-	if opt.track || opt.Twin != nil {
-		out.keepTrack(r)
-	}
-	r.SetRecorder(out, out.wantsVehicles())
-	if dir != nil {
-		r.SetFiles(dir.File)
-	}
-	env := &edge.Env{Tick: sim.Duration(r.Tick()), Nodes: r.Nodes(), IsVehicle: func(id int) bool { return id >= 0 && id < r.Vehicles() },
-		Origin: sc.World.Origin, Dir: procDir(r), Log: r.Logger(), Realtime: realtime, Ready: opt.ExternReady,
+	return nil
+}
+
+// attachEdges connects the run to the world outside it: the behaviours
+// Options.Attach links, the namespaces, the edge components (the network
+// backend first) and the services they share, each closed by the undo
+// stack whatever happens.
+func (e *execution) attachEdges() error {
+	r, dir, opt := e.r, e.dir, e.opt
+	e.env = &edge.Env{Tick: sim.Duration(r.Tick()), Nodes: r.Nodes(), IsVehicle: func(id int) bool { return id >= 0 && id < r.Vehicles() },
+		Origin: r.Scenario().World.Origin, Dir: procDir(r), Log: r.Logger(), Realtime: r.Realtime(), Ready: opt.ExternReady,
 		Listen: opt.ExternListen, Remote: opt.ExternRemote}
 	if dir != nil {
-		env.Output = func(name string) (io.Writer, error) { return dir.Unbuffered(name) }
-		env.WorkDir = func(name string) (string, error) {
+		e.env.Output = func(name string) (io.Writer, error) { return dir.Unbuffered(name) }
+		e.env.Create = dir.File
+		e.env.WorkDir = func(name string) (string, error) {
 			p := dir.Path(name)
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				return "", fmt.Errorf("creating %s: %w", name, err)
@@ -235,102 +265,117 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 			return p, nil
 		}
 	}
-	if opt.Attach != nil {
-		var attachErr error
-		r.Behaviors(func(i int, b agent.Behavior) {
-			if attachErr != nil {
-				return
-			}
-			c, err := opt.Attach(r.Nodes()[i], b)
-			if err != nil {
-				attachErr = fmt.Errorf("connecting node %s: %w", r.Nodes()[i].Name, err)
-				if errors.Is(err, syscall.EADDRINUSE) {
-					attachErr = &engine.OptionError{Err: attachErr} // bad input: a port taken
-				}
-				return
-			}
-			if c != nil {
-				undo.push(func(error) { c.Close() })
-			}
-		})
-		if attachErr != nil {
-			keep = false // bad input found before anything ran: write nothing
-			return nil, attachErr
-		}
+	if err := e.attach(); err != nil {
+		e.keep = false // bad input found before anything ran: write nothing
+		return err
 	}
 	// Namespaces first: components bind to them.
-	undo.push(func(error) { iso.close() })
-	if err = iso.up(env); err != nil {
-		return nil, err
+	e.undo.push(func(error) { e.iso.close() })
+	if err := e.iso.up(e.env); err != nil {
+		return err
 	}
 	for _, c := range r.Components() {
-		undo.push(func(error) { c.Close() })
-		if err = c.Open(env); err != nil {
-			return nil, err
+		e.undo.push(func(error) { c.Close() })
+		if err := c.Open(e.env); err != nil {
+			return err
 		}
 	}
-	if opt.ExternListen != "" && !env.HasService("extern") {
-		return nil, &engine.OptionError{Err: fmt.Errorf("--listen %s: the scenario has no external agents (behaviour type: extern) for other hosts to connect to", opt.ExternListen)}
+	if opt.ExternListen != "" && !e.env.HasService("extern") {
+		return &engine.OptionError{Err: fmt.Errorf("--listen %s: the scenario has no external agents (behaviour type: extern) for other hosts to connect to", opt.ExternListen)}
 	}
-	for _, s := range env.Services() {
-		undo.push(func(cause error) { s.Close(cause) })
-		if err = s.Start(); err != nil {
-			return nil, err
+	for _, s := range e.env.Services() {
+		e.undo.push(func(cause error) { s.Close(cause) })
+		if err := s.Start(); err != nil {
+			return err
 		}
-	}
-	if u, ok := r.Backend().(netsim.OutputDirUser); ok && dir != nil {
-		u.SetOutputDir(dir.Path(""))
 	}
 	if u, ok := r.Backend().(netsim.FileUser); ok && dir != nil {
 		u.SetFiles(dir.File)
 	}
+	return nil
+}
+
+// attach calls Options.Attach for every behaviour.
+func (e *execution) attach() error {
+	if e.opt.Attach == nil {
+		return nil
+	}
+	var attachErr error
+	e.r.Behaviors(func(i int, b agent.Behavior) {
+		if attachErr != nil {
+			return
+		}
+		node := e.r.Nodes()[i]
+		c, err := e.opt.Attach(node, b)
+		if err != nil {
+			attachErr = fmt.Errorf("connecting node %s: %w", node.Name, err)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				attachErr = &engine.OptionError{Err: attachErr} // bad input: a port taken
+			}
+			return
+		}
+		if c != nil {
+			e.undo.push(func(error) { c.Close() })
+		}
+	})
+	return attachErr
+}
+
+// start starts the run (pacing and clock sampling first in real-time
+// runs) and, just before the first tick, the launched processes, so that
+// what they send at once does not wait for the run's own start-up; they
+// stop first.
+func (e *execution) start() error {
+	r := e.r
+	realtime := r.Realtime()
 	var first []sim.Phase
-	var clock *clockLog
 	if realtime > 0 {
-		p := newPacer(realtime, r.Logger(), opt.Pace)
-		clock = newClockLog(out, p, r.Backend(), bridges(r))
+		p := newPacer(realtime, r.Logger(), e.opt.Pace)
+		e.clock = newClockLog(e.out, p, r.Backend(), bridges(r))
 		first = append(first, sim.Phase{Name: "pace", Every: 1, Run: p.wait})
 		every := max(int64(10*sim.Millisecond/r.Tick()), 1)
-		first = append(first, sim.Phase{Name: "clock", Every: every, Run: clock.sample})
+		first = append(first, sim.Phase{Name: "clock", Every: every, Run: e.clock.sample})
 	}
 	r.SetWallClock(time.Now) // the worker pool's tuner: the core reads no clock
-	if err = r.Start(first...); err != nil {
-		return nil, err
+	if err := r.Start(first...); err != nil {
+		return err
 	}
-	sched := ""
 	if realtime > 0 {
 		var restore func()
-		sched, restore = realtimeThreads()
-		r.Logger().Debug("real-time run", "kernel thread", sched)
-		undo.push(func(error) { restore() })
+		e.sched, restore = realtimeThreads()
+		r.Logger().Debug("real-time run", "kernel thread", e.sched)
+		e.undo.push(func(error) { restore() })
 	}
-	// The processes start just before the first tick, so that what they
-	// send at once does not wait for the run's own start-up, and stop
-	// first.
-	undo.push(func(error) { iso.stopProcesses() })
-	if err = iso.startProcesses(); err != nil {
-		return nil, err
+	e.undo.push(func(error) { e.iso.stopProcesses() })
+	return e.iso.startProcesses()
+}
+
+// run steps the run to its end.
+func (e *execution) run() error {
+	if e.opt.Started != nil {
+		e.opt.Started()
 	}
-	if opt.Started != nil {
-		opt.Started()
+	err := e.r.Run()
+	if e.opt.Ended != nil {
+		e.opt.Ended()
 	}
-	err = r.Run()
-	if opt.Ended != nil {
-		opt.Ended()
-	}
+	return err
+}
+
+// finish closes the edges (processes, services, components, namespaces:
+// before the summary), finishes the run, completes the outputs' files and
+// makes the result.
+func (e *execution) finish() error {
+	e.undo.run(nil)
+	core, err := e.r.Finish()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	undo.run(nil) // processes, services, components, namespaces: before the summary
-	core, err := r.Finish()
-	if err != nil {
-		return nil, err
+	if err = e.out.close(); err != nil {
+		return err
 	}
-	if err = out.close(); err != nil {
-		return nil, err
-	}
-	sum := &Summary{Summary: core, Clock: clock.summary(), Scheduling: sched}
-	for _, s := range env.Services() {
+	sum := &Summary{Summary: core, Clock: e.clock.summary(), Scheduling: e.sched}
+	for _, s := range e.env.Services() {
 		if rp, ok := s.(reporter); ok {
 			if k, v := rp.Report(); v != nil {
 				if sum.Services == nil {
@@ -340,38 +385,52 @@ func Execute(r *engine.Run, dest string, opt Options) (res *Result, err error) {
 			}
 		}
 	}
-	if sc.Isolation == "netns" {
-		sum.Processes = iso.results
+	if e.r.Scenario().Isolation == "netns" {
+		sum.Processes = e.iso.results
 		if sum.Processes == nil {
 			sum.Processes = []orchestrate.ProcResult{}
 		}
 	}
-	res = &Result{Summary: sum}
-	if out.traj != nil {
-		res.figures = twin.FromSummary(core, out.done, out.traj)
+	e.res = &Result{Summary: sum}
+	if t := e.out.track; t != nil {
+		e.res.figures = twin.FromSummary(core, t.done, t.traj)
 	}
-	if opt.Twin != nil {
-		if res.Twin, err = runTwin(opt, dir, res); err != nil {
-			return nil, err
-		}
+	return nil
+}
+
+// runTwin runs the ideal-network twin (Options.Twin).
+func (e *execution) runTwin() error {
+	if e.opt.Twin == nil {
+		return nil
 	}
-	if dir == nil {
-		return res, nil
+	var err error
+	e.res.Twin, err = runTwin(e.opt, e.dir, e.res)
+	return err
+}
+
+// writeFiles writes the run's documents and figures (none without a run
+// directory).
+func (e *execution) writeFiles() error {
+	if e.dir == nil {
+		return nil
 	}
-	if out.pcap != nil && out.pcap.Err() != nil {
-		return nil, out.pcap.Err()
+	return writeFiles(e)
+}
+
+// commit moves the run directory into place and writes report.html
+// (outputs.report), which reads the committed files back.
+func (e *execution) commit() error {
+	if e.dir == nil {
+		return nil
 	}
-	if err = writeFiles(r, dir, out, res, opt); err != nil {
-		return nil, err
+	if err := e.dir.Commit(); err != nil {
+		return err
 	}
-	if err = dir.Commit(); err != nil {
-		return nil, err
+	e.res.Dir = e.dir.Dest()
+	if e.r.Scenario().Outputs.Report && !e.r.NoFiles() {
+		writeReport(e.res.Dir, e.r.Logger())
 	}
-	res.Dir = dir.Dest()
-	if sc.Outputs.Report && !r.NoFiles() {
-		writeReport(res.Dir, r.Logger())
-	}
-	return res, nil
+	return nil
 }
 
 // runTwin executes the twin of the run whose result is res into dir's
@@ -425,10 +484,11 @@ func writeReport(dir string, log *slog.Logger) {
 	}
 }
 
-// writeFiles writes the run's documents and plots into dir.
-func writeFiles(r *engine.Run, dir *record.Dir, out *outputs, res *Result, opt Options) error {
+// writeFiles writes the run's documents into e's run directory, and the
+// figures of its sinks (fileSink).
+func writeFiles(e *execution) error {
+	r, dir, res := e.r, e.dir, e.res
 	sc := r.Scenario()
-	sum := res.Summary
 	if err := dir.JSON("config.json", r.Effective()); err != nil {
 		return err
 	}
@@ -445,49 +505,16 @@ func writeFiles(r *engine.Run, dir *record.Dir, out *outputs, res *Result, opt O
 	if _, err := f.Write(yml); err != nil {
 		return fmt.Errorf("writing config.yaml: %w", err)
 	}
-	if out.tracks != nil {
-		var obs []geom.Box
-		for _, o := range sc.World.Obstacles {
-			obs = append(obs, geom.Box{Min: o.Min, Max: o.Max})
-		}
-		png, err := report.TrajectoryPNG(fmt.Sprintf("%s, seed %d: trajectories (circles: starts, crosses: targets)", sc.Name, r.Seed()), out.tracks.Tracks, obs)
-		if err != nil {
-			return err
-		}
-		if err = report.WriteFile(dir.Path("trajectory.png"), png); err != nil {
-			return err
-		}
-		if r.Aerial() && r.Vehicles() <= 12 {
-			png, err := report.ProfilePNG(fmt.Sprintf("%s, seed %d: altitude and east offset", sc.Name, r.Seed()), out.tracks.Tracks)
-			if err != nil {
-				return err
-			}
-			if err = report.WriteFile(dir.Path("profile.png"), png); err != nil {
-				return err
-			}
-		}
+	if err := e.out.writeFiles(e); err != nil {
+		return err
 	}
-	if res.Twin != nil && out.tracks != nil {
-		names := make([]string, r.Vehicles())
-		for i := range names {
-			names[i] = r.Nodes()[i].Name
-		}
-		png, err := report.TwinPNG(fmt.Sprintf("%s, seed %d: the run (solid) and its ideal-network twin (dashed)", sc.Name, r.Seed()),
-			names, res.figures.Track.Positions, res.Twin.figures.Track.Positions)
-		if err != nil {
-			return err
-		}
-		if err = report.WriteFile(dir.Path("twin.png"), png); err != nil {
-			return err
-		}
-	}
-	if err := dir.JSON("summary.json", sum); err != nil {
+	if err := dir.JSON("summary.json", res.Summary); err != nil {
 		return err
 	}
 	m := map[string]any{"scenario": sc.Name, "scenario_file": sc.File, "seed": r.Seed(),
 		"duration_ns": r.End(), "ticks": int64(r.End()) / int64(r.Tick()), "workers": r.Workers()}
-	if opt.Meta != nil {
-		for k, v := range opt.Meta() {
+	if e.opt.Meta != nil {
+		for k, v := range e.opt.Meta() {
 			m[k] = v
 		}
 	}

@@ -67,8 +67,8 @@ func (sc *Scenario) check() {
 			sc.Errorf("outputs.sample_period", "must be a positive multiple of the tick %v, got %v%s", sc.Tick, sc.Outputs.SamplePeriod, how)
 		}
 	}
-	if f := sc.Outputs.Format; f != "" && f != "csv" && f != "parquet" {
-		sc.Errorf("outputs.format", "must be csv or parquet, got %q", f)
+	if err := sc.Outputs.Format.Check(); err != nil {
+		sc.Errorf("outputs.format", "%v", err)
 	}
 	if !(sc.Realtime == 0 || sc.Realtime >= 0.01 && sc.Realtime <= 1000) { // runner.MinFactor, MaxFactor
 		sc.Errorf("realtime", "must be a real-time factor from 0.01 to 1000 (or 0 = as fast as possible), got %v", sc.Realtime)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -159,13 +160,52 @@ type Outputs struct {
 	Plots        bool         `yaml:"plots" json:"plots"`                 // trajectory.png
 	Pcap         bool         `yaml:"pcap" json:"pcap,omitempty"`         // packets.pcap: every packet as its sender hands it to the network
 	MCAP         bool         `yaml:"mcap" json:"mcap,omitempty"`         // run.mcap: the run for Foxglove (package foxglove)
-	Format       string       `yaml:"format" json:"format,omitempty"`     // "csv" (default) or "parquet" for trace, deliveries and vehicles
+	Format       Format       `yaml:"format" json:"format,omitempty"`     // csv (default) or parquet for trace, deliveries and vehicles
 	Report       bool         `yaml:"report" json:"report"`               // report.html: the run's tables and figures in one page
 	SamplePeriod sim.Duration `yaml:"sample_period" json:"sample_period"` // vehicles.csv sampling period
 	// Twin runs the scenario a second time, with the same seed, on an
 	// ideal network (skyloop run --twin; package twin) into the run
 	// directory's twin/, and adds what the network cost to summary.json.
 	Twin bool `yaml:"twin" json:"twin,omitempty"`
+}
+
+// Format is outputs.format: the file format of a run's trace, deliveries
+// and vehicles tables. The empty Format is CSV.
+type Format string
+
+// The values of outputs.format. A new format is a value here, listed in
+// Formats, with its sink in package runner and its reader in package
+// runread (their tests check that every value has both).
+const (
+	// CSV writes trace.csv, deliveries.csv and vehicles.csv (the default).
+	CSV Format = "csv"
+	// Parquet writes trace.parquet, deliveries.parquet and
+	// vehicles.parquet (package tables).
+	Parquet Format = "parquet"
+)
+
+// Formats lists every valid outputs.format, the default first.
+var Formats = []Format{CSV, Parquet}
+
+// Or returns f, or def when f is empty (not set).
+func (f Format) Or(def Format) Format {
+	if f == "" {
+		return def
+	}
+	return f
+}
+
+// Check returns an error naming the bad value when f is not a format of
+// Formats (the empty Format is CSV).
+func (f Format) Check() error {
+	if f == "" || slices.Contains(Formats, f) {
+		return nil
+	}
+	names := make([]string, len(Formats))
+	for i, v := range Formats {
+		names[i] = string(v)
+	}
+	return fmt.Errorf("must be %s, got %q", strings.Join(names, " or "), string(f))
 }
 
 // Load reads and checks a scenario file; see Parse.

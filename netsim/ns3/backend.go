@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"skyloop/edge"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -206,12 +207,18 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 	return &Backend{p: p, seed: seed, tr: tr, pend: map[uint64]*pending{}}, nil
 }
 
-// SetOutputDir tells the backend where the run's files go (pcap).
-func (b *Backend) SetOutputDir(dir string) { b.outDir = dir }
-
-// SetFiles implements netsim.FileUser: with a run directory, ns-3 counts
+// Open implements edge.Component: with a run directory, ns-3 writes its
+// own capture there (pcap: true) and the backend counts
 // packets at the IP layer and Close writes them to routing.csv.
-func (b *Backend) SetFiles(open func(name string) (io.Writer, error)) { b.open = open }
+func (b *Backend) Open(env *edge.Env) error {
+	b.open = env.Create
+	if env.WorkDir == nil {
+		return nil
+	}
+	var err error
+	b.outDir, err = env.WorkDir("")
+	return err
+}
 
 // Syncs returns the number of synchronisations so far.
 func (b *Backend) Syncs() int { return b.syncs }

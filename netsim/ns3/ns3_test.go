@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"skyloop/edge"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -67,10 +68,10 @@ func driveWith(t testing.TB, p Params, pos []geom.Vec3, sends []tx, end sim.Time
 		t.Fatal(err)
 	}
 	if files != nil {
-		b.SetFiles(func(name string) (io.Writer, error) {
+		b.Open(&edge.Env{Create: func(name string) (io.Writer, error) {
 			files[name] = &bytes.Buffer{}
 			return files[name], nil
-		})
+		}})
 	}
 	got, ticks := driveBackend(t, b, pos, sends, end)
 	return got, ticks, b

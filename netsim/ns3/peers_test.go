@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"skyloop/edge"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -207,10 +208,10 @@ func TestLyingCounters(t *testing.T) {
 			}
 			b, _ := New(p, 1, nil)
 			files := map[string]*strings.Builder{}
-			b.SetFiles(func(name string) (io.Writer, error) {
+			b.Open(&edge.Env{Create: func(name string) (io.Writer, error) {
 				files[name] = &strings.Builder{}
 				return files[name], nil
-			})
+			}})
 			if err := b.Start([]netsim.NodeInfo{{ID: 0}, {ID: 1, Pos: geom.V(10, 0, 0)}, {ID: 2, Pos: geom.V(0, 10, 0)}}); err != nil {
 				t.Fatal(err)
 			}

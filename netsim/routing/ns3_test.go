@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"skyloop/edge"
 	"skyloop/geom"
 	"skyloop/internal/ns3test"
 	"skyloop/netsim"
@@ -263,9 +264,8 @@ func ubanc7() ([]geom.Vec3, func(sim.Time, []geom.Vec3) bool) {
 func ns3Counters(t testing.TB, b *ns3.Backend, pos []geom.Vec3, sends []send, end sim.Time, move func(sim.Time, []geom.Vec3) bool) (result, [][]uint64, string) {
 	t.Helper()
 	dir := t.TempDir()
-	b.SetOutputDir(dir)
 	var csv bytes.Buffer
-	b.SetFiles(func(string) (io.Writer, error) { return &csv, nil })
+	b.Open(&edge.Env{Create: func(string) (io.Writer, error) { return &csv, nil }, WorkDir: func(string) (string, error) { return dir, nil }})
 	res := run(t, b, pos, sends, end, move)
 	var rows [][]uint64
 	for i, l := range strings.Split(strings.TrimSpace(csv.String()), "\n") {
