@@ -2,9 +2,10 @@
 // ships with: the core's (engine.Core: vehicle kinds, the behaviours of
 // package agent, the ideal and impair backends) and the others: the wifi
 // model (its captures go through gopacket), the ns3 and extern backends, the
-// extern and MAVLink behaviours, the TAP bridge of isolation: netns, and
-// real PX4 and ArduPilot firmware as multirotor controllers (px4-sitl,
-// ardupilot-sitl).
+// extern and MAVLink behaviours, the TAP bridge of isolation: netns, real
+// PX4 and ArduPilot firmware as multirotor controllers (px4-sitl,
+// ardupilot-sitl), and MuJoCo's library and model files (mjlib) for the
+// kinds that step in MuJoCo.
 // Programs that build runs from scenario files pass it to the engine:
 //
 //	reg := components.Registry()
@@ -25,6 +26,7 @@ import (
 	"skyloop/netsim/tap"
 	"skyloop/netsim/wifi"
 	"skyloop/px4sitl"
+	"skyloop/vehicle/mujoco/mjlib"
 )
 
 // Registry returns a new registry of every component.
@@ -40,5 +42,6 @@ func Registry() *engine.Registry {
 	g.AddBehavior(tap.BridgeSpec)
 	g.AddController(px4sitl.Spec)
 	g.AddController(ardupilot.Spec)
+	g.UseMuJoCo(mjlib.Lib{})
 	return g
 }
