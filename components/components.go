@@ -1,10 +1,11 @@
 // Package components assembles the registry of every component skyloop
 // ships with: the core's (engine.Core: vehicle kinds, the behaviours of
 // package agent, the ideal and impair backends) and the others: the wifi
-// model (its captures go through gopacket), the ns3 and extern backends, the
-// extern and MAVLink behaviours, the TAP bridge of isolation: netns, and
-// real PX4 and ArduPilot firmware as multirotor controllers (px4-sitl,
-// ardupilot-sitl).
+// model with its pcap captures (written by netsim/pcap, through gopacket),
+// the ns3 and extern backends, the extern and MAVLink behaviours, the TAP
+// bridge of isolation: netns, real PX4 and ArduPilot firmware as
+// multirotor controllers (px4-sitl, ardupilot-sitl), and MuJoCo's library
+// and model files (mjlib) for the kinds that step in MuJoCo.
 // Programs that build runs from scenario files pass it to the engine:
 //
 //	reg := components.Registry()
@@ -22,15 +23,17 @@ import (
 	"skyloop/mavlink"
 	"skyloop/mavlink/mavnet"
 	"skyloop/netsim/ns3"
+	"skyloop/netsim/pcap"
 	"skyloop/netsim/tap"
 	"skyloop/netsim/wifi"
 	"skyloop/px4sitl"
+	"skyloop/vehicle/mujoco/mjlib"
 )
 
 // Registry returns a new registry of every component.
 func Registry() *engine.Registry {
 	g := engine.Core()
-	g.AddBackend(wifi.Spec)
+	g.AddBackend(wifi.SpecWith(pcap.NewWriter))
 	g.AddBackend(ns3.Spec)
 	g.AddBackend(extern.NetworkSpec)
 	g.AddBehavior(extern.BehaviorSpec)
@@ -40,5 +43,6 @@ func Registry() *engine.Registry {
 	g.AddBehavior(tap.BridgeSpec)
 	g.AddController(px4sitl.Spec)
 	g.AddController(ardupilot.Spec)
+	g.UseMuJoCo(mjlib.Lib{})
 	return g
 }

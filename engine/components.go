@@ -129,15 +129,32 @@ var coreKinds = []KindSpec{
 			}
 		},
 	},
-	{
+}
+
+// mujocoKinds returns the kinds that step in the run's MuJoCo world, whose
+// models lib compiles (Registry.UseMuJoCo; mujoco.Absent() in Core): the
+// groundbot (physics: mujoco; its native physics needs no library) and
+// robots read from MJCF files, which lib also reads.
+func mujocoKinds(lib mujoco.Library) []KindSpec {
+	if lib == nil {
+		lib = mujoco.Absent()
+	}
+	return []KindSpec{groundbotKind(lib), mujocoKind(lib)}
+}
+
+// groundbotKind is the differential-drive ground robot, in its native
+// physics or in MuJoCo's (lib).
+func groundbotKind(lib mujoco.Library) KindSpec {
+	return KindSpec{
 		Name:    groundbot.Kind,
 		StepNs:  30,
 		Presets: groundbot.Presets(),
 		Preset: func(name string) validator {
 			p, _ := groundbot.Preset(name)
+			p.UseMuJoCo(lib)
 			return &p
 		},
-		Params: func() validator { p := groundbot.DefaultParams(); return &p },
+		Params: func() validator { p := groundbot.DefaultParams(); p.UseMuJoCo(lib); return &p },
 		Timing: func(p validator) vehicle.Timing {
 			q := p.(*groundbot.Params)
 			return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
@@ -149,37 +166,39 @@ var coreKinds = []KindSpec{
 					return groundbot.New(q, pos, yaw)
 				}
 			}
-			w := mujoco.WorldIn(worlds, q.PhysicsPeriod)
+			w := mujoco.WorldIn(worlds, lib, q.PhysicsPeriod)
 			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
 				return groundbot.NewMuJoCo(q, w, w.Parts(), pos, yaw)
 			}
 		},
-	},
+	}
 }
 
-// mujocoKind is the kind of robots read from MJCF files, stepped in the
-// run's MuJoCo world and driven by the groundbot's drive controller
+// mujocoKind is the kind of robots read from MJCF files (by lib), stepped
+// in the run's MuJoCo world and driven by the groundbot's drive controller
 // through two wheel velocity actuators.
-var mujocoKind = KindSpec{
-	Name:   mujoco.Kind,
-	StepNs: 30,
-	Params: func() validator { p := mujoco.DefaultRobotParams(); return &p },
-	Timing: func(p validator) vehicle.Timing {
-		q := p.(*mujoco.RobotParams)
-		return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
-	},
-	NewGroupIn: func(p validator, worlds *vehicle.Worlds) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
-		q := p.(*mujoco.RobotParams)
-		w := mujoco.WorldIn(worlds, q.PhysicsPeriod)
-		rs := mujoco.NewRobots(q, w, worlds.Dir)
-		gp := groundbot.DefaultParams()
-		gp.WheelRadius, gp.Track, gp.MaxWheelSpeed = q.WheelRadius, q.Track, q.MaxWheelSpeed
-		gp.MaxSpeed, gp.HeadingGain, gp.PosGain, gp.AcceptRadius = q.MaxSpeed, q.HeadingGain, q.PosGain, q.AcceptRadius
-		gp.PhysicsPeriod, gp.ControlPeriod = q.PhysicsPeriod, q.ControlPeriod
-		return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
-			return mujoco.NewRobotVehicle(rs.New(w.Parts(), pos, yaw), groundbot.NewController(&gp, pos, yaw))
-		}
-	},
+func mujocoKind(lib mujoco.Library) KindSpec {
+	return KindSpec{
+		Name:   mujoco.Kind,
+		StepNs: 30,
+		Params: func() validator { p := mujoco.DefaultRobotParams(); p.UseLibrary(lib); return &p },
+		Timing: func(p validator) vehicle.Timing {
+			q := p.(*mujoco.RobotParams)
+			return vehicle.Timing{Physics: q.PhysicsPeriod, Control: q.ControlPeriod}
+		},
+		NewGroupIn: func(p validator, worlds *vehicle.Worlds) func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle {
+			q := p.(*mujoco.RobotParams)
+			w := mujoco.WorldIn(worlds, lib, q.PhysicsPeriod)
+			rs := mujoco.NewRobots(q, w, worlds.Dir)
+			gp := groundbot.DefaultParams()
+			gp.WheelRadius, gp.Track, gp.MaxWheelSpeed = q.WheelRadius, q.Track, q.MaxWheelSpeed
+			gp.MaxSpeed, gp.HeadingGain, gp.PosGain, gp.AcceptRadius = q.MaxSpeed, q.HeadingGain, q.PosGain, q.AcceptRadius
+			gp.PhysicsPeriod, gp.ControlPeriod = q.PhysicsPeriod, q.ControlPeriod
+			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
+				return mujoco.NewRobotVehicle(rs.New(w.Parts(), pos, yaw), groundbot.NewController(&gp, pos, yaw))
+			}
+		},
+	}
 }
 
 func names[V any](m map[string]V) string {

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"skyloop/components"
 	"skyloop/engine"
 	"skyloop/internal/mjtest"
 	"skyloop/scenario"
@@ -89,9 +90,10 @@ func TestValidateRefusesUnboundedModels(t *testing.T) {
 		{"good.xml", ""},
 	} {
 		path := write("s.yaml", strings.Replace(robotScenario, "MODEL", c.model, 1))
-		sc, err := scenario.Load(path, engine.Core().Check)
+		reg := components.Registry()
+		sc, err := scenario.Load(path, reg.Check)
 		if err == nil {
-			_, err = engine.Build(sc, engine.Options{CheckOnly: true})
+			_, err = engine.Build(sc, engine.Options{CheckOnly: true, Registry: reg})
 		}
 		if c.want == "" {
 			if err != nil {

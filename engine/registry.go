@@ -11,6 +11,7 @@ import (
 	"skyloop/netsim/ideal"
 	"skyloop/netsim/impair"
 	"skyloop/scenario"
+	"skyloop/vehicle/mujoco"
 )
 
 // Registry is the set of component types runs are built from, by the names
@@ -72,13 +73,26 @@ func Core() *Registry {
 	for _, k := range coreKinds {
 		g.AddKind(k)
 	}
-	g.AddKind(mujocoKind)
+	for _, k := range mujocoKinds(nil) {
+		g.AddKind(k)
+	}
 	for _, b := range behavior.Builtins() {
 		g.AddBehavior(b)
 	}
 	g.AddBackend(ideal.Spec)
 	g.AddBackend(impair.Spec)
 	return g
+}
+
+// UseMuJoCo gives the kinds that step in MuJoCo (mujoco, and groundbot
+// with physics: mujoco) the library that loads MuJoCo and reads the
+// robots' model files: skyloop/vehicle/mujoco/mjlib's, an edge, which
+// skyloop/components gives. Without it (Core) they report that the program
+// has no MuJoCo.
+func (g *Registry) UseMuJoCo(lib mujoco.Library) {
+	for _, k := range mujocoKinds(lib) {
+		g.kinds[k.Name] = k
+	}
 }
 
 // AddKind adds a vehicle kind. It panics on a duplicate name, a

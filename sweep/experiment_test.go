@@ -15,17 +15,26 @@ import (
 	"skyloop/internal/mjtest"
 	"skyloop/scenario"
 	"skyloop/scenarios"
+	"skyloop/vehicle/mujoco/mjlib"
 )
+
+// mjRegistry is the core's registry with MuJoCo (the netbots collection's
+// robot steps in it).
+var mjRegistry = func() *engine.Registry {
+	g := engine.Core()
+	g.UseMuJoCo(mjlib.Lib{})
+	return g
+}()
 
 // config returns a variant's effective configuration, flattened to
 // path -> value as in summary.csv.
 func config(t *testing.T, e *Experiment, text []byte) map[string]string {
 	t.Helper()
-	sc, err := scenario.Parse(e.Scenario, text, engine.Core().Check)
+	sc, err := scenario.Parse(e.Scenario, text, mjRegistry.Check)
 	if err != nil {
 		t.Fatalf("variant text does not parse: %v\n%s", err, text)
 	}
-	r, err := engine.Build(sc, engine.Options{CheckOnly: true})
+	r, err := engine.Build(sc, engine.Options{CheckOnly: true, Registry: mjRegistry})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +114,12 @@ func checkBuiltinExperiments(t *testing.T, dir, scenarioName, suffix string, che
 		if !ok {
 			t.Fatalf("%s: not found", name)
 		}
-		fromFile, err := LoadExperiment(filepath.Join("..", "scenarios", name+".yaml"), nil, nil)
+		fromFile, err := LoadExperiment(filepath.Join("..", "scenarios", name+".yaml"), nil, mjRegistry)
 		if err != nil {
 			t.Errorf("%s: loading the file: %v", name, err)
 			continue
 		}
-		e, err := ParseExperiment(filepath.Base(name)+".yaml", b, builtinIn(dir), nil)
+		e, err := ParseExperiment(filepath.Base(name)+".yaml", b, builtinIn(dir), mjRegistry)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

@@ -19,7 +19,7 @@ import (
 	"skyloop/netsim/ns3"
 	"skyloop/scenario"
 	"skyloop/scenarios"
-	"skyloop/vehicle/mujoco"
+	"skyloop/vehicle/mujoco/mjlib"
 )
 
 // The cluster recipes in deploy/ (docs/cluster.md) are checked here: their
@@ -675,7 +675,7 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("the runtime stage does not build the ns-3 program into SKYLOOP_CACHE with a built-in ns-3 scenario")
 	}
 	want := strings.Fields(regexp.MustCompile("apt-get install -y ([^`]+)`").FindStringSubmatch(ns3.ErrNoNS3.Error())[1])
-	want = append(want, regexp.MustCompile(`apt-get install -y (\S+)`).FindStringSubmatch(mujoco.InstallHint)[1])
+	want = append(want, regexp.MustCompile(`apt-get install -y (\S+)`).FindStringSubmatch(mjlib.InstallHint)[1])
 	slices.Sort(want)
 	slices.Sort(pkgs)
 	if !slices.Equal(pkgs, want) {

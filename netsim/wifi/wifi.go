@@ -26,7 +26,6 @@ import (
 
 	"skyloop/geom"
 	"skyloop/netsim"
-	"skyloop/netsim/pcap"
 	"skyloop/sim"
 )
 
@@ -179,7 +178,8 @@ type Backend struct {
 	wRef, dRef              float64 // watts at and within dRef
 	cutoffW, sensW, preMinW float64
 	free                    []*frame // frames to reuse
-	pcap                    *pcap.Writer
+	capture                 Capture  // capture.pcap (pcap: true)
+	newCapture              func(w io.Writer) (Capture, error)
 	open                    func(name string) (io.Writer, error)
 	now                     sim.Time
 	clock                   sim.Time // the latest time AdvanceTo was asked for
@@ -248,7 +248,7 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 }
 
 // SetFiles implements netsim.FileUser: capture.pcap (pcap: true) is
-// written through open.
+// created through open and written by the backend's capture (SpecWith).
 func (b *Backend) SetFiles(open func(name string) (io.Writer, error)) { b.open = open }
 
 // CutoffRange returns the distance beyond which signals are ignored.
@@ -273,7 +273,10 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 			return err
 		}
 		if f != nil {
-			if b.pcap, err = pcap.NewWriter(f); err != nil {
+			if b.newCapture == nil {
+				return errNoCapture
+			}
+			if b.capture, err = b.newCapture(f); err != nil {
 				return err
 			}
 		}
@@ -578,8 +581,8 @@ func (b *Backend) transmit(n *node, f *frame) {
 	n.eifs = false // ns-3's ChannelAccessManager::NotifyTxStartNow
 	n.txUntil = f.end
 	b.busy(n, t, f.end)
-	if b.pcap != nil && !f.ack {
-		b.pcap.Write(t, f.pkt)
+	if b.capture != nil && !f.ack {
+		b.capture.Write(t, f.pkt)
 	}
 	f.recv = f.recv[:0]
 	for _, r := range b.idx.nearNode(n.id, n.pos) {
@@ -1334,8 +1337,8 @@ func (b *Backend) Close() error {
 		p.Free()
 	}
 	b.q.Clear()
-	if b.pcap != nil {
-		return b.pcap.Err()
+	if b.capture != nil {
+		return b.capture.Err()
 	}
 	return nil
 }

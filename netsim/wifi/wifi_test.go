@@ -11,6 +11,7 @@ import (
 
 	"skyloop/geom"
 	"skyloop/netsim"
+	"skyloop/netsim/pcap"
 	"skyloop/sim"
 )
 
@@ -74,6 +75,7 @@ func TestPcapReadableByTshark(t *testing.T) {
 	p := DefaultParams()
 	p.Pcap = true
 	b := nativeBackend(t, p, nil)
+	b.newCapture = func(w io.Writer) (Capture, error) { return pcap.NewWriter(w) }
 	var files []*os.File
 	b.SetFiles(func(name string) (io.Writer, error) {
 		f, err := os.Create(filepath.Join(dir, name))
@@ -105,6 +107,50 @@ func TestPcapReadableByTshark(t *testing.T) {
 	}
 	if lines[0] != "10.1.0.1\t10.1.255.255\t15\t60" || lines[10] != "10.1.0.1\t10.1.0.2\t15\t60" {
 		t.Fatalf("tshark fields:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// frames is a Capture that keeps what it is given.
+type frames struct {
+	at  []sim.Time
+	ids []uint64
+}
+
+func (f *frames) Write(t sim.Time, p *netsim.Packet) {
+	f.at, f.ids = append(f.at, t), append(f.ids, p.ID)
+}
+func (f *frames) Err() error { return nil }
+
+// TestCaptureGetsDataFrames: with pcap: true the backend hands its
+// capture (the encoder its spec was given) every data frame it sends, at
+// the frame's start on the air, and no ACK: two broadcasts and a unicast
+// (whose ACK is not written), in the order sent. Spec, with no encoder,
+// refuses pcap: true when there is a file to write, naming what to link.
+func TestCaptureGetsDataFrames(t *testing.T) {
+	p := DefaultParams()
+	p.Pcap = true
+	var got frames
+	sb, err := SpecWith(func(io.Writer) (*frames, error) { return &got, nil }).New(&p, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sb.(*Backend)
+	b.SetFiles(func(string) (io.Writer, error) { return io.Discard, nil })
+	pos := []geom.Vec3{{}, geom.V(20, 0, 0)}
+	sends := []send{{t: sim.Time(10 * sim.Millisecond), src: 0, dst: netsim.Broadcast, size: 7},
+		{t: sim.Time(20 * sim.Millisecond), src: 1, dst: netsim.Broadcast, size: 7},
+		{t: sim.Time(30 * sim.Millisecond), src: 0, dst: 1, size: 7}}
+	drive(t, b, pos, sends, sim.Time(sim.Second), nil)
+	if len(got.at) != 3 || got.at[0] < sim.Time(10*sim.Millisecond) || got.at[2] < sim.Time(30*sim.Millisecond) || got.at[2] > sim.Time(31*sim.Millisecond) {
+		t.Errorf("captured frames at %v (packets %v), want the 3 data frames as sent", got.at, got.ids)
+	}
+	nb, err := Spec.New(&p, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb.(*Backend).SetFiles(func(string) (io.Writer, error) { return io.Discard, nil })
+	if err := nb.Start(make([]netsim.NodeInfo, 2)); err == nil || !strings.Contains(err.Error(), "wifi.SpecWith(pcap.NewWriter)") {
+		t.Errorf("Spec with pcap: true started: %v", err)
 	}
 }
 

@@ -60,7 +60,14 @@ type MuJoCoParams struct {
 	CasterGap     float64 `yaml:"caster_gap" json:"caster_gap"`         // the casters' bottom above the ground with the chassis level, m
 	Clearance     float64 `yaml:"clearance" json:"clearance"`           // chassis bottom above the ground, m
 	Friction      float64 `yaml:"friction" json:"friction"`             // wheel-ground sliding friction coefficient
+
+	// lib is the MuJoCo library (Params.UseMuJoCo).
+	lib mujoco.Library
 }
+
+// UseMuJoCo sets the MuJoCo library that Validate checks is there when
+// physics is mujoco (the registry's; mujoco.Absent() when unset).
+func (p *Params) UseMuJoCo(l mujoco.Library) { p.MuJoCo.lib = l }
 
 // DefaultMuJoCoParams returns the MuJoCo model's defaults (the classic
 // preset). Each wheel, a sphere, is driven by a torque motor limited to
@@ -156,7 +163,11 @@ func (p *Params) validateMuJoCo(bad fields.Errors) {
 	if m.CasterRadius > p.Length/2 {
 		bad["mujoco.caster_radius"] = fmt.Sprintf("%v m does not fit under a %v m chassis", m.CasterRadius, p.Length)
 	}
-	if err := mujoco.Load(); err != nil {
+	lib := m.lib
+	if lib == nil {
+		lib = mujoco.Absent()
+	}
+	if err := lib.Load(); err != nil {
 		bad["physics"] = err.Error()
 	}
 }

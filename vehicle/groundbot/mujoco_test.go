@@ -15,7 +15,7 @@ import (
 func mjWorld(t *testing.T, p *Params, poses ...[2]geom.Vec3) (*mujoco.World, []*MuJoCoPhysics) {
 	t.Helper()
 	mjtest.Require(t)
-	w := mujoco.NewWorld(p.PhysicsPeriod)
+	w := mujoco.NewWorld(mjtest.Lib(t), p.PhysicsPeriod)
 	var bots []*MuJoCoPhysics
 	for i, ps := range poses {
 		bots = append(bots, NewMuJoCoPhysics(p, w, i, ps[0], ps[1].X))

@@ -5,13 +5,11 @@ import (
 	"encoding/xml"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"skyloop/geom"
-	"skyloop/internal/untrusted"
 )
 
 // node is an MJCF element, kept as read.
@@ -66,29 +64,18 @@ var refAttrs = map[string]bool{
 	"cranksite": true, "slidersite": true, "refsite": true,
 }
 
-// maxAssets caps the total size of a robot's model file and the asset
-// files it names (meshes, textures, height fields), which MuJoCo reads.
-const maxAssets = 4 * untrusted.MaxModel
-
-// ReadRobot reads a robot's MJCF file. The file, and every asset file it
-// names (which MuJoCo reads when the world is compiled), must be a regular
-// file of at most untrusted.MaxModel bytes, and together at most
-// maxAssets: a device, a pipe or a huge file is refused with its name.
-func ReadRobot(path string) (*RobotModel, error) {
-	b, err := untrusted.ReadFile(path, untrusted.MaxModel)
-	if err != nil {
-		return nil, fmt.Errorf("MuJoCo robot model: %w", err)
-	}
+// ParseRobot reads a robot's MJCF text b, from the file at path (named in
+// errors as given) in directory dir (absolute: asset paths are made
+// absolute from it, so that MuJoCo finds them wherever the world's model
+// is written). It reads no file: the library's ReadRobot reads the file and
+// checks the assets it names (Assets).
+func ParseRobot(path, dir string, b []byte) (*RobotModel, error) {
 	var root node
 	if err := xml.Unmarshal(b, &root); err != nil {
 		return nil, fmt.Errorf("%s: not MJCF XML: %w", path, err)
 	}
 	if root.XMLName.Local != "mujoco" {
 		return nil, fmt.Errorf("%s: the root element is <%s>, want <mujoco>", path, root.XMLName.Local)
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, err
 	}
 	r := &RobotModel{Path: path, sections: map[string][]node{}}
 	hasCompiler := false
@@ -147,19 +134,24 @@ func ReadRobot(path string) (*RobotModel, error) {
 	if len(r.bodies) == 0 {
 		return nil, fmt.Errorf("%s: no <body> in <worldbody>: nothing to simulate", path)
 	}
-	if err := r.checkAssets(int64(len(b))); err != nil {
-		return nil, err
-	}
 	return r, nil
 }
 
-// checkAssets checks every file the robot's assets name, found as MuJoCo
-// finds them (meshdir for meshes, height fields and skins, texturedir for
-// textures; strippath drops the names' directories): each must be a
-// regular file of at most untrusted.MaxModel bytes, and all of them with
-// the model file (size bytes) at most maxAssets. They are only looked at,
-// not opened (opening a named pipe would block).
-func (r *RobotModel) checkAssets(size int64) error {
+// Asset is an asset file a robot's model names (a mesh, a texture, a
+// height field), which MuJoCo reads when the world is compiled.
+type Asset struct {
+	// Elem and Attr are the element and the attribute that name it
+	// (mesh, file), and Value the name as written.
+	Elem, Attr, Value string
+	// Path is where MuJoCo looks for it: in meshdir for meshes, height
+	// fields and skins, in texturedir for textures (strippath drops the
+	// name's directories).
+	Path string
+}
+
+// Assets returns the asset files the model names, in the order of the
+// file.
+func (r *RobotModel) Assets() []Asset {
 	meshDir, texDir, strip := "", "", false
 	for i := range r.head {
 		if c := &r.head[i]; c.XMLName.Local == "compiler" {
@@ -169,7 +161,7 @@ func (r *RobotModel) checkAssets(size int64) error {
 			strip = v == "true"
 		}
 	}
-	total := size
+	var out []Asset
 	for i := range r.head {
 		if r.head[i].XMLName.Local != "asset" {
 			continue
@@ -190,34 +182,11 @@ func (r *RobotModel) checkAssets(size int64) error {
 					}
 					name = filepath.Join(d, name)
 				}
-				n, err := checkAsset(name)
-				if err != nil {
-					return fmt.Errorf("%s: <%s %s=%q>: %w", r.Path, a.XMLName.Local, at.Name.Local, at.Value, err)
-				}
-				if total += n; total > maxAssets {
-					return fmt.Errorf("%s: the model and its asset files take more than the %d MiB allowed (at <%s %s=%q>)",
-						r.Path, maxAssets>>20, a.XMLName.Local, at.Name.Local, at.Value)
-				}
+				out = append(out, Asset{Elem: a.XMLName.Local, Attr: at.Name.Local, Value: at.Value, Path: name})
 			}
 		}
 	}
-	return nil
-}
-
-// checkAsset returns the size of path, a regular file (symlinks followed)
-// of at most untrusted.MaxModel bytes.
-func checkAsset(path string) (int64, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	if !st.Mode().IsRegular() {
-		return 0, fmt.Errorf("%s: %w", path, untrusted.ErrNotRegular)
-	}
-	if st.Size() > untrusted.MaxModel {
-		return 0, fmt.Errorf("%s: %w: %d MiB, more than the %d MiB allowed", path, untrusted.ErrTooLarge, st.Size()>>20, untrusted.MaxModel>>20)
-	}
-	return st.Size(), nil
+	return out
 }
 
 // HasBody reports whether the model has a body of that name.

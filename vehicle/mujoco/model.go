@@ -2,19 +2,95 @@ package mujoco
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"sync/atomic"
-	"unsafe"
+)
 
-	"github.com/ebitengine/purego"
+// Library is what a world needs from outside the process: MuJoCo's C
+// library, which compiles models and steps them, and the robots' model
+// files. The core holds none of it: package
+// skyloop/vehicle/mujoco/mjlib, an edge, is the real one (it loads the
+// library with purego and reads the files), and programs hand it to the
+// engine through their registry (skyloop/components does).
+type Library interface {
+	// Load makes the library ready (once per process), or says why it
+	// cannot be (not installed, another version) and how to install it.
+	Load() error
+	// Compile compiles a world's MJCF text, whose asset paths are
+	// absolute, into a model with its data.
+	Compile(mjcf []byte) (*Model, error)
+	// ReadRobot reads a robot's MJCF file (see ParseRobot) and checks the
+	// asset files it names as MuJoCo will read them; path is as the
+	// scenario named it, joined to the scenario's directory.
+	ReadRobot(path string) (*RobotModel, error)
+}
+
+// Handle is one compiled model (mjModel and its mjData) in the library:
+// the calls a world and its robots make on it. The library implements it
+// and hands it to NewModel.
+type Handle interface {
+	// Step advances the data by one time step (mj_step); it allocates
+	// nothing.
+	Step()
+	// ID returns the index of the named object of type typ (ObjBody,
+	// ...), or -1.
+	ID(typ int, name string) int
+	// Time returns the simulation time of the data, s; SetTime sets it.
+	Time() float64
+	SetTime(t float64)
+	// Warnings returns how many times warning w (WarnContactFull, ...)
+	// was raised since the data was made.
+	Warnings(w int) int
+	// GeomBody returns the body geom g belongs to (0: the world).
+	GeomBody(g int) int
+	// JointQposAdr and JointDofAdr return the index in qpos of joint j's
+	// first coordinate and in qvel of its first degree of freedom.
+	JointQposAdr(j int) int
+	JointDofAdr(j int) int
+	// SensorAdr and SensorDim return the index in sensordata of sensor
+	// s's first value and the number of values it gives.
+	SensorAdr(s int) int
+	SensorDim(s int) int
+	// Close frees the model and its data.
+	Close()
+}
+
+// Sizes are a compiled model's dimensions, fixed when it is compiled.
+type Sizes struct {
+	// NQ, NV, NU, NA, NBody, NGeom and NSensorData count position
+	// coordinates, degrees of freedom, actuators, actuator activations,
+	// bodies (the world included), geoms and sensor values.
+	NQ, NV, NU, NA, NBody, NGeom, NSensorData int
+	// NConMax and NJMax are the most contacts and constraint rows the
+	// data holds.
+	NConMax, NJMax int
+	// Timestep is the model's time step, s.
+	Timestep float64
+}
+
+// Object types of mjtObj (mjmodel.h) that names are looked up in.
+const (
+	ObjBody     = 1
+	ObjJoint    = 3
+	ObjGeom     = 5
+	ObjActuator = 18
+	ObjSensor   = 19
+)
+
+// Warnings of mjtWarning (mjdata.h) the world checks after every step.
+const (
+	// WarnContactFull counts steps that found more contacts than the
+	// model's nconmax: the rest were dropped.
+	WarnContactFull = 1
+	// WarnConstraintFull counts steps with more constraint rows than
+	// njmax: the rest were dropped.
+	WarnConstraintFull = 2
 )
 
 // Model is a compiled MuJoCo model (mjModel) with its data (mjData): the
 // state arrays are Go slices over MuJoCo's memory, valid until Close.
 type Model struct {
-	m, d unsafe.Pointer
-	args [2]uintptr // m and d, for mj_step
+	h  Handle
+	sz Sizes
 	// Qpos, Qvel, Ctrl, Xpos (3 per body), Xquat (4 per body, w x y z) and
 	// SensorData are mjData's arrays.
 	Qpos, Qvel, Ctrl, Xpos, Xquat, SensorData []float64
@@ -32,29 +108,14 @@ type Model struct {
 	GeomRbound, GeomMargin []float64
 }
 
-// LoadXML compiles the MJCF text (written to a temporary file, since
-// MuJoCo 2.2.2 loads models from files; relative asset paths are looked up
-// in dir) and makes its data.
-func LoadXML(mjcf []byte, dir string) (*Model, error) {
-	if err := Load(); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(dir, ".skyloop-mjcf-*.xml")
-	if err != nil {
-		return nil, fmt.Errorf("writing the MJCF for MuJoCo: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(mjcf); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("writing the MJCF for MuJoCo: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("writing the MJCF for MuJoCo: %w", err)
-	}
-	return LoadFile(f.Name())
+// NewModel returns the model of a library's handle h, of sizes s; the
+// library then sets its arrays. It counts in LiveModels until Close.
+func NewModel(h Handle, s Sizes) *Model {
+	liveModels.Add(1)
+	return &Model{h: h, sz: s}
 }
 
-// liveModels counts the models loaded and not yet closed.
+// liveModels counts the models made and not yet closed.
 var liveModels atomic.Int64
 
 // LiveModels returns how many models are loaded and not yet closed, in the
@@ -63,161 +124,95 @@ var liveModels atomic.Int64
 // forgot to close its world would keep one per robot).
 func LiveModels() int64 { return liveModels.Load() }
 
-// LoadFile compiles the MJCF file at path and makes its data.
-func LoadFile(path string) (*Model, error) {
-	if err := Load(); err != nil {
-		return nil, err
-	}
-	l := theLib
-	buf := make([]byte, 1000)
-	m := l.loadXML(path, nil, &buf[0], int32(len(buf)))
-	if m == nil {
-		msg := string(buf[:max(0, indexZero(buf))])
-		if msg == "" {
-			msg = "unknown error"
-		}
-		return nil, fmt.Errorf("MuJoCo could not load the model: %s", msg)
-	}
-	d := l.makeData(m)
-	if d == nil {
-		l.deleteModel(m)
-		return nil, errors.New("MuJoCo could not allocate the model's data")
-	}
-	md := &Model{m: m, d: d, args: [2]uintptr{uintptr(m), uintptr(d)}}
-	liveModels.Add(1)
-	md.Qpos = md.array(offDataQpos, md.NQ())
-	md.Qvel = md.array(offDataQvel, md.NV())
-	md.Ctrl = md.array(offDataCtrl, md.NU())
-	md.Xpos = md.array(offDataXpos, 3*md.NBody())
-	md.Xquat = md.array(offDataXquat, 4*md.NBody())
-	md.SensorData = md.array(offDataSensorData, md.intAt(offModelNSensorData))
-	md.ActuatorForce = md.array(offDataActuatorForce, md.NU())
-	md.ActuatorVelocity = md.array(offDataActuatorVelocity, md.NU())
-	md.Act = md.array(offDataAct, md.NA())
-	md.QaccWarmstart = md.array(offDataQaccWarm, md.NV())
-	md.GeomXpos = md.array(offDataGeomXpos, 3*md.NGeom())
-	md.GeomRbound = md.modelArray(offModelGeomRbound, md.NGeom())
-	md.GeomMargin = md.modelArray(offModelGeomMargin, md.NGeom())
-	l.forward(m, d)
-	return md, nil
-}
-
-func indexZero(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return len(b)
-}
-
-// intAt reads an int field of mjModel.
-func (md *Model) intAt(off uintptr) int { return int(*(*int32)(unsafe.Add(md.m, off))) }
-
-// array returns the n doubles of the mjData array whose pointer is at off.
-func (md *Model) array(off uintptr, n int) []float64 {
-	p := *(*unsafe.Pointer)(unsafe.Add(md.d, off))
-	if n == 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice((*float64)(p), n)
-}
-
-// modelArray returns the n doubles of the mjModel array whose pointer is
-// at off.
-func (md *Model) modelArray(off uintptr, n int) []float64 {
-	p := *(*unsafe.Pointer)(unsafe.Add(md.m, off))
-	if n == 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice((*float64)(p), n)
-}
-
-// intArray returns element i of the mjModel int array whose pointer is at
-// off.
-func (md *Model) intArray(off uintptr, i int) int {
-	p := *(*unsafe.Pointer)(unsafe.Add(md.m, off))
-	return int(*(*int32)(unsafe.Add(p, 4*i)))
-}
-
-// NQ, NV, NU and NBody are the model's sizes: position coordinates,
-// degrees of freedom, actuators, bodies (the world included).
-func (md *Model) NQ() int { return md.intAt(offModelNQ) }
+// NQ returns the number of position coordinates.
+func (md *Model) NQ() int { return md.sz.NQ }
 
 // NV returns the number of degrees of freedom.
-func (md *Model) NV() int { return md.intAt(offModelNV) }
+func (md *Model) NV() int { return md.sz.NV }
 
 // NU returns the number of actuators.
-func (md *Model) NU() int { return md.intAt(offModelNU) }
+func (md *Model) NU() int { return md.sz.NU }
 
 // NA returns the number of actuator activations (actuators with their
 // own dynamics).
-func (md *Model) NA() int { return md.intAt(offModelNA) }
+func (md *Model) NA() int { return md.sz.NA }
 
 // NGeom returns the number of geoms.
-func (md *Model) NGeom() int { return md.intAt(offModelNGeom) }
+func (md *Model) NGeom() int { return md.sz.NGeom }
 
 // NSensorData returns the number of sensor values.
-func (md *Model) NSensorData() int { return md.intAt(offModelNSensorData) }
+func (md *Model) NSensorData() int { return md.sz.NSensorData }
 
-// GeomBody returns the body geom g belongs to (0: the world).
-func (md *Model) GeomBody(g int) int { return md.intArray(offModelGeomBodyID, g) }
+// NBody returns the number of bodies, the world body included.
+func (md *Model) NBody() int { return md.sz.NBody }
 
 // NConMax returns the most contacts the model's data holds.
-func (md *Model) NConMax() int { return md.intAt(offModelNConMax) }
+func (md *Model) NConMax() int { return md.sz.NConMax }
 
 // NJMax returns the most constraint rows the model's data holds.
-func (md *Model) NJMax() int { return md.intAt(offModelNJMax) }
+func (md *Model) NJMax() int { return md.sz.NJMax }
+
+// Timestep returns the model's time step, s.
+func (md *Model) Timestep() float64 { return md.sz.Timestep }
+
+// GeomBody returns the body geom g belongs to (0: the world).
+func (md *Model) GeomBody(g int) int { return md.h.GeomBody(g) }
 
 // Warnings returns how many times warning w (WarnContactFull, ...) was
 // raised since the data was made.
-func (md *Model) Warnings(w int) int {
-	return int(*(*int32)(unsafe.Add(md.d, offDataWarning+8*uintptr(w)+4)))
-}
+func (md *Model) Warnings(w int) int { return md.h.Warnings(w) }
 
 // SetTime sets the simulation time of the data, s.
-func (md *Model) SetTime(t float64) { *(*float64)(unsafe.Add(md.d, offDataTime)) = t }
-
-// NBody returns the number of bodies, the world body included.
-func (md *Model) NBody() int { return md.intAt(offModelNBody) }
-
-// Timestep returns the model's time step, s.
-func (md *Model) Timestep() float64 { return *(*float64)(unsafe.Add(md.m, offModelTimestep)) }
+func (md *Model) SetTime(t float64) { md.h.SetTime(t) }
 
 // Time returns the simulation time of the data, s.
-func (md *Model) Time() float64 { return *(*float64)(unsafe.Add(md.d, offDataTime)) }
+func (md *Model) Time() float64 { return md.h.Time() }
 
 // ID returns the index of the named object of type typ (ObjBody, ...), or
 // -1.
-func (md *Model) ID(typ int, name string) int { return int(theLib.name2id(md.m, int32(typ), name)) }
+func (md *Model) ID(typ int, name string) int { return md.h.ID(typ, name) }
 
 // JointQposAdr returns the index in Qpos of joint j's first coordinate.
-func (md *Model) JointQposAdr(j int) int { return md.intArray(offModelJntQposAdr, j) }
+func (md *Model) JointQposAdr(j int) int { return md.h.JointQposAdr(j) }
 
 // JointDofAdr returns the index in Qvel of joint j's first degree of
 // freedom.
-func (md *Model) JointDofAdr(j int) int { return md.intArray(offModelJntDofAdr, j) }
+func (md *Model) JointDofAdr(j int) int { return md.h.JointDofAdr(j) }
 
 // SensorAdr returns the index in SensorData of sensor s's first value.
-func (md *Model) SensorAdr(s int) int { return md.intArray(offModelSensorAdr, s) }
+func (md *Model) SensorAdr(s int) int { return md.h.SensorAdr(s) }
 
 // SensorDim returns the number of values sensor s gives.
-func (md *Model) SensorDim(s int) int { return md.intArray(offModelSensorDim, s) }
+func (md *Model) SensorDim(s int) int { return md.h.SensorDim(s) }
 
-// Step advances the simulation by one time step (mj_step).
-// Its arguments are kept in the model, so that the call allocates nothing.
-func (md *Model) Step() { purego.SyscallN(theLib.stepSym, md.args[:]...) }
+// Step advances the simulation by one time step (mj_step), allocating
+// nothing.
+func (md *Model) Step() { md.h.Step() }
 
 // Close frees the model and its data; the slices must not be used after.
 func (md *Model) Close() {
-	if md.m == nil {
+	if md.h == nil {
 		return
 	}
-	theLib.deleteData(md.d)
-	theLib.deleteModel(md.m)
+	md.h.Close()
 	liveModels.Add(-1)
-	md.m, md.d, md.args = nil, nil, [2]uintptr{}
+	md.h = nil
 	md.Qpos, md.Qvel, md.Ctrl, md.Xpos, md.Xquat, md.SensorData = nil, nil, nil, nil, nil, nil
 	md.ActuatorForce, md.ActuatorVelocity = nil, nil
 	md.Act, md.QaccWarmstart, md.GeomXpos, md.GeomRbound, md.GeomMargin = nil, nil, nil, nil, nil
 }
+
+// absent is the Library of a program that links none.
+type absent struct{}
+
+// ErrNoLibrary is what the mujoco kind and groundbot's MuJoCo physics
+// report in a program whose registry was given no MuJoCo library.
+var ErrNoLibrary = errors.New("this program has no MuJoCo: its registry was given no MuJoCo library (skyloop/components gives it skyloop/vehicle/mujoco/mjlib's)")
+
+// Absent returns the Library of a program without MuJoCo: every call
+// fails with ErrNoLibrary.
+func Absent() Library { return absent{} }
+
+func (absent) Load() error                           { return ErrNoLibrary }
+func (absent) Compile([]byte) (*Model, error)        { return nil, ErrNoLibrary }
+func (absent) ReadRobot(string) (*RobotModel, error) { return nil, ErrNoLibrary }

@@ -45,6 +45,22 @@ type RobotParams struct {
 	Radius        float64      `yaml:"radius" json:"radius"`
 	PhysicsPeriod sim.Duration `yaml:"physics_period" json:"physics_period"`
 	ControlPeriod sim.Duration `yaml:"control_period" json:"control_period"`
+
+	// lib is the library the robots need (UseLibrary).
+	lib Library
+}
+
+// UseLibrary sets the MuJoCo library that Validate checks is there and
+// ValidateFiles reads the model file with (the registry's; Absent() when
+// unset).
+func (p *RobotParams) UseLibrary(l Library) { p.lib = l }
+
+// library returns the library set by UseLibrary, or Absent().
+func (p *RobotParams) library() Library {
+	if p.lib == nil {
+		return Absent()
+	}
+	return p.lib
 }
 
 // SensorMap names MJCF sensors, in world coordinates, that stand in for
@@ -90,7 +106,7 @@ func (p *RobotParams) Validate() fields.Errors {
 	if p.ControlPeriod <= 0 {
 		bad["control_period"] = fmt.Sprintf("must be positive, got %v", p.ControlPeriod)
 	}
-	if err := Load(); err != nil {
+	if err := p.library().Load(); err != nil {
 		bad["model"] = err.Error()
 	}
 	return bad
@@ -98,14 +114,14 @@ func (p *RobotParams) Validate() fields.Errors {
 
 // ValidateFiles reads the model file (relative paths from dir, the
 // scenario's directory) as the run will: it must be a regular MJCF file of
-// at most untrusted.MaxModel bytes whose asset files are regular files
-// within the caps too (see ReadRobot), with the body and the actuators the
+// within the library's caps whose asset files are regular files within
+// the caps too (see Library.ReadRobot), with the body and the actuators the
 // parameters name.
 func (p *RobotParams) ValidateFiles(dir string) fields.Errors {
 	if p.Model == "" {
 		return nil // reported by Validate
 	}
-	m, err := ReadRobot(modelPath(p.Model, dir))
+	m, err := p.library().ReadRobot(modelPath(p.Model, dir))
 	switch {
 	case err != nil:
 		return fields.Errors{"model": err.Error()}
@@ -142,7 +158,7 @@ type Robots struct {
 func NewRobots(p *RobotParams, w *World, dir string) *Robots {
 	path := modelPath(p.Model, dir)
 	rs := &Robots{p: p, w: w}
-	m, err := ReadRobot(path)
+	m, err := w.lib.ReadRobot(path)
 	switch {
 	case err != nil:
 		w.Fail(err)

@@ -59,6 +59,7 @@ type SectionsPart interface {
 // long as they stay near, so that they push each other as before; they
 // get their own models back when they are twice as far apart.
 type World struct {
+	lib    Library
 	period sim.Duration
 	parts  []Part
 	errs   []error
@@ -112,15 +113,20 @@ const MergeGap = 0.05
 func (w *World) Fail(err error) { w.errs = append(w.errs, err) }
 
 // WorldIn returns the run's MuJoCo world from worlds, making it (with
-// this step) for the first robot that asks: every MuJoCo robot of a run,
-// of any group or kind, lives in this one world.
-func WorldIn(worlds *vehicle.Worlds, period sim.Duration) *World {
-	return worlds.Get(Kind, func() vehicle.World { return NewWorld(period) }).(*World)
+// this library and step) for the first robot that asks: every MuJoCo robot
+// of a run, of any group or kind, lives in this one world.
+func WorldIn(worlds *vehicle.Worlds, lib Library, period sim.Duration) *World {
+	return worlds.Get(Kind, func() vehicle.World { return NewWorld(lib, period) }).(*World)
 }
 
-// NewWorld returns an empty world stepped every period (MuJoCo's time
-// step).
-func NewWorld(period sim.Duration) *World { return &World{period: period} }
+// NewWorld returns an empty world whose models lib compiles, stepped
+// every period (MuJoCo's time step); a nil lib is Absent().
+func NewWorld(lib Library, period sim.Duration) *World {
+	if lib == nil {
+		lib = Absent()
+	}
+	return &World{lib: lib, period: period}
+}
 
 // Add puts a robot in the world; call it before Build.
 func (w *World) Add(p Part) { w.parts = append(w.parts, p) }
@@ -217,7 +223,7 @@ func (w *World) mjcf(parts []int) []byte {
 
 // compile compiles the model of the given parts.
 func (w *World) compile(parts []int) (*Model, error) {
-	m, err := LoadXML(w.mjcf(parts), "")
+	m, err := w.lib.Compile(w.mjcf(parts))
 	if err != nil {
 		return nil, err
 	}

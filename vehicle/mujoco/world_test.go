@@ -26,7 +26,7 @@ func rockers(t testing.TB, obstacles []geom.Box, at ...geom.Vec3) (*World, []*Ro
 	p := DefaultRobotParams()
 	p.Model, p.Body, p.Left, p.Right = "rocker.xml", "base", "lm", "rm"
 	p.WheelRadius, p.Track, p.Telemetry.Position = 0.06, 0.25, "p"
-	w := NewWorld(p.PhysicsPeriod)
+	w := NewWorld(mjtest.Lib(t), p.PhysicsPeriod)
 	rs := NewRobots(&p, w, dir)
 	var bots []*RobotPhysics
 	for i, pos := range at {

@@ -1,4 +1,4 @@
-package mujoco
+package mjlib
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package mujoco_test
+package mjlib_test
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"skyloop/internal/mjtest"
-	"skyloop/vehicle/mujoco"
+	"skyloop/vehicle/mujoco/mjlib"
 )
 
 // TestLayout compiles a C program against MuJoCo's own headers that prints
@@ -67,12 +67,12 @@ int main(void) {
 		}
 		got[k] = n
 	}
-	for k, want := range mujoco.Layout() {
+	for k, want := range mjlib.Layout() {
 		if got[k] != want {
 			t.Errorf("%s: the headers say %d, the package uses %d", k, got[k], want)
 		}
 	}
-	if len(got) != len(mujoco.Layout()) {
-		t.Errorf("compared %d of the %d values printed", len(mujoco.Layout()), len(got))
+	if len(got) != len(mjlib.Layout()) {
+		t.Errorf("compared %d of the %d values printed", len(mjlib.Layout()), len(got))
 	}
 }

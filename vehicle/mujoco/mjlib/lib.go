@@ -1,6 +1,10 @@
-// Package mujoco steps vehicles in MuJoCo (mujoco.org): the shared library
-// is loaded at run time with purego, so skyloop builds without cgo and
-// without MuJoCo, and only scenarios that ask for MuJoCo physics need it.
+// Package mjlib is MuJoCo (mujoco.org) as the core's package mujoco
+// reaches it, an edge: it loads the shared library at run time with purego
+// (so skyloop builds without cgo and without MuJoCo, and only scenarios
+// that ask for MuJoCo physics need it), binds the calls a world makes, and
+// reads the robots' MJCF files and checks the asset files they name
+// through internal/untrusted. Lib implements mujoco.Library; programs hand
+// it to the engine's registry (skyloop/components does).
 //
 // Only the small part of the C API a co-simulation needs is bound: load a
 // model from MJCF, make its data, step, look names up, and read and write
@@ -10,14 +14,7 @@
 // 2.2.2 (Debian 12's libmujoco2.2.2), checks mj_version() when it loads
 // the library, and refuses any other version (TestLayout compares the
 // offsets with the C headers').
-//
-// A World holds every MuJoCo robot of a run: each robot is stepped in a
-// model of its own (floor, obstacles, itself) so that robots that do not
-// touch are independent, and robots that come near each other share one
-// model, so they touch. It is stepped by one goroutine at a time; MuJoCo
-// is deterministic single-threaded, so the same inputs give the same
-// states.
-package mujoco
+package mjlib
 
 import (
 	"errors"
@@ -37,15 +34,6 @@ const InstallHint = "apt-get install -y libmujoco2.2.2 (Debian 12; libmujoco-dev
 
 // libNames are the file names tried, in order.
 var libNames = []string{"libmujoco.so.2.2.2", "libmujoco.so"}
-
-// Object types of mjtObj (mjmodel.h) that names are looked up in.
-const (
-	ObjBody     = 1
-	ObjJoint    = 3
-	ObjGeom     = 5
-	ObjActuator = 18
-	ObjSensor   = 19
-)
 
 // Offsets into mjModel and mjData of MuJoCo 2.2.2 (x86-64 and arm64, LP64),
 // in bytes; TestLayout checks them against the headers.
@@ -83,16 +71,6 @@ const (
 	// actuator_velocity and actuator_force
 	offDataActuatorVelocity = 40952
 	offDataActuatorForce    = 41080
-)
-
-// Warnings of mjtWarning (mjdata.h) the world checks after every step.
-const (
-	// WarnContactFull counts steps that found more contacts than the
-	// model's nconmax: the rest were dropped.
-	WarnContactFull = 1
-	// WarnConstraintFull counts steps with more constraint rows than
-	// njmax: the rest were dropped.
-	WarnConstraintFull = 2
 )
 
 // lib is the loaded library's functions.
