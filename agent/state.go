@@ -13,7 +13,7 @@ import (
 
 // Sizes of the two state-update wire formats.
 const (
-	// PlanarStateSize is SPEC.md C's 56-byte update: id u32, seq u32,
+	// PlanarStateSize is the netbots platoon study's 56-byte update: id u32, seq u32,
 	// t_gen int64 ns, x, y, theta, v, omega float64, little-endian.
 	PlanarStateSize = 56
 	// State3DSize is the 3D update: id u32, seq u32, t_gen int64 ns,
@@ -97,7 +97,8 @@ func f64(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uin
 // Verdict is what the receiver rules decided about one state update.
 type Verdict uint8
 
-// Receiver-rule outcomes (SPEC.md C).
+// Receiver-rule outcomes (the netbots study's rules; docs/scenario.md, State
+// updates and beliefs).
 const (
 	Applied    Verdict = iota // newest so far: the belief was updated
 	Duplicate                 // same (source, seq) seen before
@@ -118,7 +119,7 @@ type belief struct {
 }
 
 // Beliefs is a node's table of the newest state it has applied for every
-// other node, with SPEC.md C's receiver rules: duplicates (same source and
+// other node, with the netbots study's receiver rules: duplicates (same source and
 // sequence number) and out-of-order updates (sequence number at or below the
 // newest applied) are dropped, and a belief whose information is older than
 // the stale limit is withheld.

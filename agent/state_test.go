@@ -31,7 +31,8 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
-// TestReceiverRules exercises SPEC.md C's receiver on synthetic input:
+// TestReceiverRules exercises the netbots study's receiver rules
+// (docs/scenario.md, State updates and beliefs) on synthetic input:
 // duplicates and out-of-order updates are dropped, the newest is applied,
 // and a belief older than the stale limit is withheld.
 func TestReceiverRules(t *testing.T) {

@@ -24,7 +24,7 @@ type BeaconParams struct {
 	MoveThresh float64      `yaml:"move_threshold" json:"move_threshold"` // event policy: send after moving this far (m)
 	TurnThresh float64      `yaml:"turn_threshold" json:"turn_threshold"` // event policy: or turning this much (deg)
 	Heartbeat  sim.Duration `yaml:"heartbeat" json:"heartbeat"`           // event policy: or after this long without sending
-	Format     StateFormat  `yaml:"format" json:"format"`                 // planar (56 bytes, SPEC.md C) or 3d (72 bytes)
+	Format     StateFormat  `yaml:"format" json:"format"`                 // planar (56 bytes, the netbots study's) or 3d (72 bytes)
 	Size       int          `yaml:"size" json:"size"`                     // bytes per update: 0 = the format's own, or more (zero padding)
 	Stale      sim.Duration `yaml:"stale" json:"stale"`                   // beliefs older than this are withheld
 	Port       uint16       `yaml:"port" json:"port"`
@@ -64,7 +64,8 @@ func (p *BeaconParams) Validate() fields.Errors {
 
 // Beacon broadcasts the vehicle's own state (kind "state") and keeps the
 // node's beliefs about the others from the updates it receives, applying
-// SPEC.md C's receiver rules.
+// the netbots study's receiver rules (docs/scenario.md, State updates and
+// beliefs).
 //
 // Periodic update k of the node with group index i leaves at
 // i*stagger + phase + k*period + jitter_k: the phase is the node's own,

@@ -230,7 +230,8 @@ func turnsAt(path []plan.Cell, i int) bool {
 	return d1.Col*d2.Row != d1.Row*d2.Col || d1.Col*d2.Col+d1.Row*d2.Row <= 0
 }
 
-// Coverage plans a coverage path over a grid area (SPEC.md D (4)) and
+// Coverage plans a coverage path over a grid area (UB-ANC's coverage
+// planning experiment) and
 // flies it: it goes to the start cell's centre, then through the plan's
 // cells, stopping only where the path turns (cells in a straight line are
 // flown over in one leg), facing the direction of travel. It reports the
@@ -283,7 +284,7 @@ func (p *CoverageParams) UseArea(origin, area [2]float64, cell float64, obstacle
 // coverageSpec is the coverage behaviour type (see Builtins).
 var coverageSpec = agent.Spec{
 	Name: "coverage",
-	Doc: "Energy-aware coverage (SPEC.md D (4)): plans a path over the free cells of a grid `area` (`cell` m squares from `origin`, " +
+	Doc: "Energy-aware coverage (UB-ANC's coverage planning): plans a path over the free cells of a grid `area` (`cell` m squares from `origin`, " +
 		"`obstacles` as [col, row]) from `start`, with the `turn-aware` planner (least `energy_per_m` J/m + `energy_per_deg` J/deg, 0.1164 and 0.0173 by default, or the named model `energy`: spec or one calibrated for a preset by `skyloop calibrate`, e.g. iris; 2-opt and Or-opt local search " +
 		"from `restarts` seeded restarts) or `dls` (depth-limited search, backtracking straight to the next cell), as a `closed` tour back to `start` or an `open` path, and flies it at `altitude` and `speed` (through every cell's centre with `through_centres`, slowing to `turn_speed` " +
 		"off the next leg at each turn); reports the planned and flown distance, turns, energy, flight time and average speed, and the " +

@@ -45,7 +45,7 @@ type StateFormat uint8
 const (
 	// Format3D is the 72-byte update with altitude and vertical speed.
 	Format3D StateFormat = iota
-	// Planar is SPEC.md C's 56-byte planar update (x, y, heading, speed,
+	// Planar is the netbots study's 56-byte planar update (x, y, heading, speed,
 	// turn rate).
 	Planar
 )

@@ -84,7 +84,7 @@ type Flock struct {
 // flockSpec is the flock behaviour type (see Builtins).
 var flockSpec = agent.Spec{
 	Name: "flock",
-	Doc: "Reynolds flocking (SPEC.md B) for multirotors, from beliefs only: neighbours of the group within `radius` m (believed positions moved on by their velocity times their age if `extrapolate`) " +
+	Doc: "Reynolds flocking for multirotors, from beliefs only: neighbours of the group within `radius` m (believed positions moved on by their velocity times their age if `extrapolate`) " +
 		"steer the vehicle by separation (weight `separation`, from those closer than `spacing` m), alignment (weight `alignment`, to their mean velocity), cohesion (weight `cohesion`, to their centroid), " +
 		"plus the migration velocity `migrate` and an altitude band (`altitude` +- `altitude_band` m, `altitude_gain`); speed capped at `max_speed`. Needs a beacon (format 3d) on the same vehicles.",
 	Vehicle: true,

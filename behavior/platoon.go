@@ -12,7 +12,8 @@ import (
 	"skyloop/vehicle"
 )
 
-// PlatoonParams configure the leader-follower platoon of SPEC.md C.
+// PlatoonParams configure the leader-follower platoon of the netbots
+// impairment study (docs/scenario.md, Platoon).
 type PlatoonParams struct {
 	Waypoints []geom.Vec3  `yaml:"waypoints" json:"waypoints"`       // the leader's loop
 	Speed     float64      `yaml:"speed" json:"speed"`               // leader speed, m/s
@@ -73,7 +74,7 @@ func (p *PlatoonParams) Validate() fields.Errors {
 	return bad
 }
 
-// Platoon is SPEC.md C's controller. The node with group index 0 leads and
+// Platoon is the netbots study's controller. The node with group index 0 leads and
 // loops through the waypoints (by the vehicle's goto, or with leader:
 // drive by SteerLaw at `speed`); node i > 0 chases its belief of node i-1
 // of the same group with FollowLaw: v = v_pred + gap_gain*(dist - gap)
@@ -91,7 +92,7 @@ type Platoon struct {
 // platoonSpec is the platoon behaviour type (see Builtins).
 var platoonSpec = agent.Spec{
 	Name: "platoon",
-	Doc: "Leader-follower platoon (SPEC.md C): group index 0 loops through `waypoints` at `speed`; index i chases its belief of index i-1 " +
+	Doc: "Leader-follower platoon (the netbots study): group index 0 loops through `waypoints` at `speed`; index i chases its belief of index i-1 " +
 		"holding `gap` m with v = v_pred + gap_gain*(dist - gap) and a heading P-controller; it stops when the belief is missing or stale. Needs a beacon on the same vehicles. " +
 		"The speed is clipped to [`min_speed`, `max_speed`] (times cos(heading error) first with `cos_speed`), the turn rate to ±`max_turn` (0: unclipped); " +
 		"`leader`: goto (the vehicle's goto per waypoint, slowing near it) or drive (the same steering law at `speed`, no slowing).",
@@ -168,7 +169,7 @@ func (pl *Platoon) lead(ctx *agent.Context) {
 	ctx.Command(vehicle.Command{Kind: vehicle.CmdDrive, V: v, Omega: w})
 }
 
-// FollowLaw is SPEC.md C's follower controller: with the predecessor
+// FollowLaw is the netbots study's follower controller: with the predecessor
 // (believed) at predPos moving at predV, a follower at pos heading yaw drives
 // at v = predV + gap_gain*(dist - gap) and steers towards the predecessor
 // by SteerLaw.

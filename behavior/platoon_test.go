@@ -20,7 +20,7 @@ func paperPlatoon() *behavior.PlatoonParams {
 }
 
 // TestSteerLaw: the steering law's speed and turn rate with the paper's
-// options and with the defaults (which are SPEC.md C's law as before:
+// options and with the defaults (which are the netbots study's baseline law as before:
 // speed within [0, max_speed], turn rate unclipped, no cosine).
 func TestSteerLaw(t *testing.T) {
 	pp := paperPlatoon()

@@ -39,7 +39,7 @@ func (p *StationsParams) Validate() fields.Errors {
 // and stays at each point until the next departure. It reports when it
 // reached and left every point (summary.json: stations), so that what the
 // vehicle did at each point can be told apart from what it did on the way,
-// such as the packets of SPEC.md D's node-to-node experiment.
+// such as the packets of UB-ANC's node-to-node experiment.
 type Stations struct {
 	p      *StationsParams
 	pts    []geom.Vec3

@@ -12,7 +12,7 @@ import (
 
 // TestTrafficFirstInterval: with first: interval a source started at
 // (1+i) ms sends packet k at (1+i) ms + (k+1) intervals, as ns-3's
-// OnOffApplication does (SPEC.md C's load timing): stepped every tick and
+// OnOffApplication does (the netbots paper's background load timing): stepped every tick and
 // planned in 10 ms epochs alike; first: start sends packet 0 at the start.
 func TestTrafficFirstInterval(t *testing.T) {
 	tp := trafficSpec.Params().(*TrafficParams)

@@ -46,7 +46,7 @@ func (p *NetParams) Validate() fields.Errors {
 }
 
 // NetBackend is a network backend played by an external process (a type 1
-// subscriber of SPEC.md B's tick protocol): at every network phase skyloop
+// subscriber of the lockstep tick protocol, docs/protocol.md): at every network phase skyloop
 // sends it the time, the node positions when they changed and the packets
 // sent since the last phase; it answers with the receptions and drops it
 // decided up to that time, and releases the packets it is done with.

@@ -2,8 +2,8 @@
 // lockstep: mission logic in any language (type 0 subscribers) sees
 // simulated time, its vehicle's telemetry and the messages the simulated
 // network delivers to it, and sends packets and vehicle commands, exactly
-// like a built-in agent. The protocol (docs/protocol.md) is SPEC.md B's tick
-// protocol over a Unix socket or TCP on loopback: length-prefixed JSON
+// like a built-in agent. The protocol (docs/protocol.md) is a lockstep tick
+// protocol (agents and network take turns, never at once) over a Unix socket or TCP on loopback: length-prefixed JSON
 // frames, versioned.
 package extern
 

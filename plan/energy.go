@@ -16,14 +16,14 @@ type NamedEnergy struct {
 	Doc string
 }
 
-// energyModels are the named planning energy models: SPEC.md D's
+// energyModels are the named planning energy models: UB-ANC's
 // empirical one and the ones fitted to each multirotor preset's physics
 // battery energy by `skyloop calibrate` (multirotor.Calibrate in package
 // kind/multirotor: straight legs and turns at the survey's speed and
 // altitude, least squares; docs/calibration.md). TestEmbeddedCalibration in package kind/multirotor
 // flies the calibration again and checks these values.
 var energyModels = map[string]NamedEnergy{
-	"spec": {Energy: DefaultEnergy, Doc: "SPEC.md D (4)'s empirical model for a small quadrotor (UB-ANC)"},
+	"spec": {Energy: DefaultEnergy, Doc: "UB-ANC's empirical model for a small quadrotor (coverage planning experiment)"},
 	"iris": {Energy: Energy{PerMetre: 33.32, PerDegree: 3.989}, Speed: 5, Altitude: 10,
 		Doc: "the iris preset with its PX4-like waypoint following (wp_nav: px4)"},
 	"iris-arducopter": {Energy: Energy{PerMetre: 34.89, PerDegree: 8.123}, Speed: 5, Altitude: 10,
@@ -32,7 +32,7 @@ var energyModels = map[string]NamedEnergy{
 		Doc: "the crazyflie preset with its PX4-like waypoint following, at its 3 m/s cruise speed"},
 }
 
-// EnergyModel returns the named planning energy model: spec (SPEC.md D's
+// EnergyModel returns the named planning energy model: spec (UB-ANC's
 // 0.1164 J/m and 0.0173 J/deg) or a calibrated preset (EnergyModels lists
 // them).
 func EnergyModel(name string) (NamedEnergy, error) {

@@ -2,7 +2,7 @@
 // path visits the centre of every free cell once, starting from a given
 // cell and by default returning to it (a Closed tour, as the paper's
 // paths; Open paths end anywhere), and costs a planning energy model
-// (Energy; by default SPEC.md D's empirical one, 0.1164 J per metre flown
+// (Energy; by default UB-ANC's empirical one, 0.1164 J per metre flown
 // plus 0.0173 J per degree turned, the PlanningEnergy constants of kind/multirotor).
 // TurnAware searches for the cheapest such path (a generalised
 // travelling-salesman tour whose cost depends on consecutive triples) with
@@ -16,7 +16,8 @@ import (
 	"math"
 )
 
-// The planning energy model of SPEC.md D (4) for a small quadrotor.
+// The planning energy model of UB-ANC's coverage planning experiment for a
+// small quadrotor (docs/calibration.md).
 const (
 	JoulesPerMetre  = 0.1164
 	JoulesPerDegree = 0.0173
@@ -29,7 +30,7 @@ type Energy struct {
 	PerDegree float64 // J/deg
 }
 
-// DefaultEnergy is SPEC.md D (4)'s model: 0.1164 J/m and 0.0173 J/deg.
+// DefaultEnergy is UB-ANC's model: 0.1164 J/m and 0.0173 J/deg.
 var DefaultEnergy = Energy{PerMetre: JoulesPerMetre, PerDegree: JoulesPerDegree}
 
 // Of returns the energy of a path of the given length and turns.

@@ -114,7 +114,7 @@ func testTurnAwareOptimum(t *testing.T, tour Tour) {
 	}
 }
 
-// surveyGrid is SPEC.md D (4)'s 8 x 15 grid with its 8 obstacle cells.
+// surveyGrid is UB-ANC's coverage planning 8 x 15 grid with its 8 obstacle cells.
 func surveyGrid() *Grid {
 	g := &Grid{Cols: 15, Rows: 8, Size: 10, Blocked: map[Cell]bool{}, Energy: DefaultEnergy}
 	for _, c := range []Cell{{4, 2}, {4, 3}, {4, 4}, {10, 4}, {10, 5}, {11, 4}, {11, 5}, {7, 7}} {
@@ -123,7 +123,7 @@ func surveyGrid() *Grid {
 	return g
 }
 
-// TestSurveyGrid: SPEC.md D (4)'s 8 x 15 grid with obstacles: both
+// TestSurveyGrid: UB-ANC's coverage planning 8 x 15 grid with obstacles: both
 // planners cover every reachable cell without crossing an obstacle, a
 // closed tour ends at the start and an open path elsewhere, the
 // turn-aware plan costs less than the depth-limited search's, DLS flies
@@ -268,7 +268,7 @@ func TestMovePricing(t *testing.T) {
 	}
 }
 
-// BenchmarkSurveyGrid plans SPEC.md D (4)'s 8 x 15 grid with 20 restarts.
+// BenchmarkSurveyGrid plans UB-ANC's coverage planning 8 x 15 grid with 20 restarts.
 func BenchmarkSurveyGrid(b *testing.B) {
 	g := surveyGrid()
 	for b.Loop() {

@@ -50,8 +50,8 @@ func BenchmarkSwarm100(b *testing.B) {
 	}
 }
 
-// BenchmarkPlatoon runs scenarios/netbots/platoon.yaml (SPEC.md C's
-// baseline: 3 robots, 60 s, coupled 10 ms epochs; load=on adds 2.1 Mbit/s
+// BenchmarkPlatoon runs scenarios/netbots/platoon.yaml (the netbots
+// impairment study's baseline: 3 robots, 60 s, coupled 10 ms epochs; load=on adds 2.1 Mbit/s
 // of background traffic per robot) with per-packet files off, as a sweep
 // runs it without files.
 func BenchmarkPlatoon(b *testing.B) {

@@ -13,7 +13,7 @@ import (
 	"skyloop/scenarios"
 )
 
-// TestCoverageSurvey flies SPEC.md D (4)'s survey with both planners: each
+// TestCoverageSurvey flies UB-ANC's coverage survey (experiment (4)) with both planners: each
 // plan covers the 112 free cells without crossing an obstacle, the
 // multirotor flies over exactly those cells and into no building, the
 // planning model's energy of the path flown agrees with the plan within

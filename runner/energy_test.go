@@ -14,7 +14,7 @@ import (
 // model (plan.EnergyModel, fitted by `skyloop calibrate`), the planned
 // energy of a short coverage survey predicts the physics battery energy
 // of its flight within 15%, for both planners and both waypoint modes
-// (SPEC.md D's 0.1164 J/m model predicts about 0.4% of it).
+// (UB-ANC's 0.1164 J/m model, plan's spec, predicts about 0.4% of it).
 func TestCalibratedEnergyPredictsFlight(t *testing.T) {
 	for _, tc := range []struct{ model, wpNav string }{{"iris", "px4"}, {"iris-arducopter", "arducopter"}} {
 		m, err := plan.EnergyModel(tc.model)

@@ -14,7 +14,7 @@ import (
 	"skyloop/scenarios"
 )
 
-// TestMuJoCoLeaderIgnoresFollowers: SPEC.md C's platoon of rocker robots
+// TestMuJoCoLeaderIgnoresFollowers: the netbots platoon of rocker robots
 // in MuJoCo, leader heading gain 8: the leader's rows of robots.csv are
 // the same alone, with 3 followers, and with 3 followers beaconing every
 // 50 ms instead of 100 ms (the leader listens to no one, and no robot

@@ -14,7 +14,7 @@ import (
 	"skyloop/vehicle/mujoco"
 )
 
-// mujocoPlatoon returns SPEC.md C's platoon scenario with the robots in
+// mujocoPlatoon returns the netbots study's platoon scenario with the robots in
 // MuJoCo.
 func mujocoPlatoon(t *testing.T) string {
 	t.Helper()

@@ -31,7 +31,7 @@ func builtinText(t *testing.T, name string, repl ...string) string {
 	return s
 }
 
-// platoons are SPEC.md C's two platoon scenarios: the classic robot
+// platoons are the netbots impairment study's two platoon scenarios: the classic robot
 // (native physics) and the netbots paper's (in MuJoCo).
 var platoons = []struct{ name, scenario string }{{"classic", "netbots/platoon"}, {"paper", "netbots/paper"}}
 

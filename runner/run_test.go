@@ -261,7 +261,7 @@ func checkDeliveryRule(t *testing.T, text string) {
 
 // TestNetworkIsInTheLoop: every ground-station command and every telemetry
 // report crosses the network, so its delay and loss must show in the
-// flight (SPEC.md A).
+// flight, as the munils platform requires.
 func TestNetworkIsInTheLoop(t *testing.T) {
 	base, ok := scenarios.Lookup("quickstart")
 	if !ok {
@@ -351,7 +351,7 @@ func TestRemoteLinkTimeoutOnHealthyLink(t *testing.T) {
 	}
 }
 
-// TestMunils50 runs SPEC.md A's 50-UAV mission: every UAV reaches its own
+// TestMunils50 runs the munils platform's 50-UAV mission (munils-50): every UAV reaches its own
 // waypoint (arrival error from the physics, not the controller's belief),
 // with no collisions, all commands and telemetry crossing the network.
 func TestMunils50(t *testing.T) {

@@ -23,9 +23,9 @@ func Lookup(name string) ([]byte, bool) {
 // Names lists the embedded scenarios.
 func Names() []string { return list(".", "") }
 
-// collections are the directories of built-in experiments: SPEC.md C's
+// collections are the directories of built-in experiments: the netbots
 // platoon study (on the netbots paper's robot and track, and on the
-// classic ones), SPEC.md D's network experiments and its coverage
+// classic ones), UB-ANC's network experiments and its coverage
 // planning experiment.
 var collections = []string{"netbots", "netbots-classic", "ubanc", "coverage"}
 

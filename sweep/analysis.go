@@ -20,7 +20,8 @@ import (
 	"skyloop/sim"
 )
 
-// The analyses of SPEC.md D's network experiments (Experiment.Analysis):
+// The analyses of UB-ANC's network experiments, node to node and end to
+// end (Experiment.Analysis; README's Network experiments of UB-ANC):
 // tables over every finished run, written beside summary.csv, and their
 // figures under figures/.
 

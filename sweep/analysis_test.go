@@ -37,7 +37,7 @@ func parseUbanc(t *testing.T, name string, opts ...Option) (*Experiment, error) 
 	return ParseExperiment(path.Base(name)+".yaml", b, ubancScenario, components.Registry(), opts...)
 }
 
-// TestUbancExperimentsParse: the built-in experiments of SPEC.md D parse
+// TestUbancExperimentsParse: the built-in UB-ANC experiments parse
 // and expand into their variants, on the native Wi-Fi backend and, with
 // --backend ns3, on ns-3.
 func TestUbancExperimentsParse(t *testing.T) {

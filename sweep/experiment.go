@@ -19,7 +19,7 @@
 //	reference:                         # the ideal-network run each variant is compared with
 //	  network: {backend: ideal, epoch: 10ms}
 //	  vehicles[robot].behaviors[beacon].period: 2ms
-//	analysis:                          # optional tables and figures of SPEC.md D (see Analysis)
+//	analysis:                          # optional tables and figures of UB-ANC's experiments (see Analysis)
 //	  type: node-to-node               # or end-to-end
 //	  lines: network.params.mode       # config.json path: one line per value
 //	  panels: network.params.preamble_detection  # one figure per value
@@ -69,7 +69,7 @@ type file struct {
 	Analysis  *Analysis    `yaml:"analysis"`
 }
 
-// Analysis asks for the tables and figures of one of SPEC.md D's network
+// Analysis asks for the tables and figures of one of UB-ANC's network
 // experiments, besides summary.csv and the usual figures.
 type Analysis struct {
 	// Type is node-to-node (a sender on the stations behaviour sends to a

@@ -53,8 +53,8 @@ func config(t *testing.T, e *Experiment, text []byte) map[string]string {
 	return m
 }
 
-// TestBuiltinExperimentsParse loads every built-in experiment of SPEC.md
-// C's study, as `skyloop sweep netbots/NAME` (or netbots-classic/NAME) and
+// TestBuiltinExperimentsParse loads every built-in experiment of the
+// netbots impairment study, as `skyloop sweep netbots/NAME` (or netbots-classic/NAME) and
 // from its file, and checks that each expands into the variants it
 // describes, with the swept value in each variant's configuration, the
 // collection's scenario and robot preset (netbots: the paper's robot in

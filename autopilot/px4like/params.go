@@ -53,7 +53,7 @@ type Params struct {
 	// written ""): the position P law capped by the speed that still
 	// stops at the target, the setpoint slewed at acc_hor; arducopter:
 	// ArduCopter 3.5's straight waypoint segment (AC_WPNav, which the
-	// UB-ANC experiments of SPEC.md D flew): an intermediate target runs
+	// UB-ANC experiments flew): an intermediate target runs
 	// along the track, accelerating and slowing down at twice wp_accel
 	// and held within the position controller's leash, and the vehicle
 	// follows it with the square-root position controller at wp_accel

@@ -29,10 +29,10 @@ func newRelayCmd() *cobra.Command {
 		Use:   "relay --upstream ADDR --vehicles LIST",
 		Short: "Relay the lockstep ticks of a host's external agents to a run on another host",
 		Long: `relay runs on a host with external agents (mission logic in any language,
-docs/protocol.md) taking part in a run on another host (SPEC.md B's tree of
-synchronisation nodes). The agents connect to the relay as if it were
-skyloop (SKYLOOP_ADDR, SKYLOOP_TOKEN); once every node of --vehicles has
-its agent, the relay joins the run upstream with one connection for all of
+docs/protocol.md) taking part in a run on another host; relays chain into a
+tree of synchronisation nodes (docs/remote.md). The agents connect to the
+relay as if it were skyloop (SKYLOOP_ADDR, SKYLOOP_TOKEN); once every node
+of --vehicles has its agent, the relay joins the run upstream with one connection for all of
 them. Each round, skyloop sends the relay one batch with the ticks of all its
 agents; the relay fans them out, gathers the answers and sends one batch
 back when every agent is done: one round trip per host and round instead of

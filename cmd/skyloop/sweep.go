@@ -34,15 +34,14 @@ and optionally the changes that make each variant's ideal-network reference
 run (reference: {network: {backend: ideal, epoch: 10ms}, ...}). Paths are
 dotted field names with list elements by index or name:
 vehicles[robot].behaviors[beacon].policy. EXPERIMENT is a file, a built-in
-experiment such as netbots/delay, or a collection: "netbots" (SPEC.md C's
-robot platoon study as the netbots paper ran it: its robot in MuJoCo, its
-track and controller, scenarios/netbots/), "netbots-classic" (the same
+experiment such as netbots/delay, or a collection: "netbots" (the robot
+platoon impairment study as the netbots paper ran it: its robot in MuJoCo,
+its track and controller, scenarios/netbots/), "netbots-classic" (the same
 experiments on skyloop's classic robot and warehouse track, into
-OUT/<experiment>-classic/), "ubanc" (SPEC.md D's network
-experiments, scenarios/ubanc/) or "coverage" (SPEC.md D's coverage planning:
-turn-aware vs DLS on the 8 x 15 grid, scenarios/coverage/) for all of its
-experiments. --backend runs
-every variant on another network backend (e.g. ns3 for the ubanc ones,
+OUT/<experiment>-classic/), "ubanc" (UB-ANC's network experiments,
+scenarios/ubanc/) or "coverage" (UB-ANC's coverage planning: turn-aware vs
+DLS on the 8 x 15 grid, scenarios/coverage/) for all of its experiments.
+--backend runs every variant on another network backend (e.g. ns3 for the ubanc ones,
 which use the native wifi model); its results go to OUT/<experiment>-<backend>/.
 
 For each experiment, OUT/<experiment>/ gets:

@@ -143,8 +143,8 @@ func (v *Multirotor) Params() px4like.Params { return v.Ctrl.Params() }
 // px4like.Controller.SetParams).
 func (v *Multirotor) SetParams(p px4like.Params) error { return v.Ctrl.SetParams(p) }
 
-// Energy coefficients of SPEC.md D's empirical planning model for a small
-// quadrotor: energy per metre travelled and per degree turned.
+// Energy coefficients of UB-ANC's empirical planning model for a small
+// quadrotor (docs/calibration.md, model spec): energy per metre travelled and per degree turned.
 const (
 	PlanningJPerM   = 0.1164
 	PlanningJPerDeg = 0.0173

@@ -82,7 +82,8 @@ func Preset(name string) (Params, bool) {
 
 // DefaultParams returns a small warehouse robot (TurtleBot-like size): a
 // 0.4 x 0.3 x 0.15 m, 8 kg chassis on 5 cm wheels 0.3 m apart, 1 m/s top
-// speed, 2 ms physics and control steps (SPEC.md C). It is the classic
+// speed, 2 ms physics and control steps (the netbots
+// study's step). It is the classic
 // preset.
 func DefaultParams() Params {
 	return Params{

@@ -43,7 +43,8 @@ type Params struct {
 
 // DefaultParams returns the defaults: multirotor-like limits close to PX4's
 // (MPC_XY_CRUISE 5 m/s, MPC_Z_VEL_MAX_UP/DN 3/1.5 m/s, MPC_ACC_HOR 3 m/s^2)
-// and the empirical energy model of SPEC.md D (0.1164 J/m, 0.0173 J/deg).
+// and UB-ANC's empirical planning energy model (0.1164 J/m, 0.0173 J/deg;
+// docs/calibration.md).
 func DefaultParams() Params {
 	return Params{
 		MaxSpeed:      5,
