@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -87,9 +86,6 @@ func (r *Run) Start(first ...sim.Phase) error {
 		}
 		r.pos[i] = p
 		infos[i] = netsim.NodeInfo{ID: ns.ref.ID, Name: ns.ref.Name, Pos: p, Vehicle: ns.veh != nil}
-	}
-	if r.backend == nil {
-		return errors.New("internal error: Start on a run built with CheckOnly")
 	}
 	if err := r.backend.Start(infos); err != nil {
 		return fmt.Errorf("starting the %s network: %w", r.backendName, err)

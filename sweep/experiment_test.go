@@ -25,7 +25,7 @@ func config(t *testing.T, e *Experiment, text []byte) map[string]string {
 	if err != nil {
 		t.Fatalf("variant text does not parse: %v\n%s", err, text)
 	}
-	r, err := engine.Build(sc, engine.Options{CheckOnly: true})
+	r, err := engine.Validate(sc, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

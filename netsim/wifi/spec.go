@@ -9,4 +9,5 @@ var Spec = netsim.BackendSpec{
 	New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
 		return New(*p.(*Params), seed, tr)
 	},
+	OwnMode: true, // the transmission rate
 }
