@@ -14,6 +14,7 @@ import (
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
+	"skyloop/netsim/replay"
 	"skyloop/netsim/routing"
 	"skyloop/scenario"
 	"skyloop/sim"
@@ -109,8 +110,29 @@ type netConfig struct {
 	posEvery   int64 // position updates, ticks
 	epochEvery int64 // network epoch in ticks; 0 = every tick
 	mode       netMode
-	routing    string // routing.None or a protocol of netsim/routing's
-	routingOpt routing.Options
+	// newBackend constructs the backend for a run with the given seed,
+	// with the routing layer or the replay on top when the scenario asks
+	// for them; every trace event goes to tr.
+	newBackend func(seed uint64, tr netsim.Tracer) (netsim.Backend, error)
+}
+
+// stack returns the constructor of the backend n describes: the backend
+// spec's own, under the routing layer (rt) or the replay (mode: replay)
+// when the scenario asks for one.
+func (n *netConfig) stack(rt string, ro routing.Options) func(seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+	spec, p := n.spec, n.params
+	inner := func(seed uint64) func(netsim.Tracer) (netsim.Backend, error) {
+		return func(tr netsim.Tracer) (netsim.Backend, error) { return spec.New(p, seed, tr) }
+	}
+	switch {
+	case n.mode == modeReplay:
+		return func(seed uint64, tr netsim.Tracer) (netsim.Backend, error) { return replay.New(inner(seed), tr) }
+	case rt != routing.None:
+		return func(seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
+			return routing.NewWith(rt, ro, seed, tr, inner(seed))
+		}
+	}
+	return func(seed uint64, tr netsim.Tracer) (netsim.Backend, error) { return spec.New(p, seed, tr) }
 }
 
 // built is a behaviour type with decoded, valid parameters.
@@ -471,7 +493,7 @@ func (d *decoding) network() {
 	if len(bad) > 0 {
 		return
 	}
-	nc := netConfig{name: name, spec: bs, params: p, routing: rt, routingOpt: ro}
+	nc := netConfig{name: name, spec: bs, params: p}
 	nc.posEvery = d.ticks("network.position_period", posPeriod)
 	switch {
 	case epoch < 0:
@@ -494,6 +516,7 @@ func (d *decoding) network() {
 	default:
 		sc.Errorf("network.mode", "must be coupled or replay, got %q", mode)
 	}
+	nc.newBackend = nc.stack(rt, ro)
 	c.net = nc
 	eff := map[string]any{"backend": name, "position_period": posPeriod, "params": p}
 	if rt != routing.None {

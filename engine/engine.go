@@ -33,8 +33,6 @@ import (
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
-	"skyloop/netsim/replay"
-	"skyloop/netsim/routing"
 	"skyloop/scenario"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -346,22 +344,13 @@ func (r *Run) buildMeasures() error {
 	return nil
 }
 
-// buildNetwork constructs the network backend, with the routing layer or
-// the replay on top when the configuration asks for them.
+// buildNetwork constructs the network backend, with what the
+// configuration puts on top of it (the routing layer, the replay).
 func (r *Run) buildNetwork() error {
 	n := &r.cfg.net
 	r.backendName, r.posEvery, r.epochEvery = n.name, n.posEvery, n.epochEvery
 	r.replay = n.mode == modeReplay
-	var b netsim.Backend
-	var err error
-	switch {
-	case r.replay:
-		b, err = replay.New(func(tr netsim.Tracer) (netsim.Backend, error) { return n.spec.New(n.params, r.seed, tr) }, r)
-	case n.routing != routing.None:
-		b, err = routing.NewWith(n.routing, n.routingOpt, r.seed, r, func(tr netsim.Tracer) (netsim.Backend, error) { return n.spec.New(n.params, r.seed, tr) })
-	default:
-		b, err = n.spec.New(n.params, r.seed, r)
-	}
+	b, err := n.newBackend(r.seed, r)
 	if err != nil {
 		return located(r.cfg.netAt, "%v", err)
 	}

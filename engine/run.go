@@ -9,7 +9,6 @@ import (
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
-	"skyloop/netsim/replay"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -92,7 +91,7 @@ func (r *Run) Start(first ...sim.Phase) error {
 	}
 	if r.epochEvery > 0 {
 		r.ep = newEpochNet(r)
-		if rb, ok := r.backend.(*replay.Backend); ok {
+		if rb, ok := r.backend.(firstRunner); ok {
 			if err := r.recordReplay(rb); err != nil {
 				return err
 			}
