@@ -172,10 +172,9 @@ type decoding struct {
 	sc     *scenario.Scenario
 	c      *Config
 	kernel *sim.Kernel
-	// behaviours per scenario group (by index) and fixed node
-	perGroup   [][]built
-	fixedBuilt [][]built
-	groupEff   []map[string]any // by scenario group index; nil: skipped
+	// perGroup are the behaviours of each scenario group, by index.
+	perGroup [][]built
+	groupEff []map[string]any // by scenario group index; nil: skipped
 }
 
 func (d *decoding) decode(opt Options) (*Config, error) {
