@@ -227,12 +227,12 @@ func (c *Config) Build() (*Run, error) {
 	if err := r.buildNetwork(); err != nil {
 		return nil, err
 	}
+	// A backend not started has nothing to close (and some would trace
+	// their end of run to metrics not yet made).
 	if err := r.buildBehaviors(); err != nil {
-		r.backend.Close()
 		return nil, err
 	}
 	if err := r.buildWorlds(); err != nil {
-		r.backend.Close()
 		return nil, err
 	}
 	r.met = metrics.New(len(r.nodes))
