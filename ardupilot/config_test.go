@@ -28,7 +28,7 @@ vehicles:
 	if err != nil {
 		return err
 	}
-	_, err = engine.Build(sc, engine.Options{Registry: registry, CheckOnly: true})
+	_, err = engine.Validate(sc, engine.Options{Registry: registry})
 	return err
 }
 
@@ -90,7 +90,7 @@ func TestScenarioFilesAreValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.Build(sc, engine.Options{Registry: registry, CheckOnly: true}); err != nil {
+	if _, err := engine.Validate(sc, engine.Options{Registry: registry}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -85,7 +85,7 @@ vehicles:
   - {name: uav, kind: pointmass, count: 1, spawn: {layout: line, spacing: 1}, behaviors: [{type: stations, points: [[0, 0, 1]], dwell: 150ms}]}
 `), reg.Check)
 	if err == nil {
-		_, err = engine.Build(sc, engine.Options{Registry: reg, CheckOnly: true})
+		_, err = engine.Validate(sc, engine.Options{Registry: reg})
 	}
 	if err == nil {
 		t.Fatal("dwell 150ms with a 100ms period accepted")

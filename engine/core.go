@@ -188,8 +188,7 @@ func (r *Run) Aerial() bool { return r.aerial }
 // Vehicles returns the number of vehicles (nodes 0..n-1).
 func (r *Run) Vehicles() int { return len(r.veh) }
 
-// Backend returns the network backend (nil for a run built with
-// CheckOnly).
+// Backend returns the network backend.
 func (r *Run) Backend() netsim.Backend { return r.backend }
 
 // Logger returns the run's logger.

@@ -8,6 +8,10 @@ import (
 )
 
 // EffectiveScenario returns the run's effective configuration as a
+// scenario file (Config.EffectiveScenario).
+func (r *Run) EffectiveScenario() ([]byte, error) { return r.cfg.EffectiveScenario() }
+
+// EffectiveScenario returns the effective configuration as a
 // scenario file (a run's config.yaml, `skyloop validate --effective`):
 // every default filled in, the run's own seed and duration, in the shape
 // a scenario file has — behaviour, backend and measure parameters beside
@@ -18,14 +22,14 @@ import (
 // Effective, which config.json holds, keeps its own shape (parameters
 // under params, fixed nodes with their ids): experiment files and sweep
 // summaries name values by their paths in it.
-func (r *Run) EffectiveScenario() ([]byte, error) {
-	t, err := scenario.Tree(r.effective)
+func (cfg *Config) EffectiveScenario() ([]byte, error) {
+	t, err := scenario.Tree(cfg.effective)
 	if err != nil {
 		return nil, fmt.Errorf("effective configuration: %w", err)
 	}
 	eff, _ := t.(scenario.Map)
 	get := func(m scenario.Map, key string) any { v, _ := m.Get(key); return v }
-	sc := r.sc
+	sc := cfg.sc
 	out := scenario.Map{}
 	for _, k := range []string{"name", "description", "seed", "duration", "tick"} {
 		if v, ok := eff.Get(k); ok {
@@ -62,7 +66,7 @@ func (r *Run) EffectiveScenario() ([]byte, error) {
 			if c, ok := get(g, "controller").(scenario.Map); ok {
 				name, _ := get(c, "name").(string)
 				params = append(scenario.Map{{Key: "controller", Value: name}}, params...)
-				for _, cs := range r.reg.Controllers(fmt.Sprint(get(g, "kind"))) {
+				for _, cs := range cfg.reg.Controllers(fmt.Sprint(get(g, "kind"))) {
 					if cs.Name == name && cs.Key != "" {
 						params.Set(cs.Key, get(c, "params"))
 					}
@@ -91,7 +95,7 @@ func (r *Run) EffectiveScenario() ([]byte, error) {
 		out.Set("nodes", nodes)
 	}
 	if n, ok := get(eff, "network").(scenario.Map); ok {
-		out.Set("network", r.effectiveNetwork(n))
+		out.Set("network", cfg.effectiveNetwork(n))
 	}
 	if v, ok := eff.Get("measures"); ok {
 		out.Set("measures", typed(v))
@@ -99,8 +103,8 @@ func (r *Run) EffectiveScenario() ([]byte, error) {
 	if v, ok := eff.Get("outputs"); ok {
 		out.Set("outputs", v)
 	}
-	if r.realtime > 0 {
-		out.Set("realtime", r.realtime)
+	if cfg.realtime > 0 {
+		out.Set("realtime", cfg.realtime)
 	}
 	if sc.Isolation != "" && sc.Isolation != "none" {
 		out.Set("isolation", sc.Isolation)
@@ -122,7 +126,7 @@ func (r *Run) EffectiveScenario() ([]byte, error) {
 
 // effectiveNetwork writes the network section as a scenario has it: the
 // engine's keys, then the backend's parameters beside them.
-func (r *Run) effectiveNetwork(n scenario.Map) scenario.Map {
+func (cfg *Config) effectiveNetwork(n scenario.Map) scenario.Map {
 	get := func(key string) any { v, _ := n.Get(key); return v }
 	out := scenario.Map{{Key: "backend", Value: get("backend")}, {Key: "position_period", Value: get("position_period")}}
 	if v, ok := n.Get("epoch"); ok {

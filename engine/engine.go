@@ -22,25 +22,17 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
-	"reflect"
-	"runtime"
-	"slices"
 	"strings"
 
 	"skyloop/agent"
-	"skyloop/behavior"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/metrics"
 	"skyloop/netsim"
-	"skyloop/netsim/replay"
-	"skyloop/netsim/routing"
 	"skyloop/scenario"
 	"skyloop/sim"
 	"skyloop/vehicle"
@@ -65,12 +57,6 @@ type Options struct {
 	// Stop, when it returns true, ends the run at the next tick with
 	// sim.ErrStopped.
 	Stop func() bool
-	// CheckOnly decodes and checks everything and constructs nothing: no
-	// vehicle, no network backend. Behaviours are started on contexts
-	// without a vehicle (a behaviour's Start must not need one), so that
-	// what they refuse (a group that does not exist, a step time off the
-	// tick) is reported too. The run it returns cannot be started.
-	CheckOnly bool
 	// Registry names the component types the scenario may use; nil means
 	// Core().
 	Registry *Registry
@@ -80,7 +66,7 @@ type Options struct {
 	Realtime float64
 	// parsing is set by Registry.Check, which runs while the scenario is
 	// parsed, before the caller has set its directory: files named
-	// relative to it are checked by the Build that follows.
+	// relative to it are checked by the Validate that follows.
 	parsing bool
 	// wallClock is the wall clock the worker pool times its jobs with,
 	// given by the edge (Run.SetWallClock); the core reads none itself.
@@ -134,6 +120,7 @@ type nodeState struct {
 // Run is a built, ready-to-execute run.
 type Run struct {
 	sc      *scenario.Scenario
+	cfg     *Config // what the run was built from
 	seed    uint64
 	end     sim.Time
 	tick    sim.Duration
@@ -207,237 +194,92 @@ type Run struct {
 	finished    bool
 }
 
-// Build checks every part of the scenario, component parameters included,
-// and constructs the run. It writes nothing. Problems come back as a
-// scenario.Errors value naming file, line and field path.
+// Build validates the scenario (Validate) and constructs the run from the
+// decoded configuration. It writes nothing. Problems in the file come back
+// as a scenario.Errors value naming file, line and field path.
 func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
-	r := &Run{sc: sc, opt: opt, seed: sc.Seed, tick: sc.Tick, log: opt.Logger, reg: opt.Registry}
-	if r.reg == nil {
-		r.reg = Core()
+	c, err := Validate(sc, opt)
+	if err != nil {
+		return nil, err
 	}
+	return c.Build()
+}
+
+// Build constructs the run c describes: its vehicles, network backend,
+// behaviours, measures and physics worlds. It reads nothing more from the
+// scenario.
+func (c *Config) Build() (*Run, error) {
+	r := &Run{sc: c.sc, cfg: c, opt: c.opt, seed: c.seed, tick: c.tick, end: c.end, log: c.opt.Logger, reg: c.reg,
+		checkEvery: c.checkEvery, effective: c.effective, realtime: c.realtime, workers: c.workers, stepNs: c.stepNs, aerial: c.aerial}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	if opt.Seed != nil {
-		r.seed = *opt.Seed
-	}
-	dur := sc.Duration
-	if opt.Duration != nil {
-		dur = *opt.Duration
-		if dur <= 0 || dur%sc.Tick != 0 {
-			return nil, &OptionError{fmt.Errorf("--duration %v must be a positive whole number of ticks of %v", dur, sc.Tick)}
-		}
-	}
-	r.end = sim.Time(dur)
-	k, err := sim.NewKernel(sc.Tick)
+	k, err := sim.NewKernel(c.tick)
 	if err != nil {
 		return nil, err
 	}
 	r.kernel = k
-	r.checkEvery = r.ticks("world.check_period", sc.World.CheckPeriod)
-	outs := sc.Outputs
-	if opt.NoFiles {
-		outs.Trace, outs.Deliveries, outs.Vehicles = false, false, false
-	}
-	r.effective = map[string]any{"name": sc.Name, "description": sc.Description, "seed": r.seed,
-		"duration": sim.Duration(r.end), "tick": sc.Tick, "world": sc.World, "outputs": outs}
-	if sc.Coverage != nil {
-		r.effective["coverage"] = sc.Coverage
-	}
-
 	r.buildVehicles()
 	r.buildFixed()
-	r.buildMeasures()
-	r.buildNetwork()
-	r.buildBehaviors() // decodes parameters always; starts behaviours only if all is well so far
-	if err := sc.Err(); err != nil {
+	if err := r.buildMeasures(); err != nil {
 		return nil, err
 	}
-	r.realtime = sc.Realtime
-	if opt.Realtime > 0 {
-		r.realtime = opt.Realtime
+	if err := r.buildNetwork(); err != nil {
+		return nil, err
 	}
-	if sc.Isolation == "netns" && r.realtime == 0 {
-		return nil, &OptionError{errors.New("isolation: netns needs a real-time run (--realtime or realtime in the scenario)")}
-	}
-	for i, p := range sc.Processes {
-		if p.Group != "" {
-			found := false
-			for _, g := range sc.Vehicles {
-				found = found || g.Name == p.Group
-			}
-			if !found {
-				return nil, &OptionError{fmt.Errorf("processes[%d].group: no vehicle group %q", i, p.Group)}
-			}
-		}
-	}
-	r.workers = sc.Workers
-	if opt.Workers > 0 {
-		r.workers = opt.Workers
-	}
-	if r.workers == 0 {
-		// Handing work to other goroutines costs a few microseconds per
-		// phase: worth it only when a tick's vehicle work is far larger.
-		r.workers = 1
-		if r.stepNs >= 30_000 {
-			r.workers = min(runtime.GOMAXPROCS(0), 8)
-		}
-	}
-	if opt.CheckOnly {
-		return r, nil // no vehicles: nothing to measure or check
+	// A backend not started has nothing to close (and some would trace
+	// their end of run to metrics not yet made).
+	if err := r.buildBehaviors(); err != nil {
+		return nil, err
 	}
 	if err := r.buildWorlds(); err != nil {
 		return nil, err
 	}
 	r.met = metrics.New(len(r.nodes))
-	r.world = newWorldCheck(sc.World, r.veh)
+	r.world = newWorldCheck(c.sc.World, r.veh)
 	return r, nil
 }
 
-func (r *Run) ticks(path string, d sim.Duration) int64 {
-	n, err := r.kernel.Ticks(d)
-	if err != nil {
-		if !r.sc.IsSet(path) {
-			r.sc.Errorf(path, "%v (the default; set %s to a multiple of the tick)", err, path)
-		} else {
-			r.sc.Errorf(path, "%v", err)
-		}
-		return 1
-	}
-	return n
-}
-
+// buildVehicles constructs every group's vehicles.
 func (r *Run) buildVehicles() {
-	sc := r.sc
-	r.worlds.Dir = sc.Dir
-	var groups []any
-	// Too many vehicles in all (reported by the scenario's own check):
-	// check the groups' parameters but build no vehicle.
-	total := 0
-	for _, g := range sc.Vehicles {
-		total += min(max(g.Count, 0), scenario.MaxVehicles+1)
-	}
-	tooMany := total > scenario.MaxVehicles
-	if !tooMany {
-		n := total + len(sc.Nodes)
-		r.nodes = make([]nodeState, 0, n)
-		r.veh = make([]vehicle.Vehicle, 0, total)
-		r.ctrlEv, r.physEv, r.groupOf = make([]int64, 0, total), make([]int64, 0, total), make([]int, 0, total)
-	}
-	for gi := range sc.Vehicles {
-		g := &sc.Vehicles[gi]
-		path := fmt.Sprintf("vehicles[%d]", gi)
-		ks, ok := r.reg.Kind(g.Kind)
-		if !ok {
-			if g.Kind != "" {
-				sc.Errorf(path+".kind", "unknown vehicle kind %q: want one of %s", g.Kind, strings.Join(r.reg.KindNames(), ", "))
-			}
-			continue
-		}
-		p := ks.Params()
-		if ks.Preset != nil {
-			name := ks.Presets[0]
-			sc.DecodeKey(g.Params, path+".params", "preset", &name)
-			valid := false
-			for _, n := range ks.Presets {
-				valid = valid || n == name
-			}
-			if !valid {
-				sc.Errorf(path+".params.preset", "unknown %s preset %q: want one of %s", g.Kind, name, strings.Join(ks.Presets, ", "))
-				continue
-			}
-			p = ks.Preset(name)
-		}
-		cs, cp, skip, ok := r.controller(ks, g.Params, path+".params")
-		if cs != nil && cs.Defaults != nil {
-			cs.Defaults(p)
-		}
-		if !sc.Decode(g.Params, path+".params", p, skip...) || !ok {
-			continue
-		}
-		bad := p.Validate()
-		if f, ok := p.(filesValidator); ok && len(bad) == 0 && !r.opt.parsing {
-			if fb := f.ValidateFiles(sc.Dir); len(fb) > 0 {
-				bad = fb
-			}
-		}
-		if cs != nil && cs.Check != nil {
-			for k, v := range cs.Check(p, cp) {
-				bad[k] = v
-			}
-		}
-		bad.Report(path+".params", sc.Errorf)
-		if len(bad) > 0 {
-			continue
-		}
-		tm := ks.Timing(p)
-		if cs != nil {
-			tm.Control = cs.Period(cp)
-		}
-		ce := r.ticks(path+".params.control_period", tm.Control)
-		pe := r.ticks(path+".params.physics_period", tm.Physics)
-		if tooMany || g.Count < 1 || len(g.Spawn.Check(g.Count)) > 0 {
-			continue
-		}
-		pts := g.Spawn.Points(g.Count)
-		yaw := g.Yaw * math.Pi / 180
+	c := r.cfg
+	r.worlds.Dir = c.sc.Dir
+	n := c.vehicles + len(c.fixed)
+	r.nodes = make([]nodeState, 0, n)
+	r.veh = make([]vehicle.Vehicle, 0, c.vehicles)
+	r.ctrlEv, r.physEv, r.groupOf = make([]int64, 0, c.vehicles), make([]int64, 0, c.vehicles), make([]int, 0, c.vehicles)
+	for gi := range c.groups {
+		g := &c.groups[gi]
+		ks, cs, p := g.kind, g.ctrl, g.params
 		var newVehicle func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle
 		if cs != nil {
-			for i, pt := range pts {
-				if pt.Z > 0 {
-					sc.Errorf(path+".spawn", "vehicle %d starts %.3g m above the ground: the %s controller boots on the ground (spawn z = 0)", i, pt.Z, cs.Name)
-					break
-				}
+			phys, ctrl, first := ks.NewPhysics(p), cs.NewGroup(p, g.ctrlParams), len(r.nodes)
+			newVehicle = func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Vehicle {
+				id := len(r.nodes) // the node being built
+				return vehicle.Compose(phys(pos, yaw, stream), ctrl(id, fmt.Sprintf("%s-%d", g.name, id-first), pos, yaw))
 			}
+		} else if ks.NewGroupIn != nil {
+			newVehicle = ks.NewGroupIn(p, &r.worlds)
+		} else {
+			newVehicle = ks.NewGroup(p)
 		}
-		if !r.opt.CheckOnly {
-			// A check builds no vehicle: its parameters are checked
-			// above, and a hundred thousand multirotors would cost
-			// hundreds of MB for nothing.
-			if cs != nil {
-				phys, ctrl, first := ks.NewPhysics(p), cs.NewGroup(p, cp), len(r.nodes)
-				newVehicle = func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Vehicle {
-					id := len(r.nodes) // the node being built
-					return vehicle.Compose(phys(pos, yaw, stream), ctrl(id, fmt.Sprintf("%s-%d", g.Name, id-first), pos, yaw))
-				}
-			} else if ks.NewGroupIn != nil {
-				newVehicle = ks.NewGroupIn(p, &r.worlds)
-			} else {
-				newVehicle = ks.NewGroup(p)
-			}
-		}
-		for i := 0; i < g.Count; i++ {
+		for i, pt := range g.points {
 			id := netsim.NodeID(len(r.nodes))
-			var v vehicle.Vehicle
-			if newVehicle != nil {
-				// Each purpose (turbulence, sensor noise, ...) draws
-				// from its own stream keyed by (seed, purpose, vehicle).
-				v = newVehicle(pts[i], yaw, func(purpose string) *rand.Rand { return sim.Stream(r.seed, purpose, int(id)) })
-			}
-			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.Name, i), Group: g.Name, Index: i}
+			// Each purpose (turbulence, sensor noise, ...) draws from its
+			// own stream keyed by (seed, purpose, vehicle).
+			v := newVehicle(pt, g.yaw, func(purpose string) *rand.Rand { return sim.Stream(r.seed, purpose, int(id)) })
+			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.name, i), Group: g.name, Index: i}
 			if rc, ok := v.(vehicle.RemoteControlled); ok && rc.Remote() {
 				r.remotes = append(r.remotes, int(id))
 			}
 			r.nodes = append(r.nodes, nodeState{ref: ref, veh: v})
 			r.veh = append(r.veh, v)
-			r.ctrlEv = append(r.ctrlEv, ce)
-			r.physEv = append(r.physEv, pe)
+			r.ctrlEv = append(r.ctrlEv, g.ctrlEvery)
+			r.physEv = append(r.physEv, g.physEvery)
 			r.groupOf = append(r.groupOf, gi)
-			r.stepNs += ks.StepNs
 		}
-		if ks.Aerial {
-			r.aerial = true
-		}
-		eff := map[string]any{"name": g.Name, "kind": g.Kind, "count": g.Count, "spawn": g.Spawn, "yaw": g.Yaw, "params": p}
-		if cs != nil {
-			// Written only for another controller, so that the
-			// configuration of other runs stays as it was.
-			eff["controller"] = map[string]any{"name": cs.Name, "params": cp}
-		}
-		groups = append(groups, eff)
 	}
 	r.vev = make([]vehicle.Events, len(r.veh))
-	r.effective["vehicles"] = groups
 }
 
 // buildWorlds builds the shared physics worlds (MuJoCo) with the
@@ -451,8 +293,7 @@ func (r *Run) buildWorlds() error {
 		if err := w.Build(boxes); err != nil {
 			r.closeWorlds()
 			// Mostly a robot model's problem: bad input.
-			r.sc.Errorf("vehicles", "MuJoCo: %v", err)
-			return r.sc.Err()
+			return located(r.cfg.vehiclesAt, "MuJoCo: %v", err)
 		}
 		every := int64(w.Period() / r.tick)
 		if every < 1 || sim.Duration(every)*r.tick != w.Period() {
@@ -465,6 +306,13 @@ func (r *Run) buildWorlds() error {
 	return nil
 }
 
+// located returns a problem found while constructing as a scenario error
+// at the place at, located while decoding.
+func located(at scenario.Error, format string, args ...any) error {
+	at.Msg = fmt.Sprintf(format, args...)
+	return scenario.Errors{&at}
+}
+
 // closeWorlds frees the shared physics worlds.
 func (r *Run) closeWorlds() {
 	for _, w := range r.worlds.All() {
@@ -472,315 +320,65 @@ func (r *Run) closeWorlds() {
 	}
 }
 
-// controller reads the `controller:` choice of a vehicle group's params:
-// nil for the kind's own controller, else the chosen one with its
-// parameters (from params.<Key>). skip lists the keys the kind's own
-// parameters must not decode; ok is false when the choice is bad (and
-// reported).
-func (r *Run) controller(ks KindSpec, params scenario.Raw, path string) (cs *ControllerSpec, cp fields.Validator, skip []string, ok bool) {
-	if ks.Controller == "" {
-		return nil, nil, nil, true // the kind has no choice; `controller:` is an unknown field
-	}
-	sc := r.sc
-	others := r.reg.Controllers(ks.Name)
-	skip = []string{"controller"}
-	for _, c := range others {
-		if c.Key != "" {
-			skip = append(skip, c.Key)
-		}
-	}
-	name := ks.Controller
-	sc.DecodeKey(params, path, "controller", &name)
-	names := []string{ks.Controller}
-	for _, c := range others {
-		names = append(names, c.Name)
-		if c.Name == name {
-			cs = &c
-		}
-	}
-	if cs == nil && name != ks.Controller {
-		sc.Errorf(path+".controller", "unknown %s controller %q: want one of %s", ks.Name, name, strings.Join(names, ", "))
-		return nil, nil, skip, false
-	}
-	ok = true
-	for _, c := range others {
-		if c.Key != "" && (cs == nil || c.Key != cs.Key) && sc.HasKey(params, c.Key) {
-			sc.Errorf(path+"."+c.Key, "only read with controller: %s (the group is flown by %s)", c.Name, name)
-			ok = false
-		}
-	}
-	if cs == nil {
-		return nil, nil, skip, ok
-	}
-	cp = cs.Params()
-	if cs.Key != "" && sc.HasKey(params, cs.Key) {
-		if !sc.DecodeKey(params, path, cs.Key, cp) {
-			return nil, nil, skip, false
-		}
-	}
-	bad := cp.Validate()
-	bad.Report(path+"."+cs.Key, sc.Errorf)
-	return cs, cp, skip, len(bad) == 0
-}
-
+// buildFixed adds the fixed nodes after the vehicles.
 func (r *Run) buildFixed() {
-	var nodes []any
-	for _, fn := range r.sc.Nodes {
+	for _, f := range r.cfg.fixed {
 		id := netsim.NodeID(len(r.nodes))
-		r.nodes = append(r.nodes, nodeState{ref: agent.NodeRef{ID: id, Name: fn.Name}, fixed: fn.Position})
-		nodes = append(nodes, map[string]any{"name": fn.Name, "position": fn.Position, "id": id})
+		r.nodes = append(r.nodes, nodeState{ref: agent.NodeRef{ID: id, Name: f.name}, fixed: f.pos})
 	}
-	r.effective["nodes"] = nodes
 	r.refs = make([]agent.NodeRef, len(r.nodes))
 	for i := range r.nodes {
 		r.refs[i] = r.nodes[i].ref
 	}
 }
 
-func (r *Run) buildNetwork() {
-	sc := r.sc
-	name := "ideal"
-	n := sc.Network
-	if !n.IsZero() {
-		var ok bool
-		if name, ok = sc.TypeOf(n, "network", "backend"); !ok {
-			return
+// buildMeasures constructs the measures.
+func (r *Run) buildMeasures() error {
+	for _, mc := range r.cfg.measures {
+		m, err := mc.spec.new(r, mc.params, mc.name)
+		if err != nil {
+			return err
 		}
+		r.measures = append(r.measures, m)
 	}
-	bs, ok := r.reg.Backend(name)
-	if !ok {
-		sc.Errorf("network.backend", "unknown network backend %q: want one of %s", name, strings.Join(r.reg.BackendNames(), ", "))
-		return
-	}
-	posPeriod := 10 * sim.Millisecond
-	sc.DecodeKey(n, "network", "position_period", &posPeriod)
-	var epoch sim.Duration
-	sc.DecodeKey(n, "network", "epoch", &epoch)
-	mode := "coupled"
-	sc.DecodeKey(n, "network", "mode", &mode)
-	rt := routing.None
-	var ro routing.Options
-	keys := networkKeys
-	if bs.Routes {
-		var c string
-		if sc.DecodeKey(n, "network", "aodv_control", &c) && c != "" {
-			// Reported here, not as an unknown field: the question is
-			// whether ns-3 can do it.
-			sc.Errorf("network.aodv_control", "the %s backend routes with its own protocols, whose AODV always sends control messages as aodv_control: routed does; remove the key", name)
-			keys = append(keys[:len(keys):len(keys)], "aodv_control")
-		}
-	} else {
-		// network.routing belongs to the routing layer, not the backend.
-		sc.DecodeKey(n, "network", "routing", &rt)
-		sc.DecodeKey(n, "network", "aodv_control", &ro.AODVControl)
-		keys = append(keys[:len(keys):len(keys)], "routing", "aodv_control")
-		if !slices.Contains(routing.Protocols, rt) {
-			sc.Errorf("network.routing", "must be one of %s, got %q", strings.Join(routing.Protocols, ", "), rt)
-		}
-		switch {
-		case ro.AODVControl == "":
-		case !slices.Contains(routing.ControlModes, ro.AODVControl):
-			sc.Errorf("network.aodv_control", "must be one of %s, got %q", strings.Join(routing.ControlModes, ", "), ro.AODVControl)
-		case rt != routing.AODV:
-			sc.Errorf("network.aodv_control", "applies to routing: aodv only (routing is %s)", rt)
-		}
-	}
-	p := bs.Params()
-	if mode != "coupled" && mode != "replay" && hasYAMLField(p, "mode") {
-		// The radio backends (wifi, ns3) have a mode of their own, the
-		// transmission rate (mode: DsssRate11Mbps): a value that is not one
-		// of the engine's is theirs, and the network is coupled.
-		keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "mode" })
-		mode = "coupled"
-	}
-	if !sc.Decode(n, "network", p, keys...) {
-		return
-	}
-	if e, ok := p.(epochParams); ok && epoch > 0 {
-		e.SetEpoch(epoch)
-	}
-	bad := p.Validate()
-	bad.Report("network", sc.Errorf)
-	if len(bad) > 0 {
-		return
-	}
-	r.posEvery = r.ticks("network.position_period", posPeriod)
-	switch {
-	case epoch < 0:
-		sc.Errorf("network.epoch", "must be >= 0 (0 advances the network every tick), got %v", epoch)
-	case epoch > 0:
-		r.epochEvery = r.ticks("network.epoch", epoch)
-	}
-	switch mode {
-	case "coupled":
-	case "replay":
-		if rt != routing.None {
-			sc.Errorf("network.mode", "cannot replay a network with routing: routes follow node positions; use mode: coupled")
-		}
-		if epoch == 0 {
-			sc.Errorf("network.mode", "replay runs the network first, epoch by epoch: set network.epoch (e.g. 10ms)")
-		} else if why := bs.NotReplayable(p); why != "" {
-			sc.Errorf("network.mode", "cannot replay the %s network: %s; use mode: coupled", name, why)
-		}
-		r.replay = true
-	default:
-		sc.Errorf("network.mode", "must be coupled or replay, got %q", mode)
-	}
-	r.backendName = name
-	eff := map[string]any{"backend": name, "position_period": posPeriod, "params": p}
-	if rt != routing.None {
-		eff["routing"] = rt // written only when set, as epoch below
-	}
-	if ro.AODVControl != "" {
-		eff["aodv_control"] = ro.AODVControl
-	}
-	if epoch > 0 || mode != "coupled" {
-		// Written only when set, so that the configuration of runs
-		// without epochs stays as it was.
-		eff["epoch"], eff["mode"] = epoch, mode
-	}
-	r.effective["network"] = eff
-	if r.opt.CheckOnly || sc.Err() != nil {
-		return
-	}
-	var b netsim.Backend
-	var err error
-	switch {
-	case r.replay:
-		b, err = replay.New(func(tr netsim.Tracer) (netsim.Backend, error) { return bs.New(p, r.seed, tr) }, r)
-	case rt != routing.None:
-		b, err = routing.NewWith(rt, ro, r.seed, r, func(tr netsim.Tracer) (netsim.Backend, error) { return bs.New(p, r.seed, tr) })
-	default:
-		b, err = bs.New(p, r.seed, r)
-	}
+	return nil
+}
+
+// buildNetwork constructs the network backend, with what the
+// configuration puts on top of it (the routing layer, the replay).
+func (r *Run) buildNetwork() error {
+	n := &r.cfg.net
+	r.backendName, r.posEvery, r.epochEvery = n.name, n.posEvery, n.epochEvery
+	r.replay = n.mode == modeReplay
+	b, err := n.newBackend(r.seed, r)
 	if err != nil {
-		sc.Errorf("network", "%v", err)
-		return
+		return located(r.cfg.netAt, "%v", err)
 	}
 	r.backend = b
+	return nil
 }
 
-// networkKeys are the keys of the network section that belong to the
-// engine, not to the backend's parameters.
-var networkKeys = []string{"backend", "position_period", "epoch", "mode"}
-
-// hasYAMLField reports whether the struct p points to has a field named
-// name in YAML.
-func hasYAMLField(p any, name string) bool {
-	t := reflect.TypeOf(p)
-	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		return false
-	}
-	t = t.Elem()
-	for i := 0; i < t.NumField(); i++ {
-		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *Run) buildBehaviors() {
-	sc := r.sc
-	// Decode each behaviour once per group or fixed node; every vehicle of a
-	// group shares the parameters.
-	decode := func(list []scenario.Raw, base string, fixed bool) []built {
-		var out []built
-		for i, n := range list {
-			path := fmt.Sprintf("%s.behaviors[%d]", base, i)
-			typ, ok := sc.TypeOf(n, path, "type")
-			if !ok {
-				continue
-			}
-			spec, ok := r.reg.Behavior(typ)
-			if !ok || spec.Internal {
-				sc.Errorf(path+".type", "unknown behaviour %q: want one of %s", typ, strings.Join(r.reg.behaviorNames(), ", "))
-				continue
-			}
-			if fixed && !spec.Fixed {
-				sc.Errorf(path+".type", "behaviour %q needs a vehicle; it cannot run on a fixed node", typ)
-				continue
-			}
-			if !fixed && !spec.Vehicle {
-				sc.Errorf(path+".type", "behaviour %q runs on fixed nodes only (put it under nodes:)", typ)
-				continue
-			}
-			p := spec.Params()
-			if au, ok := p.(behavior.AreaUser); ok && sc.Coverage != nil {
-				c := sc.Coverage
-				au.UseArea(c.Origin, c.Area, c.Cell, c.Obstacles)
-			}
-			if !sc.Decode(n, path, p, "type") {
-				continue
-			}
-			bad := p.Validate()
-			bad.Report(path, sc.Errorf)
-			if len(bad) == 0 {
-				out = append(out, built{spec: spec, params: p, path: path})
-			}
-		}
-		return out
-	}
-	perGroup := make([][]built, len(sc.Vehicles))
-	groupsEff, _ := r.effective["vehicles"].([]any)
-	for gi := range sc.Vehicles {
-		perGroup[gi] = decode(sc.Vehicles[gi].Behaviors, fmt.Sprintf("vehicles[%d]", gi), false)
-		if gi < len(groupsEff) {
-			groupsEff[gi].(map[string]any)["behaviors"] = effBehaviors(perGroup[gi])
-		}
-	}
-	nodesEff, _ := r.effective["nodes"].([]any)
-	fixedBuilt := make([][]built, len(sc.Nodes))
-	for i := range sc.Nodes {
-		fixedBuilt[i] = decode(sc.Nodes[i].Behaviors, fmt.Sprintf("nodes[%d]", i), true)
-		nodesEff[i].(map[string]any)["behaviors"] = effBehaviors(fixedBuilt[i])
-	}
-	if sc.Err() != nil {
-		return
-	}
-	nv := len(r.veh)
+// buildBehaviors makes every node's context and behaviours and starts
+// them, in node order.
+func (r *Run) buildBehaviors() error {
+	c := r.cfg
 	for i := range r.nodes {
 		ns := &r.nodes[i]
-		var list []built
-		var fixedTel vehicle.Telemetry
-		if i < nv {
-			list = perGroup[r.groupOf[i]]
-		} else {
-			list = fixedBuilt[i-nv]
-			fixedTel = vehicle.Telemetry{Pos: ns.fixed, Landed: true}
-		}
+		list, fixedTel := c.node(i)
 		ns.ctx, ns.drv = agent.NewContext(ns.ref, r, ns.veh, fixedTel, sim.Stream(r.seed, "agent", i), r.log)
 		for k := range list {
 			b := &list[k]
-			inst := b.spec.New(b.params)
-			ns.slots = append(ns.slots, slot{b: inst, made: b, path: b.path, typ: b.spec.Name})
-		}
-		if i < nv && sc.Isolation == "netns" {
-			// The bridge between the vehicle's TAP and the network.
-			spec, ok := r.reg.Behavior(TAPBridge)
-			if !ok {
-				sc.Errorf("isolation", "this program cannot bridge namespaces: the %q behaviour is not linked (import skyloop/components)", TAPBridge)
-				return
-			}
-			ns.slots = append(ns.slots, slot{b: spec.New(spec.Params()), path: "isolation", typ: TAPBridge})
+			ns.slots = append(ns.slots, slot{b: b.spec.New(b.params), made: b, path: b.path, typ: b.spec.Name})
 		}
 	}
-	// Start every behaviour, in node order; problems found now (a group
-	// that does not exist, too few explicit targets) are scenario errors.
 	for i := range r.nodes {
 		ns := &r.nodes[i]
 		for j := range ns.slots {
 			s := &ns.slots[j]
 			if err := s.b.Start(ns.ctx); err != nil {
-				var fe *fields.Error
-				if errors.As(err, &fe) {
-					fe.Fields.Report(s.path, func(path, format string, args ...any) {
-						sc.Errorf(path, format+" (node %s)", append(args, ns.ref.Name)...)
-					})
-				} else {
-					sc.Errorf(s.path, "%v (node %s)", err, ns.ref.Name)
-				}
-				continue
+				// Validate started it without a vehicle and it did not
+				// refuse then.
+				return fmt.Errorf("%s: %s on node %s: %w", s.path, s.typ, ns.ref.Name, err)
 			}
 			period, offset := s.b.Schedule()
 			if rc, ok := s.b.(agent.Receiver); ok {
@@ -794,29 +392,15 @@ func (r *Run) buildBehaviors() {
 				r.preparers = true
 			}
 			if period > 0 {
-				s.every = r.ticks(s.path+".period", period)
-				if offset < 0 || offset%r.tick != 0 {
-					sc.Errorf(s.path, "first step at %v (from its start/stagger parameters, node %s) is not a multiple of the tick %v", offset, ns.ref.Name, r.tick)
+				every, err := r.kernel.Ticks(period)
+				if err != nil || offset < 0 || offset%r.tick != 0 {
+					return fmt.Errorf("%s: %s on node %s steps every %v from %v, off the tick %v", s.path, s.typ, ns.ref.Name, period, offset, r.tick)
 				}
-				s.next = int64(offset / r.tick)
+				s.every, s.next = every, int64(offset/r.tick)
 			}
 		}
 	}
-}
-
-// built is a behaviour type with decoded, valid parameters.
-type built struct {
-	spec   agent.Spec
-	params agent.Params
-	path   string
-}
-
-func effBehaviors(list []built) []any {
-	out := make([]any, 0, len(list))
-	for _, b := range list {
-		out = append(out, map[string]any{"type": b.spec.Name, "params": b.params})
-	}
-	return out
+	return nil
 }
 
 // Nodes lists the run's nodes in id order.
@@ -842,9 +426,7 @@ func (r *Run) Origin() geom.Geodetic { return r.sc.World.Origin }
 // nil when the run writes no files.
 func (r *Run) File(name string) (io.Writer, error) {
 	if !r.started {
-		// Behaviours start while the run is built, before it has a
-		// directory: a file asked for then would silently be nil.
-		return nil, fmt.Errorf("output file %s: files can be created once the run starts (in Step), not in Start", name)
+		return nil, errStartFile(name)
 	}
 	if r.opt.NoFiles {
 		return nil, nil
@@ -946,7 +528,10 @@ func (r *Run) SetOptions(opt Options) {
 func (r *Run) Effective() map[string]any { return r.effective }
 
 // Describe returns a one-line description of the run.
-func (r *Run) Describe() string {
+func (r *Run) Describe() string { return r.cfg.Describe() }
+
+// Describe returns a one-line description of the run c describes.
+func (c *Config) Describe() string {
 	return fmt.Sprintf("%d vehicles, %d fixed nodes, %s network, %v at tick %v, seed %d",
-		len(r.veh), len(r.nodes)-len(r.veh), r.backendName, sim.Duration(r.end), r.tick, r.seed)
+		c.vehicles, len(c.fixed), c.net.name, sim.Duration(c.end), c.tick, c.seed)
 }

@@ -8,7 +8,6 @@ import (
 	"skyloop/agent"
 	"skyloop/geom"
 	"skyloop/netsim"
-	"skyloop/netsim/replay"
 	"skyloop/sim"
 )
 
@@ -326,10 +325,17 @@ func (e *epochNet) consume(t sim.Time) {
 	}
 }
 
+// firstRunner is a backend that runs the network before the vehicles move
+// (netsim/replay's, for network.mode: replay): Record has it plan every
+// epoch up to end with plan and keep the fates of the packets.
+type firstRunner interface {
+	Record(end sim.Time, epoch sim.Duration, plan func(t0, t1 sim.Time) ([]*netsim.Packet, error)) error
+}
+
 // recordReplay runs the network first (network.mode: replay): fresh copies
 // of the planners plan every epoch of the run, without seeing the
 // vehicles move, and the replay backend records the fates of their packets.
-func (r *Run) recordReplay(rb *replay.Backend) error {
+func (r *Run) recordReplay(rb firstRunner) error {
 	host := &planHost{r: r}
 	type copyOf struct {
 		ctx  *agent.Context

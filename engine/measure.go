@@ -39,13 +39,18 @@ type measure interface {
 // measureSpec is a measure type as scenarios name it.
 type measureSpec struct {
 	params func() validator
-	// new builds the measure; it reports problems with errorf at path.
-	new func(r *Run, p validator, name, path string) measure
+	// check records what the decoded parameters p ask that the run does
+	// not have (a group, a period off the tick) at path; it reports
+	// whether all is well.
+	check func(d *decoding, p validator, path string) bool
+	// new builds the measure from checked parameters.
+	new func(r *Run, p validator, name string) (measure, error)
 }
 
 var measureTypes = map[string]measureSpec{
 	"platoon": {
 		params: func() validator { p := metrics.DefaultPlatoonParams(); return &platoonParams{PlatoonParams: p} },
+		check:  checkPlatoon,
 		new:    newPlatoonMeasure,
 	},
 	"formation": {
@@ -53,7 +58,8 @@ var measureTypes = map[string]measureSpec{
 			return &formationParams{FormationParams: metrics.DefaultFormationParams(),
 				FormationGeometry: behavior.FormationGeometry{Shape: "line", Spacing: 10}}
 		},
-		new: newFormationMeasure,
+		check: checkFormation,
+		new:   newFormationMeasure,
 	},
 }
 
@@ -90,9 +96,9 @@ func (p *platoonParams) Validate() fields.Errors {
 	return bad
 }
 
-// buildMeasures decodes and builds the scenario's measures.
-func (r *Run) buildMeasures() {
-	sc := r.sc
+// measures decodes and checks the scenario's measures.
+func (d *decoding) measures() {
+	sc, c := d.sc, d.c
 	var eff []any
 	seen := map[string]bool{}
 	for i, n := range sc.Measures {
@@ -128,14 +134,37 @@ func (r *Run) buildMeasures() {
 		case *formationParams:
 			pp.Name = name
 		}
-		if m := ms.new(r, p, name, path); m != nil {
-			r.measures = append(r.measures, m)
+		if ms.check(d, p, path) {
+			c.measures = append(c.measures, measureConfig{spec: ms, name: name, params: p})
 		}
 		eff = append(eff, map[string]any{"type": typ, "params": p})
 	}
 	if len(sc.Measures) > 0 {
-		r.effective["measures"] = eff
+		c.effective["measures"] = eff
 	}
+}
+
+// groupIDs returns the node ids of the vehicles of group name, in index
+// order.
+func groupIDs(nodes []nodeState, name string, vehicles int) []int {
+	var ids []int
+	for i := range nodes[:vehicles] {
+		if nodes[i].ref.Group == name {
+			ids = append(ids, i)
+		}
+	}
+	return ids
+}
+
+// groupSize returns the number of vehicles placed in groups called name.
+func (c *Config) groupSize(name string) int {
+	n := 0
+	for _, g := range c.groups {
+		if g.name == name {
+			n += len(g.points)
+		}
+	}
+	return n
 }
 
 // measurePhase observes the measures at tick t.
@@ -160,27 +189,27 @@ type platoonMeasure struct {
 	row    []byte
 }
 
-func newPlatoonMeasure(r *Run, p validator, name, path string) measure {
+func checkPlatoon(d *decoding, p validator, path string) bool {
 	pp := p.(*platoonParams)
-	var ids []int
 	found := false
-	for i := range r.nodes {
-		if r.nodes[i].ref.Group == pp.Group {
-			ids = append(ids, i)
-		}
-	}
-	for _, g := range r.sc.Vehicles {
+	for _, g := range d.sc.Vehicles {
 		found = found || g.Name == pp.Group
 	}
 	if !found {
-		r.sc.Errorf(path+".group", "no vehicle group %q", pp.Group)
-		return nil
+		d.sc.Errorf(path+".group", "no vehicle group %q", pp.Group)
+		return false
 	}
-	if pp.Sample%r.tick != 0 || pp.Warmup%r.tick != 0 {
-		r.sc.Errorf(path+".sample", "sample %v and warmup %v must be multiples of the tick %v", pp.Sample, pp.Warmup, r.tick)
-		return nil
+	if tick := d.c.tick; pp.Sample%tick != 0 || pp.Warmup%tick != 0 {
+		d.sc.Errorf(path+".sample", "sample %v and warmup %v must be multiples of the tick %v", pp.Sample, pp.Warmup, tick)
+		return false
 	}
-	return &platoonMeasure{r: r, nm: name, m: metrics.NewPlatoon(pp.PlatoonParams, len(ids)), ids: ids, pos: make([]geom.Vec3, len(ids)), states: make([]metrics.Planar, len(ids))}
+	return true
+}
+
+func newPlatoonMeasure(r *Run, p validator, name string) (measure, error) {
+	pp := p.(*platoonParams)
+	ids := groupIDs(r.nodes, pp.Group, len(r.veh))
+	return &platoonMeasure{r: r, nm: name, m: metrics.NewPlatoon(pp.PlatoonParams, len(ids)), ids: ids, pos: make([]geom.Vec3, len(ids)), states: make([]metrics.Planar, len(ids))}, nil
 }
 
 func (pm *platoonMeasure) name() string { return pm.nm }
@@ -263,29 +292,33 @@ type formationMeasure struct {
 	pos []geom.Vec3
 }
 
-func newFormationMeasure(r *Run, p validator, name, path string) measure {
+func checkFormation(d *decoding, p validator, path string) bool {
 	fp := p.(*formationParams)
-	var ids []int
-	for i := range r.nodes {
-		if i < len(r.veh) && r.nodes[i].ref.Group == fp.Group {
-			ids = append(ids, i)
-		}
+	n := d.c.groupSize(fp.Group)
+	if n == 0 {
+		d.sc.Errorf(path+".group", "no vehicle group %q", fp.Group)
+		return false
 	}
-	if len(ids) == 0 {
-		r.sc.Errorf(path+".group", "no vehicle group %q", fp.Group)
-		return nil
+	if tick := d.c.tick; fp.Period%tick != 0 {
+		d.sc.Errorf(path+".period", "%v must be a multiple of the tick %v", fp.Period, tick)
+		return false
 	}
-	if fp.Period%r.tick != 0 {
-		r.sc.Errorf(path+".period", "%v must be a multiple of the tick %v", fp.Period, r.tick)
-		return nil
+	if _, err := fp.Slots(n); err != nil {
+		d.sc.Errorf(path+".offsets", "%v", err)
+		return false
 	}
+	return true
+}
+
+func newFormationMeasure(r *Run, p validator, name string) (measure, error) {
+	fp := p.(*formationParams)
+	ids := groupIDs(r.nodes, fp.Group, len(r.veh))
 	slots, err := fp.Slots(len(ids))
 	if err != nil {
-		r.sc.Errorf(path+".offsets", "%v", err)
-		return nil
+		return nil, fmt.Errorf("measure %s: %w", name, err)
 	}
 	return &formationMeasure{r: r, nm: name, m: metrics.NewFormation(fp.FormationParams, len(ids), slots, fp.Spacing),
-		ids: ids, pos: make([]geom.Vec3, len(ids))}
+		ids: ids, pos: make([]geom.Vec3, len(ids))}, nil
 }
 
 func (fm *formationMeasure) name() string { return fm.nm }

@@ -93,7 +93,7 @@ func TestValidateRefusesUnboundedModels(t *testing.T) {
 		reg := components.Registry()
 		sc, err := scenario.Load(path, reg.Check)
 		if err == nil {
-			_, err = engine.Build(sc, engine.Options{CheckOnly: true, Registry: reg})
+			_, err = engine.Validate(sc, engine.Options{Registry: reg})
 		}
 		if c.want == "" {
 			if err != nil {

@@ -79,8 +79,8 @@ func checkNetwork(t *testing.T, cases []networkCase) {
 	for _, c := range cases {
 		sc, err := scenario.Parse("t.yaml", []byte("name: t\nvehicles:\n"+validGroup+"network: "+c.net+"\n"))
 		if err == nil {
-			var r *engine.Run
-			r, err = engine.Build(sc, engine.Options{Registry: registry, CheckOnly: true})
+			var r *engine.Config
+			r, err = engine.Validate(sc, engine.Options{Registry: registry})
 			if err == nil {
 				b, _ := json.Marshal(r.Effective()["network"])
 				if !strings.Contains(string(b), c.want) {

@@ -165,13 +165,13 @@ func (g *Registry) Kind(name string) (KindSpec, bool) {
 // KindNames returns the vehicle kind names, sorted.
 func (g *Registry) KindNames() []string { return slices.Sorted(maps.Keys(g.kinds)) }
 
-// Check runs the component checks of Build with this registry on a parsed
-// scenario, constructing nothing (Options.CheckOnly), and records the
+// Check runs the component checks of Validate with this registry on a
+// parsed scenario, constructing nothing, and records the
 // problems on it: pass it to scenario.Parse or scenario.Load so that
 // generic and component problems are reported together.
 func (g *Registry) Check(sc *scenario.Scenario) {
 	if sc.Tick <= 0 {
 		return // the kernel cannot be built; the generic check said why
 	}
-	Build(sc, Options{CheckOnly: true, Registry: g, parsing: true})
+	Validate(sc, Options{Registry: g, parsing: true})
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -10,7 +9,6 @@ import (
 	"skyloop/kind/multirotor"
 	"skyloop/metrics"
 	"skyloop/netsim"
-	"skyloop/netsim/replay"
 	"skyloop/sim"
 	"skyloop/vehicle"
 )
@@ -88,15 +86,12 @@ func (r *Run) Start(first ...sim.Phase) error {
 		r.pos[i] = p
 		infos[i] = netsim.NodeInfo{ID: ns.ref.ID, Name: ns.ref.Name, Pos: p, Vehicle: ns.veh != nil}
 	}
-	if r.backend == nil {
-		return errors.New("internal error: Start on a run built with CheckOnly")
-	}
 	if err := r.backend.Start(infos); err != nil {
 		return fmt.Errorf("starting the %s network: %w", r.backendName, err)
 	}
 	if r.epochEvery > 0 {
 		r.ep = newEpochNet(r)
-		if rb, ok := r.backend.(*replay.Backend); ok {
+		if rb, ok := r.backend.(firstRunner); ok {
 			if err := r.recordReplay(rb); err != nil {
 				return err
 			}

@@ -28,6 +28,11 @@ type BackendSpec struct {
 	// one of its parameters. Other backends get netsim/routing on top
 	// when a scenario asks for routing.
 	Routes bool
+	// OwnMode says that the backend's parameters have a `mode` key of
+	// their own (the radio backends' transmission rate) beside the
+	// engine's network.mode (coupled or replay): a value that is not one
+	// of the engine's is the backend's, and the network is coupled.
+	OwnMode bool
 }
 
 // NotReplayable says why the backend with parameters p cannot be replayed,

@@ -29,7 +29,7 @@ vehicles:
 	if err != nil {
 		return err
 	}
-	_, err = engine.Build(sc, engine.Options{Registry: registry, CheckOnly: true})
+	_, err = engine.Validate(sc, engine.Options{Registry: registry})
 	return err
 }
 

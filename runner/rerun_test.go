@@ -84,7 +84,7 @@ func TestRerunFromConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("config.yaml does not validate:\n%v\n%s", err, cfg)
 			}
-			if _, err := engine.Build(again, engine.Options{Registry: registry, CheckOnly: true}); err != nil {
+			if _, err := engine.Validate(again, engine.Options{Registry: registry}); err != nil {
 				t.Fatalf("config.yaml does not validate:\n%v\n%s", err, cfg)
 			}
 			r, err = engine.Build(again, engine.Options{Registry: registry})

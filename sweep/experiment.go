@@ -515,7 +515,7 @@ func (c *checker) check(s []scenario.Set, path string, at scenario.Raw) (string,
 		if err := c.spent(nil, path, at); err != nil {
 			return "", nil, err
 		}
-		b, err := effectiveOf(ov.Text, c.e, engine.Options{CheckOnly: true, Registry: c.e.reg})
+		b, err := effectiveOf(ov.Text, c.e, engine.Options{Registry: c.e.reg})
 		r = checked{string(b), err}
 		c.cache[string(ov.Text)] = r
 	}
@@ -557,8 +557,7 @@ func effectiveOf(text []byte, e *Experiment, opt engine.Options) ([]byte, error)
 		return nil, err
 	}
 	sc.Dir = e.ScenarioDir
-	opt.CheckOnly = true
-	r, err := engine.Build(sc, opt)
+	r, err := engine.Validate(sc, opt)
 	if err != nil {
 		return nil, err
 	}

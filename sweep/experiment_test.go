@@ -34,7 +34,7 @@ func config(t *testing.T, e *Experiment, text []byte) map[string]string {
 	if err != nil {
 		t.Fatalf("variant text does not parse: %v\n%s", err, text)
 	}
-	r, err := engine.Build(sc, engine.Options{CheckOnly: true, Registry: mjRegistry})
+	r, err := engine.Validate(sc, engine.Options{Registry: mjRegistry})
 	if err != nil {
 		t.Fatal(err)
 	}

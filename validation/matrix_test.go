@@ -71,7 +71,7 @@ func TestCasesBuild(t *testing.T) {
 					t.Errorf("%s on %s: %v", c.Name, b, err)
 					continue
 				}
-				r, err := engine.Build(sc, engine.Options{Registry: registry(), CheckOnly: true})
+				r, err := engine.Validate(sc, engine.Options{Registry: registry()})
 				if err != nil {
 					t.Errorf("%s on %s: %v", c.Name, b, err)
 					continue

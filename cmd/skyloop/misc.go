@@ -39,8 +39,8 @@ experiment files and sweep summaries use).`,
 			for _, a := range args {
 				sc, err := loadScenario(a)
 				if err == nil {
-					var r *engine.Run
-					if r, err = engine.Build(sc, engine.Options{CheckOnly: true, Registry: registry}); err == nil {
+					var r *engine.Config
+					if r, err = engine.Validate(sc, engine.Options{Registry: registry}); err == nil {
 						switch {
 						case effective && asJSON:
 							b, _ := json.MarshalIndent(r.Effective(), "", "  ")

@@ -9,5 +9,6 @@ var Spec = netsim.BackendSpec{
 	New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
 		return New(*p.(*Params), seed, tr)
 	},
-	Routes: true,
+	OwnMode: true, // the transmission rate
+	Routes:  true,
 }

@@ -42,7 +42,8 @@ func SpecWith[C Capture](newCapture func(w io.Writer) (C, error)) netsim.Backend
 
 func spec(newCapture func(w io.Writer) (Capture, error)) netsim.BackendSpec {
 	return netsim.BackendSpec{
-		Name:   "wifi",
+		Name:    "wifi",
+		OwnMode: true, // the transmission rate
 		Params: func() netsim.Params { p := DefaultParams(); return &p },
 		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
 			b, err := New(*p.(*Params), seed, tr)
@@ -53,4 +54,5 @@ func spec(newCapture func(w io.Writer) (Capture, error)) netsim.BackendSpec {
 			return b, nil
 		},
 	}
+
 }
