@@ -151,8 +151,8 @@ type Host interface {
 	// Origin returns the WGS84 position of the scenario's local origin.
 	Origin() geom.Geodetic
 	// File creates an output file in the run directory (a telemetry log,
-	// say), flushed and closed with the run. It returns nil and no error
-	// when the run writes no files.
+	// say), flushed and closed with the run. A run that writes no files
+	// returns io.Discard (Context.File turns a nil writer into it too).
 	File(name string) (io.Writer, error)
 	// Fail ends the run with err after the current agent phase.
 	Fail(node netsim.NodeID, err error)
@@ -348,9 +348,15 @@ func (c *Context) Command(cmd vehicle.Command) {
 func (c *Context) Origin() geom.Geodetic { return c.host.Origin() }
 
 // File creates an output file named name in the run directory, closed with
-// the run; nil (and no error) when the run writes no files. Names must be
-// unique in the run.
-func (c *Context) File(name string) (io.Writer, error) { return c.host.File(name) }
+// the run. Names must be unique in the run. The writer is never nil: a run
+// that writes no files (benchmarks) gives io.Discard.
+func (c *Context) File(name string) (io.Writer, error) {
+	w, err := c.host.File(name)
+	if w == nil && err == nil {
+		return io.Discard, nil
+	}
+	return w, err
+}
 
 // Rand returns the node's random stream (after the number NewContext
 // takes for the node's send times).

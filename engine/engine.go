@@ -350,7 +350,7 @@ func (r *Run) buildNetwork() error {
 	n := &r.cfg.net
 	r.backendName, r.posEvery, r.epochEvery = n.name, n.posEvery, n.epochEvery
 	r.replay = n.mode == modeReplay
-	b, err := n.newBackend(r.seed, r)
+	b, err := n.newBackend(r.seed, (*tracer)(r))
 	if err != nil {
 		return located(r.cfg.netAt, "%v", err)
 	}
@@ -365,7 +365,7 @@ func (r *Run) buildBehaviors() error {
 	for i := range r.nodes {
 		ns := &r.nodes[i]
 		list, fixedTel := c.node(i)
-		ns.ctx, ns.drv = agent.NewContext(ns.ref, r, ns.veh, fixedTel, sim.Stream(r.seed, "agent", i), r.log)
+		ns.ctx, ns.drv = agent.NewContext(ns.ref, (*host)(r), ns.veh, fixedTel, sim.Stream(r.seed, "agent", i), r.log)
 		for k := range list {
 			b := &list[k]
 			ns.slots = append(ns.slots, slot{b: b.spec.New(b.params), made: b, path: b.path, typ: b.spec.Name})
@@ -419,12 +419,66 @@ func (r *Run) HasBehavior(id netsim.NodeID, typ string) bool {
 	return false
 }
 
-// Origin returns the scenario's geodetic origin (agent.Host).
-func (r *Run) Origin() geom.Geodetic { return r.sc.World.Origin }
+// host is the run as its behaviours see it (agent.Host): a view of the
+// same value, so that only the contexts the run made can send, record
+// events, fail the run or create files, not every holder of a *Run.
+type host Run
 
-// File creates a behaviour's output file in the run directory (agent.Host);
-// nil when the run writes no files.
-func (r *Run) File(name string) (io.Writer, error) {
+// Origin returns the scenario's geodetic origin.
+func (h *host) Origin() geom.Geodetic { return h.sc.World.Origin }
+
+// Nodes lists the run's nodes in id order.
+func (h *host) Nodes() []agent.NodeRef { return h.refs }
+
+// Tick returns the kernel tick.
+func (h *host) Tick() sim.Duration { return h.tick }
+
+// File creates a behaviour's output file in the run directory; a run that
+// writes no files gives io.Discard, never a nil writer.
+func (h *host) File(name string) (io.Writer, error) {
+	r := (*Run)(h)
+	w, err := r.sampleFile(name)
+	if w == nil && err == nil {
+		return io.Discard, nil
+	}
+	return w, err
+}
+
+// Network says how the run drives its network.
+func (h *host) Network() agent.NetworkMode {
+	return agent.NetworkMode{Epoch: sim.Duration(h.epochEvery) * h.tick, Replay: h.replay}
+}
+
+// Send queues a packet from an agent.
+func (h *host) Send(src netsim.NodeID, m *agent.Message) {
+	p := h.pktPool.Get(len(m.Payload))
+	p.ID, p.Src, p.Dst, p.Port, p.Kind, p.Seq = h.nextPktID, src, m.Dst, m.Port, m.Kind, m.Seq
+	p.TGen, p.TSend, p.Size = m.TGen, m.TSend, m.Size
+	p.Payload = append(p.Payload, m.Payload...)
+	h.nextPktID++
+	h.outbox = append(h.outbox, p)
+	if m.Deferred && h.ep != nil {
+		h.ep.deferredSent(p, m)
+	}
+}
+
+// Event records an agent event.
+func (h *host) Event(t sim.Time, node netsim.NodeID, name, detail string) {
+	(*Run)(h).event(t, node, "agent", name, detail)
+}
+
+// Fail ends the run with err after the current agent phase. The first
+// failure wins.
+func (h *host) Fail(node netsim.NodeID, err error) {
+	if h.failed == nil {
+		h.failed = err
+	}
+}
+
+// sampleFile creates a per-sample output file (a behaviour's, a
+// measure's): nil and no error when the run writes no files, so that the
+// engine's own writers skip the work.
+func (r *Run) sampleFile(name string) (io.Writer, error) {
 	if !r.started {
 		return nil, errStartFile(name)
 	}
@@ -457,63 +511,37 @@ func (r *Run) summaryFile(name string) (io.Writer, error) {
 // Tick returns the kernel tick.
 func (r *Run) Tick() sim.Duration { return r.tick }
 
-// Network says how the run drives its network (agent.Host).
-func (r *Run) Network() agent.NetworkMode {
-	return agent.NetworkMode{Epoch: sim.Duration(r.epochEvery) * r.tick, Replay: r.replay}
-}
-
-// Send queues a packet from an agent; part of agent.Host.
-func (r *Run) Send(src netsim.NodeID, m *agent.Message) {
-	p := r.pktPool.Get(len(m.Payload))
-	p.ID, p.Src, p.Dst, p.Port, p.Kind, p.Seq = r.nextPktID, src, m.Dst, m.Port, m.Kind, m.Seq
-	p.TGen, p.TSend, p.Size = m.TGen, m.TSend, m.Size
-	p.Payload = append(p.Payload, m.Payload...)
-	r.nextPktID++
-	r.outbox = append(r.outbox, p)
-	if m.Deferred && r.ep != nil {
-		r.ep.deferredSent(p, m)
-	}
-}
-
-// Event records an agent event; part of agent.Host.
-func (r *Run) Event(t sim.Time, node netsim.NodeID, name, detail string) {
-	r.event(t, node, "agent", name, detail)
-}
-
-// Fail ends the run with err after the current agent phase; part of
-// agent.Host. The first failure wins.
-func (r *Run) Fail(node netsim.NodeID, err error) {
-	if r.failed == nil {
-		r.failed = err
-	}
-}
-
 func (r *Run) event(t sim.Time, node netsim.NodeID, source, name, detail string) {
 	if r.rec != nil {
 		r.rec.Event(t, node, source, name, detail)
 	}
 }
 
+// tracer is the run as its network backend sees it (netsim.Tracer and
+// netsim.DropCounter): a view of the same value, so that trace events
+// reach the run only from the backend it built.
+type tracer Run
+
 // Trace receives the backend's trace events.
-func (r *Run) Trace(e *netsim.TraceEvent) {
-	r.met.Trace(e)
-	if r.rec != nil {
-		r.rec.Trace(e)
+func (t *tracer) Trace(e *netsim.TraceEvent) {
+	t.met.Trace(e)
+	if t.rec != nil {
+		t.rec.Trace(e)
 	}
 }
 
-// CountsDrops implements netsim.DropCounter: drops may be counted in bulk
-// unless the recorder writes each one (trace.csv).
-func (r *Run) CountsDrops() bool {
-	if r.rec == nil {
+// CountsDrops says that drops may be counted in bulk unless the recorder
+// writes each one (trace.csv).
+func (t *tracer) CountsDrops() bool {
+	if t.rec == nil {
 		return true
 	}
-	d, ok := r.rec.(DropRecorder)
+	d, ok := t.rec.(DropRecorder)
 	return ok && !d.RecordsDrops()
 }
 
-// TraceDrops implements netsim.DropCounter.
-func (r *Run) TraceDrops(e *netsim.TraceEvent, n int) { r.met.TraceDrops(e, n) }
+// TraceDrops counts n drops like e in bulk.
+func (t *tracer) TraceDrops(e *netsim.TraceEvent, n int) { t.met.TraceDrops(e, n) }
 
 // SetOptions replaces the run-time options (progress, stop) after Build.
 func (r *Run) SetOptions(opt Options) {

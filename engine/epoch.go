@@ -407,10 +407,10 @@ func (h *planHost) Event(sim.Time, netsim.NodeID, string, string) {}
 func (h *planHost) Tick() sim.Duration                            { return h.r.tick }
 func (h *planHost) Nodes() []agent.NodeRef                        { return h.r.refs }
 func (h *planHost) Origin() geom.Geodetic                         { return h.r.sc.World.Origin }
-func (h *planHost) File(string) (io.Writer, error)                { return nil, nil }
+func (h *planHost) File(string) (io.Writer, error)                { return io.Discard, nil }
 func (h *planHost) Fail(node netsim.NodeID, err error) {
 	if h.err == nil {
 		h.err = fmt.Errorf("node %s: %w", h.r.refs[node].Name, err)
 	}
 }
-func (h *planHost) Network() agent.NetworkMode { return h.r.Network() }
+func (h *planHost) Network() agent.NetworkMode { return (*host)(h.r).Network() }

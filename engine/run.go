@@ -122,7 +122,7 @@ func (r *Run) Start(first ...sim.Phase) error {
 	phases = append(phases, first...)
 	if len(r.measures) > 0 {
 		for _, m := range r.measures {
-			if err := m.open(r.File); err != nil {
+			if err := m.open(r.sampleFile); err != nil {
 				return err
 			}
 		}
