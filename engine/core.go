@@ -56,11 +56,11 @@ type InterleavedRecorder interface {
 
 // SetRecorder makes rec receive the run's records; with vehicles set it
 // also gets every vehicle's state at the scenario's sample period.
-func (r *Run) SetRecorder(rec Recorder, vehicles bool) { r.rec, r.recVehicles = rec, vehicles }
+func (r *Run) SetRecorder(rec Recorder, vehicles bool) { r.out.rec, r.out.recVehicles = rec, vehicles }
 
 // SetFiles gives behaviours a way to create their own output files (see
 // agent.Context.File); without it they write none.
-func (r *Run) SetFiles(open func(name string) (io.Writer, error)) { r.openFile = open }
+func (r *Run) SetFiles(open func(name string) (io.Writer, error)) { r.out.openFile = open }
 
 // backendEdge opens a network backend that reaches outside the process;
 // the core closes the backend itself (netsim.Backend.Close).
@@ -75,16 +75,16 @@ func (b backendEdge) Close() error             { return nil }
 // behaviours.
 func (r *Run) Components() []edge.Component {
 	var out []edge.Component
-	if c, ok := r.backend.(edge.Component); ok {
+	if c, ok := r.net.backend.(edge.Component); ok {
 		out = append(out, backendEdge{c})
 	}
-	for i := range r.nodes {
-		if cv, ok := r.nodes[i].veh.(interface{ Controller() vehicle.Controller }); ok {
+	for i := range r.fleet.nodes {
+		if cv, ok := r.fleet.nodes[i].veh.(interface{ Controller() vehicle.Controller }); ok {
 			if c, ok := cv.Controller().(edge.Component); ok {
 				out = append(out, c) // firmware before the behaviours that talk to it
 			}
 		}
-		for _, s := range r.nodes[i].slots {
+		for _, s := range r.fleet.nodes[i].slots {
 			if c, ok := s.b.(edge.Component); ok {
 				out = append(out, c)
 			}
@@ -95,8 +95,8 @@ func (r *Run) Components() []edge.Component {
 
 // Behaviors calls f for every behaviour of the run, in node order.
 func (r *Run) Behaviors(f func(node int, b agent.Behavior)) {
-	for i := range r.nodes {
-		for _, s := range r.nodes[i].slots {
+	for i := range r.fleet.nodes {
+		for _, s := range r.fleet.nodes[i].slots {
 			f(i, s.b)
 		}
 	}
@@ -104,20 +104,20 @@ func (r *Run) Behaviors(f func(node int, b agent.Behavior)) {
 
 // Run steps the kernel to the end of the run (or until a stop request,
 // sim.ErrStopped, or a failure).
-func (r *Run) Run() error { return r.RunUntil(r.end) }
+func (r *Run) Run() error { return r.RunUntil(r.cfg.end) }
 
 // RunUntil steps the kernel up to (not including) the tick at t, or the
 // end of the run if that comes first. It may be called repeatedly with
 // later times, as tests that drive a run step by step do.
 func (r *Run) RunUntil(t sim.Time) error {
-	r.until = min(t, r.end)
-	err := r.kernel.Run(r.until)
-	if err != nil && r.pre.ok && !r.pre.consumed && r.pre.err == nil {
+	r.par.until = min(t, r.cfg.end)
+	err := r.kernel.Run(r.par.until)
+	if err != nil && r.par.pre.ok && !r.par.pre.consumed && r.par.pre.err == nil {
 		// Stopped with the network stepped ahead: its deliveries are in
 		// the trace already; record them too, so that deliveries.csv of
 		// the partial run agrees with trace.csv.
-		r.record(r.pre.d, r.pre.t)
-		r.pre.consumed = true
+		r.record(r.par.pre.d, r.par.pre.t)
+		r.par.pre.consumed = true
 	}
 	return err
 }
@@ -133,16 +133,16 @@ func (r *Run) Finish() (*Summary, error) {
 		return nil, errors.New("internal error: run finished twice")
 	}
 	r.finished = true
-	r.pool.Close()
-	if err := r.backend.Close(); err != nil {
+	r.par.pool.Close()
+	if err := r.net.backend.Close(); err != nil {
 		return nil, fmt.Errorf("closing the network backend: %w", err)
 	}
-	if live := r.pktPool.Live(); live != 0 {
-		return nil, fmt.Errorf("internal error: the %s backend leaked %d packets", r.backendName, live)
+	if live := r.net.pktPool.Live(); live != 0 {
+		return nil, fmt.Errorf("internal error: the %s backend leaked %d packets", r.net.backendName, live)
 	}
-	r.sample(r.end)
-	r.checkWorld(r.end)
-	r.measurePhase(r.end)
+	r.sample(r.cfg.end)
+	r.checkWorld(r.cfg.end)
+	r.measurePhase(r.cfg.end)
 	for _, m := range r.measures {
 		if err := m.finish(r.summaryFile); err != nil {
 			r.closeWorlds()
@@ -162,34 +162,34 @@ func (r *Run) Close() {
 	}
 	r.finished = true
 	r.closeWorlds()
-	if r.pool != nil {
-		r.pool.Close()
+	if r.par.pool != nil {
+		r.par.pool.Close()
 	}
-	if r.backend != nil {
-		r.backend.Close()
+	if r.net.backend != nil {
+		r.net.backend.Close()
 	}
 }
 
 // Scenario returns the scenario the run was built from.
-func (r *Run) Scenario() *scenario.Scenario { return r.sc }
+func (r *Run) Scenario() *scenario.Scenario { return r.cfg.sc }
 
 // Seed returns the run's seed.
-func (r *Run) Seed() uint64 { return r.seed }
+func (r *Run) Seed() uint64 { return r.cfg.seed }
 
 // End returns the simulated time the run ends at.
-func (r *Run) End() sim.Time { return r.end }
+func (r *Run) End() sim.Time { return r.cfg.end }
 
 // Realtime returns the real-time factor (0: as fast as possible).
-func (r *Run) Realtime() float64 { return r.realtime }
+func (r *Run) Realtime() float64 { return r.cfg.realtime }
 
 // Aerial reports whether the run has multirotors.
-func (r *Run) Aerial() bool { return r.aerial }
+func (r *Run) Aerial() bool { return r.cfg.aerial }
 
 // Vehicles returns the number of vehicles (nodes 0..n-1).
-func (r *Run) Vehicles() int { return len(r.veh) }
+func (r *Run) Vehicles() int { return len(r.fleet.veh) }
 
 // Backend returns the network backend.
-func (r *Run) Backend() netsim.Backend { return r.backend }
+func (r *Run) Backend() netsim.Backend { return r.net.backend }
 
 // Logger returns the run's logger.
 func (r *Run) Logger() *slog.Logger { return r.log }

@@ -117,18 +117,34 @@ type nodeState struct {
 	fixed geom.Vec3
 }
 
-// Run is a built, ready-to-execute run.
+// Run is a built, ready-to-execute run: the stepping core. Its exported
+// surface is the life of a run (Start, RunUntil, Run, Finish, Close), a
+// few setters the runner attaches the edges with before Start, and
+// read-only getters; the behaviours and the backend reach it through the
+// unexported views host and tracer.
 type Run struct {
-	sc      *scenario.Scenario
-	cfg     *Config // what the run was built from
-	seed    uint64
-	end     sim.Time
-	tick    sim.Duration
-	kernel  *sim.Kernel
-	log     *slog.Logger
+	cfg     *Config // what it was built from: scenario, seed, end, tick, periods, effective configuration
 	opt     Options
+	log     *slog.Logger
+	kernel  *sim.Kernel
 	workers int
 
+	fleet runFleet // the nodes: vehicles, fixed nodes, behaviours, physics worlds
+	net   runNet   // the network: backend, positions, packets in and out
+	par   runPar   // the tick in progress and the worker pool
+	out   runOut   // where records and files go
+
+	met      *metrics.Collector
+	world    worldCheck
+	measures []measure
+	failed   error // a behaviour's Fail: ends the run after the agent phase
+	finished bool
+}
+
+// runFleet is a run's nodes: every vehicle with its control and physics
+// periods, the fixed nodes, their behaviours, and the shared physics
+// worlds.
+type runFleet struct {
 	nodes   []nodeState
 	refs    []agent.NodeRef
 	veh     []vehicle.Vehicle
@@ -136,10 +152,23 @@ type Run struct {
 	ctrlEv  []int64 // control period per vehicle, ticks
 	physEv  []int64 // physics period per vehicle, ticks
 	groupOf []int   // vehicle -> group index
-	stepNs  float64 // estimated cost of stepping every vehicle once
+	remotes []int   // vehicles flown by controllers in other processes
+	// preparers is set when some behaviour steps in two passes (external
+	// agents); localRecv when every receiving behaviour is an
+	// agent.LocalReceiver (deliveries stepped ahead are then consumed
+	// ahead too), sharedRecv when some is not.
+	preparers, localRecv, sharedRecv bool
+	// worlds are the shared physics worlds (MuJoCo); worldList and
+	// worldEvery, once built, the worlds and their periods in ticks.
+	worlds     vehicle.Worlds
+	worldList  []vehicle.World
+	worldEvery []int64
+	motion     []vehicle.Motion // world checks' buffer
+}
 
-	checkEvery int64 // world checks, ticks
-
+// runNet is a run's network: the backend, how often it learns positions
+// and advances, and the packets on their way in and out.
+type runNet struct {
 	backendName string
 	backend     netsim.Backend
 	posEvery    int64
@@ -152,16 +181,10 @@ type Run struct {
 	nextPktID   uint64
 	deliv       []netsim.Delivery
 	msg         agent.Message
+}
 
-	met      *metrics.Collector
-	world    worldCheck
-	measures []measure
-	// worlds are the shared physics worlds (MuJoCo); worldList and
-	// worldEvery, once built, the worlds and their periods in ticks.
-	worlds     vehicle.Worlds
-	worldList  []vehicle.World
-	worldEvery []int64
-
+// runPar is the tick in progress and the parallel machinery that steps it.
+type runPar struct {
 	pool      *sim.Pool
 	curTick   int64
 	curT      sim.Time
@@ -172,26 +195,15 @@ type Run struct {
 	overlap bool
 	until   sim.Time
 	pre     prefetch
-	// localRecv is set when every receiving behaviour is an
-	// agent.LocalReceiver: deliveries stepped ahead are then consumed
-	// ahead too.
-	localRecv  bool
-	sharedRecv bool // some receiving behaviour is not local
+}
 
-	effective   map[string]any
+// runOut is where a run's records and files go.
+type runOut struct {
 	rec         Recorder // nil: nothing is recorded
 	recVehicles bool     // rec wants vehicle samples
 	openFile    func(name string) (io.Writer, error)
-	files       map[string]bool  // behaviour output files created
-	motion      []vehicle.Motion // world checks' buffer
-	aerial      bool             // the run has multirotors (profile.png)
-	remotes     []int            // vehicles flown by controllers in other processes
-	preparers   bool             // some behaviour steps in two passes (external agents)
-	realtime    float64          // real-time factor (0 = as fast as possible)
-	failed      error            // a behaviour's Fail: ends the run after the agent phase
-	started     bool             // Start was called: output files may be created
-	reg         *Registry        // the component types
-	finished    bool
+	files       map[string]bool // behaviour output files created
+	started     bool            // Start was called: output files may be created
 }
 
 // Build validates the scenario (Validate) and constructs the run from the
@@ -209,8 +221,7 @@ func Build(sc *scenario.Scenario, opt Options) (*Run, error) {
 // behaviours, measures and physics worlds. It reads nothing more from the
 // scenario.
 func (c *Config) Build() (*Run, error) {
-	r := &Run{sc: c.sc, cfg: c, opt: c.opt, seed: c.seed, tick: c.tick, end: c.end, log: c.opt.Logger, reg: c.reg,
-		checkEvery: c.checkEvery, effective: c.effective, realtime: c.realtime, workers: c.workers, stepNs: c.stepNs, aerial: c.aerial}
+	r := &Run{cfg: c, opt: c.opt, log: c.opt.Logger, workers: c.workers}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -235,73 +246,73 @@ func (c *Config) Build() (*Run, error) {
 	if err := r.buildWorlds(); err != nil {
 		return nil, err
 	}
-	r.met = metrics.New(len(r.nodes))
-	r.world = newWorldCheck(c.sc.World, r.veh)
+	r.met = metrics.New(len(r.fleet.nodes))
+	r.world = newWorldCheck(c.sc.World, r.fleet.veh)
 	return r, nil
 }
 
 // buildVehicles constructs every group's vehicles.
 func (r *Run) buildVehicles() {
 	c := r.cfg
-	r.worlds.Dir = c.sc.Dir
+	r.fleet.worlds.Dir = c.sc.Dir
 	n := c.vehicles + len(c.fixed)
-	r.nodes = make([]nodeState, 0, n)
-	r.veh = make([]vehicle.Vehicle, 0, c.vehicles)
-	r.ctrlEv, r.physEv, r.groupOf = make([]int64, 0, c.vehicles), make([]int64, 0, c.vehicles), make([]int, 0, c.vehicles)
+	r.fleet.nodes = make([]nodeState, 0, n)
+	r.fleet.veh = make([]vehicle.Vehicle, 0, c.vehicles)
+	r.fleet.ctrlEv, r.fleet.physEv, r.fleet.groupOf = make([]int64, 0, c.vehicles), make([]int64, 0, c.vehicles), make([]int, 0, c.vehicles)
 	for gi := range c.groups {
 		g := &c.groups[gi]
 		ks, cs, p := g.kind, g.ctrl, g.params
 		var newVehicle func(geom.Vec3, float64, func(string) *rand.Rand) vehicle.Vehicle
 		if cs != nil {
-			phys, ctrl, first := ks.NewPhysics(p), cs.NewGroup(p, g.ctrlParams), len(r.nodes)
+			phys, ctrl, first := ks.NewPhysics(p), cs.NewGroup(p, g.ctrlParams), len(r.fleet.nodes)
 			newVehicle = func(pos geom.Vec3, yaw float64, stream func(string) *rand.Rand) vehicle.Vehicle {
-				id := len(r.nodes) // the node being built
+				id := len(r.fleet.nodes) // the node being built
 				return vehicle.Compose(phys(pos, yaw, stream), ctrl(id, fmt.Sprintf("%s-%d", g.name, id-first), pos, yaw))
 			}
 		} else if ks.NewGroupIn != nil {
-			newVehicle = ks.NewGroupIn(p, &r.worlds)
+			newVehicle = ks.NewGroupIn(p, &r.fleet.worlds)
 		} else {
 			newVehicle = ks.NewGroup(p)
 		}
 		for i, pt := range g.points {
-			id := netsim.NodeID(len(r.nodes))
+			id := netsim.NodeID(len(r.fleet.nodes))
 			// Each purpose (turbulence, sensor noise, ...) draws from its
 			// own stream keyed by (seed, purpose, vehicle).
-			v := newVehicle(pt, g.yaw, func(purpose string) *rand.Rand { return sim.Stream(r.seed, purpose, int(id)) })
+			v := newVehicle(pt, g.yaw, func(purpose string) *rand.Rand { return sim.Stream(r.cfg.seed, purpose, int(id)) })
 			ref := agent.NodeRef{ID: id, Name: fmt.Sprintf("%s-%d", g.name, i), Group: g.name, Index: i}
 			if rc, ok := v.(vehicle.RemoteControlled); ok && rc.Remote() {
-				r.remotes = append(r.remotes, int(id))
+				r.fleet.remotes = append(r.fleet.remotes, int(id))
 			}
-			r.nodes = append(r.nodes, nodeState{ref: ref, veh: v})
-			r.veh = append(r.veh, v)
-			r.ctrlEv = append(r.ctrlEv, g.ctrlEvery)
-			r.physEv = append(r.physEv, g.physEvery)
-			r.groupOf = append(r.groupOf, gi)
+			r.fleet.nodes = append(r.fleet.nodes, nodeState{ref: ref, veh: v})
+			r.fleet.veh = append(r.fleet.veh, v)
+			r.fleet.ctrlEv = append(r.fleet.ctrlEv, g.ctrlEvery)
+			r.fleet.physEv = append(r.fleet.physEv, g.physEvery)
+			r.fleet.groupOf = append(r.fleet.groupOf, gi)
 		}
 	}
-	r.vev = make([]vehicle.Events, len(r.veh))
+	r.fleet.vev = make([]vehicle.Events, len(r.fleet.veh))
 }
 
 // buildWorlds builds the shared physics worlds (MuJoCo) with the
 // scenario's obstacles, and notes how often each steps.
 func (r *Run) buildWorlds() error {
 	var boxes []geom.Box
-	for _, o := range r.sc.World.Obstacles {
+	for _, o := range r.cfg.sc.World.Obstacles {
 		boxes = append(boxes, geom.Box{Min: o.Min, Max: o.Max})
 	}
-	for _, w := range r.worlds.All() {
+	for _, w := range r.fleet.worlds.All() {
 		if err := w.Build(boxes); err != nil {
 			r.closeWorlds()
 			// Mostly a robot model's problem: bad input.
 			return located(r.cfg.vehiclesAt, "MuJoCo: %v", err)
 		}
-		every := int64(w.Period() / r.tick)
-		if every < 1 || sim.Duration(every)*r.tick != w.Period() {
+		every := int64(w.Period() / r.cfg.tick)
+		if every < 1 || sim.Duration(every)*r.cfg.tick != w.Period() {
 			r.closeWorlds()
-			return fmt.Errorf("a shared physics world steps every %v: not a whole number of ticks of %v", w.Period(), r.tick)
+			return fmt.Errorf("a shared physics world steps every %v: not a whole number of ticks of %v", w.Period(), r.cfg.tick)
 		}
-		r.worldList = append(r.worldList, w)
-		r.worldEvery = append(r.worldEvery, every)
+		r.fleet.worldList = append(r.fleet.worldList, w)
+		r.fleet.worldEvery = append(r.fleet.worldEvery, every)
 	}
 	return nil
 }
@@ -315,7 +326,7 @@ func located(at scenario.Error, format string, args ...any) error {
 
 // closeWorlds frees the shared physics worlds.
 func (r *Run) closeWorlds() {
-	for _, w := range r.worlds.All() {
+	for _, w := range r.fleet.worlds.All() {
 		w.Close()
 	}
 }
@@ -323,12 +334,12 @@ func (r *Run) closeWorlds() {
 // buildFixed adds the fixed nodes after the vehicles.
 func (r *Run) buildFixed() {
 	for _, f := range r.cfg.fixed {
-		id := netsim.NodeID(len(r.nodes))
-		r.nodes = append(r.nodes, nodeState{ref: agent.NodeRef{ID: id, Name: f.name}, fixed: f.pos})
+		id := netsim.NodeID(len(r.fleet.nodes))
+		r.fleet.nodes = append(r.fleet.nodes, nodeState{ref: agent.NodeRef{ID: id, Name: f.name}, fixed: f.pos})
 	}
-	r.refs = make([]agent.NodeRef, len(r.nodes))
-	for i := range r.nodes {
-		r.refs[i] = r.nodes[i].ref
+	r.fleet.refs = make([]agent.NodeRef, len(r.fleet.nodes))
+	for i := range r.fleet.nodes {
+		r.fleet.refs[i] = r.fleet.nodes[i].ref
 	}
 }
 
@@ -348,13 +359,13 @@ func (r *Run) buildMeasures() error {
 // configuration puts on top of it (the routing layer, the replay).
 func (r *Run) buildNetwork() error {
 	n := &r.cfg.net
-	r.backendName, r.posEvery, r.epochEvery = n.name, n.posEvery, n.epochEvery
-	r.replay = n.mode == modeReplay
-	b, err := n.newBackend(r.seed, (*tracer)(r))
+	r.net.backendName, r.net.posEvery, r.net.epochEvery = n.name, n.posEvery, n.epochEvery
+	r.net.replay = n.mode == modeReplay
+	b, err := n.newBackend(r.cfg.seed, (*tracer)(r))
 	if err != nil {
 		return located(r.cfg.netAt, "%v", err)
 	}
-	r.backend = b
+	r.net.backend = b
 	return nil
 }
 
@@ -362,17 +373,17 @@ func (r *Run) buildNetwork() error {
 // them, in node order.
 func (r *Run) buildBehaviors() error {
 	c := r.cfg
-	for i := range r.nodes {
-		ns := &r.nodes[i]
+	for i := range r.fleet.nodes {
+		ns := &r.fleet.nodes[i]
 		list, fixedTel := c.node(i)
-		ns.ctx, ns.drv = agent.NewContext(ns.ref, (*host)(r), ns.veh, fixedTel, sim.Stream(r.seed, "agent", i), r.log)
+		ns.ctx, ns.drv = agent.NewContext(ns.ref, (*host)(r), ns.veh, fixedTel, sim.Stream(r.cfg.seed, "agent", i), r.log)
 		for k := range list {
 			b := &list[k]
 			ns.slots = append(ns.slots, slot{b: b.spec.New(b.params), made: b, path: b.path, typ: b.spec.Name})
 		}
 	}
-	for i := range r.nodes {
-		ns := &r.nodes[i]
+	for i := range r.fleet.nodes {
+		ns := &r.fleet.nodes[i]
 		for j := range ns.slots {
 			s := &ns.slots[j]
 			if err := s.b.Start(ns.ctx); err != nil {
@@ -384,19 +395,19 @@ func (r *Run) buildBehaviors() error {
 			if rc, ok := s.b.(agent.Receiver); ok {
 				s.recv = rc
 				if lr, ok := rc.(agent.LocalReceiver); !ok || !lr.ReceivesLocally() {
-					r.sharedRecv = true
+					r.fleet.sharedRecv = true
 				}
 			}
 			if pp, ok := s.b.(agent.Preparer); ok {
 				s.prep = pp
-				r.preparers = true
+				r.fleet.preparers = true
 			}
 			if period > 0 {
 				every, err := r.kernel.Ticks(period)
-				if err != nil || offset < 0 || offset%r.tick != 0 {
-					return fmt.Errorf("%s: %s on node %s steps every %v from %v, off the tick %v", s.path, s.typ, ns.ref.Name, period, offset, r.tick)
+				if err != nil || offset < 0 || offset%r.cfg.tick != 0 {
+					return fmt.Errorf("%s: %s on node %s steps every %v from %v, off the tick %v", s.path, s.typ, ns.ref.Name, period, offset, r.cfg.tick)
 				}
-				s.every, s.next = every, int64(offset/r.tick)
+				s.every, s.next = every, int64(offset/r.cfg.tick)
 			}
 		}
 	}
@@ -404,14 +415,14 @@ func (r *Run) buildBehaviors() error {
 }
 
 // Nodes lists the run's nodes in id order.
-func (r *Run) Nodes() []agent.NodeRef { return r.refs }
+func (r *Run) Nodes() []agent.NodeRef { return r.fleet.refs }
 
 // HasBehavior reports whether node id runs a behaviour of the named type.
 func (r *Run) HasBehavior(id netsim.NodeID, typ string) bool {
-	if id < 0 || int(id) >= len(r.nodes) {
+	if id < 0 || int(id) >= len(r.fleet.nodes) {
 		return false
 	}
-	for _, s := range r.nodes[id].slots {
+	for _, s := range r.fleet.nodes[id].slots {
 		if s.typ == typ {
 			return true
 		}
@@ -425,13 +436,13 @@ func (r *Run) HasBehavior(id netsim.NodeID, typ string) bool {
 type host Run
 
 // Origin returns the scenario's geodetic origin.
-func (h *host) Origin() geom.Geodetic { return h.sc.World.Origin }
+func (h *host) Origin() geom.Geodetic { return h.cfg.sc.World.Origin }
 
 // Nodes lists the run's nodes in id order.
-func (h *host) Nodes() []agent.NodeRef { return h.refs }
+func (h *host) Nodes() []agent.NodeRef { return h.fleet.refs }
 
 // Tick returns the kernel tick.
-func (h *host) Tick() sim.Duration { return h.tick }
+func (h *host) Tick() sim.Duration { return h.cfg.tick }
 
 // File creates a behaviour's output file in the run directory; a run that
 // writes no files gives io.Discard, never a nil writer.
@@ -446,19 +457,19 @@ func (h *host) File(name string) (io.Writer, error) {
 
 // Network says how the run drives its network.
 func (h *host) Network() agent.NetworkMode {
-	return agent.NetworkMode{Epoch: sim.Duration(h.epochEvery) * h.tick, Replay: h.replay}
+	return agent.NetworkMode{Epoch: sim.Duration(h.net.epochEvery) * h.cfg.tick, Replay: h.net.replay}
 }
 
 // Send queues a packet from an agent.
 func (h *host) Send(src netsim.NodeID, m *agent.Message) {
-	p := h.pktPool.Get(len(m.Payload))
-	p.ID, p.Src, p.Dst, p.Port, p.Kind, p.Seq = h.nextPktID, src, m.Dst, m.Port, m.Kind, m.Seq
+	p := h.net.pktPool.Get(len(m.Payload))
+	p.ID, p.Src, p.Dst, p.Port, p.Kind, p.Seq = h.net.nextPktID, src, m.Dst, m.Port, m.Kind, m.Seq
 	p.TGen, p.TSend, p.Size = m.TGen, m.TSend, m.Size
 	p.Payload = append(p.Payload, m.Payload...)
-	h.nextPktID++
-	h.outbox = append(h.outbox, p)
-	if m.Deferred && h.ep != nil {
-		h.ep.deferredSent(p, m)
+	h.net.nextPktID++
+	h.net.outbox = append(h.net.outbox, p)
+	if m.Deferred && h.net.ep != nil {
+		h.net.ep.deferredSent(p, m)
 	}
 }
 
@@ -479,7 +490,7 @@ func (h *host) Fail(node netsim.NodeID, err error) {
 // measure's): nil and no error when the run writes no files, so that the
 // engine's own writers skip the work.
 func (r *Run) sampleFile(name string) (io.Writer, error) {
-	if !r.started {
+	if !r.out.started {
 		return nil, errStartFile(name)
 	}
 	if r.opt.NoFiles {
@@ -492,28 +503,28 @@ func (r *Run) sampleFile(name string) (io.Writer, error) {
 // per-sample files write (a measure's result, beside summary.json); it
 // returns nil and no error when the run writes no files.
 func (r *Run) summaryFile(name string) (io.Writer, error) {
-	if r.openFile == nil {
+	if r.out.openFile == nil {
 		return nil, nil
 	}
 	if name == "" || strings.ContainsAny(name, `/\`) || name[0] == '.' {
 		return nil, fmt.Errorf("output file name %q must be a plain file name", name)
 	}
-	if r.files == nil {
-		r.files = map[string]bool{}
+	if r.out.files == nil {
+		r.out.files = map[string]bool{}
 	}
-	if r.files[name] {
+	if r.out.files[name] {
 		return nil, fmt.Errorf("output file %s created twice", name)
 	}
-	r.files[name] = true
-	return r.openFile(name)
+	r.out.files[name] = true
+	return r.out.openFile(name)
 }
 
 // Tick returns the kernel tick.
-func (r *Run) Tick() sim.Duration { return r.tick }
+func (r *Run) Tick() sim.Duration { return r.cfg.tick }
 
 func (r *Run) event(t sim.Time, node netsim.NodeID, source, name, detail string) {
-	if r.rec != nil {
-		r.rec.Event(t, node, source, name, detail)
+	if r.out.rec != nil {
+		r.out.rec.Event(t, node, source, name, detail)
 	}
 }
 
@@ -525,18 +536,18 @@ type tracer Run
 // Trace receives the backend's trace events.
 func (t *tracer) Trace(e *netsim.TraceEvent) {
 	t.met.Trace(e)
-	if t.rec != nil {
-		t.rec.Trace(e)
+	if t.out.rec != nil {
+		t.out.rec.Trace(e)
 	}
 }
 
 // CountsDrops says that drops may be counted in bulk unless the recorder
 // writes each one (trace.csv).
 func (t *tracer) CountsDrops() bool {
-	if t.rec == nil {
+	if t.out.rec == nil {
 		return true
 	}
-	d, ok := t.rec.(DropRecorder)
+	d, ok := t.out.rec.(DropRecorder)
 	return ok && !d.RecordsDrops()
 }
 
@@ -553,7 +564,7 @@ func (r *Run) SetOptions(opt Options) {
 
 // Effective returns the configuration the run uses, every default filled
 // in; it is what config.json holds.
-func (r *Run) Effective() map[string]any { return r.effective }
+func (r *Run) Effective() map[string]any { return r.cfg.effective }
 
 // Describe returns a one-line description of the run.
 func (r *Run) Describe() string { return r.cfg.Describe() }

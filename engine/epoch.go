@@ -95,9 +95,9 @@ type epochNet struct {
 }
 
 func newEpochNet(r *Run) *epochNet {
-	e := &epochNet{r: r, epoch: sim.Duration(r.epochEvery) * r.tick}
-	for i := range r.nodes {
-		for j, s := range r.nodes[i].slots {
+	e := &epochNet{r: r, epoch: sim.Duration(r.net.epochEvery) * r.cfg.tick}
+	for i := range r.fleet.nodes {
+		for j, s := range r.fleet.nodes[i].slots {
 			if p, ok := s.b.(agent.Planner); ok {
 				e.planners = append(e.planners, planner{node: i, slot: j, p: p})
 			}
@@ -112,14 +112,14 @@ func (e *epochNet) deferredSent(p *netsim.Packet, m *agent.Message) {
 		e.fail(fmt.Errorf("internal error: deferred packet from node %d outside planning", p.Src))
 		return
 	}
-	s := &e.r.nodes[e.curNode].slots[e.curSlot]
+	s := &e.r.fleet.nodes[e.curNode].slots[e.curSlot]
 	if _, ok := s.b.(agent.Binder); !ok {
-		e.fail(fmt.Errorf("%s (%s, node %s) sent a deferred message but cannot bind its content (no Bind method)", s.path, s.typ, e.r.nodes[e.curNode].ref.Name))
+		e.fail(fmt.Errorf("%s (%s, node %s) sent a deferred message but cannot bind its content (no Bind method)", s.path, s.typ, e.r.fleet.nodes[e.curNode].ref.Name))
 		return
 	}
 	h := *m
 	h.Payload = nil
-	e.jobs = append(e.jobs, bindJob{tick: int64(p.TGen) / int64(e.r.tick), id: p.ID, node: int32(e.curNode), slot: int32(e.curSlot), m: h})
+	e.jobs = append(e.jobs, bindJob{tick: int64(p.TGen) / int64(e.r.cfg.tick), id: p.ID, node: int32(e.curNode), slot: int32(e.curSlot), m: h})
 	e.store = append(e.store, content{id: p.ID, tgen: p.TGen})
 	if len(e.byID) == 0 && len(e.store) == 1 {
 		e.idBase = p.ID
@@ -143,11 +143,11 @@ func (e *epochNet) hold(ps []*netsim.Packet) { e.held = append(e.held, ps...) }
 // phase is the network phase of tick t (index idx).
 func (e *epochNet) phase(t sim.Time, idx int64) error {
 	r := e.r
-	if idx%r.epochEvery == 0 {
-		t1 := min(t.Add(e.epoch), r.end)
+	if idx%r.net.epochEvery == 0 {
+		t1 := min(t.Add(e.epoch), r.cfg.end)
 		for i, p := range e.held {
 			p.TSend = t
-			r.backend.Send(p)
+			r.net.backend.Send(p)
 			e.held[i] = nil
 		}
 		e.held = e.held[:0]
@@ -155,14 +155,14 @@ func (e *epochNet) phase(t sim.Time, idx int64) error {
 		if e.err != nil {
 			return e.err
 		}
-		for i, p := range r.outbox {
-			r.backend.Send(p)
-			r.outbox[i] = nil
+		for i, p := range r.net.outbox {
+			r.net.backend.Send(p)
+			r.net.outbox[i] = nil
 		}
-		r.outbox = r.outbox[:0]
-		ds, err := r.backend.AdvanceTo(t1 - 1)
+		r.net.outbox = r.net.outbox[:0]
+		ds, err := r.net.backend.AdvanceTo(t1 - 1)
 		if err != nil {
-			return fmt.Errorf("%s network: %w", r.backendName, err)
+			return fmt.Errorf("%s network: %w", r.net.backendName, err)
 		}
 		e.keep(ds)
 	}
@@ -180,7 +180,7 @@ func (e *epochNet) plan(t, t1 sim.Time) {
 	first := len(e.jobs)
 	e.planning = true
 	for _, pl := range e.planners {
-		ns := &r.nodes[pl.node]
+		ns := &r.fleet.nodes[pl.node]
 		e.curNode, e.curSlot = pl.node, pl.slot
 		ns.drv.SetNow(t)
 		ns.drv.SetPlanning(t1)
@@ -238,7 +238,7 @@ func (e *epochNet) bind(t sim.Time, idx int64) {
 		if n := len(e.spare); n > 0 {
 			buf, e.spare = e.spare[n-1], e.spare[:n-1]
 		}
-		ns := &r.nodes[j.node]
+		ns := &r.fleet.nodes[j.node]
 		ns.drv.SetNow(t)
 		c.data = ns.slots[j.slot].b.(agent.Binder).Bind(ns.ctx, &j.m, buf[:0])
 		c.bound = true
@@ -298,15 +298,15 @@ func (e *epochNet) consume(t sim.Time) {
 		}
 		d := netsim.Delivery{P: p, Dst: pd.dst, At: pd.at, RxPower: pd.rxPower}
 		r.met.Delivered(&d, t)
-		if r.rec != nil {
-			r.rec.Delivery(&d, t)
+		if r.out.rec != nil {
+			r.out.rec.Delivery(&d, t)
 		}
 		if content {
 			e.deliv = append(e.deliv, d)
 		}
 	}
 	e.head += n
-	r.deliv = e.deliv
+	r.net.deliv = e.deliv
 	if e.head > 4096 && e.head*2 > len(e.pend) {
 		rest := e.pend[e.head:]
 		base := len(e.arena)
@@ -346,13 +346,13 @@ func (r *Run) recordReplay(rb firstRunner) error {
 		node string
 	}
 	var copies []copyOf
-	ctxs := make([]*agent.Context, len(r.nodes))
-	drvs := make([]agent.Driver, len(r.nodes))
-	for _, pl := range r.ep.planners {
-		ns := &r.nodes[pl.node]
+	ctxs := make([]*agent.Context, len(r.fleet.nodes))
+	drvs := make([]agent.Driver, len(r.fleet.nodes))
+	for _, pl := range r.net.ep.planners {
+		ns := &r.fleet.nodes[pl.node]
 		s := &ns.slots[pl.slot]
 		if ctxs[pl.node] == nil {
-			c, d := agent.NewContext(ns.ref, host, ns.veh, ns.ctx.Telemetry(), sim.Stream(r.seed, "agent", pl.node), r.log)
+			c, d := agent.NewContext(ns.ref, host, ns.veh, ns.ctx.Telemetry(), sim.Stream(r.cfg.seed, "agent", pl.node), r.log)
 			d.SetPlanOnly()
 			ctxs[pl.node], drvs[pl.node] = c, d
 		}
@@ -366,7 +366,7 @@ func (r *Run) recordReplay(rb firstRunner) error {
 		}
 		copies = append(copies, copyOf{ctx: ctxs[pl.node], drv: drvs[pl.node], p: p, path: s.path, typ: s.typ, node: ns.ref.Name})
 	}
-	return rb.Record(r.end, sim.Duration(r.epochEvery)*r.tick, func(t0, t1 sim.Time) ([]*netsim.Packet, error) {
+	return rb.Record(r.cfg.end, sim.Duration(r.net.epochEvery)*r.cfg.tick, func(t0, t1 sim.Time) ([]*netsim.Packet, error) {
 		host.sent = host.sent[:0]
 		for _, c := range copies {
 			c.drv.SetNow(t0)
@@ -404,13 +404,13 @@ func (h *planHost) Send(src netsim.NodeID, m *agent.Message) {
 }
 
 func (h *planHost) Event(sim.Time, netsim.NodeID, string, string) {}
-func (h *planHost) Tick() sim.Duration                            { return h.r.tick }
-func (h *planHost) Nodes() []agent.NodeRef                        { return h.r.refs }
-func (h *planHost) Origin() geom.Geodetic                         { return h.r.sc.World.Origin }
+func (h *planHost) Tick() sim.Duration                            { return h.r.cfg.tick }
+func (h *planHost) Nodes() []agent.NodeRef                        { return h.r.fleet.refs }
+func (h *planHost) Origin() geom.Geodetic                         { return h.r.cfg.sc.World.Origin }
 func (h *planHost) File(string) (io.Writer, error)                { return io.Discard, nil }
 func (h *planHost) Fail(node netsim.NodeID, err error) {
 	if h.err == nil {
-		h.err = fmt.Errorf("node %s: %w", h.r.refs[node].Name, err)
+		h.err = fmt.Errorf("node %s: %w", h.r.fleet.refs[node].Name, err)
 	}
 }
 func (h *planHost) Network() agent.NetworkMode { return (*host)(h.r).Network() }

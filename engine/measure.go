@@ -208,7 +208,7 @@ func checkPlatoon(d *decoding, p validator, path string) bool {
 
 func newPlatoonMeasure(r *Run, p validator, name string) (measure, error) {
 	pp := p.(*platoonParams)
-	ids := groupIDs(r.nodes, pp.Group, len(r.veh))
+	ids := groupIDs(r.fleet.nodes, pp.Group, len(r.fleet.veh))
 	return &platoonMeasure{r: r, nm: name, m: metrics.NewPlatoon(pp.PlatoonParams, len(ids)), ids: ids, pos: make([]geom.Vec3, len(ids)), states: make([]metrics.Planar, len(ids))}, nil
 }
 
@@ -230,13 +230,13 @@ func (pm *platoonMeasure) open(file func(name string) (io.Writer, error)) error 
 
 func (pm *platoonMeasure) observe(t sim.Time) {
 	for i, id := range pm.ids {
-		pm.pos[i] = posOf(pm.r.veh[id])
+		pm.pos[i] = posOf(pm.r.fleet.veh[id])
 	}
 	if !pm.m.Observe(t, pm.pos) {
 		return
 	}
 	for i, id := range pm.ids {
-		pm.states[i] = planarOf(pm.r.veh[id])
+		pm.states[i] = planarOf(pm.r.fleet.veh[id])
 	}
 	pm.m.Sample(pm.states)
 	if pm.csv == nil {
@@ -312,7 +312,7 @@ func checkFormation(d *decoding, p validator, path string) bool {
 
 func newFormationMeasure(r *Run, p validator, name string) (measure, error) {
 	fp := p.(*formationParams)
-	ids := groupIDs(r.nodes, fp.Group, len(r.veh))
+	ids := groupIDs(r.fleet.nodes, fp.Group, len(r.fleet.veh))
 	slots, err := fp.Slots(len(ids))
 	if err != nil {
 		return nil, fmt.Errorf("measure %s: %w", name, err)
@@ -330,7 +330,7 @@ func (fm *formationMeasure) observe(t sim.Time) {
 		return
 	}
 	for i, id := range fm.ids {
-		fm.pos[i] = posOf(fm.r.veh[id])
+		fm.pos[i] = posOf(fm.r.fleet.veh[id])
 	}
 	fm.m.Observe(t, fm.pos)
 }

@@ -74,41 +74,41 @@ func (r *Run) SetWallClock(now sim.WallClock) { r.opt.wallClock = now }
 // runner's own phases (pacing, clock sampling) first, in the order given,
 // then the core's. Call it once, after the edge components are open.
 func (r *Run) Start(first ...sim.Phase) error {
-	r.started = true
-	infos := make([]netsim.NodeInfo, len(r.nodes))
-	r.pos = make([]geom.Vec3, len(r.nodes))
-	for i := range r.nodes {
-		ns := &r.nodes[i]
+	r.out.started = true
+	infos := make([]netsim.NodeInfo, len(r.fleet.nodes))
+	r.net.pos = make([]geom.Vec3, len(r.fleet.nodes))
+	for i := range r.fleet.nodes {
+		ns := &r.fleet.nodes[i]
 		p := ns.fixed
 		if ns.veh != nil {
 			p = ns.veh.Pos()
 		}
-		r.pos[i] = p
+		r.net.pos[i] = p
 		infos[i] = netsim.NodeInfo{ID: ns.ref.ID, Name: ns.ref.Name, Pos: p, Vehicle: ns.veh != nil}
 	}
-	if err := r.backend.Start(infos); err != nil {
-		return fmt.Errorf("starting the %s network: %w", r.backendName, err)
+	if err := r.net.backend.Start(infos); err != nil {
+		return fmt.Errorf("starting the %s network: %w", r.net.backendName, err)
 	}
-	if r.epochEvery > 0 {
-		r.ep = newEpochNet(r)
-		if rb, ok := r.backend.(firstRunner); ok {
+	if r.net.epochEvery > 0 {
+		r.net.ep = newEpochNet(r)
+		if rb, ok := r.net.backend.(firstRunner); ok {
 			if err := r.recordReplay(rb); err != nil {
 				return err
 			}
 		}
 	}
-	r.pool = sim.NewPool(r.workers, r.opt.wallClock)
+	r.par.pool = sim.NewPool(r.workers, r.opt.wallClock)
 	if r.opt.AlwaysParallel {
-		r.pool.AlwaysParallel()
+		r.par.pool.AlwaysParallel()
 	}
-	r.vehicleFn = r.vehicleRange
+	r.par.vehicleFn = r.vehicleRange
 	// The network runs ahead beside the vehicles only when nothing paces
 	// the run to the wall clock (first phases do) and it steps every tick.
-	il, ok := r.rec.(InterleavedRecorder)
-	r.overlap = r.workers > 1 && r.ep == nil && len(first) == 0 && r.realtime == 0 && !(ok && il.Interleaved())
-	r.localRecv = !r.sharedRecv
-	sampleEvery := int64(r.sc.Outputs.SamplePeriod / r.tick)
-	second := max(int64(sim.Second/r.tick), 1)
+	il, ok := r.out.rec.(InterleavedRecorder)
+	r.par.overlap = r.workers > 1 && r.net.ep == nil && len(first) == 0 && r.cfg.realtime == 0 && !(ok && il.Interleaved())
+	r.fleet.localRecv = !r.fleet.sharedRecv
+	sampleEvery := int64(r.cfg.sc.Outputs.SamplePeriod / r.cfg.tick)
+	second := max(int64(sim.Second/r.cfg.tick), 1)
 	var phases []sim.Phase
 	if stop := r.opt.Stop; stop != nil {
 		// A stop request ends the run at the next tick boundary.
@@ -130,11 +130,11 @@ func (r *Run) Start(first ...sim.Phase) error {
 	}
 	phases = append(phases, []sim.Phase{
 		{Name: "record", Every: sampleEvery, Run: func(t sim.Time) error { r.sample(t); return nil }},
-		{Name: "world", Every: r.checkEvery, Run: func(t sim.Time) error { r.checkWorld(t); return nil }},
+		{Name: "world", Every: r.cfg.checkEvery, Run: func(t sim.Time) error { r.checkWorld(t); return nil }},
 		{Name: "network", Every: 1, Run: r.networkPhase},
 		{Name: "agents", Every: 1, Run: r.agentPhase},
 		{Name: "vehicles", Every: 1, Run: r.vehiclePhase},
-		{Name: "positions", Every: r.posEvery, Run: r.positionPhase},
+		{Name: "positions", Every: r.net.posEvery, Run: r.positionPhase},
 		{Name: "progress", Every: second, Offset: second - 1, Run: r.progressPhase},
 	}...)
 	for _, p := range phases {
@@ -156,29 +156,29 @@ type prefetch struct {
 }
 
 func (r *Run) networkPhase(t sim.Time) error {
-	if r.ep != nil {
-		return r.ep.phase(t, int64(t)/int64(r.tick))
+	if r.net.ep != nil {
+		return r.net.ep.phase(t, int64(t)/int64(r.cfg.tick))
 	}
 	var d []netsim.Delivery
 	var err error
-	if r.pre.ok {
-		if r.pre.t != t {
-			return fmt.Errorf("internal error: the network stepped ahead to %v, not to %v", r.pre.t, t)
+	if r.par.pre.ok {
+		if r.par.pre.t != t {
+			return fmt.Errorf("internal error: the network stepped ahead to %v, not to %v", r.par.pre.t, t)
 		}
-		pre := r.pre
-		r.pre = prefetch{}
+		pre := r.par.pre
+		r.par.pre = prefetch{}
 		if pre.err != nil {
-			return fmt.Errorf("%s network: %w", r.backendName, pre.err)
+			return fmt.Errorf("%s network: %w", r.net.backendName, pre.err)
 		}
 		if pre.consumed {
 			return nil
 		}
 		d = pre.d
-	} else if d, err = r.backend.AdvanceTo(t); err != nil {
-		return fmt.Errorf("%s network: %w", r.backendName, err)
+	} else if d, err = r.net.backend.AdvanceTo(t); err != nil {
+		return fmt.Errorf("%s network: %w", r.net.backendName, err)
 	}
 	r.record(d, t)
-	r.deliv = d
+	r.net.deliv = d
 	return nil
 }
 
@@ -186,8 +186,8 @@ func (r *Run) networkPhase(t sim.Time) error {
 func (r *Run) record(d []netsim.Delivery, t sim.Time) {
 	for i := range d {
 		r.met.Delivered(&d[i], t)
-		if r.rec != nil {
-			r.rec.Delivery(&d[i], t)
+		if r.out.rec != nil {
+			r.out.rec.Delivery(&d[i], t)
 		}
 	}
 }
@@ -197,29 +197,29 @@ func (r *Run) record(d []netsim.Delivery, t sim.Time) {
 func (r *Run) receive(d []netsim.Delivery, t sim.Time) {
 	for i := range d {
 		dl := &d[i]
-		ns := &r.nodes[dl.Dst]
+		ns := &r.fleet.nodes[dl.Dst]
 		if len(ns.slots) == 0 {
 			continue
 		}
 		p := dl.P
-		r.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
+		r.net.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
 			TSend: p.TSend, TArrive: dl.At, TRecv: t, Size: p.Size, Payload: p.Payload, RxPower: dl.RxPower}
 		ns.drv.SetNow(t)
 		for j := range ns.slots {
 			if rc := ns.slots[j].recv; rc != nil {
-				rc.Receive(ns.ctx, &r.msg)
+				rc.Receive(ns.ctx, &r.net.msg)
 			}
 		}
 	}
 }
 
 func (r *Run) agentPhase(t sim.Time) error {
-	idx := int64(t) / int64(r.tick)
-	r.receive(r.deliv, t)
-	r.deliv = nil
-	if r.preparers {
-		for i := range r.nodes {
-			ns := &r.nodes[i]
+	idx := int64(t) / int64(r.cfg.tick)
+	r.receive(r.net.deliv, t)
+	r.net.deliv = nil
+	if r.fleet.preparers {
+		for i := range r.fleet.nodes {
+			ns := &r.fleet.nodes[i]
 			for j := range ns.slots {
 				s := &ns.slots[j]
 				if s.prep != nil && s.every > 0 && s.next == idx {
@@ -229,8 +229,8 @@ func (r *Run) agentPhase(t sim.Time) error {
 			}
 		}
 	}
-	for i := range r.nodes {
-		ns := &r.nodes[i]
+	for i := range r.fleet.nodes {
+		ns := &r.fleet.nodes[i]
 		for j := range ns.slots {
 			s := &ns.slots[j]
 			if s.every > 0 && s.next == idx {
@@ -243,17 +243,17 @@ func (r *Run) agentPhase(t sim.Time) error {
 	if r.failed != nil {
 		return r.failed
 	}
-	if r.ep != nil {
-		r.ep.hold(r.outbox) // for the next epoch start
-		clear(r.outbox)
-		r.outbox = r.outbox[:0]
+	if r.net.ep != nil {
+		r.net.ep.hold(r.net.outbox) // for the next epoch start
+		clear(r.net.outbox)
+		r.net.outbox = r.net.outbox[:0]
 		return nil
 	}
-	for i, p := range r.outbox {
-		r.backend.Send(p)
-		r.outbox[i] = nil
+	for i, p := range r.net.outbox {
+		r.net.backend.Send(p)
+		r.net.outbox[i] = nil
 	}
-	r.outbox = r.outbox[:0]
+	r.net.outbox = r.net.outbox[:0]
 	return nil
 }
 
@@ -265,53 +265,53 @@ func (r *Run) agentPhase(t sim.Time) error {
 // per tick instead of two.
 func (r *Run) vehicleRange(lo, hi int) {
 	for i := lo; i < hi; i++ {
-		if r.curTick%r.ctrlEv[i] == 0 {
-			r.veh[i].Control(r.curT, &r.vev[i])
+		if r.par.curTick%r.fleet.ctrlEv[i] == 0 {
+			r.fleet.veh[i].Control(r.par.curT, &r.fleet.vev[i])
 		}
-		if r.curTick%r.physEv[i] == 0 {
-			r.veh[i].Step(r.curT, &r.vev[i])
+		if r.par.curTick%r.fleet.physEv[i] == 0 {
+			r.fleet.veh[i].Step(r.par.curT, &r.fleet.vev[i])
 		}
 	}
 }
 
 func (r *Run) vehiclePhase(t sim.Time) error {
-	r.curT, r.curTick = t, int64(t)/int64(r.tick)
+	r.par.curT, r.par.curTick = t, int64(t)/int64(r.cfg.tick)
 	// Controllers in other processes get their sensors first, all of
 	// them, so that they compute at once while the control steps wait.
-	for _, i := range r.remotes {
-		if r.curTick%r.ctrlEv[i] == 0 {
-			r.veh[i].(vehicle.RemoteControlled).Send(t)
+	for _, i := range r.fleet.remotes {
+		if r.par.curTick%r.fleet.ctrlEv[i] == 0 {
+			r.fleet.veh[i].(vehicle.RemoteControlled).Send(t)
 		}
 	}
-	if next := t.Add(r.tick); r.overlap && next < r.until && r.curTick%r.posEvery != 0 {
+	if next := t.Add(r.cfg.tick); r.par.overlap && next < r.par.until && r.par.curTick%r.net.posEvery != 0 {
 		// The network's step to the next tick needs nothing the vehicles
 		// change in this one (it has the packets the agents sent, and
 		// positions only change at position ticks, which are excluded):
 		// it runs on this goroutine while the workers step the vehicles,
 		// and the network phase of the next tick takes its result. Every
 		// output is written in the same order as without it.
-		r.pool.Go(len(r.veh), r.vehicleFn)
+		r.par.pool.Go(len(r.fleet.veh), r.par.vehicleFn)
 		r.stepAhead(next)
 	} else {
-		r.pool.Run(len(r.veh), r.vehicleFn)
+		r.par.pool.Run(len(r.fleet.veh), r.par.vehicleFn)
 	}
 	// Shared worlds step once their vehicles have handed them this
 	// tick's actuator commands.
-	for k, w := range r.worldList {
-		if r.curTick%r.worldEvery[k] == 0 {
+	for k, w := range r.fleet.worldList {
+		if r.par.curTick%r.fleet.worldEvery[k] == 0 {
 			if err := w.Step(t); err != nil {
 				return err
 			}
 		}
 	}
-	for _, i := range r.remotes {
-		if err := r.veh[i].(vehicle.RemoteControlled).Err(); err != nil {
-			return fmt.Errorf("vehicle %s: %w", r.nodes[i].ref.Name, err)
+	for _, i := range r.fleet.remotes {
+		if err := r.fleet.veh[i].(vehicle.RemoteControlled).Err(); err != nil {
+			return fmt.Errorf("vehicle %s: %w", r.fleet.nodes[i].ref.Name, err)
 		}
 	}
 	// Merge vehicle events in vehicle order, whatever the worker count.
-	for i := range r.vev {
-		ev := &r.vev[i]
+	for i := range r.fleet.vev {
+		ev := &r.fleet.vev[i]
 		for _, e := range ev.List {
 			r.event(e.T, netsim.NodeID(i), "vehicle", e.Name, e.Detail)
 		}
@@ -328,27 +328,27 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 // and the next tick's agent phase (records, world checks, measures) read
 // vehicles, and write files no receiver or recording here writes.
 func (r *Run) stepAhead(next sim.Time) {
-	defer r.pool.Join()
-	d, err := r.backend.AdvanceTo(next)
-	r.pre = prefetch{ok: true, t: next, d: d, err: err}
-	if err == nil && r.localRecv {
+	defer r.par.pool.Join()
+	d, err := r.net.backend.AdvanceTo(next)
+	r.par.pre = prefetch{ok: true, t: next, d: d, err: err}
+	if err == nil && r.fleet.localRecv {
 		r.record(d, next)
 		r.receive(d, next)
-		r.pre.consumed = true
+		r.par.pre.consumed = true
 	}
 }
 
 func (r *Run) positionPhase(t sim.Time) error {
-	for i, v := range r.veh {
-		r.pos[i] = v.Pos()
+	for i, v := range r.fleet.veh {
+		r.net.pos[i] = v.Pos()
 	}
-	r.backend.SetPositions(t.Add(r.tick), r.pos)
+	r.net.backend.SetPositions(t.Add(r.cfg.tick), r.net.pos)
 	return nil
 }
 
 func (r *Run) progressPhase(t sim.Time) error {
 	if r.opt.Progress != nil {
-		r.opt.Progress(t.Add(r.tick), r.end)
+		r.opt.Progress(t.Add(r.cfg.tick), r.cfg.end)
 	}
 	return nil
 }
@@ -356,34 +356,34 @@ func (r *Run) progressPhase(t sim.Time) error {
 // sample records every vehicle's true state at t, for vehicles.csv and
 // the trajectory plot.
 func (r *Run) sample(t sim.Time) {
-	if r.rec == nil || !r.recVehicles {
+	if r.out.rec == nil || !r.out.recVehicles {
 		return
 	}
-	for i, v := range r.veh {
+	for i, v := range r.fleet.veh {
 		tel := v.Telemetry()
-		r.rec.Vehicle(t, i, &tel)
+		r.out.rec.Vehicle(t, i, &tel)
 	}
 }
 
 // checkWorld runs the separation, collision, obstacle and bounds checks.
 func (r *Run) checkWorld(t sim.Time) {
 	m := r.motionBuf()
-	for i, v := range r.veh {
+	for i, v := range r.fleet.veh {
 		m[i] = v.Motion()
 	}
 	r.world.sample(t, m, r.event)
 }
 
 func (r *Run) motionBuf() []vehicle.Motion {
-	if cap(r.motion) < len(r.veh) {
-		r.motion = make([]vehicle.Motion, len(r.veh))
+	if cap(r.fleet.motion) < len(r.fleet.veh) {
+		r.fleet.motion = make([]vehicle.Motion, len(r.fleet.veh))
 	}
-	return r.motion[:len(r.veh)]
+	return r.fleet.motion[:len(r.fleet.veh)]
 }
 
 func (r *Run) summary() *Summary {
-	s := &Summary{Scenario: r.sc.Name, Seed: r.seed, DurationNs: r.end, Ticks: int64(r.end) / int64(r.tick),
-		Backend: r.backendName, Nodes: len(r.nodes), Network: r.met.Summary(r.end),
+	s := &Summary{Scenario: r.cfg.sc.Name, Seed: r.cfg.seed, DurationNs: r.cfg.end, Ticks: int64(r.cfg.end) / int64(r.cfg.tick),
+		Backend: r.net.backendName, Nodes: len(r.fleet.nodes), Network: r.met.Summary(r.cfg.end),
 		ObstacleHits: r.world.ObstacleHits, BoundsExits: r.world.BoundsExits}
 	tot := s.Network.Total
 	// Packets a backend reports as end_of_run are still in flight at the
@@ -397,9 +397,9 @@ func (r *Run) summary() *Summary {
 	if tot.Expected > tot.Rx+dropped {
 		s.InFlight = tot.Expected - tot.Rx - dropped
 	}
-	for i, v := range r.veh {
+	for i, v := range r.fleet.veh {
 		tel := v.Telemetry()
-		ref := r.nodes[i].ref
+		ref := r.fleet.nodes[i].ref
 		vs := VehicleSummary{ID: i, Name: ref.Name, Group: ref.Group, Kind: v.Kind(),
 			Start: r.world.start[i], Final: tel.Pos, Mode: tel.Mode.String(), DistanceM: round(tel.Distance, 4),
 			EnergyJ: round(tel.Energy, 4), MaxSpeed: round(r.world.maxSpeed[i], 4), TurnDeg: round(r.world.turnDeg[i], 2),
@@ -411,7 +411,7 @@ func (r *Run) summary() *Summary {
 		}
 		s.Vehicles = append(s.Vehicles, vs)
 	}
-	if len(r.veh) > 1 && !math.IsInf(r.world.MinSep, 1) {
+	if len(r.fleet.veh) > 1 && !math.IsInf(r.world.MinSep, 1) {
 		s.Separation = &Separation{MinM: round(r.world.MinSep, 4), TNs: r.world.MinSepT, Pair: r.world.MinSepPair, Collisions: r.world.Collisions}
 	}
 	for _, m := range r.measures {
@@ -420,8 +420,8 @@ func (r *Run) summary() *Summary {
 		}
 		s.Measures[m.name()] = m.result()
 	}
-	for i := range r.nodes {
-		ns := &r.nodes[i]
+	for i := range r.fleet.nodes {
+		ns := &r.fleet.nodes[i]
 		for _, sl := range ns.slots {
 			f, ok := sl.b.(agent.Finisher)
 			if !ok {
