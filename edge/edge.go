@@ -22,11 +22,11 @@
 package edge
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
-	"os"
 
 	"skyloop/agent"
 	"skyloop/geom"
@@ -63,9 +63,10 @@ type Service interface {
 type Namespace struct {
 	// Name is the namespace's name (ip netns).
 	Name string
-	// TAP is the vehicle's TAP device; the component that takes it sets
-	// the field to nil and owns the file from then on.
-	TAP *os.File
+	// TAP is the vehicle's TAP device (the runner's isolation opens it);
+	// the component that takes it sets the field to nil and owns it from
+	// then on: it reads and writes whole frames, and closes it.
+	TAP io.ReadWriteCloser
 	// HostIP and NSHost are the two ends of the host_veth link: the host
 	// side, where the vehicle's autopilot can listen, and the namespace
 	// side, where its companion programs run.
@@ -100,6 +101,10 @@ type Env struct {
 	// and returns its path, for launched programs that keep their own
 	// files; nil when the run writes no files.
 	WorkDir func(name string) (string, error)
+	// TempDir makes a temporary directory for a launched program called
+	// name when the run writes no files (WorkDir is nil), and returns its
+	// path and what removes it. The runner sets it.
+	TempDir func(name string) (dir string, remove func(), err error)
 	// Ready, when set, is told where external programs connect (the
 	// extern server's Unix socket, TCP address and token).
 	Ready func(socket, addr, token string)
@@ -159,26 +164,29 @@ func (e *Env) Services() []Service { return e.order }
 type ProcFiles struct {
 	Dir            string
 	Stdout, Stderr io.Writer
-	temp           bool
+	remove         func() // removes a temporary Dir
 }
 
 // Cleanup removes the working directory when it is a temporary one.
 func (p *ProcFiles) Cleanup() {
-	if p != nil && p.temp {
-		os.RemoveAll(p.Dir)
+	if p != nil && p.remove != nil {
+		p.remove()
 	}
 }
 
 // ProcFiles makes the files of a launched program called name (e.g.
-// "px4-0").
+// "px4-0"), its working directory with WorkDir, or TempDir when the run
+// writes no files.
 func (e *Env) ProcFiles(name string) (*ProcFiles, error) {
 	p := &ProcFiles{}
 	var err error
-	if e.WorkDir != nil {
+	switch {
+	case e.WorkDir != nil:
 		p.Dir, err = e.WorkDir("procs/" + name)
-	} else {
-		p.Dir, err = os.MkdirTemp("", "skyloop-"+name+"-*")
-		p.temp = true
+	case e.TempDir != nil:
+		p.Dir, p.remove, err = e.TempDir(name)
+	default:
+		err = errors.New("the run offers no directory (neither WorkDir nor TempDir is set)")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the working directory of %s: %w", name, err)

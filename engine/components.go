@@ -5,8 +5,10 @@ import (
 	"sort"
 	"strings"
 
+	"skyloop/autopilot/groundbotctl"
 	"skyloop/fields"
 	"skyloop/geom"
+	groundbotkind "skyloop/kind/groundbot"
 	multirotorkind "skyloop/kind/multirotor"
 	pointmasskind "skyloop/kind/pointmass"
 	"skyloop/sim"
@@ -163,12 +165,12 @@ func groundbotKind(lib mujoco.Library) KindSpec {
 			q := p.(*groundbot.Params)
 			if q.Physics != groundbot.PhysicsMuJoCo {
 				return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
-					return groundbot.New(q, pos, yaw)
+					return groundbotkind.New(q, pos, yaw)
 				}
 			}
 			w := mujoco.WorldIn(worlds, lib, q.PhysicsPeriod)
 			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
-				return groundbot.NewMuJoCo(q, w, w.Parts(), pos, yaw)
+				return groundbotkind.NewMuJoCo(q, w, w.Parts(), pos, yaw)
 			}
 		},
 	}
@@ -195,7 +197,7 @@ func mujocoKind(lib mujoco.Library) KindSpec {
 			gp.MaxSpeed, gp.HeadingGain, gp.PosGain, gp.AcceptRadius = q.MaxSpeed, q.HeadingGain, q.PosGain, q.AcceptRadius
 			gp.PhysicsPeriod, gp.ControlPeriod = q.PhysicsPeriod, q.ControlPeriod
 			return func(pos geom.Vec3, yaw float64, _ func(string) *rand.Rand) vehicle.Vehicle {
-				return mujoco.NewRobotVehicle(rs.New(w.Parts(), pos, yaw), groundbot.NewController(&gp, pos, yaw))
+				return mujoco.NewRobotVehicle(rs.New(w.Parts(), pos, yaw), groundbotctl.NewController(&gp, pos, yaw))
 			}
 		},
 	}

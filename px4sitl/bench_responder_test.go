@@ -43,7 +43,8 @@ func respond(b *testing.B, n int, d sim.Duration) time.Duration {
 		b.Fatal(bad.Err("px4"))
 	}
 	start := time.Now()
-	env := &edge.Env{Origin: geom.Geodetic{Lat: 47.397742, Lon: 8.545594, Alt: 488}}
+	env := &edge.Env{Origin: geom.Geodetic{Lat: 47.397742, Lon: 8.545594, Alt: 488},
+		TempDir: func(string) (string, func(), error) { return b.TempDir(), func() {}, nil }}
 	ctrls := make([]*Controller, n)
 	for i := range ctrls {
 		ctrls[i] = New(&p, i, fmt.Sprintf("bench-%d", i), 4, 100.0/1100)

@@ -81,7 +81,10 @@ func (iso *isolation) up(env *edge.Env) error {
 	iso.net = nt
 	ns := make([]*edge.Namespace, len(nt.Vehicles))
 	for i, v := range nt.Vehicles {
-		ns[i] = &edge.Namespace{Name: v.NS, TAP: v.TAP, HostIP: v.HostIP, NSHost: v.NSHost}
+		ns[i] = &edge.Namespace{Name: v.NS, HostIP: v.HostIP, NSHost: v.NSHost}
+		if v.TAP != nil { // a nil *os.File would make a non-nil interface
+			ns[i].TAP = v.TAP
+		}
 	}
 	env.SetNamespaces(ns)
 	iso.taken = ns

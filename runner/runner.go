@@ -245,6 +245,16 @@ func (e *execution) openOutputs() error {
 	return nil
 }
 
+// tempDir makes a temporary working directory for a launched program
+// called name, in a run that writes no files (edge.Env.TempDir).
+func tempDir(name string) (string, func(), error) {
+	d, err := os.MkdirTemp("", "skyloop-"+name+"-*")
+	if err != nil {
+		return "", nil, err
+	}
+	return d, func() { os.RemoveAll(d) }, nil
+}
+
 // attachEdges connects the run to the world outside it: the behaviours
 // Options.Attach links, the namespaces, the edge components (the network
 // backend first) and the services they share, each closed by the undo
@@ -253,7 +263,7 @@ func (e *execution) attachEdges() error {
 	r, dir, opt := e.r, e.dir, e.opt
 	e.env = &edge.Env{Tick: sim.Duration(r.Tick()), Nodes: r.Nodes(), IsVehicle: func(id int) bool { return id >= 0 && id < r.Vehicles() },
 		Origin: r.Scenario().World.Origin, Dir: procDir(r), Log: r.Logger(), Realtime: r.Realtime(), Ready: opt.ExternReady,
-		Listen: opt.ExternListen, Remote: opt.ExternRemote}
+		Listen: opt.ExternListen, Remote: opt.ExternRemote, TempDir: tempDir}
 	if dir != nil {
 		e.env.Output = func(name string) (io.Writer, error) { return dir.Unbuffered(name) }
 		e.env.Create = dir.File

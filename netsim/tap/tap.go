@@ -48,7 +48,7 @@ type frame struct {
 // Port is skyloop's end of one TAP device. A goroutine reads frames into an
 // inbox; the simulation drains it at tick boundaries.
 type Port struct {
-	f     *os.File
+	f     io.ReadWriteCloser
 	mu    sync.Mutex
 	in    []frame
 	spare []frame
@@ -56,8 +56,9 @@ type Port struct {
 	done  chan struct{}
 }
 
-// Open starts reading f (a non-blocking TAP file).
-func Open(f *os.File) *Port {
+// Open starts reading f (a TAP device: each Read returns one frame, each
+// Write sends one).
+func Open(f io.ReadWriteCloser) *Port {
 	p := &Port{f: f, done: make(chan struct{})}
 	go p.read()
 	return p

@@ -4,13 +4,13 @@
 // motor lag with an acceleration limit; the chassis moves by the unicycle
 // kinematics of the two wheels (no slip; the casters carry weight only).
 //
-// The robot's natural input is a pair of wheel speed commands (Physics,
-// this file); its drive controller (Controller, controller.go) turns drive,
-// velocity and goto commands into them, flying on the exact pose
-// (vehicle.Sensors.Truth): the robot has no instruments. Both live in this
-// package, as separate types joined only by vehicle.Sensors and
-// vehicle.Actuators, because they share one parameter block and are too
-// small to be worth two packages.
+// The robot's natural input is a pair of wheel speed commands; it has no
+// instruments. Its drive controller (package autopilot/groundbotctl) turns
+// drive, velocity and goto commands into them, driving on the exact pose
+// (vehicle.Sensors.Truth); the two share this package's parameter block
+// and are joined only by vehicle.Sensors and vehicle.Actuators, into the
+// kind of package kind/groundbot. MuJoCoPhysics (mujoco.go) is the same
+// robot as a rigid body in a MuJoCo world.
 package groundbot
 
 import (
@@ -256,24 +256,4 @@ func nonneg(x float64) float64 {
 		return x
 	}
 	return 0
-}
-
-// Vehicle is a robot driven by its controller.
-type Vehicle struct {
-	*vehicle.Composed
-	// Phys is the physics, with the state in Phys.S.
-	Phys *Physics
-	// Ctrl is the controller.
-	Ctrl *Controller
-}
-
-// ForwardSpeed returns the signed body speed along the heading, exactly
-// (telemetry gives it only as a velocity vector, whose length differs from
-// it in the last bits).
-func (v *Vehicle) ForwardSpeed() float64 { return v.Phys.S.V }
-
-// New returns a robot at pos heading yaw (rad), stopped and idle.
-func New(p *Params, pos geom.Vec3, yaw float64) *Vehicle {
-	ph, c := NewPhysics(p, pos, yaw), NewController(p, pos, yaw)
-	return &Vehicle{Composed: vehicle.Compose(ph, c), Phys: ph, Ctrl: c}
 }

@@ -361,22 +361,3 @@ func (ph *MuJoCoPhysics) pi(e float64, integ *float64, dt float64) float64 {
 
 // ForwardSpeed returns the speed along the heading.
 func (ph *MuJoCoPhysics) ForwardSpeed() float64 { return ph.v }
-
-// MuJoCoVehicle is a robot in a MuJoCo world driven by its controller.
-type MuJoCoVehicle struct {
-	*vehicle.Composed
-	// Phys is the robot in the world.
-	Phys *MuJoCoPhysics
-	// Ctrl is the controller.
-	Ctrl *Controller
-}
-
-// ForwardSpeed returns the signed speed along the heading.
-func (v *MuJoCoVehicle) ForwardSpeed() float64 { return v.Phys.v }
-
-// NewMuJoCo returns a robot in w at pos heading yaw, idle; n numbers it in
-// the world.
-func NewMuJoCo(p *Params, w *mujoco.World, n int, pos geom.Vec3, yaw float64) *MuJoCoVehicle {
-	ph, c := NewMuJoCoPhysics(p, w, n, pos, yaw), NewController(p, pos, yaw)
-	return &MuJoCoVehicle{Composed: vehicle.Compose(ph, c), Phys: ph, Ctrl: c}
-}

@@ -1,4 +1,11 @@
-package groundbot
+// Package groundbotctl is the ground robot's drive controller: it turns
+// drive, velocity and goto commands into wheel speed commands, driving on
+// the exact pose of the robot of package vehicle/groundbot (the robot has
+// no instruments). It sees the robot only through the sensor/actuator
+// boundary of package vehicle, and shares the robot's parameter block;
+// package kind/groundbot joins the two into the groundbot kind, and the
+// engine's mujoco kind drives MJCF robots with it.
+package groundbotctl
 
 import (
 	"fmt"
@@ -7,6 +14,7 @@ import (
 	"skyloop/geom"
 	"skyloop/sim"
 	"skyloop/vehicle"
+	"skyloop/vehicle/groundbot"
 )
 
 // Controller is a robot's drive controller: drive (body speed and turn
@@ -14,7 +22,7 @@ import (
 // goto, out as wheel speed commands. It drives on the exact pose of
 // vehicle.Sensors.Truth. It implements vehicle.Controller.
 type Controller struct {
-	p    *Params
+	p    *groundbot.Params
 	mode vehicle.Mode
 	home geom.Vec3
 	pose vehicle.Pose // the last reading
@@ -33,7 +41,7 @@ type Controller struct {
 
 // NewController returns the controller of a robot spawned at pos heading
 // yaw, idle. Home is pos.
-func NewController(p *Params, pos geom.Vec3, yaw float64) *Controller {
+func NewController(p *groundbot.Params, pos geom.Vec3, yaw float64) *Controller {
 	return &Controller{p: p, mode: vehicle.ModeIdle, home: pos, pose: vehicle.Pose{Pos: pos, Yaw: yaw}}
 }
 
