@@ -3,12 +3,10 @@ package agent
 import "skyloop/fields"
 
 // Params is a behaviour's parameter struct, decoded from the scenario on top
-// of its defaults.
-type Params interface {
-	// Validate returns field name -> message for every bad field; field
-	// names are YAML names, dotted for nested fields.
-	Validate() fields.Errors
-}
+// of its defaults: a fields.Validator, the one interface every component's
+// parameters implement (field names in its errors are YAML names, dotted
+// for nested fields).
+type Params = fields.Validator
 
 // Spec describes a behaviour type that scenario files can name.
 type Spec struct {
