@@ -15,7 +15,7 @@ import (
 // never a silent nil writer; once the run has started it goes to the
 // runner's file function.
 func TestFilesOnlyOnceStarted(t *testing.T) {
-	sc, err := scenario.Parse("files.yaml", []byte("name: files\nduration: 1s\nvehicles:\n  - {name: uav, kind: pointmass, count: 1, spawn: {layout: line, spacing: 2}}\n"))
+	sc, err := scenario.Parse("files.yaml", []byte("name: files\nduration: 1s\nvehicles:\n  - {name: uav, kind: pointmass, count: 1, spawn: {layout: line, spacing: 2}}\n"), engine.Core().Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
