@@ -423,7 +423,7 @@ func (d *decoding) network() {
 	if epoch > 0 || mode != scenario.Coupled {
 		// Written only when set, so that the configuration of runs
 		// without epochs stays as it was.
-		eff["epoch"], eff["mode"] = epoch, mode.String()
+		eff["epoch"], eff["mode"] = epoch, nc.mode.String()
 	}
 	c.effective["network"] = eff
 }

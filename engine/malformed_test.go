@@ -9,6 +9,7 @@ import (
 	"skyloop/engine"
 	"skyloop/scenario"
 	"skyloop/scenarios"
+	"skyloop/sim"
 )
 
 // registry has every component, edge ones included.
@@ -816,6 +817,33 @@ func TestGenericAndComponentErrorsTogether(t *testing.T) {
 	want := "bad.yaml:5: vehicles[0].count: must be >= 1, got 0\n" +
 		"bad.yaml:11: vehicles[1].behaviors[0].policy: must be periodic or event, got \"sometimes\"\n" +
 		"bad.yaml:14: network.loss: must be a probability in [0, 1], got 1.5"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// TestParseThenValidateReportsAll: Parse with the registry's schema decodes
+// every component (typed network keys, kind parameters, behaviours) and
+// returns the scenario with its problems; Validate adds the engine's own
+// (a measure's group) and reports all at once, in line order.
+func TestParseThenValidateReportsAll(t *testing.T) {
+	text := "name: bad\nvehicles:\n  - name: a\n    kind: pointmass\n    count: 1\n    spawn: {layout: line, spacing: 1}\n" +
+		"    behaviors: [{type: beacon, policy: sometimes}]\n" +
+		"measures:\n  - {type: platoon, group: nowhere}\n" +
+		"network: {backend: impair, epoch: 10ms, mode: replay}\n"
+	sc, err := scenario.Parse("bad.yaml", []byte(text), registry.Schema())
+	if sc == nil || err == nil {
+		t.Fatalf("Parse: %v, %v", sc, err)
+	}
+	if n := sc.NetworkConfig; n == nil || n.Backend != "impair" || n.Mode != scenario.Replay || n.Epoch != 10*sim.Millisecond || n.Params == nil {
+		t.Errorf("network %+v", sc.NetworkConfig)
+	}
+	if sc.Vehicles[0].KindParams == nil || len(sc.Vehicles[0].BehaviorParams) != 1 || sc.Vehicles[0].BehaviorParams[0].Params != nil {
+		t.Errorf("group %+v", sc.Vehicles[0])
+	}
+	_, err = engine.Validate(sc, engine.Options{Registry: registry})
+	want := "bad.yaml:7: vehicles[0].behaviors[0].policy: must be periodic or event, got \"sometimes\"\n" +
+		"bad.yaml:9: measures[0].group: no vehicle group \"nowhere\""
 	if err == nil || err.Error() != want {
 		t.Fatalf("got:\n%v\nwant:\n%s", err, want)
 	}
