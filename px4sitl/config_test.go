@@ -93,7 +93,10 @@ vehicles:
     spawn: {layout: line, origin: [0, 0, 10], spacing: 5}
     params: {preset: iris, controller: px4-sitl, px4: {launch: false}}
 `
-	_, err := scenario.Parse("t.yaml", []byte(text), registry.Schema())
+	sc, err := scenario.Parse("t.yaml", []byte(text), registry.Schema())
+	if err == nil {
+		_, err = engine.Validate(sc, engine.Options{Registry: registry})
+	}
 	if err == nil || !strings.Contains(err.Error(), "boots on the ground") {
 		t.Fatalf("got %v", err)
 	}
