@@ -79,7 +79,7 @@ vehicles:
       - {type: greeter, period: 2s}
 network: {backend: ideal}
 `
-	sc, err := scenario.Parse("greetings.yaml", []byte(text), reg.Check)
+	sc, err := scenario.Parse("greetings.yaml", []byte(text), reg.Schema())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -147,7 +147,7 @@ vehicles:
 network:
   backend: ideal
 `, n)
-			sc, err := scenario.Parse("ap-bench.yaml", []byte(text), registry.Check)
+			sc, err := scenario.Parse("ap-bench.yaml", []byte(text), registry.Schema())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -24,7 +24,7 @@ vehicles:
     spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
     params: ` + params + `
 `
-	sc, err := scenario.Parse("t.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("t.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func TestScenarioFilesAreValid(t *testing.T) {
 	if !ok {
 		t.Fatal("no built-in ubanc-chain-ardupilot")
 	}
-	sc, err := scenario.Parse("ubanc-chain-ardupilot.yaml", text, registry.Check)
+	sc, err := scenario.Parse("ubanc-chain-ardupilot.yaml", text, registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func needArduPilot(t *testing.T) {
 
 func runText(t *testing.T, name, text string) (*runner.Result, string) {
 	t.Helper()
-	sc, err := scenario.Parse(name, []byte(text), registry.Check)
+	sc, err := scenario.Parse(name, []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ network:
 func startRun(name, text, dir string) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		sc, err := scenario.Parse(name, []byte(text), registry.Check)
+		sc, err := scenario.Parse(name, []byte(text), registry.Schema())
 		if err != nil {
 			done <- err
 			return

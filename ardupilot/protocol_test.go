@@ -153,7 +153,7 @@ network:
 func TestProtocolAgainstAFake(t *testing.T) {
 	port := freeUDPPort(t)
 	const steps = 999 // 1 s: 1000 steps, the first packet answered at the second
-	sc, err := scenario.Parse("ap.yaml", []byte(protocolScenario(port, 1)), registry.Check)
+	sc, err := scenario.Parse("ap.yaml", []byte(protocolScenario(port, 1)), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestProtocolAgainstAFake(t *testing.T) {
 func TestSilentArduPilotFails(t *testing.T) {
 	port := freeUDPPort(t)
 	text := strings.Replace(protocolScenario(port, 1), "connect_timeout: 10s", "connect_timeout: 300ms", 1)
-	sc, err := scenario.Parse("ap.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("ap.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

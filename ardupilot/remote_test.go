@@ -22,7 +22,7 @@ import (
 func TestReplayOnAllAddresses(t *testing.T) {
 	port := freeUDPPort(t)
 	open := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0,", 1)
-	if _, err := scenario.Parse("replay.yaml", []byte(open), registry.Check); err == nil ||
+	if _, err := scenario.Parse("replay.yaml", []byte(open), registry.Schema()); err == nil ||
 		!strings.Contains(err.Error(), "ardupilot.listen: listen 0.0.0.0 is not a loopback address: set peer") {
 		t.Errorf("listen without peer: %v", err)
 	}
@@ -42,7 +42,7 @@ func TestPhysicsPortDropsStrangers(t *testing.T) {
 	port := freeUDPPort(t)
 	text := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false, port: "+strconv.Itoa(port)+", connect_timeout: 20s",
 		"launch: false, port: "+strconv.Itoa(port)+", connect_timeout: 3s, listen: 10.79.1.1, peer: 10.79.1.9", 1)
-	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

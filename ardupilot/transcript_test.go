@@ -171,7 +171,7 @@ func replayFlight(t *testing.T, text string, port int) ([]stateLine, *runner.Res
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func wifiRegistry() *engine.Registry {
 // and returns its summary.
 func runWith(t *testing.T, reg *engine.Registry, text string) *runner.Summary {
 	t.Helper()
-	sc, err := scenario.Parse("test.yaml", []byte(text), reg.Check)
+	sc, err := scenario.Parse("test.yaml", []byte(text), reg.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestBeaconTimesAcrossNetworkModes(t *testing.T) {
 		"{backend: impair, latency: 2ms, epoch: 10ms, mode: replay}",
 	} {
 		reg := engine.Core()
-		sc, err := scenario.Parse("test.yaml", []byte(grid20("", network)), reg.Check)
+		sc, err := scenario.Parse("test.yaml", []byte(grid20("", network)), reg.Schema())
 		if err != nil {
 			t.Fatal(err)
 		}

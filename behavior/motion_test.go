@@ -83,7 +83,7 @@ func TestStationsRejects(t *testing.T) {
 duration: 1s
 vehicles:
   - {name: uav, kind: pointmass, count: 1, spawn: {layout: line, spacing: 1}, behaviors: [{type: stations, points: [[0, 0, 1]], dwell: 150ms}]}
-`), reg.Check)
+`), reg.Schema())
 	if err == nil {
 		_, err = engine.Validate(sc, engine.Options{Registry: reg})
 	}

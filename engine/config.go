@@ -8,10 +8,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 
 	"skyloop/agent"
-	"skyloop/behavior"
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -154,29 +154,39 @@ var networkKeys = []string{"backend", "position_period", "epoch", "mode"}
 // in; it is what config.json holds.
 func (c *Config) Effective() map[string]any { return c.effective }
 
-// Validate decodes every part of the scenario with the registry of opt
-// (nil: Core()) and checks it, component parameters included, constructing
-// nothing: no vehicle, no network backend. Behaviours are started on
-// contexts without a vehicle (a behaviour's Start must not need one), so
-// that what they refuse (a group that does not exist, a step time off the
-// tick) is reported too. Problems in the file come back as a
-// scenario.Errors value naming file, line and field path; problems in opt
-// or with the machine as an *OptionError.
+// Validate checks a scenario that scenario.Parse decoded with the
+// registry's schema (Registry.Schema) against the registry of opt (nil:
+// Core()), constructing nothing: no vehicle, no network backend. It turns
+// periods into ticks and checks what spans parts of the file (a measure's
+// group, replay and epoch rules, processes' groups, model files);
+// behaviours are started on contexts without a vehicle (a behaviour's
+// Start must not need one), so that what they refuse (a group that does
+// not exist, a step time off the tick) is reported too. It reads the
+// decoded scenario as data and calls nothing of package scenario.
+// Problems in the file, those Parse found included, come back together
+// as a scenario.Errors value naming file, line and field path; problems
+// in opt or with the machine as an *OptionError.
 func Validate(sc *scenario.Scenario, opt Options) (*Config, error) {
-	d := &decoding{sc: sc}
+	if sc.Schema == nil {
+		return nil, fmt.Errorf("engine: scenario %s was parsed without a schema: parse it with scenario.Parse(name, text, registry.Schema())", sc.File)
+	}
+	d := &decoding{sc: sc, probs: newProblems(sc)}
 	return d.decode(opt)
 }
 
-// decoding is the state of one Validate: the only part of the engine that
-// reads the scenario's undecoded parts and records problems on it.
+// decoding is the state of one Validate.
 type decoding struct {
 	sc     *scenario.Scenario
+	probs  *problems
 	c      *Config
 	kernel *sim.Kernel
 	// perGroup are the behaviours of each scenario group, by index.
 	perGroup [][]built
 	groupEff []map[string]any // by scenario group index; nil: skipped
 }
+
+// errorf records a problem at a field path of the scenario.
+func (d *decoding) errorf(path, format string, args ...any) { d.probs.errorf(path, format, args...) }
 
 func (d *decoding) decode(opt Options) (*Config, error) {
 	sc := d.sc
@@ -187,6 +197,11 @@ func (d *decoding) decode(opt Options) (*Config, error) {
 	}
 	if opt.Seed != nil {
 		c.seed = *opt.Seed
+	}
+	if sc.Tick <= 0 {
+		if err := d.probs.err(); err != nil {
+			return nil, err // the tick is reported
+		}
 	}
 	dur := sc.Duration
 	if opt.Duration != nil {
@@ -202,7 +217,7 @@ func (d *decoding) decode(opt Options) (*Config, error) {
 	}
 	d.kernel = k
 	c.checkEvery = d.ticks("world.check_period", sc.World.CheckPeriod)
-	c.netAt, c.vehiclesAt = sc.Locate("network"), sc.Locate("vehicles")
+	c.netAt, c.vehiclesAt = d.probs.locate("network"), d.probs.locate("vehicles")
 	outs := sc.Outputs
 	if opt.NoFiles {
 		outs.Trace, outs.Deliveries, outs.Vehicles = false, false, false
@@ -217,8 +232,9 @@ func (d *decoding) decode(opt Options) (*Config, error) {
 	d.fixed()
 	d.measures()
 	d.network()
-	d.behaviors() // decodes parameters always; starts behaviours only if all is well so far
-	if err := sc.Err(); err != nil {
+	d.behaviors() // starts behaviours only if all is well so far
+	d.files()     // only if all is well so far
+	if err := d.probs.err(); err != nil {
 		return nil, err
 	}
 	c.realtime = sc.Realtime
@@ -259,10 +275,10 @@ func (d *decoding) decode(opt Options) (*Config, error) {
 func (d *decoding) ticks(path string, dur sim.Duration) int64 {
 	n, err := d.kernel.Ticks(dur)
 	if err != nil {
-		if !d.sc.IsSet(path) {
-			d.sc.Errorf(path, "%v (the default; set %s to a multiple of the tick)", err, path)
+		if _, set := d.sc.Lines[path]; !set {
+			d.errorf(path, "%v (the default; set %s to a multiple of the tick)", err, path)
 		} else {
-			d.sc.Errorf(path, "%v", err)
+			d.errorf(path, "%v", err)
 		}
 		return 1
 	}
@@ -284,47 +300,18 @@ func (d *decoding) vehicles() {
 		g := &sc.Vehicles[gi]
 		path := fmt.Sprintf("vehicles[%d]", gi)
 		ks, ok := c.reg.Kind(g.Kind)
-		if !ok {
-			if g.Kind != "" {
-				sc.Errorf(path+".kind", "unknown vehicle kind %q: want one of %s", g.Kind, strings.Join(c.reg.KindNames(), ", "))
-			}
-			continue
+		p := g.KindParams
+		if !ok || p == nil {
+			continue // reported by Parse
 		}
-		p := ks.Params()
-		if ks.Preset != nil {
-			name := ks.Presets[0]
-			sc.DecodeKey(g.Params, path+".params", "preset", &name)
-			valid := false
-			for _, n := range ks.Presets {
-				valid = valid || n == name
-			}
-			if !valid {
-				sc.Errorf(path+".params.preset", "unknown %s preset %q: want one of %s", g.Kind, name, strings.Join(ks.Presets, ", "))
+		var cs *ControllerSpec
+		var cp fields.Validator
+		if g.Controller != nil {
+			spec, ok := c.reg.Controller(g.Kind, g.Controller.Name)
+			if !ok {
 				continue
 			}
-			p = ks.Preset(name)
-		}
-		cs, cp, skip, ok := d.controller(ks, g.Params, path+".params")
-		if cs != nil && cs.Defaults != nil {
-			cs.Defaults(p)
-		}
-		if !sc.Decode(g.Params, path+".params", p, skip...) || !ok {
-			continue
-		}
-		bad := p.Validate()
-		if f, ok := p.(filesValidator); ok && len(bad) == 0 && !c.opt.parsing {
-			if fb := f.ValidateFiles(sc.Dir); len(fb) > 0 {
-				bad = fb
-			}
-		}
-		if cs != nil && cs.Check != nil {
-			for k, v := range cs.Check(p, cp) {
-				bad[k] = v
-			}
-		}
-		bad.Report(path+".params", sc.Errorf)
-		if len(bad) > 0 {
-			continue
+			cs, cp = &spec, g.Controller.Params
 		}
 		tm := ks.Timing(p)
 		if cs != nil {
@@ -339,7 +326,7 @@ func (d *decoding) vehicles() {
 		if cs != nil {
 			for i, pt := range pts {
 				if pt.Z > 0 {
-					sc.Errorf(path+".spawn", "vehicle %d starts %.3g m above the ground: the %s controller boots on the ground (spawn z = 0)", i, pt.Z, cs.Name)
+					d.errorf(path+".spawn", "vehicle %d starts %.3g m above the ground: the %s controller boots on the ground (spawn z = 0)", i, pt.Z, cs.Name)
 					break
 				}
 			}
@@ -365,57 +352,6 @@ func (d *decoding) vehicles() {
 	c.effective["vehicles"] = groups
 }
 
-// controller reads the `controller:` choice of a vehicle group's params:
-// nil for the kind's own controller, else the chosen one with its
-// parameters (from params.<Key>). skip lists the keys the kind's own
-// parameters must not decode; ok is false when the choice is bad (and
-// reported).
-func (d *decoding) controller(ks KindSpec, params scenario.Raw, path string) (cs *ControllerSpec, cp fields.Validator, skip []string, ok bool) {
-	if ks.Controller == "" {
-		return nil, nil, nil, true // the kind has no choice; `controller:` is an unknown field
-	}
-	sc := d.sc
-	others := d.c.reg.Controllers(ks.Name)
-	skip = []string{"controller"}
-	for _, c := range others {
-		if c.Key != "" {
-			skip = append(skip, c.Key)
-		}
-	}
-	name := ks.Controller
-	sc.DecodeKey(params, path, "controller", &name)
-	names := []string{ks.Controller}
-	for _, c := range others {
-		names = append(names, c.Name)
-		if c.Name == name {
-			cs = &c
-		}
-	}
-	if cs == nil && name != ks.Controller {
-		sc.Errorf(path+".controller", "unknown %s controller %q: want one of %s", ks.Name, name, strings.Join(names, ", "))
-		return nil, nil, skip, false
-	}
-	ok = true
-	for _, c := range others {
-		if c.Key != "" && (cs == nil || c.Key != cs.Key) && sc.HasKey(params, c.Key) {
-			sc.Errorf(path+"."+c.Key, "only read with controller: %s (the group is flown by %s)", c.Name, name)
-			ok = false
-		}
-	}
-	if cs == nil {
-		return nil, nil, skip, ok
-	}
-	cp = cs.Params()
-	if cs.Key != "" && sc.HasKey(params, cs.Key) {
-		if !sc.DecodeKey(params, path, cs.Key, cp) {
-			return nil, nil, skip, false
-		}
-	}
-	bad := cp.Validate()
-	bad.Report(path+"."+cs.Key, sc.Errorf)
-	return cs, cp, skip, len(bad) == 0
-}
-
 func (d *decoding) fixed() {
 	c := d.c
 	var nodes []any
@@ -428,107 +364,66 @@ func (d *decoding) fixed() {
 
 func (d *decoding) network() {
 	sc, c := d.sc, d.c
-	name := "ideal"
-	n := sc.Network
-	if !n.IsZero() {
-		var ok bool
-		if name, ok = sc.TypeOf(n, "network", "backend"); !ok {
-			return
-		}
+	n := sc.NetworkConfig
+	if n == nil {
+		return // reported by Parse
 	}
+	name := n.Backend
 	bs, ok := c.reg.Backend(name)
 	if !ok {
-		sc.Errorf("network.backend", "unknown network backend %q: want one of %s", name, strings.Join(c.reg.BackendNames(), ", "))
 		return
 	}
-	posPeriod := 10 * sim.Millisecond
-	sc.DecodeKey(n, "network", "position_period", &posPeriod)
-	var epoch sim.Duration
-	sc.DecodeKey(n, "network", "epoch", &epoch)
-	mode := "coupled"
-	sc.DecodeKey(n, "network", "mode", &mode)
-	rt := routing.None
-	var ro routing.Options
-	keys := networkKeys
-	if bs.Routes {
-		var s string
-		if sc.DecodeKey(n, "network", "aodv_control", &s) && s != "" {
-			// Reported here, not as an unknown field: the question is
-			// whether ns-3 can do it.
-			sc.Errorf("network.aodv_control", "the %s backend routes with its own protocols, whose AODV always sends control messages as aodv_control: routed does; remove the key", name)
-			keys = append(keys[:len(keys):len(keys)], "aodv_control")
-		}
-	} else {
-		// network.routing belongs to the routing layer, not the backend.
-		sc.DecodeKey(n, "network", "routing", &rt)
-		sc.DecodeKey(n, "network", "aodv_control", &ro.AODVControl)
-		keys = append(keys[:len(keys):len(keys)], "routing", "aodv_control")
+	rt := n.Routing
+	ro := routing.Options{AODVControl: n.AODVControl}
+	if !bs.Routes {
 		if !slices.Contains(routing.Protocols, rt) {
-			sc.Errorf("network.routing", "must be one of %s, got %q", strings.Join(routing.Protocols, ", "), rt)
+			d.errorf("network.routing", "must be one of %s, got %q", strings.Join(routing.Protocols, ", "), rt)
 		}
 		switch {
 		case ro.AODVControl == "":
 		case !slices.Contains(routing.ControlModes, ro.AODVControl):
-			sc.Errorf("network.aodv_control", "must be one of %s, got %q", strings.Join(routing.ControlModes, ", "), ro.AODVControl)
+			d.errorf("network.aodv_control", "must be one of %s, got %q", strings.Join(routing.ControlModes, ", "), ro.AODVControl)
 		case rt != routing.AODV:
-			sc.Errorf("network.aodv_control", "applies to routing: aodv only (routing is %s)", rt)
+			d.errorf("network.aodv_control", "applies to routing: aodv only (routing is %s)", rt)
 		}
 	}
-	if mode != "coupled" && mode != "replay" && bs.OwnMode {
-		// The radio backends (wifi, ns3) have a mode of their own, the
-		// transmission rate (mode: DsssRate11Mbps): a value that is not one
-		// of the engine's is theirs, and the network is coupled.
-		keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "mode" })
-		mode = "coupled"
+	p := n.Params
+	if p == nil {
+		return // reported by Parse
 	}
-	p := bs.Params()
-	if !sc.Decode(n, "network", p, keys...) {
-		return
-	}
-	if e, ok := p.(epochParams); ok && epoch > 0 {
-		e.SetEpoch(epoch)
-	}
-	bad := p.Validate()
-	bad.Report("network", sc.Errorf)
-	if len(bad) > 0 {
-		return
-	}
+	epoch, mode := n.Epoch, n.Mode
 	nc := netConfig{name: name, spec: bs, params: p}
-	nc.posEvery = d.ticks("network.position_period", posPeriod)
+	nc.posEvery = d.ticks("network.position_period", n.PositionPeriod)
 	switch {
 	case epoch < 0:
-		sc.Errorf("network.epoch", "must be >= 0 (0 advances the network every tick), got %v", epoch)
+		d.errorf("network.epoch", "must be >= 0 (0 advances the network every tick), got %v", epoch)
 	case epoch > 0:
 		nc.epochEvery = d.ticks("network.epoch", epoch)
 	}
-	switch mode {
-	case "coupled":
-	case "replay":
+	if mode == scenario.Replay {
 		if rt != routing.None {
-			sc.Errorf("network.mode", "cannot replay a network with routing: routes follow node positions; use mode: coupled")
+			d.errorf("network.mode", "cannot replay a network with routing: routes follow node positions; use mode: coupled")
 		}
 		if epoch == 0 {
-			sc.Errorf("network.mode", "replay runs the network first, epoch by epoch: set network.epoch (e.g. 10ms)")
+			d.errorf("network.mode", "replay runs the network first, epoch by epoch: set network.epoch (e.g. 10ms)")
 		} else if why := bs.NotReplayable(p); why != "" {
-			sc.Errorf("network.mode", "cannot replay the %s network: %s; use mode: coupled", name, why)
+			d.errorf("network.mode", "cannot replay the %s network: %s; use mode: coupled", name, why)
 		}
 		nc.mode = modeReplay
-	default:
-		sc.Errorf("network.mode", "must be coupled or replay, got %q", mode)
 	}
 	nc.newBackend = nc.stack(rt, ro)
 	c.net = nc
-	eff := map[string]any{"backend": name, "position_period": posPeriod, "params": p}
+	eff := map[string]any{"backend": name, "position_period": n.PositionPeriod, "params": p}
 	if rt != routing.None {
 		eff["routing"] = rt // written only when set, as epoch below
 	}
 	if ro.AODVControl != "" {
 		eff["aodv_control"] = ro.AODVControl
 	}
-	if epoch > 0 || mode != "coupled" {
+	if epoch > 0 || mode != scenario.Coupled {
 		// Written only when set, so that the configuration of runs
 		// without epochs stays as it was.
-		eff["epoch"], eff["mode"] = epoch, mode
+		eff["epoch"], eff["mode"] = epoch, nc.mode.String()
 	}
 	c.effective["network"] = eff
 }
@@ -537,47 +432,20 @@ func (d *decoding) network() {
 // is well so far, starts them on contexts without a vehicle.
 func (d *decoding) behaviors() {
 	sc, c := d.sc, d.c
-	// Decode each behaviour once per group or fixed node; every vehicle of a
-	// group shares the parameters.
-	decode := func(list []scenario.Raw, base string, fixed bool) []built {
+	// Every vehicle of a group shares the parameters decoded once.
+	decode := func(list []scenario.Component, base string) []built {
 		var out []built
-		for i, n := range list {
-			path := fmt.Sprintf("%s.behaviors[%d]", base, i)
-			typ, ok := sc.TypeOf(n, path, "type")
-			if !ok {
-				continue
-			}
-			spec, ok := c.reg.Behavior(typ)
-			if !ok || spec.Internal {
-				sc.Errorf(path+".type", "unknown behaviour %q: want one of %s", typ, strings.Join(c.reg.behaviorNames(), ", "))
-				continue
-			}
-			if fixed && !spec.Fixed {
-				sc.Errorf(path+".type", "behaviour %q needs a vehicle; it cannot run on a fixed node", typ)
-				continue
-			}
-			if !fixed && !spec.Vehicle {
-				sc.Errorf(path+".type", "behaviour %q runs on fixed nodes only (put it under nodes:)", typ)
-				continue
-			}
-			p := spec.Params()
-			if au, ok := p.(behavior.AreaUser); ok && sc.Coverage != nil {
-				cv := sc.Coverage
-				au.UseArea(cv.Origin, cv.Area, cv.Cell, cv.Obstacles)
-			}
-			if !sc.Decode(n, path, p, "type") {
-				continue
-			}
-			bad := p.Validate()
-			bad.Report(path, sc.Errorf)
-			if len(bad) == 0 {
-				out = append(out, built{spec: spec, params: p, path: path})
+		for i, b := range list {
+			spec, ok := c.reg.Behavior(b.Type)
+			p, valid := b.Params.(agent.Params)
+			if ok && valid && b.Params != nil {
+				out = append(out, built{spec: spec, params: p, path: fmt.Sprintf("%s.behaviors[%d]", base, i)})
 			}
 		}
 		return out
 	}
 	for gi := range sc.Vehicles {
-		list := decode(sc.Vehicles[gi].Behaviors, fmt.Sprintf("vehicles[%d]", gi), false)
+		list := decode(sc.Vehicles[gi].BehaviorParams, fmt.Sprintf("vehicles[%d]", gi))
 		if eff := d.groupEff[gi]; eff != nil {
 			eff["behaviors"] = effBehaviors(list)
 		}
@@ -585,11 +453,11 @@ func (d *decoding) behaviors() {
 	}
 	nodesEff, _ := c.effective["nodes"].([]any)
 	for i := range sc.Nodes {
-		list := decode(sc.Nodes[i].Behaviors, fmt.Sprintf("nodes[%d]", i), true)
+		list := decode(sc.Nodes[i].BehaviorParams, fmt.Sprintf("nodes[%d]", i))
 		nodesEff[i].(map[string]any)["behaviors"] = effBehaviors(list)
 		c.fixed[i].behaviors = list
 	}
-	if sc.Err() != nil {
+	if d.probs.n > 0 {
 		return
 	}
 	var tap []built
@@ -597,7 +465,7 @@ func (d *decoding) behaviors() {
 		// The bridge between each vehicle's TAP and the network.
 		spec, ok := c.reg.Behavior(TAPBridge)
 		if !ok {
-			sc.Errorf("isolation", "this program cannot bridge namespaces: the %q behaviour is not linked (import skyloop/components)", TAPBridge)
+			d.errorf("isolation", "this program cannot bridge namespaces: the %q behaviour is not linked (import skyloop/components)", TAPBridge)
 			return
 		}
 		tap = []built{{spec: spec, params: spec.Params(), path: "isolation", engine: true}}
@@ -632,17 +500,17 @@ func (d *decoding) start() {
 				var fe *fields.Error
 				if errors.As(err, &fe) {
 					fe.Fields.Report(path, func(path, format string, args ...any) {
-						sc.Errorf(path, format+" (node %s)", append(args, ref.Name)...)
+						d.errorf(path, format+" (node %s)", append(args, ref.Name)...)
 					})
 				} else {
-					sc.Errorf(path, "%v (node %s)", err, ref.Name)
+					d.errorf(path, "%v (node %s)", err, ref.Name)
 				}
 				continue
 			}
 			if period, offset := b.Schedule(); period > 0 {
 				d.ticks(path+".period", period)
 				if offset < 0 || offset%c.tick != 0 {
-					sc.Errorf(path, "first step at %v (from its start/stagger parameters, node %s) is not a multiple of the tick %v", offset, ref.Name, c.tick)
+					d.errorf(path, "first step at %v (from its start/stagger parameters, node %s) is not a multiple of the tick %v", offset, ref.Name, c.tick)
 				}
 			}
 		}
@@ -723,4 +591,164 @@ func effBehaviors(list []built) []any {
 		}
 	}
 	return out
+}
+
+// files checks the files the groups' parameters name (a MuJoCo model, say)
+// as the run will read them, once everything else is well, so that a
+// file is reported against the field that names it.
+func (d *decoding) files() {
+	if d.probs.n > 0 {
+		return
+	}
+	for _, g := range d.c.groups {
+		if f, ok := g.params.(filesValidator); ok {
+			f.ValidateFiles(d.sc.Dir).Report(fmt.Sprintf("vehicles[%d].params", g.index), d.errorf)
+		}
+	}
+}
+
+// problems are the problems of a scenario: those scenario.Parse found,
+// then the engine's, each located with the scenario's table of lines. As
+// when Parse records them, a problem at a path that has one, or below it,
+// is dropped (one mistake, one message), at most scenario.MaxKeptErrors
+// are kept, and the first scenario.MaxErrors are listed in line order.
+type problems struct {
+	file  string
+	lines map[string]int
+	errs  scenario.Errors
+	n     int // problems found, kept or not
+	at    map[problemAt]bool
+	paths map[string]bool
+}
+
+type problemAt struct {
+	path string
+	line int
+}
+
+func newProblems(sc *scenario.Scenario) *problems {
+	p := &problems{file: sc.File, lines: sc.Lines, errs: slices.Clone(sc.Problems), n: sc.ProblemCount,
+		at: map[problemAt]bool{}, paths: map[string]bool{}}
+	for _, e := range p.errs {
+		p.at[problemAt{e.Path, e.Line}] = true
+		p.paths[e.Path] = true
+	}
+	return p
+}
+
+// line returns the line of the value at path, or of its nearest parent
+// the file sets (0 if none).
+func (p *problems) line(path string) int {
+	for {
+		if l, ok := p.lines[path]; ok {
+			return l
+		}
+		if path == "" {
+			return 0
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			path = ""
+		} else {
+			path = path[:i]
+		}
+	}
+}
+
+// locate returns the place of a problem at path, without a message.
+func (p *problems) locate(path string) scenario.Error {
+	return scenario.Error{File: p.file, Line: p.line(path), Path: path}
+}
+
+// full reports whether no more problems are kept; it counts the report.
+func (p *problems) full() bool {
+	if len(p.errs) < scenario.MaxKeptErrors {
+		return false
+	}
+	p.n++
+	return true
+}
+
+// covered reports whether a problem is recorded at path or above it.
+func (p *problems) covered(path string) bool {
+	if p.paths[path] {
+		return true
+	}
+	for i := 0; i < len(path); i++ {
+		if (path[i] == '.' || path[i] == '[') && p.paths[path[:i]] {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *problems) errorf(path, format string, args ...any) {
+	if p.covered(path) || p.full() {
+		return
+	}
+	k := problemAt{path, p.line(path)}
+	if p.at[k] {
+		return
+	}
+	p.at[k] = true
+	p.paths[path] = true
+	p.n++
+	p.errs = append(p.errs, &scenario.Error{File: p.file, Line: k.line, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// err returns the problems, the first scenario.MaxErrors in line order and
+// a count of the others, or nil.
+func (p *problems) err() error {
+	if p.n == 0 {
+		return nil
+	}
+	es := slices.Clone(p.errs)
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].Line != es[j].Line {
+			return es[i].Line < es[j].Line
+		}
+		return pathLess(es[i].Path, es[j].Path)
+	})
+	if len(es) > scenario.MaxErrors {
+		more := fmt.Sprintf("%d", len(es)-scenario.MaxErrors)
+		if p.n > len(p.errs) {
+			more = "more than " + more
+		}
+		es = append(es[:scenario.MaxErrors:scenario.MaxErrors], &scenario.Error{File: p.file,
+			Msg: fmt.Sprintf("... and %s more problems (the first %d are listed)", more, scenario.MaxErrors)})
+	}
+	return es
+}
+
+// pathLess orders field paths with indexes by number: values[2] comes
+// before values[10] (as scenario sorts them).
+func pathLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digits returns the length of the run of decimal digits that starts s.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }

@@ -62,7 +62,7 @@ network:
 func TestValidateConstructsNothing(t *testing.T) {
 	made := 0
 	reg := countingRegistry(&made)
-	sc, err := scenario.Parse("t.yaml", []byte(strings.Replace(countingScenario, "FAIL", "false", 1)), reg.Check)
+	sc, err := scenario.Parse("t.yaml", []byte(strings.Replace(countingScenario, "FAIL", "false", 1)), reg.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestValidateConstructsNothing(t *testing.T) {
 func TestBuildFailureLocated(t *testing.T) {
 	made := 0
 	reg := countingRegistry(&made)
-	sc, err := scenario.Parse("t.yaml", []byte(strings.Replace(countingScenario, "FAIL", "true", 1)), reg.Check)
+	sc, err := scenario.Parse("t.yaml", []byte(strings.Replace(countingScenario, "FAIL", "true", 1)), reg.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

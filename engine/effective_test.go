@@ -16,7 +16,7 @@ import (
 // effective checks text and returns its effective scenario.
 func effective(t *testing.T, reg *engine.Registry, name string, text []byte) []byte {
 	t.Helper()
-	sc, err := scenario.Parse(name, text, reg.Check)
+	sc, err := scenario.Parse(name, text, reg.Schema())
 	if err != nil {
 		t.Fatalf("%s:\n%v\n%s", name, err, text)
 	}
@@ -118,7 +118,7 @@ func TestEffectiveScenarioBuiltins(t *testing.T) {
 				t.Skip("skipping: real firmware, checked against a firmware directory by its bridge's tests")
 			}
 			if strings.Contains(string(text), "physics: mujoco") {
-				if sc, err := scenario.Parse(name+".yaml", text, registry.Check); err == nil {
+				if sc, err := scenario.Parse(name+".yaml", text, registry.Schema()); err == nil {
 					if _, err := engine.Validate(sc, engine.Options{Registry: registry}); err != nil && strings.Contains(err.Error(), "MuJoCo") {
 						t.Skipf("skipping: %v", err)
 					}

@@ -49,7 +49,7 @@ func filesRun(t *testing.T, noFiles bool, open func(string) (io.Writer, error)) 
 	reg.AddBehavior(agent.Spec{Name: "filer", Doc: "Asks for files (tests).", Vehicle: true,
 		Params: func() agent.Params { return &filerParams{} },
 		New:    func(agent.Params) agent.Behavior { got = &filer{}; return got }})
-	sc, err := scenario.Parse("files.yaml", []byte("name: files\nduration: 1s\nvehicles:\n  - {name: uav, kind: pointmass, count: 1, spawn: {layout: line, spacing: 2}, behaviors: [{type: filer}]}\n"))
+	sc, err := scenario.Parse("files.yaml", []byte("name: files\nduration: 1s\nvehicles:\n  - {name: uav, kind: pointmass, count: 1, spawn: {layout: line, spacing: 2}, behaviors: [{type: filer}]}\n"), reg.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

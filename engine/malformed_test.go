@@ -9,6 +9,7 @@ import (
 	"skyloop/engine"
 	"skyloop/scenario"
 	"skyloop/scenarios"
+	"skyloop/sim"
 )
 
 // registry has every component, edge ones included.
@@ -633,8 +634,8 @@ vehicles:
 
 // parseAndBuild returns the first error of Parse, else of Build.
 func parseAndBuild(text string) error {
-	sc, err := scenario.Parse("bad.yaml", []byte(text))
-	if err != nil {
+	sc, err := scenario.Parse("bad.yaml", []byte(text), registry.Schema())
+	if sc == nil {
 		return err
 	}
 	_, err = engine.Build(sc, engine.Options{Registry: registry})
@@ -741,7 +742,7 @@ network: {backend: impair, latency: 5ms, loss: 0.1}
 `,
 	} {
 		t.Run(name, func(t *testing.T) {
-			sc, err := scenario.Parse("ok.yaml", []byte(text))
+			sc, err := scenario.Parse("ok.yaml", []byte(text), registry.Schema())
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -773,7 +774,7 @@ func TestBuiltinScenariosBuild(t *testing.T) {
 				// built and run by the real-firmware tests.
 				return
 			}
-			sc, err := scenario.Parse(name+".yaml", text)
+			sc, err := scenario.Parse(name+".yaml", text, registry.Schema())
 			if err != nil {
 				t.Fatalf("Parse:\n%v", err)
 			}
@@ -790,7 +791,7 @@ func TestYAMLConveniences(t *testing.T) {
 	text := "\xef\xbb\xbf%YAML 1.2\n---\nname: t\nnetwork:\nvehicles:\n" +
 		"  - &g {name: a, kind: pointmass, count: 2, spawn: {layout: line, spacing: 1}}\n" +
 		"  - <<: *g\n    name: b\n    count: 3\n"
-	sc, err := scenario.Parse("ok.yaml", []byte(text))
+	sc, err := scenario.Parse("ok.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -812,10 +813,37 @@ func TestGenericAndComponentErrorsTogether(t *testing.T) {
 	text := "name: bad\nvehicles:\n  - name: a\n    kind: pointmass\n    count: 0\n    spawn: {layout: line, spacing: 1}\n" +
 		"  - name: b\n    kind: pointmass\n    count: 1\n    spawn: {layout: line, spacing: 1}\n    behaviors: [{type: beacon, policy: sometimes}]\n" +
 		"network:\n  backend: impair\n  loss: 1.5\n"
-	_, err := scenario.Parse("bad.yaml", []byte(text), registry.Check)
+	_, err := scenario.Parse("bad.yaml", []byte(text), registry.Schema())
 	want := "bad.yaml:5: vehicles[0].count: must be >= 1, got 0\n" +
 		"bad.yaml:11: vehicles[1].behaviors[0].policy: must be periodic or event, got \"sometimes\"\n" +
 		"bad.yaml:14: network.loss: must be a probability in [0, 1], got 1.5"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// TestParseThenValidateReportsAll: Parse with the registry's schema decodes
+// every component (typed network keys, kind parameters, behaviours) and
+// returns the scenario with its problems; Validate adds the engine's own
+// (a measure's group) and reports all at once, in line order.
+func TestParseThenValidateReportsAll(t *testing.T) {
+	text := "name: bad\nvehicles:\n  - name: a\n    kind: pointmass\n    count: 1\n    spawn: {layout: line, spacing: 1}\n" +
+		"    behaviors: [{type: beacon, policy: sometimes}]\n" +
+		"measures:\n  - {type: platoon, group: nowhere}\n" +
+		"network: {backend: impair, epoch: 10ms, mode: replay}\n"
+	sc, err := scenario.Parse("bad.yaml", []byte(text), registry.Schema())
+	if sc == nil || err == nil {
+		t.Fatalf("Parse: %v, %v", sc, err)
+	}
+	if n := sc.NetworkConfig; n == nil || n.Backend != "impair" || n.Mode != scenario.Replay || n.Epoch != 10*sim.Millisecond || n.Params == nil {
+		t.Errorf("network %+v", sc.NetworkConfig)
+	}
+	if sc.Vehicles[0].KindParams == nil || len(sc.Vehicles[0].BehaviorParams) != 1 || sc.Vehicles[0].BehaviorParams[0].Params != nil {
+		t.Errorf("group %+v", sc.Vehicles[0])
+	}
+	_, err = engine.Validate(sc, engine.Options{Registry: registry})
+	want := "bad.yaml:7: vehicles[0].behaviors[0].policy: must be periodic or event, got \"sometimes\"\n" +
+		"bad.yaml:9: measures[0].group: no vehicle group \"nowhere\""
 	if err == nil || err.Error() != want {
 		t.Fatalf("got:\n%v\nwant:\n%s", err, want)
 	}

@@ -96,48 +96,28 @@ func (p *platoonParams) Validate() fields.Errors {
 	return bad
 }
 
-// measures decodes and checks the scenario's measures.
+// measures checks the scenario's measures, which Parse decoded, against
+// the run: their groups and periods.
 func (d *decoding) measures() {
 	sc, c := d.sc, d.c
 	var eff []any
-	seen := map[string]bool{}
-	for i, n := range sc.Measures {
+	for i, m := range sc.MeasureParams {
+		ms, ok := measureTypes[m.Type]
+		if !ok || m.Params == nil {
+			continue // reported by Parse
+		}
 		path := fmt.Sprintf("measures[%d]", i)
-		typ, ok := sc.TypeOf(n, path, "type")
-		if !ok {
-			continue
-		}
-		ms, ok := measureTypes[typ]
-		if !ok {
-			sc.Errorf(path+".type", "unknown measure %q: want one of %s", typ, names(measureTypes))
-			continue
-		}
-		p := ms.params()
-		name := typ
-		sc.DecodeKey(n, path, "name", &name)
-		if !sc.Decode(n, path, p, "type") {
-			continue
-		}
-		bad := p.Validate()
-		bad.Report(path, sc.Errorf)
-		if len(bad) > 0 {
-			continue
-		}
-		if !fileNameOK.MatchString(name) || seen[name] {
-			sc.Errorf(path+".name", "%q: measures need distinct names of letters, digits, '.', '_' and '-'", name)
-			continue
-		}
-		seen[name] = true
+		p := m.Params
 		switch pp := p.(type) {
 		case *platoonParams:
-			pp.Name = name
+			pp.Name = m.Name
 		case *formationParams:
-			pp.Name = name
+			pp.Name = m.Name
 		}
 		if ms.check(d, p, path) {
-			c.measures = append(c.measures, measureConfig{spec: ms, name: name, params: p})
+			c.measures = append(c.measures, measureConfig{spec: ms, name: m.Name, params: p})
 		}
-		eff = append(eff, map[string]any{"type": typ, "params": p})
+		eff = append(eff, map[string]any{"type": m.Type, "params": p})
 	}
 	if len(sc.Measures) > 0 {
 		c.effective["measures"] = eff
@@ -196,11 +176,11 @@ func checkPlatoon(d *decoding, p validator, path string) bool {
 		found = found || g.Name == pp.Group
 	}
 	if !found {
-		d.sc.Errorf(path+".group", "no vehicle group %q", pp.Group)
+		d.errorf(path+".group", "no vehicle group %q", pp.Group)
 		return false
 	}
 	if tick := d.c.tick; pp.Sample%tick != 0 || pp.Warmup%tick != 0 {
-		d.sc.Errorf(path+".sample", "sample %v and warmup %v must be multiples of the tick %v", pp.Sample, pp.Warmup, tick)
+		d.errorf(path+".sample", "sample %v and warmup %v must be multiples of the tick %v", pp.Sample, pp.Warmup, tick)
 		return false
 	}
 	return true
@@ -296,15 +276,15 @@ func checkFormation(d *decoding, p validator, path string) bool {
 	fp := p.(*formationParams)
 	n := d.c.groupSize(fp.Group)
 	if n == 0 {
-		d.sc.Errorf(path+".group", "no vehicle group %q", fp.Group)
+		d.errorf(path+".group", "no vehicle group %q", fp.Group)
 		return false
 	}
 	if tick := d.c.tick; fp.Period%tick != 0 {
-		d.sc.Errorf(path+".period", "%v must be a multiple of the tick %v", fp.Period, tick)
+		d.errorf(path+".period", "%v must be a multiple of the tick %v", fp.Period, tick)
 		return false
 	}
 	if _, err := fp.Slots(n); err != nil {
-		d.sc.Errorf(path+".offsets", "%v", err)
+		d.errorf(path+".offsets", "%v", err)
 		return false
 	}
 	return true

@@ -91,7 +91,7 @@ func TestValidateRefusesUnboundedModels(t *testing.T) {
 	} {
 		path := write("s.yaml", strings.Replace(robotScenario, "MODEL", c.model, 1))
 		reg := components.Registry()
-		sc, err := scenario.Load(path, reg.Check)
+		sc, err := scenario.Load(path, reg.Schema())
 		if err == nil {
 			_, err = engine.Validate(sc, engine.Options{Registry: reg})
 		}

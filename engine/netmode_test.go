@@ -77,7 +77,7 @@ type networkCase struct {
 func checkNetwork(t *testing.T, cases []networkCase) {
 	t.Helper()
 	for _, c := range cases {
-		sc, err := scenario.Parse("t.yaml", []byte("name: t\nvehicles:\n"+validGroup+"network: "+c.net+"\n"))
+		sc, err := scenario.Parse("t.yaml", []byte("name: t\nvehicles:\n"+validGroup+"network: "+c.net+"\n"), registry.Schema())
 		if err == nil {
 			var r *engine.Config
 			r, err = engine.Validate(sc, engine.Options{Registry: registry})

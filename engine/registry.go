@@ -7,6 +7,7 @@ import (
 
 	"skyloop/agent"
 	"skyloop/behavior"
+	"skyloop/fields"
 	"skyloop/netsim"
 	"skyloop/netsim/ideal"
 	"skyloop/netsim/impair"
@@ -138,15 +139,6 @@ func (g *Registry) Behaviors() []agent.Spec {
 	return out
 }
 
-// behaviorNames lists the names scenarios can use, sorted.
-func (g *Registry) behaviorNames() []string {
-	var out []string
-	for _, s := range g.Behaviors() {
-		out = append(out, s.Name)
-	}
-	return out
-}
-
 // Backend returns the network backend called name.
 func (g *Registry) Backend(name string) (netsim.BackendSpec, bool) {
 	s, ok := g.backends[name]
@@ -165,13 +157,31 @@ func (g *Registry) Kind(name string) (KindSpec, bool) {
 // KindNames returns the vehicle kind names, sorted.
 func (g *Registry) KindNames() []string { return slices.Sorted(maps.Keys(g.kinds)) }
 
-// Check runs the component checks of Validate with this registry on a
-// parsed scenario, constructing nothing, and records the
-// problems on it: pass it to scenario.Parse or scenario.Load so that
-// generic and component problems are reported together.
-func (g *Registry) Check(sc *scenario.Scenario) {
-	if sc.Tick <= 0 {
-		return // the kernel cannot be built; the generic check said why
+// Schema returns the registry's component types as scenario.Parse needs
+// them to decode a whole file: for every kind, controller, behaviour,
+// backend and measure its parameters' constructor and what decoding must
+// know. Pass it to scenario.Parse or scenario.Load, then check the
+// scenario with Validate.
+func (g *Registry) Schema() *scenario.Schema {
+	s := &scenario.Schema{Kinds: map[string]scenario.KindSchema{}, Behaviors: map[string]scenario.BehaviorSchema{},
+		Backends: map[string]scenario.BackendSchema{}, Measures: map[string]scenario.MeasureSchema{}}
+	for name, k := range g.kinds {
+		ks := scenario.KindSchema{Params: k.Params, Presets: k.Presets, Preset: k.Preset, Controller: k.Controller}
+		for _, c := range g.Controllers(name) {
+			ks.Controllers = append(ks.Controllers, scenario.ControllerSchema{Name: c.Name, Key: c.Key, Params: c.Params,
+				Defaults: c.Defaults, Check: c.Check})
+		}
+		s.Kinds[name] = ks
 	}
-	Validate(sc, Options{Registry: g, parsing: true})
+	for name, b := range g.behaviors {
+		s.Behaviors[name] = scenario.BehaviorSchema{Params: func() fields.Validator { return b.Params() },
+			Fixed: b.Fixed, Vehicle: b.Vehicle, Internal: b.Internal}
+	}
+	for name, b := range g.backends {
+		s.Backends[name] = scenario.BackendSchema{Params: b.Params, OwnMode: b.OwnMode, Routes: b.Routes}
+	}
+	for name, m := range measureTypes {
+		s.Measures[name] = scenario.MeasureSchema{Params: m.params}
+	}
+	return s
 }

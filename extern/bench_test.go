@@ -32,7 +32,7 @@ outputs: {trace: false, deliveries: false, vehicles: false, plots: false}
 network:
   backend: ideal
 `, ticks, n, exe(b))
-	sc, err := scenario.Parse("bench.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("bench.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		b.Fatal(err)
 	}

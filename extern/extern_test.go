@@ -46,7 +46,7 @@ network:
 
 func build(t *testing.T, text string) *engine.Run {
 	t.Helper()
-	sc, err := scenario.Parse("extern-test.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("extern-test.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestFailurePolicyContinue(t *testing.T) {
 }
 
 func TestUnknownPlaceholderRejected(t *testing.T) {
-	_, err := scenario.Parse("x.yaml", []byte(withBehavior(`{type: extern, command: "run {vehicle}"}`)), registry.Check)
+	_, err := scenario.Parse("x.yaml", []byte(withBehavior(`{type: extern, command: "run {vehicle}"}`)), registry.Schema())
 	var se scenario.Errors
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "unknown placeholder") {
 		t.Fatalf("got %v", err)
@@ -189,7 +189,7 @@ func TestExternalNetworkSimulator(t *testing.T) {
 // over TCP with the token the server announces; here the "processes" are
 // goroutines of the test, running the shared mission logic.
 func TestSelfConnectingAgents(t *testing.T) {
-	sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, period: 100ms}")), registry.Check)
+	sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, period: 100ms}")), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestSelfConnectingAgents(t *testing.T) {
 	// could have sent it), and the agent that never connects names it.
 	// The client connects before the server waits (ExternReady), so the
 	// refusal is recorded first, however loaded the machine.
-	sc2, _ := scenario.Parse("y.yaml", []byte(withBehavior("{type: extern, connect_timeout: 2s}")), registry.Check)
+	sc2, _ := scenario.Parse("y.yaml", []byte(withBehavior("{type: extern, connect_timeout: 2s}")), registry.Schema())
 	var refused error
 	ropt1 := runner.Options{ExternReady: func(socket, addr, token string) {
 		_, refused = client.Connect(client.Options{Socket: socket, Token: "nope", Vehicle: 0})

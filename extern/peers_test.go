@@ -292,7 +292,7 @@ func TestLyingNetworkSimulator(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Parallel()
-			sc, err := scenario.Parse("net-lies.yaml", []byte(netLies), registry.Check)
+			sc, err := scenario.Parse("net-lies.yaml", []byte(netLies), registry.Schema())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,7 +373,7 @@ func TestHelloRefusalReported(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, connect_timeout: "+c.timeout+"}")), registry.Check)
+			sc, err := scenario.Parse("x.yaml", []byte(withBehavior("{type: extern, connect_timeout: "+c.timeout+"}")), registry.Schema())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -73,7 +73,7 @@ network:
 // flock over the Wi-Fi model without collisions.
 func TestFlockingExample(t *testing.T) {
 	python(t)
-	sc, err := scenario.Load(filepath.Join("..", "examples", "flocking", "flocking.yaml"), registry.Check)
+	sc, err := scenario.Load(filepath.Join("..", "examples", "flocking", "flocking.yaml"), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ var registry = components.Registry()
 
 func runScenario(t *testing.T, name string, text []byte, dir string) *runner.Summary {
 	t.Helper()
-	sc, err := scenario.Parse(name+".yaml", text, registry.Check)
+	sc, err := scenario.Parse(name+".yaml", text, registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

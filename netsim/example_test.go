@@ -113,7 +113,7 @@ vehicles:
       - {type: beacon, period: 100ms}
 network: {backend: delay, delay: 25ms}
 `
-	sc, err := scenario.Parse("delayed.yaml", []byte(text), reg.Check)
+	sc, err := scenario.Parse("delayed.yaml", []byte(text), reg.Schema())
 	if err != nil {
 		fmt.Println(err)
 		return

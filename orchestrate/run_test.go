@@ -120,7 +120,7 @@ func runScenario(t *testing.T, name, text string, opt runner.Options) (*runner.R
 		t.Fatal(err)
 	}
 	defer os.Remove(path)
-	sc, err := scenario.Load(path, registry.Check)
+	sc, err := scenario.Load(path, registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ vehicles:
     spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
     params: ` + params + `
 `
-	sc, err := scenario.Parse("t.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("t.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,10 @@ vehicles:
     spawn: {layout: line, origin: [0, 0, 10], spacing: 5}
     params: {preset: iris, controller: px4-sitl, px4: {launch: false}}
 `
-	_, err := scenario.Parse("t.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("t.yaml", []byte(text), registry.Schema())
+	if err == nil {
+		_, err = engine.Validate(sc, engine.Options{Registry: registry})
+	}
 	if err == nil || !strings.Contains(err.Error(), "boots on the ground") {
 		t.Fatalf("got %v", err)
 	}
@@ -115,7 +118,7 @@ vehicles:
     behaviors:
       - {type: waypoints, points: [[0, 0, 5]]}
 `, freePort(t))
-	sc, err := scenario.Parse("t.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("t.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +138,7 @@ vehicles:
 func TestScenarioFilesAreValid(t *testing.T) {
 	t.Setenv(px4sitl.EnvDir, fakeFirmware(t))
 	for _, f := range []string{"../examples/px4/mission.yaml", "../examples/px4/qgc.yaml", "testdata/takeoff-land.yaml"} {
-		if _, err := scenario.Load(f, registry.Check); err != nil {
+		if _, err := scenario.Load(f, registry.Schema()); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}

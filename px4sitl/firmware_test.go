@@ -87,7 +87,7 @@ outputs:
 
 func runText(t *testing.T, text string) (*runner.Result, string) {
 	t.Helper()
-	sc, err := scenario.Parse("px4-test.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("px4-test.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ vehicles:
 network:
   backend: ideal
 `, n)
-			sc, err := scenario.Parse("px4-bench.yaml", []byte(text), registry.Check)
+			sc, err := scenario.Parse("px4-bench.yaml", []byte(text), registry.Schema())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -410,7 +410,7 @@ nodes:
 network:
   backend: wifi
 `, gcs.LocalAddr().(*net.UDPAddr).Port)
-	sc, err := scenario.Parse("gateway.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("gateway.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,7 +181,7 @@ nodes:
 network:
   backend: ideal
 `, controller, conn.LocalAddr().(*net.UDPAddr).Port)
-	sc, err := scenario.Parse("flows.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("flows.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

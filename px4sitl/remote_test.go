@@ -22,7 +22,7 @@ func TestReplayOnAllAddresses(t *testing.T) {
 	port := freePort(t)
 	// Open beyond loopback without naming the firmware hosts: refused.
 	open := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0,", 1)
-	if _, err := scenario.Parse("replay.yaml", []byte(open), registry.Check); err == nil ||
+	if _, err := scenario.Parse("replay.yaml", []byte(open), registry.Schema()); err == nil ||
 		!strings.Contains(err.Error(), "px4.listen: listen 0.0.0.0 is not a loopback address: set peer") {
 		t.Errorf("listen without peer: %v", err)
 	}
@@ -39,7 +39,7 @@ func TestSimulatorPortRefusesStrangers(t *testing.T) {
 	port := freePort(t)
 	text := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false, port: "+strconv.Itoa(port)+", connect_timeout: 20s",
 		"launch: false, port: "+strconv.Itoa(port)+", connect_timeout: 3s, listen: 10.79.0.1, peer: 10.79.0.9", 1)
-	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,7 +179,7 @@ func replayFlight(t *testing.T, text string, port int) *fakePX4 {
 	// frame would be consumed a step late. Give each boot step 100 ms.
 	t.Cleanup(px4sitl.SetJoinPace(100 * time.Millisecond))
 	recs := loadTranscript(t)
-	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("replay.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func coordinator() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	sc, err := scenario.Parse("netns.yaml", []byte(os.Getenv("SKYLOOP_SCENARIO")), registry.Check)
+	sc, err := scenario.Parse("netns.yaml", []byte(os.Getenv("SKYLOOP_SCENARIO")), registry.Schema())
 	if err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ func buildErr(sc *scenario.Scenario) (*engine.Run, error) {
 
 func build(t testing.TB, text string) *engine.Run {
 	t.Helper()
-	sc, err := scenario.Parse("relay-test.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("relay-test.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func TestCoverageBadInput(t *testing.T) {
 		{"energy: iris", "energy: hexa", `behaviors[0].energy: unknown energy model "hexa": want one of crazyflie, iris, iris-arducopter, spec`},
 	} {
 		yaml := strings.Replace(string(text), c.from, c.to, 1)
-		sc, err := scenario.Parse("survey.yaml", []byte(yaml))
+		sc, err := scenario.Parse("survey.yaml", []byte(yaml), registry.Schema())
 		if err == nil {
 			_, err = engine.Build(sc, engine.Options{Registry: registry})
 		}

@@ -20,7 +20,7 @@ var registry = components.Registry()
 // without writing a run directory.
 func ExampleExecute() {
 	text, _ := scenarios.Lookup("quickstart")
-	sc, err := scenario.Parse("quickstart.yaml", text, registry.Check)
+	sc, err := scenario.Parse("quickstart.yaml", text, registry.Schema())
 	if err != nil {
 		fmt.Println(err) // file:line: field.path: message, one per problem
 		return

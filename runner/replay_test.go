@@ -92,7 +92,7 @@ func replayMatchesCoupled(t *testing.T, name string) {
 		}
 	}
 	text := platoonScenario(t, name, "mode: coupled", "mode: replay", "policy: periodic", "policy: event")
-	sc, err := scenario.Parse("platoon.yaml", []byte(text))
+	sc, err := scenario.Parse("platoon.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestRerunFromConfig(t *testing.T) {
 			case strings.Contains(s, "isolation: netns"):
 				t.Skip("skipping: real processes in network namespaces at real time (root), whose outputs follow the host's timing")
 			}
-			sc, err := scenario.Parse(name+".yaml", text, registry.Check)
+			sc, err := scenario.Parse(name+".yaml", text, registry.Schema())
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}
@@ -80,7 +80,7 @@ func TestRerunFromConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			// As skyloop run and skyloop validate read a file.
-			again, err := scenario.Parse("config.yaml", cfg, registry.Check)
+			again, err := scenario.Parse("config.yaml", cfg, registry.Schema())
 			if err != nil {
 				t.Fatalf("config.yaml does not validate:\n%v\n%s", err, cfg)
 			}

@@ -79,9 +79,17 @@ network:
   queue: 20
 `
 
+// schemaOf returns the schema of opt's registry (Core's when it has none).
+func schemaOf(opt engine.Options) *scenario.Schema {
+	if opt.Registry == nil {
+		return engine.Core().Schema()
+	}
+	return opt.Registry.Schema()
+}
+
 func buildYAML(t testing.TB, text string, opt engine.Options) *engine.Run {
 	t.Helper()
-	sc, err := scenario.Parse("test.yaml", []byte(text))
+	sc, err := scenario.Parse("test.yaml", []byte(text), schemaOf(opt))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
@@ -575,7 +583,7 @@ func TestNS3CrashMarksRunIncomplete(t *testing.T) {
 	os.WriteFile(script, []byte("#!/bin/sh\nn=0\nwhile read l; do case $l in START) echo 'READY 11';; RUN*) n=$((n+1)); if [ $n -gt 50 ]; then echo 'assertion failed in YansWifiPhy' >&2; exit 134; fi; echo \"DONE ${l#RUN }\";; esac; done\n"), 0o755)
 	t.Setenv("SKYLOOP_NS3_BINARY", script)
 	dir := filepath.Join(t.TempDir(), "q")
-	sc, err := scenario.Parse("q.yaml", []byte(ns3Quickstart(t)))
+	sc, err := scenario.Parse("q.yaml", []byte(ns3Quickstart(t)), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ outputs: {trace: false, deliveries: false, report: false}
 func runWithTwin(t *testing.T, network string) (string, *twin.Report) {
 	t.Helper()
 	text := []byte(twinYAML + "network: " + network + "\n")
-	sc, err := scenario.Parse("twin.yaml", text, registry.Check)
+	sc, err := scenario.Parse("twin.yaml", text, registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func runWithTwin(t *testing.T, network string) (string, *twin.Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tsc, err := twin.Scenario("twin.yaml", text, "", registry.Check)
+	tsc, err := twin.Scenario("twin.yaml", text, "", registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func BenchmarkTwin(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		b.Run(fmt.Sprintf("twin=%v", map[bool]string{false: "off", true: "on"}[on]), func(b *testing.B) {
 			for b.Loop() {
-				sc, err := scenario.Parse("quickstart.yaml", text, registry.Check)
+				sc, err := scenario.Parse("quickstart.yaml", text, registry.Schema())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -206,7 +206,7 @@ func BenchmarkTwin(b *testing.B) {
 				}
 				var opt Options
 				if on {
-					tsc, err := twin.Scenario("quickstart.yaml", text, "", registry.Check)
+					tsc, err := twin.Scenario("quickstart.yaml", text, "", registry.Schema())
 					if err != nil {
 						b.Fatal(err)
 					}

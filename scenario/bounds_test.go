@@ -173,7 +173,7 @@ func TestPathologicalScenarios(t *testing.T) {
 				t.Fatalf("input of %d bytes is over the size limit", len(c.text))
 			}
 			var err error
-			n := hostile.Allocated(func() { _, err = scenario.Parse("bad.yaml", []byte(c.text), registry.Check) })
+			n := hostile.Allocated(func() { _, err = scenario.Parse("bad.yaml", []byte(c.text), registry.Schema()) })
 			if n > hostile.MaxAlloc {
 				t.Errorf("%d bytes of input: loading allocated %d MB, want < %d MB", len(c.text), n>>20, hostile.MaxAlloc>>20)
 			}
@@ -203,7 +203,7 @@ func TestAnchorBudgetMessages(t *testing.T) {
 	}
 	// Anchors used a moderate number of times are fine.
 	ok := "name: t\nvehicles:\n  - &g {name: a, kind: pointmass, count: 2, spawn: &s {layout: line, spacing: 1}}\n  - {<<: *g, name: b, spawn: *s}\n"
-	if _, err := scenario.Parse("ok.yaml", []byte(ok), registry.Check); err != nil {
+	if _, err := scenario.Parse("ok.yaml", []byte(ok), registry.Schema()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -211,7 +211,7 @@ func TestAnchorBudgetMessages(t *testing.T) {
 // TestManyProblemsListed checks that thousands of problems are listed as
 // the first MaxErrors in line order and a count of the rest.
 func TestManyProblemsListed(t *testing.T) {
-	_, err := scenario.Parse("bad.yaml", []byte(manyProblems(1000)), registry.Check)
+	_, err := scenario.Parse("bad.yaml", []byte(manyProblems(1000)), registry.Schema())
 	var es scenario.Errors
 	if !errors.As(err, &es) {
 		t.Fatalf("got %v", err)
@@ -252,7 +252,7 @@ func TestReadIsCapped(t *testing.T) {
 	}
 	for _, p := range paths {
 		var err error
-		n := hostile.Allocated(func() { _, err = scenario.Load(p, registry.Check) })
+		n := hostile.Allocated(func() { _, err = scenario.Load(p, registry.Schema()) })
 		if n > 4*scenario.MaxFileSize {
 			t.Errorf("%s: reading allocated %d MB", p, n>>20)
 		}
@@ -291,7 +291,7 @@ func TestLimitsAcceptRealFiles(t *testing.T) {
 	t.Setenv("SKYLOOP_PX4_DIR", filepath.Join(fw, "px4"))
 	files, _ := filepath.Glob("../scenarios/*.yaml")
 	for _, f := range files {
-		if _, err := scenario.Load(f, registry.Check); err != nil {
+		if _, err := scenario.Load(f, registry.Schema()); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -306,7 +306,7 @@ func TestLimitsAcceptRealFiles(t *testing.T) {
 		fmt.Fprintf(&b, "        - [%d.5, %d.25, 10]\n", i, i)
 	}
 	var err error
-	n := hostile.Allocated(func() { _, err = scenario.Parse("big.yaml", []byte(b.String()), registry.Check) })
+	n := hostile.Allocated(func() { _, err = scenario.Parse("big.yaml", []byte(b.String()), registry.Schema()) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func TestJustUnderParseCost(t *testing.T) {
 			if len(text) > scenario.MaxFileSize {
 				t.Fatalf("generator made %d bytes", len(text))
 			}
-			n := hostile.Allocated(func() { scenario.Parse("x.yaml", []byte(text), registry.Check) })
+			n := hostile.Allocated(func() { scenario.Parse("x.yaml", []byte(text), registry.Schema()) })
 			if n > hostile.MaxAlloc {
 				t.Errorf("n=%d (%d bytes), the largest let through: loading allocated %d MB", lo, len(text), n>>20)
 			}

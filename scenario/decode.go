@@ -33,7 +33,7 @@ var (
 type decoder struct {
 	file    string
 	anchors map[string]ast.Node
-	// errs holds the problems recorded, up to maxKeptErrors; nerrs counts
+	// errs holds the problems recorded, up to MaxKeptErrors; nerrs counts
 	// every report, and overflow says that some were not kept.
 	errs     Errors
 	nerrs    int
@@ -55,7 +55,7 @@ type errAt struct {
 
 // full reports whether no more problems are kept; it counts the report.
 func (d *decoder) full() bool {
-	if len(d.errs) < maxKeptErrors {
+	if len(d.errs) < MaxKeptErrors {
 		return false
 	}
 	d.nerrs++

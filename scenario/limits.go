@@ -42,10 +42,10 @@ const (
 	// (so its work grows with nesting depth times key length per node),
 	// and builds a block mapping of k keys in k*k steps.
 	maxParseCost = 16 << 20
-	// maxKeptErrors is how many problems are kept (MaxErrors of them, in
+	// MaxKeptErrors is how many problems are kept (MaxErrors of them, in
 	// line order, are listed); beyond that, further problems are only
 	// noted ("more than N more problems").
-	maxKeptErrors = 1000
+	MaxKeptErrors = 1000
 )
 
 // ReadFile reads an input file, reading at most MaxFileSize+1 bytes: a

@@ -152,7 +152,7 @@ func TestOverrideLocate(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = scenario.Parse("platoon.yaml", ov.Text, engine.Core().Check)
+		_, err = scenario.Parse("platoon.yaml", ov.Text, engine.Core().Schema())
 		return ov.Locate(err)
 	}
 	if err := check("description: x\nnetwork.latency: 5ms\n"); err != nil {

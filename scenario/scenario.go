@@ -22,6 +22,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/sim"
 )
@@ -60,6 +61,24 @@ type Scenario struct {
 	// scenarios): relative paths in it, such as the commands of external
 	// agents, start there.
 	Dir string `yaml:"-" json:"-"`
+
+	// Schema is the schema Parse decoded the component parts with (nil:
+	// Parse was given none, and the typed component fields below are
+	// unset).
+	Schema *Schema `yaml:"-" json:"-"`
+	// NetworkConfig is the network section decoded (nil when its backend
+	// is missing or unknown); MeasureParams the measures, one per entry
+	// of Measures.
+	NetworkConfig *Network    `yaml:"-" json:"-"`
+	MeasureParams []Component `yaml:"-" json:"-"`
+	// Problems are the problems Parse recorded, in the order found (at
+	// most a thousand are kept), and ProblemCount how many it found in
+	// all; Lines maps the field path of every value the file sets to
+	// its line. The engine's checks report their problems with them,
+	// as plain data.
+	Problems     Errors         `yaml:"-" json:"-"`
+	ProblemCount int            `yaml:"-" json:"-"`
+	Lines        map[string]int `yaml:"-" json:"-"`
 
 	dec *decoder
 	// coverageObstacles is how many of World.Obstacles, the last ones,
@@ -141,6 +160,14 @@ type Group struct {
 	Yaw       float64     `yaml:"yaw" json:"yaw"` // initial heading, degrees counter-clockwise from east
 	Params    Raw         `yaml:"params" json:"-"`
 	Behaviors []Raw       `yaml:"behaviors" json:"-"`
+
+	// Set by Parse with a Schema: the kind's parameters, decoded and
+	// valid (nil when the kind is unknown or they have problems), the
+	// controller that flies the group (nil: the kind's own), and the
+	// behaviours, one per entry of Behaviors.
+	KindParams     fields.Validator `yaml:"-" json:"-"`
+	Controller     *Controller      `yaml:"-" json:"-"`
+	BehaviorParams []Component      `yaml:"-" json:"-"`
 }
 
 // FixedNode is a network node without a vehicle, such as a ground station.
@@ -148,6 +175,9 @@ type FixedNode struct {
 	Name      string    `yaml:"name" json:"name"`
 	Position  geom.Vec3 `yaml:"position" json:"position"`
 	Behaviors []Raw     `yaml:"behaviors" json:"-"`
+	// BehaviorParams are the behaviours decoded by Parse with a Schema,
+	// one per entry of Behaviors.
+	BehaviorParams []Component `yaml:"-" json:"-"`
 }
 
 // Outputs selects what a run writes. Metrics in summary.json are always
@@ -209,7 +239,7 @@ func (f Format) Check() error {
 }
 
 // Load reads and checks a scenario file; see Parse.
-func Load(path string, checks ...func(*Scenario)) (*Scenario, error) {
+func Load(path string, schema ...*Schema) (*Scenario, error) {
 	data, err := ReadFile(path)
 	if err != nil {
 		if _, bad := err.(Errors); bad {
@@ -217,7 +247,7 @@ func Load(path string, checks ...func(*Scenario)) (*Scenario, error) {
 		}
 		return nil, fmt.Errorf("reading scenario: %w", err)
 	}
-	sc, err := Parse(filepath.Base(path), data, checks...)
+	sc, err := Parse(filepath.Base(path), data, schema...)
 	if sc != nil {
 		if abs, aerr := filepath.Abs(path); aerr == nil {
 			sc.Dir = filepath.Dir(abs)
@@ -227,12 +257,18 @@ func Load(path string, checks ...func(*Scenario)) (*Scenario, error) {
 }
 
 // Parse decodes and checks scenario text; name is used in error messages
-// and as the default scenario name. The returned error is an Errors value
-// when the file has problems. The extra checks (the engine's component
-// checks) run after the generic ones, even when those found problems, so
-// that every problem of a file is reported at once; they record problems
-// with Errorf.
-func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, err error) {
+// and as the default scenario name. Given a schema (at most one: the
+// engine registry's Schema), it decodes the component parts too (each
+// group's kind parameters and controller, the behaviours, the network and
+// the measures) into the typed fields of Scenario, Group and FixedNode,
+// checking every component's parameters; without one they stay undecoded.
+// The returned error is an Errors value when the file has problems.
+// Given a schema, the scenario decoded so far comes with it (unless the
+// text is not a YAML mapping), so that the engine's checks
+// (engine.Validate, which reports Parse's problems with its own) can add
+// theirs and every problem of a file is reported at once; without one,
+// Parse returns a scenario or an error.
+func Parse(name string, data []byte, schema ...*Schema) (sc *Scenario, err error) {
 	doc, err := ParseDocument(name, data)
 	if err != nil {
 		return nil, err
@@ -243,11 +279,24 @@ func Parse(name string, data []byte, checks ...func(*Scenario)) (sc *Scenario, e
 	sc.dec = doc.dec
 	doc.Decode(doc.Root, "", sc)
 	sc.check()
-	for _, c := range checks {
-		c(sc)
+	if len(schema) > 0 && schema[0] != nil {
+		sc.Schema = schema[0]
+		if sc.Tick > 0 {
+			// Without a tick the engine cannot check timings; the
+			// generic check said why, and that is the file's problem.
+			sc.decodeComponents(schema[0])
+		}
 	}
+	sc.Lines = make(map[string]int, len(sc.dec.seen))
+	for p, n := range sc.dec.seen {
+		sc.Lines[p] = line(n)
+	}
+	sc.Problems, sc.ProblemCount = slices.Clone(sc.dec.errs), sc.dec.nerrs
 	if err := doc.Err(); err != nil {
-		return nil, err
+		if sc.Schema == nil {
+			return nil, err
+		}
+		return sc, err
 	}
 	return sc, nil
 }

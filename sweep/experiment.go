@@ -552,11 +552,12 @@ func effective(ov *scenario.Overridden, e *Experiment, opt engine.Options) ([]by
 // effectiveOf is effective for a scenario's text, with problems located in
 // the text.
 func effectiveOf(text []byte, e *Experiment, opt engine.Options) ([]byte, error) {
-	sc, err := scenario.Parse(e.Scenario, text, e.reg.Check)
-	if err != nil {
+	sc, err := scenario.Parse(e.Scenario, text, e.reg.Schema())
+	if sc == nil {
 		return nil, err
 	}
 	sc.Dir = e.ScenarioDir
+	// Validate reports Parse's problems with its own.
 	r, err := engine.Validate(sc, opt)
 	if err != nil {
 		return nil, err
@@ -569,10 +570,11 @@ func effectiveOf(text []byte, e *Experiment, opt engine.Options) ([]byte, error)
 	return buf.Bytes(), nil
 }
 
-// parse reads an overridden scenario.
+// parse reads an overridden scenario. Its problems, if any, come back
+// from engine.Validate (or Build) with the engine's own.
 func parse(ov *scenario.Overridden, e *Experiment) (*scenario.Scenario, error) {
-	sc, err := scenario.Parse(e.Scenario, ov.Text, e.reg.Check)
-	if err != nil {
+	sc, err := scenario.Parse(e.Scenario, ov.Text, e.reg.Schema())
+	if sc == nil {
 		return nil, ov.Locate(err)
 	}
 	sc.Dir = e.ScenarioDir

@@ -30,7 +30,7 @@ var mjRegistry = func() *engine.Registry {
 // path -> value as in summary.csv.
 func config(t *testing.T, e *Experiment, text []byte) map[string]string {
 	t.Helper()
-	sc, err := scenario.Parse(e.Scenario, text, mjRegistry.Check)
+	sc, err := scenario.Parse(e.Scenario, text, mjRegistry.Schema())
 	if err != nil {
 		t.Fatalf("variant text does not parse: %v\n%s", err, text)
 	}
@@ -557,7 +557,7 @@ func FuzzParseExperiment(f *testing.F) {
 				t.Fatalf("variant %q twice or not a directory name", v.Name)
 			}
 			names[v.Name] = true
-			if _, err := scenario.Parse(e.Scenario, v.Text, engine.Core().Check); err != nil {
+			if _, err := scenario.Parse(e.Scenario, v.Text, engine.Core().Schema()); err != nil {
 				t.Fatalf("variant %q accepted with %v", v.Name, err)
 			}
 		}

@@ -393,7 +393,7 @@ func runOne(e *Experiment, j job, base engine.Options, stop func() bool) error {
 
 // buildTwin builds the ideal-network twin of the run r of ov.
 func buildTwin(r *engine.Run, ov *scenario.Overridden, e *Experiment, opt engine.Options) (*engine.Run, error) {
-	tsc, err := twin.Scenario(e.Scenario, ov.Text, e.ScenarioDir, e.reg.Check)
+	tsc, err := twin.Scenario(e.Scenario, ov.Text, e.ScenarioDir, e.reg.Schema())
 	if err != nil {
 		return nil, err
 	}

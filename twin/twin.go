@@ -73,15 +73,15 @@ func Text(name string, text []byte) ([]byte, error) {
 	return ov.Text, nil
 }
 
-// Scenario parses the twin of the scenario text (see Text); checks are the
-// engine's component checks (a registry's Check) and dir the directory the
+// Scenario parses the twin of the scenario text (see Text) with the
+// schema of the components (a registry's Schema); dir is the directory the
 // scenario's relative paths start in.
-func Scenario(name string, text []byte, dir string, checks ...func(*scenario.Scenario)) (*scenario.Scenario, error) {
+func Scenario(name string, text []byte, dir string, schema ...*scenario.Schema) (*scenario.Scenario, error) {
 	t, err := Text(name, text)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := scenario.Parse(name, t, checks...)
+	sc, err := scenario.Parse(name, t, schema...)
 	if err != nil {
 		return nil, fmt.Errorf("the ideal-network twin of %s: %w", name, err)
 	}

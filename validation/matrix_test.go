@@ -66,7 +66,7 @@ func TestCasesBuild(t *testing.T) {
 					t.Errorf("%s: %v", c.Name, err)
 					continue
 				}
-				sc, err := scenario.Parse(name, text, registry().Check)
+				sc, err := scenario.Parse(name, text, registry().Schema())
 				if err != nil {
 					t.Errorf("%s on %s: %v", c.Name, b, err)
 					continue

@@ -143,7 +143,7 @@ func (c *Case) Run(backend string, l Length, k int, dir string) error {
 	if err != nil {
 		return err
 	}
-	sc, err := scenario.Parse(name, text, registry().Check)
+	sc, err := scenario.Parse(name, text, registry().Schema())
 	if err != nil {
 		return fmt.Errorf("case %s on %s: %w", c.Name, backend, err)
 	}

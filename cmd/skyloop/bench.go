@@ -470,7 +470,14 @@ func benchScenario(arg string, vehicles int, sets []string) (*scenario.Scenario,
 	if err != nil {
 		return nil, asBadInput(err)
 	}
-	sc, err = scenario.Parse(name, ov.Text, registry.Check)
+	if sc, err = parseScenario(name, ov.Text); err == nil {
+		// The engine's checks too, so that problems in the file are
+		// located in the flag that caused them.
+		var es scenario.Errors
+		if _, verr := engine.Validate(sc, engine.Options{Registry: registry}); errors.As(verr, &es) {
+			err = verr
+		}
+	}
 	if err != nil {
 		return nil, asBadInput(ov.Locate(err))
 	}

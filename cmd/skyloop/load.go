@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"skyloop/engine"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 )
@@ -24,12 +25,31 @@ func loadScenarioText(arg string) (*scenario.Scenario, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := scenario.Parse(name, data, registry.Check)
+	sc, err := parseScenario(name, data)
 	if err != nil {
 		return nil, nil, asBadInput(err)
 	}
 	sc.Dir = dir
 	return sc, data, nil
+}
+
+// parseScenario decodes scenario text, every component part included,
+// with the registry's schema. When the file has problems, those of the
+// engine's checks come with them, so that all are reported at once;
+// otherwise the engine checks the scenario once, when the run is built
+// (engine.Validate).
+func parseScenario(name string, data []byte) (*scenario.Scenario, error) {
+	sc, err := scenario.Parse(name, data, registry.Schema())
+	if err == nil {
+		return sc, nil
+	}
+	if sc != nil {
+		var es scenario.Errors
+		if _, verr := engine.Validate(sc, engine.Options{Registry: registry}); errors.As(verr, &es) {
+			err = verr
+		}
+	}
+	return nil, err
 }
 
 // scenarioSource reads the text of a scenario file, or of a built-in

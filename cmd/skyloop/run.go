@@ -408,7 +408,7 @@ func buildTwin(r *engine.Run, text []byte, opt engine.Options, f runFlags) (*eng
 	if f.udp {
 		return nil, badInput("--twin: %v: --mavlink-udp connects the vehicles to programs outside (%s)", twin.ErrUnsupported, twin.Supported)
 	}
-	tsc, err := twin.Scenario(sc.File, text, sc.Dir, registry.Check)
+	tsc, err := twin.Scenario(sc.File, text, sc.Dir, registry.Schema())
 	if err != nil {
 		return nil, fmt.Errorf("--twin: %w", err)
 	}

@@ -41,6 +41,11 @@ func TestWalkScenarioToRun(t *testing.T) {
 	slices.Sort(files)
 	t.Logf("files visited more than once: %s", strings.Join(files, ", "))
 	t.Logf("call sites engine -> scenario: %d; scenario -> engine: %d", w.Calls["engine -> scenario"], w.Calls["scenario -> engine"])
+	// Decode once (scenario, with the registry's schema), then check and
+	// build (engine, reading the decoded scenario as data).
+	if n := w.Calls["engine -> scenario"] + w.Calls["scenario -> engine"]; n != 0 || f.Climbs != 0 {
+		t.Errorf("%d call sites between engine and scenario and %d climbs, want none", n, f.Climbs)
+	}
 }
 
 // TestWalkCounts checks the walker on a package of its own making: the

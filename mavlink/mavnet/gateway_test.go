@@ -52,7 +52,7 @@ func TestGatewayFliesThroughTheNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gcs.Close()
-	sc, err := scenario.Parse("gateway.yaml", []byte(fmt.Sprintf(gatewayScenario, gcs.LocalAddr().(*net.UDPAddr).Port)), registry.Check)
+	sc, err := scenario.Parse("gateway.yaml", []byte(fmt.Sprintf(gatewayScenario, gcs.LocalAddr().(*net.UDPAddr).Port)), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func startLive(t *testing.T) (cfg mavnet.UDPConfig, stop func()) {
 	t.Helper()
 	p := freePorts(t, 3)
 	cfg = mavnet.UDPConfig{Host: "127.0.0.1", BindBase: p[0], OffboardBase: p[1], GCSPort: p[2]}
-	sc, err := scenario.Parse("live.yaml", []byte(live), registry.Check)
+	sc, err := scenario.Parse("live.yaml", []byte(live), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

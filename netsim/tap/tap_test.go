@@ -52,7 +52,7 @@ type run struct {
 // live starts a scenario in the background.
 func live(t *testing.T, text string) *run {
 	t.Helper()
-	sc, err := scenario.Parse("live.yaml", []byte(text), registry.Check)
+	sc, err := scenario.Parse("live.yaml", []byte(text), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
