@@ -2,8 +2,6 @@ package engine
 
 import (
 	"math/rand/v2"
-	"sort"
-	"strings"
 
 	"skyloop/autopilot/groundbotctl"
 	"skyloop/fields"
@@ -201,13 +199,4 @@ func mujocoKind(lib mujoco.Library) KindSpec {
 			}
 		},
 	}
-}
-
-func names[V any](m map[string]V) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
 }

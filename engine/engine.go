@@ -64,10 +64,6 @@ type Options struct {
 	// advances Realtime times as fast as real time (1 = real time), so
 	// that people and outside programs can take part.
 	Realtime float64
-	// parsing is set by Registry.Check, which runs while the scenario is
-	// parsed, before the caller has set its directory: files named
-	// relative to it are checked by the Validate that follows.
-	parsing bool
 	// wallClock is the wall clock the worker pool times its jobs with,
 	// given by the edge (Run.SetWallClock); the core reads none itself.
 	wallClock sim.WallClock
@@ -87,14 +83,6 @@ func (e *OptionError) Unwrap() error { return e.Err }
 // used against the field that names it.
 type filesValidator interface {
 	ValidateFiles(dir string) fields.Errors
-}
-
-// epochParams are a backend's parameters with a synchronisation period of
-// their own (ns-3's: it runs at most once per epoch). network.epoch is the
-// engine's key, so a backend never decodes it; the engine hands it on, so
-// that the key means one epoch on every backend.
-type epochParams interface {
-	SetEpoch(d sim.Duration)
 }
 
 type slot struct {

@@ -505,15 +505,6 @@ func (sc *Scenario) Errorf(path, format string, args ...any) {
 	sc.dec.add(&Error{File: sc.File, Line: sc.lineOf(path), Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-// Locate returns the place of a problem at path as Errorf would record it
-// (the file, and the line of the node that set the field or of its nearest
-// parent present in the file), without a message: for problems found after
-// decoding, while a run is constructed from decoded values, so that they
-// name the place in the file without a call back into the scenario.
-func (sc *Scenario) Locate(path string) Error {
-	return Error{File: sc.File, Line: sc.lineOf(path), Path: path}
-}
-
 // IsSet reports whether the file sets the field at path.
 func (sc *Scenario) IsSet(path string) bool {
 	_, ok := sc.dec.seen[path]
