@@ -47,7 +47,8 @@ type measureSpec struct {
 	new func(r *Run, p validator, name string) (measure, error)
 }
 
-var measureTypes = map[string]measureSpec{
+// coreMeasures are the measure types every registry made by Core has.
+var coreMeasures = map[string]measureSpec{
 	"platoon": {
 		params: func() validator { p := metrics.DefaultPlatoonParams(); return &platoonParams{PlatoonParams: p} },
 		check:  checkPlatoon,
@@ -102,7 +103,7 @@ func (d *decoding) measures() {
 	sc, c := d.sc, d.c
 	var eff []any
 	for i, m := range sc.MeasureParams {
-		ms, ok := measureTypes[m.Type]
+		ms, ok := c.reg.measures[m.Type]
 		if !ok || m.Params == nil {
 			continue // reported by Parse
 		}

@@ -26,12 +26,15 @@ type Registry struct {
 	behaviors   map[string]agent.Spec
 	backends    map[string]netsim.BackendSpec
 	controllers map[string]map[string]ControllerSpec // by kind, then name
+	// measures are the measure types (measures: in scenarios). Only the
+	// engine defines them: a measure reads the run's true states.
+	measures map[string]measureSpec
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{kinds: map[string]KindSpec{}, behaviors: map[string]agent.Spec{}, backends: map[string]netsim.BackendSpec{},
-		controllers: map[string]map[string]ControllerSpec{}}
+		controllers: map[string]map[string]ControllerSpec{}, measures: map[string]measureSpec{}}
 }
 
 // AddController adds a controller that flies a vehicle kind instead of the
@@ -65,9 +68,11 @@ func (g *Registry) Controllers(kind string) []ControllerSpec {
 }
 
 // Core returns a registry of the core's components: the pointmass,
-// multirotor and groundbot kinds, the behaviours of package agent, and the
-// ideal and impair backends (wifi, which writes pcap captures through
-// gopacket, comes with skyloop/components). Build uses it when Options.Registry is
+// multirotor and groundbot kinds (and the MuJoCo kinds, which report that
+// the program has no MuJoCo until UseMuJoCo gives it the library), the
+// behaviours of package behavior, the measures, and the ideal and impair
+// backends (wifi, whose captures need an encoder, comes with
+// skyloop/components). Validate and Build use it when Options.Registry is
 // nil.
 func Core() *Registry {
 	g := NewRegistry()
@@ -79,6 +84,9 @@ func Core() *Registry {
 	}
 	for _, b := range behavior.Builtins() {
 		g.AddBehavior(b)
+	}
+	for name, m := range coreMeasures {
+		g.measures[name] = m
 	}
 	g.AddBackend(ideal.Spec)
 	g.AddBackend(impair.Spec)
@@ -180,7 +188,7 @@ func (g *Registry) Schema() *scenario.Schema {
 	for name, b := range g.backends {
 		s.Backends[name] = scenario.BackendSchema{Params: b.Params, OwnMode: b.OwnMode, Routes: b.Routes}
 	}
-	for name, m := range measureTypes {
+	for name, m := range g.measures {
 		s.Measures[name] = scenario.MeasureSchema{Params: m.params}
 	}
 	return s
