@@ -217,6 +217,7 @@ func (c *Controller) Control(t sim.Time, s *vehicle.Sensors, a *vehicle.Actuator
 			ev.Add(t, "motors_off", "ArduPilot")
 		}
 	}
+	c.fw.Ground(t, s, ev)
 }
 
 // await reads until a new servo packet arrives: the first one (ArduPilot

@@ -140,4 +140,8 @@ func (p *Params) locate(bad fields.Errors) {
 			bad[fmt.Sprintf("defaults[%d]", i)] = fmt.Sprintf("no parameter file %s", f)
 		}
 	}
+	firmware.Absolute(&p.Dir, &p.Bin)
+	for i := range p.Defaults {
+		firmware.Absolute(&p.Defaults[i])
+	}
 }

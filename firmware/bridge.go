@@ -11,6 +11,7 @@ import (
 	"skyloop/edge"
 	"skyloop/engine"
 	"skyloop/orchestrate"
+	"skyloop/sim"
 	"skyloop/transcript"
 	"skyloop/vehicle"
 )
@@ -54,6 +55,44 @@ type Bridge struct {
 	Transcript *transcript.Writer
 
 	err error
+	// ground contact, for Ground
+	contactSeen bool
+	onGround    bool     // the contact state last logged
+	changing    bool     // the contact differs from onGround since changeAt
+	changeAt    sim.Time // when it began to differ
+}
+
+// GroundHold is how long the landing-gear contact must keep a new state
+// before Ground logs it: a touchdown's bounces log one event.
+const GroundHold = 300 * sim.Millisecond
+
+// Ground logs the vehicle leaving the ground ("takeoff") and coming back
+// to it ("touchdown"), with the truth's position (x y, m), from the
+// landing-gear contact held GroundHold: what the stand-in logs of its own
+// flight, for a firmware whose own view travels over MAVLink only. The
+// state at the first call is the start, not an event.
+func (b *Bridge) Ground(t sim.Time, s *vehicle.Sensors, ev *vehicle.Events) {
+	if !b.contactSeen {
+		b.contactSeen, b.onGround = true, s.Contact
+		return
+	}
+	if s.Contact == b.onGround {
+		b.changing = false
+		return
+	}
+	if !b.changing {
+		b.changing, b.changeAt = true, t
+		return
+	}
+	if t.Sub(b.changeAt) < GroundHold {
+		return
+	}
+	b.onGround, b.changing = s.Contact, false
+	name := "takeoff"
+	if s.Contact {
+		name = "touchdown"
+	}
+	ev.Add(t, name, fmt.Sprintf("%.2f %.2f", s.Truth.Pos.X, s.Truth.Pos.Y))
 }
 
 // Who names the instance in messages, e.g. "PX4 instance 0 (iris-0, TCP

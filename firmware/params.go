@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -105,6 +106,21 @@ func (b Build) FindDir(bad fields.Errors, dir *string, need bool) bool {
 		}
 	}
 	return true
+}
+
+// Absolute makes each path absolute (relative to skyloop's working
+// directory, where it was checked): the firmware runs in its own working
+// directory under procs/, where a relative path would name another file.
+// A path that cannot be made absolute is left as it is.
+func Absolute(paths ...*string) {
+	for _, p := range paths {
+		if *p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(*p); err == nil {
+			*p = abs
+		}
+	}
 }
 
 // Executable reports whether path is an executable file.

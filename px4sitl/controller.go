@@ -250,6 +250,7 @@ func (c *Controller) Control(t sim.Time, s *vehicle.Sensors, a *vehicle.Actuator
 		}
 	}
 	a.NumMotors = c.motors
+	c.fw.Ground(t, s, ev)
 }
 
 // await reads PX4's frames until the answer to the HIL_SENSOR at want.

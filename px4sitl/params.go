@@ -145,6 +145,7 @@ func (p *Params) locate(bad fields.Errors) {
 	if _, err := p.Model(); err != nil {
 		bad["airframe"] = err.Error()
 	}
+	firmware.Absolute(&p.Dir, &p.Bin, &p.Rootfs)
 }
 
 // Model returns the simulator model name of the airframe (PX4_SIM_MODEL):

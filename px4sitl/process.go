@@ -23,7 +23,8 @@ func command(p *Params, inst int, wd string) (*exec.Cmd, error) {
 	env := []string{"PX4_SIM_MODEL=" + model, "PX4_SYS_AUTOSTART=" + strconv.Itoa(p.Airframe)}
 	if a, err := netip.ParseAddr(p.Listen); err == nil && !a.IsLoopback() && !a.IsUnspecified() {
 		// The simulator port listens on one address only: PX4 must
-		// connect there, not to localhost [FIRMWARE.md: PX4_SIM_HOST_ADDR].
+		// connect there, not to localhost (PX4_SIM_HOST_ADDR, read by
+		// PX4's simulator_mavlink).
 		env = append(env, "PX4_SIM_HOST_ADDR="+a.String())
 	}
 	if !p.Logger {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -299,6 +300,21 @@ func checkFlight(t *testing.T, res *runner.Result, dir string) {
 	// to the landing point climbs and sinks by a metre.
 	if !armed || maxZ < 2.7 || maxZ > 4.5 || maxX < 3 || maxX > 6 {
 		t.Errorf("flight: armed %v, highest %.2f m (want 2.7 to 4.5), farthest east %.2f m (want 3 to 6)", armed, maxZ, maxX)
+	}
+	// The flight's events: PX4's arming from its outputs, lift-off and
+	// touchdown from the truth.
+	ev, err := os.ReadFile(filepath.Join(dir, "events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(ev)), "\n")[1:] {
+		if f := strings.Split(line, ","); len(f) > 3 {
+			names = append(names, f[3])
+		}
+	}
+	if got := strings.Join(names, " "); got != "armed takeoff touchdown disarmed" {
+		t.Errorf("events %q, want armed takeoff touchdown disarmed:\n%s", got, ev)
 	}
 	v := res.Summary.Vehicles[0]
 	if v.Final.Z > 0.05 || math.Hypot(v.Final.X, v.Final.Y) > 1 || v.Mode != "disarmed" {

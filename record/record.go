@@ -146,7 +146,16 @@ func CreateIn(fsys FS, dest string) (*Dir, error) {
 		return nil, err
 	}
 	removeStale(parent, filepath.Base(dest))
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dest)+".tmp-")
+	// The temporary directory's path is absolute (Path's too): programs a
+	// run launches get paths inside it and run in directories of their
+	// own, where a relative path would name another file. dest stays as
+	// given, for messages.
+	abs, err := filepath.Abs(parent)
+	if err != nil {
+		lock.Unlock()
+		return nil, fmt.Errorf("creating output directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(abs, "."+filepath.Base(dest)+".tmp-")
 	if err != nil {
 		lock.Unlock()
 		return nil, fmt.Errorf("creating output directory: %w", err)
@@ -182,7 +191,8 @@ func removeStale(parent, base string) {
 	}
 }
 
-// Path returns the path of a file inside the (temporary) directory.
+// Path returns the absolute path of a file inside the (temporary)
+// directory.
 func (d *Dir) Path(name string) string { return filepath.Join(d.tmp, name) }
 
 // Dest returns where the directory will be once committed.

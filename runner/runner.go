@@ -252,6 +252,9 @@ func tempDir(name string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
+	if abs, err := filepath.Abs(d); err == nil { // a relative TMPDIR
+		d = abs
+	}
 	return d, func() { os.RemoveAll(d) }, nil
 }
 
@@ -550,10 +553,15 @@ type latecomer interface {
 	Lateness() (time.Duration, int)
 }
 
-// procDir is where launched programs start: the scenario's directory.
+// procDir is where launched programs start: the scenario's directory
+// (skyloop's working directory for a scenario given as text), absolute.
 func procDir(r *engine.Run) string {
-	if d := r.Scenario().Dir; d != "" {
-		return d
+	d := r.Scenario().Dir
+	if d == "" {
+		d = "."
 	}
-	return "."
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
 }

@@ -11,7 +11,7 @@
 #   --snapshot-fixes     SRC_DIR is an extracted archive without .git: make it a git
 #                        repository with one empty commit (waf runs
 #                        `git rev-parse HEAD` for the version string)
-#   -j N                 waf jobs (default: nproc)
+#   -j N, -jN            waf jobs (default: nproc)
 #
 # Installs missing apt packages (needs root), checks the submodules the build
 # needs, then runs, with Debian's /usr/bin/python3 (a pyenv python3 lacks empy):
@@ -28,6 +28,25 @@ usage() {
 }
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+# apt_get ARGS: apt-get that waits, up to 10 minutes, while another apt or
+# dpkg (an unattended upgrade, a second build) holds the lock, instead of
+# failing at once. DPkg::Lock::Timeout covers dpkg's lock; the lists lock of
+# `apt-get update` is waited for by retrying.
+apt_get() {
+  local start=$SECONDS log
+  log=$(mktemp)
+  while ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 "$@" 2>"$log"; do
+    cat "$log" >&2
+    if ! grep -qi 'could not get lock\|unable to lock\|unable to acquire' "$log" || [ $((SECONDS - start)) -ge 600 ]; then
+      rm -f "$log"
+      return 1
+    fi
+    say "another apt or dpkg holds the package lock; waiting (up to 10 min)"
+    sleep 10
+  done
+  cat "$log" >&2
+  rm -f "$log"
+}
 
 fixes=0 jobs="" src=""
 while [ $# -gt 0 ]; do
@@ -68,8 +87,8 @@ if [ ${#need[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] ||
     die "missing Debian packages: ${need[*]}; installing them needs root: sudo apt-get install -y --no-install-recommends ${need[*]} (or rerun this script as root)"
   say "installing ${need[*]}"
-  apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
+  apt_get update -q
+  apt_get install -y --no-install-recommends "${need[@]}"
 else
   say "Debian packages present: ${pkgs[*]}"
 fi

@@ -13,7 +13,7 @@
 #                        drop `available_modes.seq = ...` if the mavlink XML has no seq field
 #   --micro-cdr URL      serve https://github.com/eProsima/Micro-CDR.git (cloned at build
 #                        time by Micro-XRCE-DDS-Client) from URL, e.g. a local bare clone
-#   -j N                 ninja jobs (default: nproc)
+#   -j N, -jN            ninja jobs (default: nproc)
 #
 # Installs missing apt packages (needs root), checks the submodules the build
 # needs, then runs cmake -G Ninja -DCONFIG=px4_sitl_default and ninja in
@@ -24,6 +24,25 @@ set -euo pipefail
 usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+# apt_get ARGS: apt-get that waits, up to 10 minutes, while another apt or
+# dpkg (an unattended upgrade, a second build) holds the lock, instead of
+# failing at once. DPkg::Lock::Timeout covers dpkg's lock; the lists lock of
+# `apt-get update` is waited for by retrying.
+apt_get() {
+  local start=$SECONDS log
+  log=$(mktemp)
+  while ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 "$@" 2>"$log"; do
+    cat "$log" >&2
+    if ! grep -qi 'could not get lock\|unable to lock\|unable to acquire' "$log" || [ $((SECONDS - start)) -ge 600 ]; then
+      rm -f "$log"
+      return 1
+    fi
+    say "another apt or dpkg holds the package lock; waiting (up to 10 min)"
+    sleep 10
+  done
+  cat "$log" >&2
+  rm -f "$log"
+}
 
 fixes=0 micro_cdr="" jobs="" src=""
 while [ $# -gt 0 ]; do
@@ -31,6 +50,7 @@ while [ $# -gt 0 ]; do
     --snapshot-fixes) fixes=1 ;;
     --micro-cdr) [ $# -ge 2 ] || usage; micro_cdr=$2; shift ;;
     -j) [ $# -ge 2 ] || usage; jobs=$2; shift ;;
+    -j[0-9]*) jobs=${1#-j} ;;
     -h|--help) usage 0 ;;
     -*) printf 'unknown option: %s\n' "$1" >&2; usage ;;
     *) [ -z "$src" ] || usage; src=$1 ;;
@@ -39,6 +59,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$src" ] || usage
 [ -n "$jobs" ] || jobs=$(nproc)
+case "$jobs" in ''|*[!0-9]*|0) die "-j needs a positive number, got '$jobs'" ;; esac
 
 # --- 1. the source tree ------------------------------------------------------
 [ -d "$src" ] || die "$src: no such directory"
@@ -140,8 +161,8 @@ if [ ${#need[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] ||
     die "missing Debian packages: ${need[*]}; installing them needs root: sudo apt-get install -y --no-install-recommends ${need[*]} (or rerun this script as root)"
   say "installing ${need[*]}"
-  apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
+  apt_get update -q
+  apt_get install -y --no-install-recommends "${need[@]}"
 else
   say "Debian packages present"
 fi
