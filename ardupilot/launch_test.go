@@ -98,7 +98,7 @@ vehicles:
 			}
 			t.Setenv("SKYLOOP_FAKE_LOG", log)
 			t.Setenv(ardupilot.EnvDir, c.dir)
-			sc, err := scenario.Load(filepath.Join("scn", "paths.yaml"), registry.Check)
+			sc, err := scenario.Load(filepath.Join("scn", "paths.yaml"), registry.Schema())
 			if err != nil {
 				t.Fatal(err)
 			}

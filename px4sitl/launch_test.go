@@ -79,7 +79,7 @@ vehicles:
 			}
 			t.Setenv("SKYLOOP_FAKE_LOG", log)
 			t.Setenv(px4sitl.EnvDir, c.dir)
-			sc, err := scenario.Load(filepath.Join("scn", "paths.yaml"), registry.Check)
+			sc, err := scenario.Load(filepath.Join("scn", "paths.yaml"), registry.Schema())
 			if err != nil {
 				t.Fatal(err)
 			}
