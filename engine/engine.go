@@ -9,7 +9,7 @@
 // opened and closed by the runner (package runner), which also owns the
 // run directory, pacing and namespaces.
 //
-// Phase order at every tick t (DESIGN.md):
+// Phase order at every tick t (docs/architecture.md, The tick):
 //
 //  0. record: sample vehicles (vehicles.csv) and check separation, obstacles
 //     and bounds, at the sample period;

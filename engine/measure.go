@@ -19,7 +19,7 @@ import (
 
 // Measures (the scenario's measures section) watch the vehicles' true
 // states at every tick, beside the world checks, for figures that need
-// more than the network metrics: SPEC.md C's platoon gap error, say. They
+// more than the network metrics: the netbots platoon study's gap error, say. They
 // run in the "measure" phase at the start of each tick t > 0, seeing the
 // state at the end of the tick before, and once more on the final state;
 // their results go to summary.json under measures.<name>.

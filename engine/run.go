@@ -24,7 +24,7 @@ type VehicleSummary struct {
 	Mode      string    `json:"final_mode"`
 	DistanceM float64   `json:"distance_m"`
 	EnergyJ   float64   `json:"energy_j"`
-	// PlanningEnergyJ is SPEC.md D's empirical planning model applied to
+	// PlanningEnergyJ is UB-ANC's empirical planning model (docs/calibration.md, model spec) applied to
 	// the path flown: 0.1164 J/m + 0.0173 J/deg turned.
 	PlanningEnergyJ float64 `json:"planning_energy_j"`
 	TurnDeg         float64 `json:"turn_deg"`

@@ -12,8 +12,9 @@ import (
 	"skyloop/sim"
 )
 
-// syncBound is SPEC.md A's delta: a follower more than this far ahead of
-// the master is clamped back.
+// syncBound is the δ of the munils platform's bounded synchronisation rule
+// (docs/isolation.md): a follower more than this far ahead of the master is
+// clamped back.
 const syncBound = 20 * time.Millisecond
 
 // pacer holds simulated time (the master clock) to a multiple of the wall
@@ -24,7 +25,7 @@ const syncBound = 20 * time.Millisecond
 // talking to the run are another matter).
 //
 // The wall clock, on which real processes live, follows the master with
-// SPEC.md A's one-sided bounded rule: with (wall0, t0) latched at the first
+// the munils platform's one-sided bounded rule (docs/isolation.md): with (wall0, t0) latched at the first
 // tick, drift = factor*(wall - wall0) - (t - t0). When the wall clock runs
 // more than 20 ms ahead (the simulation could not keep up), it is clamped
 // back by re-latching wall0, so the simulation never races to catch up; a

@@ -37,13 +37,13 @@ type Scenario struct {
 	Workers     int          `yaml:"workers" json:"workers"`
 	World       World        `yaml:"world" json:"world"`
 	// Coverage, when set, is the survey area of the coverage behaviours
-	// (SPEC.md D (4)): their grid unless they give their own.
+	// (UB-ANC's coverage planning experiment): their grid unless they give their own.
 	Coverage *CoverageArea `yaml:"coverage" json:"coverage,omitempty"`
 	Vehicles []Group       `yaml:"vehicles" json:"vehicles"`
 	Nodes    []FixedNode   `yaml:"nodes" json:"nodes,omitempty"`
 	Network  Raw           `yaml:"network" json:"-"`
 	// Measures watch the vehicles' true states for study figures (the
-	// platoon gap error of SPEC.md C); the engine decodes them.
+	// netbots platoon study's gap error); the engine decodes them.
 	Measures []Raw   `yaml:"measures" json:"-"`
 	Outputs  Outputs `yaml:"outputs" json:"outputs"`
 	// Realtime, when > 0, paces the run to the wall clock at this factor

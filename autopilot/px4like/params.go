@@ -109,8 +109,8 @@ type Params struct {
 }
 
 // DefaultParams returns PX4's multicopter defaults where PX4 has one
-// (../shared/reference/NUMBERS.md lists them) and documented choices
-// elsewhere.
+// (the values of PX4's parameter files: MPC_*, MC_*, MIS_*) and documented
+// choices elsewhere.
 func DefaultParams() Params {
 	return Params{
 		XYP: 0.95, ZP: 1.0,

@@ -9,7 +9,7 @@ import (
 )
 
 // Params configure the native 802.11 network. Defaults follow ns-3 3.37
-// (../shared/reference/NUMBERS.md), so that a scenario behaves alike on the
+// (docs/wifi.md lists them), so that a scenario behaves alike on the
 // `wifi` and `ns3` backends; Profile selects those of an older ns-3
 // release instead (see Validate).
 type Params struct {
