@@ -46,7 +46,8 @@ type Params struct {
 }
 
 // DefaultParams returns ns-3's defaults for an ad hoc 802.11a network at
-// 6 Mbit/s with the log-distance channel (docs/ns3.md).
+// 6 Mbit/s with the log-distance channel (the native wifi model has the
+// same ones: docs/wifi.md).
 func DefaultParams() Params {
 	return Params{Profile: DefaultProfile, Standard: "80211a", Preamble: true, TxPower: 16.0206, Loss: "logdistance", Exponent: 3, RefDistance: 1,
 		RefLoss: 46.6777, Frequency: 5.15e9, MaxRange: 250, Rss: -60, Routing: "none", ARP: "static", Epoch: 10 * sim.Millisecond,

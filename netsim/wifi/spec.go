@@ -44,7 +44,7 @@ func spec(newCapture func(w io.Writer) (Capture, error)) netsim.BackendSpec {
 	return netsim.BackendSpec{
 		Name:    "wifi",
 		OwnMode: true, // the transmission rate
-		Params: func() netsim.Params { p := DefaultParams(); return &p },
+		Params:  func() netsim.Params { p := DefaultParams(); return &p },
 		New: func(p netsim.Params, seed uint64, tr netsim.Tracer) (netsim.Backend, error) {
 			b, err := New(*p.(*Params), seed, tr)
 			if err != nil {
