@@ -11,7 +11,7 @@ import (
 	"skyloop/ardupilot"
 	"skyloop/engine"
 	"skyloop/runner"
-	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 )
 
 // fakeArduCopter is a stand-in for arducopter: from the working directory
@@ -98,7 +98,7 @@ vehicles:
 			}
 			t.Setenv("SKYLOOP_FAKE_LOG", log)
 			t.Setenv(ardupilot.EnvDir, c.dir)
-			sc, err := scenario.Load(filepath.Join("scn", "paths.yaml"), registry.Schema())
+			sc, err := scenariofile.Load(filepath.Join("scn", "paths.yaml"), registry.Schema())
 			if err != nil {
 				t.Fatal(err)
 			}

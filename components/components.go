@@ -9,7 +9,7 @@
 // Programs that build runs from scenario files pass it to the engine:
 //
 //	reg := components.Registry()
-//	sc, err := scenario.Load(path, reg.Schema())
+//	sc, err := scenariofile.Load(path, reg.Schema())
 //	r, err := engine.Build(sc, engine.Options{Registry: reg})
 //
 // The engine itself knows none of the edge components by name, so that its

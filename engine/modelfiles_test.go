@@ -10,7 +10,7 @@ import (
 	"skyloop/components"
 	"skyloop/engine"
 	"skyloop/internal/mjtest"
-	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 )
 
 // robotScenario is a scenario with one MJCF robot whose model is MODEL
@@ -91,7 +91,7 @@ func TestValidateRefusesUnboundedModels(t *testing.T) {
 	} {
 		path := write("s.yaml", strings.Replace(robotScenario, "MODEL", c.model, 1))
 		reg := components.Registry()
-		sc, err := scenario.Load(path, reg.Schema())
+		sc, err := scenariofile.Load(path, reg.Schema())
 		if err == nil {
 			_, err = engine.Validate(sc, engine.Options{Registry: reg})
 		}

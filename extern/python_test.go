@@ -14,7 +14,7 @@ import (
 	"skyloop/engine"
 	"skyloop/extern"
 	"skyloop/runner"
-	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 	"skyloop/sim"
 )
 
@@ -73,7 +73,7 @@ network:
 // flock over the Wi-Fi model without collisions.
 func TestFlockingExample(t *testing.T) {
 	python(t)
-	sc, err := scenario.Load(filepath.Join("..", "examples", "flocking", "flocking.yaml"), registry.Schema())
+	sc, err := scenariofile.Load(filepath.Join("..", "examples", "flocking", "flocking.yaml"), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

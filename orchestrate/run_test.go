@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"skyloop/components"
+	"skyloop/scenario/scenariofile"
 
 	"skyloop/engine"
 	"skyloop/internal/nstest"
 	"skyloop/orchestrate"
 	"skyloop/runner"
-	"skyloop/scenario"
 )
 
 // registry has every component skyloop ships with.
@@ -120,7 +120,7 @@ func runScenario(t *testing.T, name, text string, opt runner.Options) (*runner.R
 		t.Fatal(err)
 	}
 	defer os.Remove(path)
-	sc, err := scenario.Load(path, registry.Schema())
+	sc, err := scenariofile.Load(path, registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

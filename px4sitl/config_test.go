@@ -11,6 +11,7 @@ import (
 	"skyloop/px4sitl"
 	"skyloop/runner"
 	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 )
 
 func parse(t *testing.T, params string) error {
@@ -138,7 +139,7 @@ vehicles:
 func TestScenarioFilesAreValid(t *testing.T) {
 	t.Setenv(px4sitl.EnvDir, fakeFirmware(t))
 	for _, f := range []string{"../examples/px4/mission.yaml", "../examples/px4/qgc.yaml", "testdata/takeoff-land.yaml"} {
-		if _, err := scenario.Load(f, registry.Schema()); err != nil {
+		if _, err := scenariofile.Load(f, registry.Schema()); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"skyloop/engine"
 	"skyloop/px4sitl"
 	"skyloop/runner"
-	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 )
 
 // standInPX4 is a stand-in for bin/px4: from the working directory skyloop
@@ -79,7 +79,7 @@ vehicles:
 			}
 			t.Setenv("SKYLOOP_FAKE_LOG", log)
 			t.Setenv(px4sitl.EnvDir, c.dir)
-			sc, err := scenario.Load(filepath.Join("scn", "paths.yaml"), registry.Schema())
+			sc, err := scenariofile.Load(filepath.Join("scn", "paths.yaml"), registry.Schema())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/internal/mjtest"
-	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 )
 
 // TestMJCFRobotsDriveTheSquare runs the MJCF example (two robots of
@@ -17,7 +17,7 @@ import (
 // finish the square and come back to where they started, on the floor.
 func TestMJCFRobotsDriveTheSquare(t *testing.T) {
 	mjtest.Require(t)
-	sc, err := scenario.Load(filepath.Join("..", "examples", "mujoco", "diffbot.yaml"), registry.Schema())
+	sc, err := scenariofile.Load(filepath.Join("..", "examples", "mujoco", "diffbot.yaml"), registry.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func buildMJCF(t *testing.T, files map[string]string, text string) (*engine.Run,
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenario.Load(path, registry.Schema())
+	sc, err := scenariofile.Load(path, registry.Schema())
 	if err != nil {
 		return nil, err
 	}

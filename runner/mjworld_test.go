@@ -10,7 +10,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/internal/mjtest"
-	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 	"skyloop/scenarios"
 )
 
@@ -49,7 +49,7 @@ func TestMuJoCoLeaderIgnoresFollowers(t *testing.T) {
 		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		sc, err := scenario.Load(path, registry.Schema())
+		sc, err := scenariofile.Load(path, registry.Schema())
 		if err != nil {
 			t.Fatal(err)
 		}

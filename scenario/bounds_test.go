@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"skyloop/components"
 	"strings"
 	"testing"
+
+	"skyloop/components"
+	"skyloop/scenario/scenariofile"
 
 	"skyloop/internal/hostile"
 	"skyloop/scenario"
@@ -252,7 +254,7 @@ func TestReadIsCapped(t *testing.T) {
 	}
 	for _, p := range paths {
 		var err error
-		n := hostile.Allocated(func() { _, err = scenario.Load(p, registry.Schema()) })
+		n := hostile.Allocated(func() { _, err = scenariofile.Load(p, registry.Schema()) })
 		if n > 4*scenario.MaxFileSize {
 			t.Errorf("%s: reading allocated %d MB", p, n>>20)
 		}
@@ -264,7 +266,7 @@ func TestReadIsCapped(t *testing.T) {
 	// A file of exactly the limit is read (and then judged on content).
 	edge := filepath.Join(t.TempDir(), "edge.yaml")
 	os.WriteFile(edge, []byte(fill("name: t\n", "#\n", "", scenario.MaxFileSize)), 0o644)
-	if _, err := scenario.Load(edge); err == nil || strings.Contains(err.Error(), "larger than") {
+	if _, err := scenariofile.Load(edge); err == nil || strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a file of exactly MaxFileSize bytes: %v", err)
 	}
 }
@@ -291,7 +293,7 @@ func TestLimitsAcceptRealFiles(t *testing.T) {
 	t.Setenv("SKYLOOP_PX4_DIR", filepath.Join(fw, "px4"))
 	files, _ := filepath.Glob("../scenarios/*.yaml")
 	for _, f := range files {
-		if _, err := scenario.Load(f, registry.Schema()); err != nil {
+		if _, err := scenariofile.Load(f, registry.Schema()); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}

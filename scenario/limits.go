@@ -3,8 +3,6 @@ package scenario
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -48,21 +46,18 @@ const (
 	MaxKeptErrors = 1000
 )
 
-// ReadFile reads an input file, reading at most MaxFileSize+1 bytes: a
-// larger file, or an endless one such as /dev/zero, is refused with an
-// Errors value (bad input) without reading the rest.
-func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+// ReadLimited reads an input file's text from r, reading at most
+// MaxFileSize+1 bytes: a larger file, or an endless one such as /dev/zero,
+// is refused with an Errors value (bad input) naming name, without reading
+// the rest. Opening the file is the caller's (scenario/scenariofile does
+// it for files on disk).
+func ReadLimited(name string, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > MaxFileSize {
-		return nil, Errors{tooLarge(filepath.Base(path))}
+		return nil, Errors{tooLarge(name)}
 	}
 	return data, nil
 }

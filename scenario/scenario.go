@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -236,24 +235,6 @@ func (f Format) Check() error {
 		names[i] = string(v)
 	}
 	return fmt.Errorf("must be %s, got %q", strings.Join(names, " or "), string(f))
-}
-
-// Load reads and checks a scenario file; see Parse.
-func Load(path string, schema ...*Schema) (*Scenario, error) {
-	data, err := ReadFile(path)
-	if err != nil {
-		if _, bad := err.(Errors); bad {
-			return nil, err
-		}
-		return nil, fmt.Errorf("reading scenario: %w", err)
-	}
-	sc, err := Parse(filepath.Base(path), data, schema...)
-	if sc != nil {
-		if abs, aerr := filepath.Abs(path); aerr == nil {
-			sc.Dir = filepath.Dir(abs)
-		}
-	}
-	return sc, err
 }
 
 // Parse decodes and checks scenario text; name is used in error messages

@@ -40,6 +40,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 )
 
 // MaxVariants bounds the variants of one experiment.
@@ -165,7 +166,7 @@ var nameOK = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.=-]*$`)
 // nil), and is built with the component types of reg (nil: engine.Core()).
 // Problems come back as scenario.Errors with file, line and path.
 func LoadExperiment(path string, builtin ReadScenario, reg *engine.Registry, opts ...Option) (*Experiment, error) {
-	data, err := scenario.ReadFile(path)
+	data, err := scenariofile.Read(path)
 	if err != nil {
 		if _, bad := err.(scenario.Errors); bad {
 			return nil, err // larger than scenario.MaxFileSize
@@ -179,7 +180,7 @@ func LoadExperiment(path string, builtin ReadScenario, reg *engine.Registry, opt
 			p = filepath.Join(dir, name)
 		}
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			b, err := scenario.ReadFile(p)
+			b, err := scenariofile.Read(p)
 			abs, _ := filepath.Abs(filepath.Dir(p))
 			return filepath.Base(p), b, abs, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/scenario"
+	"skyloop/scenario/scenariofile"
 	"skyloop/scenarios"
 )
 
@@ -61,7 +62,7 @@ func scenarioSource(arg string) (name string, data []byte, dir string, err error
 		if st.IsDir() {
 			return "", nil, "", badInput("%s is a directory, not a scenario file", arg)
 		}
-		data, err := scenario.ReadFile(arg)
+		data, err := scenariofile.Read(arg)
 		if err != nil {
 			if _, bad := err.(scenario.Errors); bad {
 				return "", nil, "", err
