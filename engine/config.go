@@ -8,11 +8,11 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 
 	"skyloop/agent"
 	"skyloop/fields"
+	"skyloop/fileerr"
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/netsim/replay"
@@ -702,53 +702,5 @@ func (p *problems) err() error {
 	if p.n == 0 {
 		return nil
 	}
-	es := slices.Clone(p.errs)
-	sort.SliceStable(es, func(i, j int) bool {
-		if es[i].Line != es[j].Line {
-			return es[i].Line < es[j].Line
-		}
-		return pathLess(es[i].Path, es[j].Path)
-	})
-	if len(es) > scenario.MaxErrors {
-		more := fmt.Sprintf("%d", len(es)-scenario.MaxErrors)
-		if p.n > len(p.errs) {
-			more = "more than " + more
-		}
-		es = append(es[:scenario.MaxErrors:scenario.MaxErrors], &scenario.Error{File: p.file,
-			Msg: fmt.Sprintf("... and %s more problems (the first %d are listed)", more, scenario.MaxErrors)})
-	}
-	return es
-}
-
-// pathLess orders field paths with indexes by number: values[2] comes
-// before values[10] (as scenario sorts them).
-func pathLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digits(a), digits(b)
-		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if len(na) != len(nb) {
-				return len(na) < len(nb)
-			}
-			if na != nb {
-				return na < nb
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-// digits returns the length of the run of decimal digits that starts s.
-func digits(s string) int {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return n
+	return fileerr.List(p.errs, p.file, scenario.MaxErrors, p.n > len(p.errs))
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"skyloop/fileerr"
+
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 )
@@ -109,16 +111,7 @@ func (d *decoder) err() error {
 	if d.nerrs == 0 {
 		return nil
 	}
-	es := append(Errors(nil), d.errs...).sorted()
-	if len(es) > MaxErrors {
-		more := fmt.Sprintf("%d", len(es)-MaxErrors)
-		if d.overflow {
-			more = "more than " + more
-		}
-		es = append(es[:MaxErrors:MaxErrors], &Error{File: d.file,
-			Msg: fmt.Sprintf("... and %s more problems (the first %d are listed)", more, MaxErrors)})
-	}
-	return es
+	return fileerr.List(d.errs, d.file, MaxErrors, d.overflow)
 }
 
 func line(n ast.Node) int {
