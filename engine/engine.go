@@ -74,7 +74,10 @@ type Options struct {
 // needs from the machine (privileges, programs, namespaces not in use).
 type OptionError struct{ Err error }
 
+// Error returns the wrapped error's message.
 func (e *OptionError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *OptionError) Unwrap() error { return e.Err }
 
 // filesValidator is a parameter set that names files (a MuJoCo model,

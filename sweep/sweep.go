@@ -69,7 +69,10 @@ type Result struct {
 // experiment (a duration that is not a whole number of its ticks, say).
 type OptionError struct{ Err error }
 
+// Error returns the wrapped error's message.
 func (e *OptionError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *OptionError) Unwrap() error { return e.Err }
 
 // prepared is a variant with what its runs need.
