@@ -11,7 +11,8 @@
 #   --snapshot-fixes     SRC_DIR is an extracted archive without .git: make it a git
 #                        repository with one empty commit (waf runs
 #                        `git rev-parse HEAD` for the version string)
-#   -j N, -jN            waf jobs (default: nproc)
+#   -j N, -jN            waf jobs (default: nproc); on a machine busy with other
+#                        work, `nice -n 19 scripts/build-ardupilot-sitl.sh -j1 ...`
 #
 # Installs missing apt packages (needs root), checks the submodules the build
 # needs, then runs, with Debian's /usr/bin/python3 (a pyenv python3 lacks empy):
@@ -171,7 +172,7 @@ else
   say "configuring: $py ./waf configure --board sitl --no-submodule-update"
   "$py" ./waf configure --board sitl --no-submodule-update
 fi
-say "building: $py ./waf copter -j$jobs (a first build takes 10-20 min on 2 cores)"
+say "building: $py ./waf copter -j$jobs (a first build takes 10-20 min on 2 cores, about 30 min with -j1 beside other work)"
 start=$SECONDS
 "$py" ./waf copter -j"$jobs"
 say "build finished in $((SECONDS - start)) s"
