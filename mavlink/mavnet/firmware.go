@@ -3,9 +3,10 @@ package mavnet
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
-	"sync"
+	"syscall"
 	"time"
 
 	"skyloop/mavlink"
@@ -41,23 +42,42 @@ func (u *udpFw) Drain(fn func(data []byte)) error {
 func (u *udpFw) Write(b []byte) { u.l.Broadcast(b) }
 func (u *udpFw) Close() error   { return u.l.Close() }
 
-// tcpFw is the relay's connection to a TCP firmware link (ArduPilot): a
-// goroutine connects (again, when the firmware restarts), reads the byte
-// stream and queues whole frames; the simulation drains them at its steps.
+// tcpFw is the relay's connection to a TCP firmware link (ArduPilot's
+// SERIAL0). It does everything on the simulation's goroutine, at the
+// relay's steps, so that what crosses the link at a step depends on
+// simulated time only:
+//
+//   - It connects at a step, never in between: from its second step on
+//     (the first is at time 0, before the firmware is known to run), again
+//     after the firmware closed the link (a reboot). ArduPilot accepts a
+//     connection when its main loop next polls SERIAL0, so a connection
+//     made while it waits for its physics answer is accepted at a
+//     simulated time fixed by the run, not by when a dialler got round to
+//     it.
+//   - It reads without waiting: every byte the socket holds. At a relay
+//     step ArduPilot waits for its physics answer (the engine's agents run
+//     after the vehicle step that took ArduPilot's servo packet), and
+//     ArduPilot wrote its MAVLink for the steps before that servo packet
+//     (its main loop writes SERIAL0 in _run_io_procs, on the same thread,
+//     before it sends servos): on loopback, those bytes are in the socket
+//     when the servo packet has arrived. A reader goroutine, as before,
+//     handed the step whatever it had got round to reading.
 type tcpFw struct {
-	addr string
-	mu   sync.Mutex
-	conn net.Conn
-	in   []byte // whole frames received
-	err  error
-	done chan struct{}
-	stop chan struct{}
+	addr   string
+	conn   *net.TCPConn
+	raw    syscall.RawConn
+	steps  int    // Drain calls
+	part   []byte // the start of a frame not yet whole
+	in     []byte // whole frames of this step
+	buf    []byte
+	readFn func(fd uintptr) bool
+	rerr   error // of the last read: nil, or the link broke
 }
 
 func dialFirmwareTCP(port int) *tcpFw {
 	t := &tcpFw{addr: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)).String(),
-		done: make(chan struct{}), stop: make(chan struct{})}
-	go t.run()
+		buf: make([]byte, 16384)}
+	t.readFn = t.readAll
 	return t
 }
 
@@ -65,81 +85,86 @@ func dialFirmwareTCP(port int) *tcpFw {
 // two steps.
 const maxPending = 1 << 20
 
-func (t *tcpFw) run() {
-	defer close(t.done)
-	buf := make([]byte, 16384)
+// connect dials the firmware: on loopback the handshake is done when Dial
+// returns, refused at once when nothing listens (tried again at the next
+// step).
+func (t *tcpFw) connect() {
+	c, err := net.DialTimeout("tcp", t.addr, time.Second)
+	if err != nil {
+		return
+	}
+	tc := c.(*net.TCPConn)
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		tc.Close()
+		return
+	}
+	tc.SetNoDelay(true) //nolint:errcheck // a loopback socket takes it
+	t.conn, t.raw, t.part = tc, raw, t.part[:0]
+}
+
+// readAll reads what the socket holds, without waiting (it reports done
+// at EAGAIN), and keeps the whole frames.
+func (t *tcpFw) readAll(fd uintptr) bool {
+	t.rerr = nil
 	for {
-		select {
-		case <-t.stop:
-			return
-		default:
-		}
-		conn, err := net.DialTimeout("tcp", t.addr, time.Second)
-		if err != nil {
-			select { // the firmware is not listening yet: try again
-			case <-t.stop:
-				return
-			case <-time.After(100 * time.Millisecond):
+		n, err := syscall.Read(int(fd), t.buf)
+		if n > 0 {
+			t.part = append(t.part, t.buf[:n]...)
+			whole, _ := mavlink.WholeFrames(t.part)
+			if len(t.in)+whole <= maxPending {
+				t.in = append(t.in, t.part[:whole]...)
 			}
+			t.part = append(t.part[:0], t.part[whole:]...)
 			continue
 		}
-		t.mu.Lock()
-		t.conn = conn
-		t.mu.Unlock()
-		var part []byte
-		for {
-			n, err := conn.Read(buf)
-			if n > 0 {
-				part = append(part, buf[:n]...)
-				whole, _ := mavlink.WholeFrames(part)
-				t.mu.Lock()
-				if len(t.in)+whole <= maxPending {
-					t.in = append(t.in, part[:whole]...)
-				}
-				t.mu.Unlock()
-				part = append(part[:0], part[whole:]...)
-			}
-			if err != nil {
-				break
-			}
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+		case err != nil:
+			t.rerr = err
+		default: // n == 0: the firmware closed the link
+			t.rerr = io.EOF
 		}
-		conn.Close()
-		t.mu.Lock()
-		t.conn = nil
-		t.mu.Unlock()
+		return true
 	}
 }
 
 func (t *tcpFw) Drain(fn func(data []byte)) error {
-	t.mu.Lock()
-	in := t.in
-	t.in = nil
-	err := t.err
-	t.mu.Unlock()
-	if len(in) > 0 {
+	t.steps++
+	if t.conn == nil && t.steps > 1 {
+		t.connect()
+	}
+	if t.conn != nil {
+		if err := t.raw.Read(t.readFn); err != nil {
+			t.rerr = err
+		}
+		if t.rerr != nil { // closed (a reboot): connect again at a later step
+			t.conn.Close()
+			t.conn, t.raw = nil, nil
+		}
+	}
+	if len(t.in) > 0 {
+		in := t.in
+		t.in = nil // the relay's packets may keep it
 		fn(in)
 	}
-	return err
+	return nil
 }
 
 func (t *tcpFw) Write(b []byte) {
-	t.mu.Lock()
-	c := t.conn
-	t.mu.Unlock()
-	if c != nil {
-		c.SetWriteDeadline(time.Now().Add(time.Second))
-		c.Write(b) //nolint:errcheck // a broken link is found by the reader, which reconnects
+	if t.conn != nil {
+		t.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		t.conn.Write(b) //nolint:errcheck // a broken link is found by the next read, which reconnects
 	}
 }
 
 func (t *tcpFw) Close() error {
-	close(t.stop)
-	t.mu.Lock()
 	if t.conn != nil {
 		t.conn.Close()
+		t.conn = nil
 	}
-	t.mu.Unlock()
-	<-t.done
 	return nil
 }
 
