@@ -34,6 +34,18 @@ const digestEvery = 50
 // same answer.
 const maxResends = 100
 
+// resendGrace is how long after an answer a resent servo packet is taken
+// for one sent before the answer arrived (and not answered again).
+// ArduPilot resends every second while it waits for an answer.
+const resendGrace = 2 * time.Second
+
+// StartTime is the UTC time (Unix seconds) of simulated time zero that
+// ArduCopter is given (--start-time): 2026-01-01T00:00:00Z, the epoch of
+// skyloop's telemetry logs (mavlink.DefaultEpoch). Without it ArduPilot's
+// SITL GPS takes the host's clock at its start, and its GPS time, its
+// clock (AP_RTC) and SYSTEM_TIME differ from one run to the next.
+const StartTime = 1767225600
+
 // MAVLinkBase is the TCP port of instance 0's primary MAVLink link
 // (SERIAL0); instance i listens on MAVLinkBase+10i.
 const MAVLinkBase = 5760
@@ -67,8 +79,9 @@ type Controller struct {
 	taken     bool   // a packet was taken
 	steps     uint64 // answers sent
 	spin      bool
-	resent    int  // times in a row ArduPilot asked again for the last answer
-	restarted bool // a restart was seen since the last control step
+	resent    int       // times in a row ArduPilot asked again for the last answer
+	answered  time.Time // when the last answer was sent (wall clock)
+	restarted bool      // a restart was seen since the last control step
 
 	// Restarts counts ArduPilot restarts seen (frame count going back).
 	Restarts int
@@ -129,6 +142,7 @@ func (c *Controller) command(env *edge.Env, wd string) (*exec.Cmd, error) {
 	cmd := exec.Command(c.p.Bin, "--model", model, "--speedup", strconv.FormatFloat(c.p.Speedup, 'g', -1, 64),
 		"--defaults", strings.Join(append(append([]string(nil), c.p.Defaults...), ours), ","),
 		"-I", strconv.Itoa(c.fw.Inst), "--sysid", strconv.Itoa(c.fw.Inst+1), "--serial0", "tcp:0",
+		"--start-time", strconv.Itoa(StartTime),
 		"--home", fmt.Sprintf("%.7f,%.7f,%.2f,%.1f", home.Lat, home.Lon, home.Alt, heading))
 	cmd.Dir = wd
 	return cmd, nil
@@ -188,6 +202,7 @@ func (c *Controller) Send(t sim.Time, s *vehicle.Sensors) {
 		c.fail(fmt.Errorf("answering: %w", err))
 		return
 	}
+	c.answered = time.Now()
 	c.pending = false
 }
 
@@ -270,9 +285,9 @@ func (c *Controller) await() {
 			c.stranger = from
 			continue
 		}
-		c.fw.Transcript.Record(transcript.FromFirmware, c.steps, c.rbuf[:n])
 		var sv Servos
 		if err := ParseServos(c.rbuf[:n], &sv); err != nil {
+			c.fw.Transcript.Record(transcript.FromFirmware, c.steps, c.rbuf[:n])
 			c.fail(err)
 			return
 		}
@@ -284,15 +299,30 @@ func (c *Controller) await() {
 			c.restarted = true
 			c.fw.Log.Warn("ArduCopter restarted", "vehicle", c.fw.Name, "from", from, "frame", sv.FrameCount)
 		case sv.FrameCount == c.last && c.steps > 0:
-			// It resent the packet: our answer went missing, or it
-			// rejected it (then it resends at once, again and again).
+			// It resent the packet. ArduPilot resends after a second
+			// (wall clock) without an answer, and takes every answer it
+			// gets as one more step: answering a resend that it sent
+			// before our answer reached it (at the start, while the
+			// other vehicles launch, or when skyloop was slow) would
+			// hand it a second answer for one step, and its frame
+			// count and steps would run ahead of ours by as many
+			// answers as the wall clock made it resend. So a resend is
+			// answered again only once resendGrace has passed since
+			// our answer: then our answer went missing, or it rejected
+			// it.
 			if c.resent++; c.resent > maxResends {
 				c.fail(fmt.Errorf("%w: it asked %d times for answer %d (it rejects our state lines; see its output)", ErrProtocol, c.resent, c.steps))
 				return
 			}
+			if time.Since(c.answered) < resendGrace {
+				continue // not in the transcript either: their number is the wall clock's
+			}
+			c.fw.Transcript.Record(transcript.FromFirmware, c.steps, c.rbuf[:n])
 			c.conn.WriteToUDPAddrPort(c.out, c.peer)
+			c.answered = time.Now()
 			continue
 		}
+		c.fw.Transcript.Record(transcript.FromFirmware, c.steps, c.rbuf[:n])
 		c.resent = 0
 		c.servos, c.peer, c.last, c.taken, c.pending = sv, from, sv.FrameCount, true, true
 		return

@@ -109,11 +109,28 @@ func fakeArduPilot(port int, steps int, pwm uint16) error {
 			return fmt.Errorf("step %d: timestamp %v, want %v (1 ms steps, on through a restart)", k, a.Timestamp, want)
 		}
 		last = a.Timestamp
-		if k == 10 { // a resent packet gets the same answer again
+		if k == 10 {
+			// A packet resent right after the answer (ArduPilot sent it
+			// before the answer reached it) is not answered again: a
+			// second answer would be one more step for ArduPilot.
 			conn.WriteToUDP(servos(count, pwm), to)
-			_, again, err := read(conn)
-			if err != nil || string(again) != string(raw) {
-				return fmt.Errorf("resent packet: %v, answer %q, want %q", err, again, raw)
+			conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			if n, err := conn.Read(buf); err == nil {
+				return fmt.Errorf("a second answer to a packet resent at once: %q", buf[:n])
+			}
+			// Resent again and again, as ArduPilot does every second
+			// when an answer went missing, it gets the same answer
+			// again once resendGrace has passed.
+			var again []byte
+			for try := 0; try < 5 && again == nil; try++ {
+				conn.WriteToUDP(servos(count, pwm), to)
+				conn.SetReadDeadline(time.Now().Add(time.Second))
+				if n, err := conn.Read(buf); err == nil {
+					again = append([]byte(nil), buf[:n]...)
+				}
+			}
+			if string(again) != string(raw) {
+				return fmt.Errorf("resent packet: answer %q, want %q", again, raw)
 			}
 		}
 		if k == 20 { // lockstep: nothing more until the next packet
