@@ -149,10 +149,14 @@ func (c *Controller) command(env *edge.Env, wd string) (*exec.Cmd, error) {
 }
 
 // defaultsFile is the parameter file skyloop adds after the scenario's:
-// the quad-X frame, then the scenario's parameters.
+// the quad-X frame, no dataflash log (unless the scenario's parameters
+// ask for one: see logOff), then the scenario's parameters.
 func (c *Controller) defaultsFile() []byte {
 	var b strings.Builder
 	b.WriteString("# written by skyloop for " + c.fw.Name + "\nFRAME_CLASS 1\nFRAME_TYPE 1\n")
+	if _, ok := c.p.Params["LOG_BACKEND_TYPE"]; !ok {
+		b.WriteString(logOff)
+	}
 	names := make([]string, 0, len(c.p.Params))
 	for n := range c.p.Params {
 		names = append(names, n)
@@ -163,6 +167,17 @@ func (c *Controller) defaultsFile() []byte {
 	}
 	return []byte(b.String())
 }
+
+// logOff turns ArduCopter's dataflash log off. ArduCopter opens its log
+// file when it arms, in its log thread (log_io), which runs on the wall
+// clock, and its main loop waits for it with hal.scheduler->delay(1),
+// which in SITL steps simulated time (AP_Logger_File::
+// PrepForArming_start_logging): arming then takes as many 1 ms steps as
+// the thread took wall time, a few milliseconds more or less from one run
+// to the next, and every run diverges from the first arming on. A
+// scenario that sets LOG_BACKEND_TYPE (1: logs in procs/ardupilot-i/logs)
+// gets its log, and runs that differ after arming.
+const logOff = "LOG_BACKEND_TYPE 0\n"
 
 // Close implements edge.Component: it stops ArduCopter and closes the
 // socket.

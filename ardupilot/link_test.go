@@ -101,3 +101,19 @@ func TestStateLine(t *testing.T) {
 		t.Errorf("State allocates %v times", n)
 	}
 }
+
+// TestDefaultsFileLogOff: skyloop's parameter file turns ArduCopter's
+// dataflash log off (its log thread makes arming take a wall-clock number
+// of simulated steps), unless the scenario sets LOG_BACKEND_TYPE.
+func TestDefaultsFileLogOff(t *testing.T) {
+	p := DefaultParams()
+	c := New(&p, 0, "drone-0", 4, geom.Vec3{}, 0)
+	if got := string(c.defaultsFile()); !strings.Contains(got, "\nLOG_BACKEND_TYPE 0\n") || !strings.Contains(got, "FRAME_CLASS 1\nFRAME_TYPE 1\n") {
+		t.Errorf("defaults without the scenario's LOG_BACKEND_TYPE:\n%s", got)
+	}
+	p.Params = map[string]float64{"LOG_BACKEND_TYPE": 1}
+	got := string(c.defaultsFile())
+	if strings.Count(got, "LOG_BACKEND_TYPE") != 1 || !strings.Contains(got, "\nLOG_BACKEND_TYPE 1\n") {
+		t.Errorf("the scenario's LOG_BACKEND_TYPE 1 is not the only one:\n%s", got)
+	}
+}
