@@ -537,19 +537,29 @@ func (c *Client) Handle(now sim.Time, f frame.Frame) {
 		case common.MAV_RESULT_ACCEPTED:
 			c.finish(true, "")
 		case common.MAV_RESULT_TEMPORARILY_REJECTED, common.MAV_RESULT_IN_PROGRESS:
-			// try again at the next retry
+			if isArm(op) && m.Result == common.MAV_RESULT_TEMPORARILY_REJECTED && c.readyDeadline() {
+				c.notReady("arming still refused (" + m.Result.String() + ")")
+			}
+			// otherwise try again at the next retry
 		case common.MAV_RESULT_DENIED, common.MAV_RESULT_FAILED:
 			if op.Cmd == common.MAV_CMD_MISSION_START && c.attempts < missionStartTries {
 				// PX4 checks a new mission's feasibility after the
 				// upload and denies a start until it has: try again.
 				return
 			}
-			if isArm(op) && ((c.ReadyTimeout > 0 && !c.readyDeadline()) || (c.ReadyTimeout == 0 && c.attempts < armTries)) {
+			if isArm(op) {
 				// Real firmware refuses to arm until its pre-arm checks
 				// pass (ArduCopter: about 40 s after boot, for its
 				// position estimate; PX4 does not say in SYS_STATUS
 				// that they fail, only that they pass): try again, as a
 				// pilot would, until the wait for readiness runs out.
+				switch {
+				case c.ReadyTimeout > 0 && c.readyDeadline():
+					c.notReady("arming still refused (" + m.Result.String() + ")")
+				case c.ReadyTimeout > 0 || c.attempts < armTries:
+				default:
+					c.finish(false, m.Result.String())
+				}
 				return
 			}
 			c.finish(false, m.Result.String())

@@ -153,3 +153,34 @@ func TestDeniedArmingRetriedUntilReadyTimeout(t *testing.T) {
 		t.Fatalf("arm %+v after %d arming commands, want accepted at the 151st (failed: %v)", r, arms, a.c.Err)
 	}
 }
+
+// TestRefusedArmingFailsAtReadyTimeout: a vehicle that keeps refusing to
+// arm (TEMPORARILY_REJECTED, DENIED) is asked again until ReadyTimeout,
+// then the script fails saying so, instead of asking for ever (the old
+// client's answer to TEMPORARILY_REJECTED).
+func TestRefusedArmingFailsAtReadyTimeout(t *testing.T) {
+	for _, res := range []common.MAV_RESULT{common.MAV_RESULT_TEMPORARILY_REJECTED, common.MAV_RESULT_DENIED} {
+		a := &ackClient{t: t, enc: NewEncoder(1, 1), dec: NewDecoder()}
+		a.c = NewClient(255, 190, 1, testOrigin, sim.Second, common.MAV_TYPE_GCS, a)
+		a.c.ReadyTimeout = 20 * sim.Second
+		a.c.Add(Op{Kind: OpConnect, Name: "connect"}, Op{Kind: OpCommand, Name: "arm", Cmd: common.MAV_CMD_COMPONENT_ARM_DISARM, Params: [7]float32{1}})
+		arms := 0
+		var now sim.Time
+		for ; now < sim.Time(60*sim.Second) && !a.c.Done(); now = now.Add(100 * sim.Millisecond) {
+			a.hear(now, &common.MessageHeartbeat{Type: common.MAV_TYPE_QUADROTOR, Autopilot: common.MAV_AUTOPILOT_PX4})
+			a.hear(now, &common.MessageGlobalPositionInt{Lat: 473977420, Lon: 85455940, Alt: 488000})
+			a.sent = a.sent[:0]
+			a.c.Step(now)
+			for _, f := range a.sent {
+				if cl, ok := f.GetMessage().(*common.MessageCommandLong); ok && cl.Command == common.MAV_CMD_COMPONENT_ARM_DISARM {
+					arms++
+					a.hear(now, &common.MessageCommandAck{Command: cl.Command, Result: res})
+				}
+			}
+		}
+		want := "vehicle 1 not ready after 20 s: arming still refused (" + res.String() + ")"
+		if a.c.Err == nil || a.c.Err.Error() != want || arms < 19 || now > sim.Time(21*sim.Second) {
+			t.Errorf("%v: err %v after %d arming commands at %v, want %q at 20 s", res, a.c.Err, arms, now, want)
+		}
+	}
+}
