@@ -255,7 +255,11 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 				b.p.Retry, common.MAV_TYPE_ONBOARD_CONTROLLER, relayHost{b})
 			b.relay.ReadyTimeout = DefaultReadyTimeout
 			b.ep.OnLoiter = b.startRelay
-			b.dec.Want = func(id uint32) bool { return VehicleWants(id) || ClientWants(id) }
+			// The next vehicle is a stand-in too (a group shares its
+			// controller), which reports no pre-arm checks and streams no
+			// HOME_POSITION: the relay reads what it needs to fly, and
+			// the endpoint gets no SYS_STATUS of other vehicles to count.
+			b.dec.Want = func(id uint32) bool { return VehicleWants(id) || flightWants(id) }
 		}
 	}
 	return nil

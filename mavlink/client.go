@@ -171,8 +171,15 @@ func NewClient(sys, comp, target uint8, origin geom.Geodetic, retry sim.Duration
 // ClientWants reports whether a client reads messages with id: a decoder
 // serving only clients can skip the rest (attitude, GPS, battery...).
 func ClientWants(id uint32) bool {
+	return id == idSysStatus || id == idHomePosition || flightWants(id)
+}
+
+// flightWants reports whether a client reads messages with id to fly its
+// script, leaving out those that only tell its readiness (SYS_STATUS,
+// HOME_POSITION).
+func flightWants(id uint32) bool {
 	switch id {
-	case idHeartbeat, idSysStatus, idHomePosition, idGlobalPosInt, idExtSysState, idMissionCur, 46 /* MISSION_ITEM_REACHED */, 22, /* PARAM_VALUE */
+	case idHeartbeat, idGlobalPosInt, idExtSysState, idMissionCur, 46 /* MISSION_ITEM_REACHED */, 22, /* PARAM_VALUE */
 		77 /* COMMAND_ACK */, 51 /* MISSION_REQUEST_INT */, 40 /* MISSION_REQUEST */, 47 /* MISSION_ACK */ :
 		return true
 	}
