@@ -145,6 +145,12 @@ type VehicleBehavior struct {
 	fwBuf     []byte
 	fwIn      int // datagrams from the firmware
 	fwOut     int // datagrams to the firmware
+	// The firmware's flight mode, from its heartbeats passing through:
+	// changes become "mode" events, as the stand-in's controller logs.
+	fwHB     *Decoder // decodes the heartbeats only
+	fwMode   uint32   // custom_mode
+	fwAP     common.MAV_AUTOPILOT
+	fwModeOK bool
 }
 
 // NewVehicleBehavior returns the behaviour with parameters p.
@@ -215,6 +221,8 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 	}
 	if b.fw != nil {
 		b.dec = NewDecoder()
+		b.fwHB = NewDecoder()
+		b.fwHB.Want = func(id uint32) bool { return id == idHeartbeat }
 		b.fwHome = ctx.Telemetry().Pos
 		if b.p.Relay {
 			group := ctx.Group(ctx.Ref().Group)
@@ -222,6 +230,7 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 				b.relayTo = group[idx+1]
 				b.relay = NewClient(uint8(id+1), uint8(common.MAV_COMP_ID_ONBOARD_COMPUTER), uint8(b.relayTo+1), ctx.Origin(),
 					b.p.Retry, common.MAV_TYPE_ONBOARD_CONTROLLER, relayHost{b})
+				b.relay.ReadyTimeout = DefaultReadyTimeout
 			}
 		}
 		return nil
@@ -244,8 +253,13 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 			b.relayTo = group[idx+1]
 			b.relay = NewClient(uint8(id+1), uint8(common.MAV_COMP_ID_ONBOARD_COMPUTER), uint8(b.relayTo+1), ctx.Origin(),
 				b.p.Retry, common.MAV_TYPE_ONBOARD_CONTROLLER, relayHost{b})
+			b.relay.ReadyTimeout = DefaultReadyTimeout
 			b.ep.OnLoiter = b.startRelay
-			b.dec.Want = func(id uint32) bool { return VehicleWants(id) || ClientWants(id) }
+			// The next vehicle is a stand-in too (a group shares its
+			// controller), which reports no pre-arm checks and streams no
+			// HOME_POSITION: the relay reads what it needs to fly, and
+			// the endpoint gets no SYS_STATUS of other vehicles to count.
+			b.dec.Want = func(id uint32) bool { return VehicleWants(id) || flightWants(id) }
 		}
 	}
 	return nil
@@ -392,6 +406,24 @@ func (b *VehicleBehavior) startFirmwareRelay(now sim.Time) {
 	b.ctx.Event("relay", fmt.Sprintf("handing the mission to system %d", b.relay.Target()))
 }
 
+// watchMode logs a "mode" event ("AUTO.LOITER->AUTO.TAKEOFF", the
+// stand-in's from->to form) when the custom mode in the firmware's
+// heartbeats changes; the first heartbeat sets the mode without an event.
+// Only the autopilot's heartbeats count (component 1, an autopilot type):
+// a camera or a companion on the same link has no flight mode.
+func (b *VehicleBehavior) watchMode(data []byte) {
+	b.fwHB.Decode(data, func(f frame.Frame) {
+		hb, ok := f.GetMessage().(*common.MessageHeartbeat)
+		if !ok || f.GetComponentID() != 1 || hb.Autopilot == common.MAV_AUTOPILOT_INVALID {
+			return
+		}
+		if b.fwModeOK && (hb.CustomMode != b.fwMode || hb.Autopilot != b.fwAP) {
+			b.ctx.Event("mode", ModeName(b.fwAP, b.fwMode)+"->"+ModeName(hb.Autopilot, hb.CustomMode))
+		}
+		b.fwMode, b.fwAP, b.fwModeOK = hb.CustomMode, hb.Autopilot, true
+	})
+}
+
 func (b *VehicleBehavior) addPeer(n netsim.NodeID) {
 	for _, p := range b.peers {
 		if p == n {
@@ -416,6 +448,7 @@ func (b *VehicleBehavior) relayStep(now sim.Time) {
 	err := b.fwLink.Drain(func(data []byte) {
 		b.fwIn++
 		b.tlog.writeFrames(now, data)
+		b.watchMode(data)
 		if b.relay != nil {
 			b.watchFirmware(now, data)
 		}
@@ -561,12 +594,13 @@ var GCSSpec = agent.Spec{
 	Name: "mavlink_gcs",
 	Doc: "A scripted MAVLink ground station (system id `system_id`) on a fixed node: from `start`, for each vehicle of `group` " +
 		"(or the group indices in `vehicles`) it connects (heartbeats until it hears a position), writes `params`, uploads `mission` " +
-		"(items relative to each vehicle's home; or, with a `coverage` area, the coverage behaviour's plan as takeoff, waypoints at the turn points and `final`), arms and starts the mission, then waits until the vehicle has landed and disarmed. " +
+		"(items relative to each vehicle's home; or, with a `coverage` area, the coverage behaviour's plan as takeoff, waypoints at the turn points and `final`), waits until the vehicle is ready to arm (heard, home set, pre-arm checks passed when its SYS_STATUS reports them; the run fails after `ready_timeout`), arms and starts the mission, then waits until the vehicle has landed and disarmed. " +
 		"Every command and mission transfer is resent after `retry` until acknowledged, so it completes over lossy links.",
 	Fixed:   true,
 	Vehicle: true,
 	Params: func() agent.Params {
-		return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second, Coverage: behavior.DefaultCoverageParams()}
+		return &GCSParams{Port: 14550, SystemID: 255, Period: 10 * sim.Millisecond, Retry: sim.Second, ReadyTimeout: DefaultReadyTimeout,
+			Coverage: behavior.DefaultCoverageParams()}
 	},
 	New: func(p agent.Params) agent.Behavior { return &GCSBehavior{p: p.(*GCSParams)} },
 }

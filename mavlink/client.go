@@ -27,7 +27,8 @@ const (
 	// OpConnect waits until the vehicle's position has been heard (the
 	// client's heartbeats make the vehicle stream to it).
 	OpConnect OpKind = iota
-	// OpCommand sends a COMMAND_LONG until it is acknowledged.
+	// OpCommand sends a COMMAND_LONG until it is acknowledged. Arming
+	// waits first until the vehicle is ready to arm (Client.Ready).
 	OpCommand
 	// OpUpload uploads a mission with the mission protocol.
 	OpUpload
@@ -119,6 +120,30 @@ type Client struct {
 	Params       map[string]float32
 	flew         bool
 
+	// Readiness, as the vehicle reports it. HomeReported is set by a
+	// HOME_POSITION (HomePos its position). PrearmReported is set when
+	// SYS_STATUS lists MAV_SYS_STATUS_PREARM_CHECK as present or enabled
+	// (ArduPilot always lists it present, and enabled while any arming
+	// check is), PrearmPassed when its health bit is set (ArduPilot:
+	// checks passing or armed; PX4 sets only the health bit, when it can
+	// arm in its current mode).
+	HomeReported   bool
+	HomePos        geom.Vec3
+	PrearmReported bool
+	PrearmPassed   bool
+	// ReadyTimeout bounds the wait for the vehicle's readiness (connect
+	// and the wait before arming), counted from the script's first step;
+	// 0 waits for ever. After it the script fails and Err says what was
+	// missing.
+	ReadyTimeout sim.Duration
+	// Err is set when the vehicle was not ready within ReadyTimeout.
+	Err error
+
+	readyFrom  sim.Time // the script's first step
+	readyClock bool     // readyFrom is set
+	waitFrom   sim.Time // when the current operation began waiting for readiness
+	waiting    bool
+
 	ops      []Op
 	cur      int
 	started  bool
@@ -146,6 +171,13 @@ func NewClient(sys, comp, target uint8, origin geom.Geodetic, retry sim.Duration
 // ClientWants reports whether a client reads messages with id: a decoder
 // serving only clients can skip the rest (attitude, GPS, battery...).
 func ClientWants(id uint32) bool {
+	return id == idSysStatus || id == idHomePosition || flightWants(id)
+}
+
+// flightWants reports whether a client reads messages with id to fly its
+// script, leaving out those that only tell its readiness (SYS_STATUS,
+// HOME_POSITION).
+func flightWants(id uint32) bool {
 	switch id {
 	case idHeartbeat, idGlobalPosInt, idExtSysState, idMissionCur, 46 /* MISSION_ITEM_REACHED */, 22, /* PARAM_VALUE */
 		77 /* COMMAND_ACK */, 51 /* MISSION_REQUEST_INT */, 40 /* MISSION_REQUEST */, 47 /* MISSION_ACK */ :
@@ -154,12 +186,63 @@ func ClientWants(id uint32) bool {
 	return false
 }
 
+// DefaultReadyTimeout is how long a ground station waits for a vehicle's
+// readiness by default: real firmware on a loaded machine has come up
+// 15.6 s (simulated) after the start, and ArduCopter passes its pre-arm
+// checks about 40 s after boot.
+const DefaultReadyTimeout = 120 * sim.Second
+
 // missionStartTries is how often a denied MISSION_START is tried.
 const missionStartTries = 5
 
 // armTries is how often a refused arming is tried (once per retry period:
-// two minutes at the default 1 s).
+// two minutes at the default 1 s) when the client has no ReadyTimeout;
+// with one, a refusal is retried until it has passed.
 const armTries = 120
+
+// isArm reports whether op arms the vehicle.
+func isArm(op *Op) bool {
+	return op.Kind == OpCommand && op.Cmd == common.MAV_CMD_COMPONENT_ARM_DISARM && op.Params[0] == 1
+}
+
+// Ready returns what the vehicle still lacks to be armed, or "" when it is
+// ready: its link (a heartbeat heard), its home (a position reported:
+// GLOBAL_POSITION_INT, which ArduPilot sends as zeros and PX4 not at all
+// until their estimators have a global position), and its pre-arm checks
+// when its SYS_STATUS reports them (a vehicle that does not, such as the
+// stand-in, is ready once heard and positioned).
+func (c *Client) Ready() string {
+	switch {
+	case !c.heardHB:
+		return "no heartbeat heard (link down)"
+	case !c.HasPos && !c.HomeReported:
+		return "no position reported (home not set)"
+	case c.PrearmReported && !c.PrearmPassed:
+		return "pre-arm checks not passed (SYS_STATUS)"
+	}
+	return ""
+}
+
+// readyDeadline reports whether the wait for readiness has run out.
+func (c *Client) readyDeadline() bool {
+	return c.ReadyTimeout > 0 && c.now.Sub(c.readyFrom) >= c.ReadyTimeout
+}
+
+// notReady fails the current operation for good: the vehicle was not
+// ready in time; missing says what it lacked.
+func (c *Client) notReady(missing string) {
+	c.Err = fmt.Errorf("vehicle %d not ready after %g s: %s", c.target, c.ReadyTimeout.Seconds(), missing)
+	op := &c.ops[c.cur]
+	start := c.opStart
+	if !c.started {
+		start = c.waitFrom
+	}
+	c.Results = append(c.Results, OpResult{Name: op.Name, Start: start, End: c.now, Attempts: c.attempts, Detail: c.Err.Error()})
+	c.host.Event("mavlink_failed", c.Err.Error())
+	c.Failed = true
+	c.cur++
+	c.started, c.waiting = false, false
+}
 
 // Target returns the vehicle's system id.
 func (c *Client) Target() uint8 { return c.target }
@@ -199,8 +282,14 @@ func (c *Client) Step(now sim.Time) {
 	if c.Done() {
 		return
 	}
+	if !c.readyClock {
+		c.readyFrom, c.readyClock = now, true
+	}
 	op := &c.ops[c.cur]
 	if op.Only != 0 && !c.heardHB {
+		if c.readyDeadline() {
+			c.notReady(c.Ready())
+		}
 		return // which autopilot it is comes with its first HEARTBEAT
 	}
 	for op.Only != 0 && op.Only != c.Autopilot {
@@ -211,6 +300,21 @@ func (c *Client) Step(now sim.Time) {
 		op = &c.ops[c.cur]
 	}
 	if !c.started {
+		if isArm(op) {
+			if missing := c.Ready(); missing != "" {
+				if !c.waiting {
+					c.waiting, c.waitFrom = true, now
+				}
+				if c.readyDeadline() {
+					c.notReady(missing)
+				}
+				return // arming waits for the vehicle's readiness
+			}
+			if c.waiting && now > c.waitFrom {
+				c.host.Event("mavlink_ready", fmt.Sprintf("vehicle %d: ready to arm after waiting %.3f s", c.target, now.Sub(c.waitFrom).Seconds()))
+			}
+			c.waiting = false
+		}
 		c.started, c.opStart, c.attempts, c.confirm = true, now, 0, 0
 		c.begin(op)
 		return
@@ -328,9 +432,19 @@ func (c *Client) resend(op *Op) {
 func (c *Client) check(op *Op) {
 	switch op.Kind {
 	case OpConnect:
-		if c.HasPos {
+		switch {
+		case c.HasPos:
 			c.Home = c.Pos
-			c.finish(true, fmt.Sprintf("home %.2f %.2f %.2f", c.Pos.X, c.Pos.Y, c.Pos.Z))
+			if c.HomeReported {
+				c.Home = c.HomePos // the vehicle's own home, when it has said so
+			}
+			c.finish(true, fmt.Sprintf("home %.2f %.2f %.2f", c.Home.X, c.Home.Y, c.Home.Z))
+		case c.readyDeadline():
+			missing := c.Ready()
+			if missing == "" {
+				missing = "no position reported (home not set)"
+			}
+			c.notReady(missing)
 		}
 	case OpWaitLanded:
 		if c.flew && !c.Armed && c.Landed == common.MAV_LANDED_STATE_ON_GROUND {
@@ -385,6 +499,19 @@ func (c *Client) Handle(now sim.Time, f frame.Frame) {
 		c.Armed = m.BaseMode&common.MAV_MODE_FLAG_SAFETY_ARMED != 0
 		c.Mode = ModeFromCustom(m.CustomMode)
 		c.Autopilot, c.CustomMode, c.heardHB = m.Autopilot, m.CustomMode, true
+	case *common.MessageSysStatus:
+		if f.GetComponentID() != 1 {
+			return
+		}
+		const bit = common.MAV_SYS_STATUS_PREARM_CHECK
+		c.PrearmReported = c.PrearmReported || (m.OnboardControlSensorsPresent|m.OnboardControlSensorsEnabled)&bit != 0
+		c.PrearmPassed = m.OnboardControlSensorsHealth&bit != 0
+	case *common.MessageHomePosition:
+		if m.Latitude == 0 && m.Longitude == 0 {
+			return
+		}
+		c.HomePos = c.origin.ToLocal(geom.Geodetic{Lat: float64(m.Latitude) / 1e7, Lon: float64(m.Longitude) / 1e7, Alt: float64(m.Altitude) / 1000})
+		c.HomeReported = true
 	case *common.MessageGlobalPositionInt:
 		if m.Lat == 0 && m.Lon == 0 {
 			return // no position yet (ArduPilot sends zeros until its EKF has one)
@@ -417,17 +544,29 @@ func (c *Client) Handle(now sim.Time, f frame.Frame) {
 		case common.MAV_RESULT_ACCEPTED:
 			c.finish(true, "")
 		case common.MAV_RESULT_TEMPORARILY_REJECTED, common.MAV_RESULT_IN_PROGRESS:
-			// try again at the next retry
+			if isArm(op) && m.Result == common.MAV_RESULT_TEMPORARILY_REJECTED && c.readyDeadline() {
+				c.notReady("arming still refused (" + m.Result.String() + ")")
+			}
+			// otherwise try again at the next retry
 		case common.MAV_RESULT_DENIED, common.MAV_RESULT_FAILED:
 			if op.Cmd == common.MAV_CMD_MISSION_START && c.attempts < missionStartTries {
 				// PX4 checks a new mission's feasibility after the
 				// upload and denies a start until it has: try again.
 				return
 			}
-			if op.Cmd == common.MAV_CMD_COMPONENT_ARM_DISARM && op.Params[0] == 1 && c.attempts < armTries {
+			if isArm(op) {
 				// Real firmware refuses to arm until its pre-arm checks
 				// pass (ArduCopter: about 40 s after boot, for its
-				// position estimate): try again, as a pilot would.
+				// position estimate; PX4 does not say in SYS_STATUS
+				// that they fail, only that they pass): try again, as a
+				// pilot would, until the wait for readiness runs out.
+				switch {
+				case c.ReadyTimeout > 0 && c.readyDeadline():
+					c.notReady("arming still refused (" + m.Result.String() + ")")
+				case c.ReadyTimeout > 0 || c.attempts < armTries:
+				default:
+					c.finish(false, m.Result.String())
+				}
 				return
 			}
 			c.finish(false, m.Result.String())

@@ -52,15 +52,19 @@ func (m *MissionItem) item() Item {
 
 // GCSParams configure the scripted ground station.
 type GCSParams struct {
-	Group    string             `yaml:"group" json:"group"`       // vehicle group to fly; empty = every vehicle
-	Vehicles []int              `yaml:"vehicles" json:"vehicles"` // group indices to fly; empty = all
-	Port     uint16             `yaml:"port" json:"port"`
-	SystemID int                `yaml:"system_id" json:"system_id"`
-	Start    sim.Duration       `yaml:"start" json:"start"`   // when the script starts
-	Retry    sim.Duration       `yaml:"retry" json:"retry"`   // resend period of unacknowledged frames
-	Period   sim.Duration       `yaml:"period" json:"period"` // how often the station runs
-	Params   map[string]float64 `yaml:"params" json:"params"` // parameters written before the mission
-	Mission  []MissionItem      `yaml:"mission" json:"mission"`
+	Group    string       `yaml:"group" json:"group"`       // vehicle group to fly; empty = every vehicle
+	Vehicles []int        `yaml:"vehicles" json:"vehicles"` // group indices to fly; empty = all
+	Port     uint16       `yaml:"port" json:"port"`
+	SystemID int          `yaml:"system_id" json:"system_id"`
+	Start    sim.Duration `yaml:"start" json:"start"`   // when the script starts
+	Retry    sim.Duration `yaml:"retry" json:"retry"`   // resend period of unacknowledged frames
+	Period   sim.Duration `yaml:"period" json:"period"` // how often the station runs
+	// ReadyTimeout bounds the wait for each vehicle's readiness (link up,
+	// home set, pre-arm checks passed when its SYS_STATUS reports them),
+	// from start; after it the run fails, naming what was missing.
+	ReadyTimeout sim.Duration       `yaml:"ready_timeout" json:"ready_timeout"`
+	Params       map[string]float64 `yaml:"params" json:"params"` // parameters written before the mission
+	Mission      []MissionItem      `yaml:"mission" json:"mission"`
 	// Coverage, when its area is set (instead of a mission), plans a
 	// coverage path as the coverage behaviour does and flies it as the
 	// mission: takeoff to its altitude above home, a waypoint at every
@@ -88,6 +92,9 @@ func (p *GCSParams) Validate() fields.Errors {
 	}
 	if p.Period <= 0 {
 		bad["period"] = fmt.Sprintf("must be a positive duration, got %v", p.Period)
+	}
+	if p.ReadyTimeout <= 0 {
+		bad["ready_timeout"] = fmt.Sprintf("must be a positive duration such as 120s, got %v", p.ReadyTimeout)
 	}
 	for name, v := range p.Params {
 		if paramIndex(name) < 0 {
@@ -176,6 +183,7 @@ type GCSBehavior struct {
 	nodes   []netsim.NodeID
 	bySys   map[uint8]int
 	plan    *plan.Plan // the coverage plan flown, if any
+	failed  []bool     // the client's readiness failure has failed the run
 }
 
 // Clients returns the per-vehicle clients (after Start).
@@ -246,6 +254,7 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 		sys := uint8(id + 1)
 		c := NewClient(uint8(g.p.SystemID), uint8(common.MAV_COMP_ID_MISSIONPLANNER), sys, ctx.Origin(), g.p.Retry,
 			common.MAV_TYPE_GCS, gcsHost{g, id})
+		c.ReadyTimeout = g.p.ReadyTimeout
 		c.Add(Op{Kind: OpConnect, Name: "connect"})
 		for _, n := range names {
 			c.Add(Op{Kind: OpSetParam, Name: "param " + n, Param: n, Value: float32(g.p.Params[n])})
@@ -257,6 +266,7 @@ func (g *GCSBehavior) Start(ctx *agent.Context) error {
 		}
 		g.bySys[sys] = len(g.clients)
 		g.clients = append(g.clients, c)
+		g.failed = append(g.failed, false)
 		g.nodes = append(g.nodes, id)
 	}
 	return nil
@@ -290,8 +300,12 @@ func (g *GCSBehavior) Schedule() (period, offset sim.Duration) { return g.p.Peri
 
 // Step implements agent.Behavior.
 func (g *GCSBehavior) Step(ctx *agent.Context) {
-	for _, c := range g.clients {
+	for i, c := range g.clients {
 		c.Step(ctx.Now())
+		if c.Err != nil && !g.failed[i] {
+			g.failed[i] = true
+			ctx.Fail(fmt.Errorf("mavlink_gcs: %w", c.Err))
+		}
 	}
 }
 

@@ -35,6 +35,9 @@ type flyer struct {
 	sent   int
 	lost   int
 	heard  []frame.Frame // every frame the client side decoded
+	// tamper, when set, may change each frame the client is about to
+	// handle (a stand-in variant: a firmware's SYS_STATUS, say).
+	tamper func(now sim.Time, fr frame.Frame)
 }
 
 type flyerVehHost struct{ f *flyer }
@@ -86,6 +89,9 @@ func (f *flyer) run(d sim.Duration, until func() bool) bool {
 			for _, b := range out {
 				f.dec.Decode(b, func(fr frame.Frame) {
 					f.heard = append(f.heard, fr)
+					if f.tamper != nil {
+						f.tamper(f.now, fr)
+					}
 					f.cl.Handle(f.now, fr)
 				})
 			}

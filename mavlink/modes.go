@@ -90,3 +90,26 @@ func (m FlightMode) baseMode(armed bool) common.MAV_MODE_FLAG {
 	}
 	return f
 }
+
+// copterModes are ArduCopter's mode numbers (the heartbeat's custom_mode)
+// and names, from ArduCopter/mode.h (enum class Mode::Number).
+var copterModes = map[uint32]string{0: "STABILIZE", 1: "ACRO", 2: "ALT_HOLD", 3: "AUTO", 4: "GUIDED", 5: "LOITER",
+	6: "RTL", 7: "CIRCLE", 9: "LAND", 11: "DRIFT", 13: "SPORT", 14: "FLIP", 15: "AUTOTUNE", 16: "POSHOLD", 17: "BRAKE",
+	18: "THROW", 19: "AVOID_ADSB", 20: "GUIDED_NOGPS", 21: "SMART_RTL", 22: "FLOWHOLD", 23: "FOLLOW", 24: "ZIGZAG",
+	25: "SYSTEMID", 26: "AUTOROTATE", 27: "AUTO_RTL", 28: "TURTLE"}
+
+// ModeName returns the name of a heartbeat's custom_mode as the autopilot
+// that sent it calls it: PX4's main and sub mode (AUTO.LOITER), or
+// ArduCopter's mode (GUIDED); another autopilot's, or an unknown number,
+// as the number.
+func ModeName(ap common.MAV_AUTOPILOT, custom uint32) string {
+	switch ap {
+	case common.MAV_AUTOPILOT_PX4:
+		return ModeFromCustom(custom).String()
+	case common.MAV_AUTOPILOT_ARDUPILOTMEGA:
+		if n, ok := copterModes[custom]; ok {
+			return n
+		}
+	}
+	return fmt.Sprintf("mode(%d)", custom)
+}

@@ -301,3 +301,52 @@ func TestCoverageAsMission(t *testing.T) {
 		t.Fatalf("passed over the centres of %d cells: %v; want the 10 free ones", len(near), near)
 	}
 }
+
+const deafVehicle = `
+name: mavlink-deaf
+seed: 1
+duration: 20s
+tick: 1ms
+vehicles:
+  - name: drone
+    kind: multirotor
+    count: 1
+    spawn: {layout: explicit, positions: [[0, 0, 0]]}
+nodes:
+  - name: gcs
+    position: [0, -5, 1]
+    behaviors:
+      - type: mavlink_gcs
+        ready_timeout: READY
+        mission: [{cmd: takeoff, alt: 5}, {cmd: land}]
+network: {backend: ideal}
+`
+
+// TestGCSFailsRunWhenVehicleNotReady: a ground station whose vehicle never
+// answers (it runs no MAVLink endpoint) fails the run after ready_timeout,
+// saying what was missing; a ready_timeout that is not a positive duration
+// is refused, naming the key.
+func TestGCSFailsRunWhenVehicleNotReady(t *testing.T) {
+	sc, err := scenario.Parse("deaf.yaml", []byte(strings.Replace(deafVehicle, "READY", "5s", 1)), registry.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runner.Execute(r, "", runner.Options{})
+	const want = "vehicle 1 not ready after 5 s: no heartbeat heard (link down)"
+	t.Log(err)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("run error %v, want one containing %q", err, want)
+	}
+	sc, err = scenario.Parse("deaf.yaml", []byte(strings.Replace(deafVehicle, "READY", "0s", 1)), registry.Schema())
+	if err == nil {
+		_, err = engine.Build(sc, engine.Options{Registry: registry})
+	}
+	t.Log(err)
+	if err == nil || !strings.Contains(err.Error(), "ready_timeout") {
+		t.Fatalf("ready_timeout 0s: %v, want an error naming ready_timeout", err)
+	}
+}
