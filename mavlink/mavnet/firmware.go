@@ -104,12 +104,15 @@ func (t *tcpFw) connect() {
 }
 
 // readAll reads what the socket holds, without waiting (it reports done
-// at EAGAIN), and keeps the whole frames.
+// at EAGAIN), and keeps the whole frames. It reads at most 2*maxPending
+// bytes a step, so that a firmware that never stops writing cannot hold
+// the tick; the rest waits for the next step.
 func (t *tcpFw) readAll(fd uintptr) bool {
 	t.rerr = nil
-	for {
+	for read := 0; read < 2*maxPending; {
 		n, err := syscall.Read(int(fd), t.buf)
 		if n > 0 {
+			read += n
 			t.part = append(t.part, t.buf[:n]...)
 			whole, _ := mavlink.WholeFrames(t.part)
 			if len(t.in)+whole <= maxPending {
@@ -129,6 +132,7 @@ func (t *tcpFw) readAll(fd uintptr) bool {
 		}
 		return true
 	}
+	return true
 }
 
 func (t *tcpFw) Drain(fn func(data []byte)) error {
