@@ -152,7 +152,8 @@ type Host interface {
 	Origin() geom.Geodetic
 	// File creates an output file in the run directory (a telemetry log,
 	// say), flushed and closed with the run. A run that writes no files
-	// returns io.Discard (Context.File turns a nil writer into it too).
+	// may return nil and no error: Context.File, through which behaviours
+	// ask, turns that into io.Discard.
 	File(name string) (io.Writer, error)
 	// Fail ends the run with err after the current agent phase.
 	Fail(node netsim.NodeID, err error)

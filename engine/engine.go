@@ -435,16 +435,10 @@ func (h *host) Nodes() []agent.NodeRef { return h.fleet.refs }
 // Tick returns the kernel tick.
 func (h *host) Tick() sim.Duration { return h.cfg.tick }
 
-// File creates a behaviour's output file in the run directory; a run that
-// writes no files gives io.Discard, never a nil writer.
-func (h *host) File(name string) (io.Writer, error) {
-	r := (*Run)(h)
-	w, err := r.sampleFile(name)
-	if w == nil && err == nil {
-		return io.Discard, nil
-	}
-	return w, err
-}
+// File creates a behaviour's output file in the run directory; nil and no
+// error when the run writes no files (agent.Context.File, the one place
+// behaviours reach it through, turns that into io.Discard).
+func (h *host) File(name string) (io.Writer, error) { return (*Run)(h).sampleFile(name) }
 
 // Network says how the run drives its network.
 func (h *host) Network() agent.NetworkMode {
