@@ -406,3 +406,8 @@ func (c *Controller) Estimate(tel vehicle.Telemetry) vehicle.Telemetry { return 
 // MAVLinkTCP returns the TCP port of ArduCopter's primary MAVLink link
 // (SERIAL0), which the mavlink behaviour relays through the network.
 func (c *Controller) MAVLinkTCP() int { return MAVLinkBase + 10*c.fw.Inst }
+
+// ArmingInHeartbeats implements mavlink.ArmingInHeartbeats: the servo
+// packets of ArduPilot's SITL carry no armed flag, so the relay logs
+// "armed" and "disarmed" from ArduPilot's heartbeats.
+func (c *Controller) ArmingInHeartbeats() bool { return true }

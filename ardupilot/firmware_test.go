@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,6 +145,43 @@ network:
 		t.Errorf("ended at %v in mode %s, want landed near home with the motors stopped", v.Final, v.Mode)
 	}
 	gcsComplete(t, res, "gcs", 1)
+	// events.csv tells the flight as the stand-in's does: armed (from
+	// ArduPilot's heartbeats), takeoff and touchdown (from the truth),
+	// disarmed, with ArduPilot's mode changes between.
+	var got []string
+	for _, e := range eventNames(t, dir, "0") {
+		if e == "armed" || e == "takeoff" || e == "touchdown" || e == "disarmed" {
+			got = append(got, e)
+		}
+	}
+	if want := "armed takeoff touchdown disarmed"; strings.Join(got, " ") != want {
+		t.Errorf("events of copter-0 (node 0) %q, want %q", got, want)
+	}
+	if !slices.Contains(eventNames(t, dir, "0"), "mode") {
+		t.Error("no mode event for copter-0 (node 0)")
+	}
+}
+
+// eventNames returns the names of the events of node (its number) in
+// events.csv, in order.
+func eventNames(t *testing.T, dir, node string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rows[1:] {
+		if len(r) > 3 && r[1] == node {
+			names = append(names, r[3])
+		}
+	}
+	return names
 }
 
 // TestArduPilotChain runs scenarios/ubanc-chain-ardupilot.yaml: the three

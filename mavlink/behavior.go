@@ -151,6 +151,10 @@ type VehicleBehavior struct {
 	fwMode   uint32   // custom_mode
 	fwAP     common.MAV_AUTOPILOT
 	fwModeOK bool
+	// With a firmware whose controller cannot see arming
+	// (ArmingInHeartbeats): whether its heartbeats say it is armed.
+	fwArmLog bool
+	fwArmed  bool
 }
 
 // NewVehicleBehavior returns the behaviour with parameters p.
@@ -223,6 +227,9 @@ func (b *VehicleBehavior) Start(ctx *agent.Context) error {
 		b.dec = NewDecoder()
 		b.fwHB = NewDecoder()
 		b.fwHB.Want = func(id uint32) bool { return id == idHeartbeat }
+		if a, ok := agent.Capability[ArmingInHeartbeats](ctx); ok {
+			b.fwArmLog = a.ArmingInHeartbeats()
+		}
 		b.fwHome = ctx.Telemetry().Pos
 		if b.p.Relay {
 			group := ctx.Group(ctx.Ref().Group)
@@ -410,7 +417,11 @@ func (b *VehicleBehavior) startFirmwareRelay(now sim.Time) {
 // stand-in's from->to form) when the custom mode in the firmware's
 // heartbeats changes; the first heartbeat sets the mode without an event.
 // Only the autopilot's heartbeats count (component 1, an autopilot type):
-// a camera or a companion on the same link has no flight mode.
+// a camera or a companion on the same link has no flight mode. For
+// firmware whose controller cannot see arming (ArmingInHeartbeats), a
+// change of the safety-armed flag is an "armed" or "disarmed" event,
+// named after the autopilot as the controllers name theirs.
+
 func (b *VehicleBehavior) watchMode(data []byte) {
 	b.fwHB.Decode(data, func(f frame.Frame) {
 		hb, ok := f.GetMessage().(*common.MessageHeartbeat)
@@ -421,6 +432,14 @@ func (b *VehicleBehavior) watchMode(data []byte) {
 			b.ctx.Event("mode", ModeName(b.fwAP, b.fwMode)+"->"+ModeName(hb.Autopilot, hb.CustomMode))
 		}
 		b.fwMode, b.fwAP, b.fwModeOK = hb.CustomMode, hb.Autopilot, true
+		if armed := hb.BaseMode&common.MAV_MODE_FLAG_SAFETY_ARMED != 0; b.fwArmLog && armed != b.fwArmed {
+			b.fwArmed = armed
+			name := "disarmed"
+			if armed {
+				name = "armed"
+			}
+			b.ctx.Event(name, autopilotName(hb.Autopilot))
+		}
 	})
 }
 

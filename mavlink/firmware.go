@@ -19,6 +19,15 @@ type FirmwareTCP interface {
 	MAVLinkTCP() int
 }
 
+// ArmingInHeartbeats is a firmware whose vehicle controller cannot tell
+// when it arms (ArduPilot's SITL servo packets carry no armed flag; PX4's
+// actuator outputs do, and its controller logs them). For such firmware
+// the relay logs the "armed" and "disarmed" events, from the safety-armed
+// flag of the heartbeats passing through it.
+type ArmingInHeartbeats interface {
+	ArmingInHeartbeats() bool
+}
+
 // FirmwareLink is the relay's connection to a firmware's ground-station
 // link; package mavnet opens it on the host (VehicleBehavior.AttachFirmware).
 type FirmwareLink interface {

@@ -113,3 +113,16 @@ func ModeName(ap common.MAV_AUTOPILOT, custom uint32) string {
 	}
 	return fmt.Sprintf("mode(%d)", custom)
 }
+
+// autopilotName names the firmware family of a heartbeat's autopilot type
+// as the firmware controllers name themselves in events ("PX4",
+// "ArduPilot"), or by its number.
+func autopilotName(ap common.MAV_AUTOPILOT) string {
+	switch ap {
+	case common.MAV_AUTOPILOT_PX4:
+		return "PX4"
+	case common.MAV_AUTOPILOT_ARDUPILOTMEGA:
+		return "ArduPilot"
+	}
+	return fmt.Sprintf("autopilot(%d)", ap)
+}

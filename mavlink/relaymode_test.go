@@ -22,6 +22,14 @@ type fwVehicle struct{ vehicle.Vehicle }
 func (fwVehicle) MAVLinkPort() int            { return 18570 }
 func (fwVehicle) Estimate() vehicle.Telemetry { return vehicle.Telemetry{} }
 
+// apVehicle is a vehicle flown by ArduPilot: a TCP link, and arming seen in
+// heartbeats only (mavlink.ArmingInHeartbeats).
+type apVehicle struct{ vehicle.Vehicle }
+
+func (apVehicle) MAVLinkTCP() int             { return 5760 }
+func (apVehicle) ArmingInHeartbeats() bool    { return true }
+func (apVehicle) Estimate() vehicle.Telemetry { return vehicle.Telemetry{} }
+
 // eventHost is a run with a vehicle node and a ground-station node that
 // records events.
 type eventHost struct {
@@ -60,27 +68,34 @@ func (l *chunkLink) Write([]byte) {}
 // the firmware names them (PX4's main.sub modes, ArduCopter's numbers) in
 // the stand-in's from->to form; a repeated mode, a ground station's
 // heartbeat and a camera's are no change, and the first heartbeat only
-// sets the mode.
+// sets the mode. ArduPilot's arming, which its controller cannot see,
+// becomes "armed" and "disarmed" events from the heartbeats' safety-armed
+// flag; PX4's controller logs its own, so the relay logs none for it.
 func TestRelayLogsFirmwareModes(t *testing.T) {
+	const armed = uint8(common.MAV_MODE_FLAG_SAFETY_ARMED | common.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED)
 	for _, c := range []struct {
 		name  string
 		ap    common.MAV_AUTOPILOT
+		v     vehicle.Vehicle
 		modes []uint32
+		base  []uint8
 		want  []string
 	}{
-		{"px4", common.MAV_AUTOPILOT_PX4,
+		{"px4", common.MAV_AUTOPILOT_PX4, fwVehicle{},
 			[]uint32{ModeHold.Custom(), ModeHold.Custom(), ModeTakeoff.Custom(), ModeMission.Custom(), ModeLand.Custom()},
+			[]uint8{1, armed, armed, armed, 1},
 			[]string{"mode AUTO.LOITER->AUTO.TAKEOFF", "mode AUTO.TAKEOFF->AUTO.MISSION", "mode AUTO.MISSION->AUTO.LAND"}},
-		{"arducopter", common.MAV_AUTOPILOT_ARDUPILOTMEGA,
+		{"arducopter", common.MAV_AUTOPILOT_ARDUPILOTMEGA, apVehicle{},
 			[]uint32{0, 4, 4, 3, 9, 99},
-			[]string{"mode STABILIZE->GUIDED", "mode GUIDED->AUTO", "mode AUTO->LAND", "mode LAND->mode(99)"}},
+			[]uint8{1, 1, armed, armed, armed, 1},
+			[]string{"mode STABILIZE->GUIDED", "armed ArduPilot", "mode GUIDED->AUTO", "mode AUTO->LAND", "mode LAND->mode(99)", "disarmed ArduPilot"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := &eventHost{}
 			p := DefaultVehicleParams()
 			p.GCS, p.Tlog = []string{"gcs"}, false
 			b := NewVehicleBehavior(p)
-			ctx, drv := agent.NewContext(h.Nodes()[0], h, fwVehicle{}, vehicle.Telemetry{}, nil, nil)
+			ctx, drv := agent.NewContext(h.Nodes()[0], h, c.v, vehicle.Telemetry{}, nil, nil)
 			if err := b.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -102,10 +117,10 @@ func TestRelayLogsFirmwareModes(t *testing.T) {
 				// One datagram: telemetry, then the heartbeat (frames the
 				// mode watch skips on their header).
 				dg := frame(fw, &common.MessageAttitude{Roll: 0.1})
-				dg = append(dg, frame(fw, &common.MessageHeartbeat{Type: common.MAV_TYPE_QUADROTOR, Autopilot: c.ap, CustomMode: m})...)
+				dg = append(dg, frame(fw, &common.MessageHeartbeat{Type: common.MAV_TYPE_QUADROTOR, Autopilot: c.ap, BaseMode: common.MAV_MODE_FLAG(c.base[i]), CustomMode: m})...)
 				link.in = append(link.in, dg,
 					frame(gcs, &common.MessageHeartbeat{Type: common.MAV_TYPE_GCS, Autopilot: common.MAV_AUTOPILOT_INVALID, CustomMode: 77}),
-					frame(cam, &common.MessageHeartbeat{Type: common.MAV_TYPE_CAMERA, Autopilot: c.ap, CustomMode: 55}))
+					frame(cam, &common.MessageHeartbeat{Type: common.MAV_TYPE_CAMERA, Autopilot: c.ap, BaseMode: common.MAV_MODE_FLAG(armed), CustomMode: 55}))
 				drv.SetNow(now)
 				b.Step(ctx)
 			}
