@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"skyloop/edge"
+	"skyloop/fields"
 	"skyloop/firmware"
 	"skyloop/geom"
 	"skyloop/sim"
@@ -125,22 +126,54 @@ func (c *Controller) Open(env *edge.Env) error {
 }
 
 // command writes skyloop's parameter file into the working directory wd
-// and returns the ArduCopter command line.
+// and returns the ArduCopter command line. ArduCopter sends to the physics
+// port: on loopback unless it listens on one other address only.
 func (c *Controller) command(env *edge.Env, wd string) (*exec.Cmd, error) {
-	ours := filepath.Join(wd, "skyloop.parm")
-	if err := os.WriteFile(ours, c.defaultsFile(), 0o644); err != nil {
-		return nil, fmt.Errorf("%s: writing ArduCopter's parameters: %w", c.fw.Name, err)
-	}
-	home := env.Origin.ToGeodetic(c.pos)
-	heading := math.Mod(90-c.yaw*180/math.Pi+720, 360) // ArduPilot: degrees clockwise from north
-	// ArduCopter sends to the physics port: on loopback unless it listens
-	// on one other address only.
 	model := "JSON:127.0.0.1"
 	if a := c.access.Listen; !a.IsLoopback() && !a.IsUnspecified() {
 		model = "JSON:" + a.String()
 	}
-	cmd := exec.Command(c.p.Bin, "--model", model, "--speedup", strconv.FormatFloat(c.p.Speedup, 'g', -1, 64),
-		"--defaults", strings.Join(append(append([]string(nil), c.p.Defaults...), ours), ","),
+	return c.commandTo(c.p, env.Origin, wd, model)
+}
+
+// RemoteCommand implements firmware.Remote: ArduCopter as command would
+// start it, sending its servo packets to sim. The scenario must not have
+// skyloop launch it (ardupilot.launch: false).
+func (c *Controller) RemoteCommand(origin geom.Geodetic, wd string, sim netip.Addr) (*exec.Cmd, error) {
+	if c.p.Launch {
+		return nil, fmt.Errorf("%s: ardupilot.launch is true, so `skyloop run` starts ArduCopter itself; "+
+			"for ArduCopter on another host set launch: false, listen (an address of the simulator's host or 0.0.0.0) and peer (the firmware hosts)", c.fw.Name)
+	}
+	if !sim.Is4() {
+		return nil, fmt.Errorf("%s: the simulator's address %s is not IPv4 (ArduPilot's JSON interface speaks IPv4)", c.fw.Name, sim)
+	}
+	if c.p.Port != BasePort {
+		return nil, fmt.Errorf("%s: ardupilot.port is %d: ArduCopter sends to %d+10*instance, so a port it is to send to must be %d", c.fw.Name, c.p.Port, BasePort, BasePort)
+	}
+	// The scenario's launch: false skipped finding ArduCopter; find it on
+	// this host (ardupilot.dir, bin or $SKYLOOP_ARDUPILOT_DIR).
+	p, bad := *c.p, fields.Errors{}
+	p.locate(bad)
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("%s: %w", c.fw.Name, bad.Err("ardupilot"))
+	}
+	return c.commandTo(&p, origin, wd, "JSON:"+sim.String())
+}
+
+// FirmwareBridge implements firmware.Remote.
+func (c *Controller) FirmwareBridge() *firmware.Bridge { return &c.fw }
+
+// commandTo writes skyloop's parameter file into wd and returns the
+// ArduCopter command line for its --model (JSON:<simulator address>).
+func (c *Controller) commandTo(p *Params, origin geom.Geodetic, wd, model string) (*exec.Cmd, error) {
+	ours := filepath.Join(wd, "skyloop.parm")
+	if err := os.WriteFile(ours, c.defaultsFile(), 0o644); err != nil {
+		return nil, fmt.Errorf("%s: writing ArduCopter's parameters: %w", c.fw.Name, err)
+	}
+	home := origin.ToGeodetic(c.pos)
+	heading := math.Mod(90-c.yaw*180/math.Pi+720, 360) // ArduPilot: degrees clockwise from north
+	cmd := exec.Command(p.Bin, "--model", model, "--speedup", strconv.FormatFloat(p.Speedup, 'g', -1, 64),
+		"--defaults", strings.Join(append(append([]string(nil), p.Defaults...), ours), ","),
 		"-I", strconv.Itoa(c.fw.Inst), "--sysid", strconv.Itoa(c.fw.Inst+1), "--serial0", "tcp:0",
 		"--start-time", strconv.Itoa(StartTime),
 		"--home", fmt.Sprintf("%.7f,%.7f,%.2f,%.1f", home.Lat, home.Lon, home.Alt, heading))
@@ -411,3 +444,8 @@ func (c *Controller) MAVLinkTCP() int { return MAVLinkBase + 10*c.fw.Inst }
 // packets of ArduPilot's SITL carry no armed flag, so the relay logs
 // "armed" and "disarmed" from ArduPilot's heartbeats.
 func (c *Controller) ArmingInHeartbeats() bool { return true }
+
+// FirmwareHost implements mavlink.FirmwareHost: the address ArduCopter's
+// servo packets come from (127.0.0.1, or its host when it runs elsewhere),
+// where the relay finds its SERIAL0; the zero Addr before the first.
+func (c *Controller) FirmwareHost() netip.Addr { return c.peer.Addr() }

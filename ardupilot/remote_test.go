@@ -2,14 +2,19 @@ package ardupilot_test
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"net/netip"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"skyloop/engine"
+	"skyloop/firmware"
 	"skyloop/internal/nstest"
 	"skyloop/orchestrate"
 	"skyloop/runner"
@@ -68,4 +73,102 @@ func TestPhysicsPortDropsStrangers(t *testing.T) {
 		!strings.Contains(err.Error(), "were dropped: not in ardupilot.peer (10.79.1.9)") {
 		t.Fatalf("run: %v", err)
 	}
+}
+
+// TestArduCopterInTwoNamespaces: two real ArduCopters, each in a network
+// namespace standing in for a host of its own (a veth pair to this one),
+// started with the command `skyloop firmware` uses (RemoteCommand, sending
+// to this end of their veth), fly one run: skyloop steps both over their
+// physics links, and the built-in ground station flies both through the
+// relay, which reaches each one's MAVLink link at its namespace's address.
+func TestArduCopterInTwoNamespaces(t *testing.T) {
+	needArduPilot(t)
+	nstest.Need(t, orchestrate.CheckPrivileges, "ip")
+	hosts := []string{nstest.Neighbour(t, "10.83.1.1/24", "10.83.1.2/24"), nstest.Neighbour(t, "10.83.2.1/24", "10.83.2.2/24")}
+	for _, ns := range hosts {
+		if out, err := exec.Command("ip", "-n", ns, "link", "set", "lo", "up").CombinedOutput(); err != nil {
+			t.Fatalf("ip -n %s link set lo up: %v: %s", ns, err, out)
+		}
+	}
+	text := `
+name: ap-two-hosts
+seed: 1
+duration: 100s
+tick: 1ms
+vehicles:
+  - name: copter
+    kind: multirotor
+    count: 2
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    params:
+      preset: iris
+      controller: ardupilot-sitl
+      ardupilot: {launch: false, listen: 0.0.0.0, peer: "10.83.1.2,10.83.2.2", connect_timeout: 60s}
+    behaviors:
+      - {type: mavlink, gcs: [gcs]}
+nodes:
+  - name: gcs
+    position: [-10, 10, 1]
+    behaviors:
+      - type: mavlink_gcs
+        group: copter
+        mission:
+          - {cmd: takeoff, alt: 5}
+          - {cmd: land}
+network:
+  backend: wifi
+`
+	sc, err := scenario.Parse("two-hosts.yaml", []byte(text), registry.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Build(sc, engine.Options{Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := 0
+	for _, c := range r.Components() {
+		fw, ok := c.(firmware.Remote)
+		if !ok {
+			continue
+		}
+		inst := fw.FirmwareBridge().Inst
+		sim := netip.MustParseAddr(fmt.Sprintf("10.83.%d.1", inst+1))
+		cmd, err := fw.RemoteCommand(sc.World.Origin, t.TempDir(), sim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := exec.Command("ip", append([]string{"netns", "exec", hosts[inst], cmd.Path}, cmd.Args[1:]...)...)
+		in.Dir = cmd.Dir
+		ch, err := orchestrate.StartChild("ArduCopter", in, io.Discard, io.Discard, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ch.Stop(firmware.StopGrace)
+			if t.Failed() {
+				t.Logf("ArduCopter %d in %s: %s%s", inst, hosts[inst], ch.Status(), ch.Tail())
+			}
+		})
+		started++
+	}
+	if started != 2 {
+		t.Fatalf("started %d ArduCopters, want 2", started)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := runner.Execute(r, dir, runner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, _ := tracks(t, dir)
+	for i := 0; i < 2; i++ {
+		v := res.Summary.Vehicles[i]
+		if h := highest(pos[i]); math.Abs(h-5) > 0.8 || v.Final.Z > 0.05 || v.Mode != "disarmed" {
+			t.Errorf("copter %d: highest %.2f m, ended at %v in mode %s; want about 5 m, landed, motors stopped", i, h, v.Final, v.Mode)
+		}
+		if names := eventNames(t, dir, strconv.Itoa(i)); !slices.Contains(names, "armed") || !slices.Contains(names, "disarmed") {
+			t.Errorf("copter %d: events %q lack armed/disarmed from its heartbeats", i, names)
+		}
+	}
+	gcsComplete(t, res, "gcs", 2)
 }

@@ -1,5 +1,7 @@
 package mavlink
 
+import "net/netip"
+
 // Firmware is what a vehicle flown by real flight firmware offers the
 // mavlink behaviour: where, on loopback, the firmware's ground-station
 // link is. With it the behaviour runs no endpoint of its own and relays
@@ -17,6 +19,15 @@ type Firmware interface {
 // loopback (ArduPilot's SERIAL0 on 5760+10i).
 type FirmwareTCP interface {
 	MAVLinkTCP() int
+}
+
+// FirmwareHost is a firmware that may run on another host (ardupilot.listen
+// with peer): the relay connects to its ground-station link at the address
+// its physics packets come from. FirmwareHost returns that address, or the
+// zero Addr before the firmware has sent any; without the interface the
+// relay connects on loopback.
+type FirmwareHost interface {
+	FirmwareHost() netip.Addr
 }
 
 // ArmingInHeartbeats is a firmware whose vehicle controller cannot tell

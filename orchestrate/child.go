@@ -54,6 +54,13 @@ func (c *Child) PID() int { return c.cmd.Process.Pid }
 // Done is closed when the process has exited.
 func (c *Child) Done() <-chan struct{} { return c.done }
 
+// Err returns, once Done is closed, why the process ended badly (its exit
+// status or signal), or nil when it exited with status 0.
+func (c *Child) Err() error {
+	<-c.done
+	return c.err
+}
+
 // Status says how the process ended, or that it runs.
 func (c *Child) Status() string {
 	select {

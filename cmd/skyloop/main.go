@@ -87,6 +87,6 @@ keeping what they document and removing their temporary files.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(), newValidateCmd(), newBenchCmd(), newSweepCmd(), newSummarizeCmd(), newVersionCmd(), newScenariosCmd(), newBehaviorsCmd(), newControllersCmd(), newNetnsCmd(), newReportCmd(), newViewCmd(), newRelayCmd(), newSpinCmd(), newCalibrateCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newBenchCmd(), newSweepCmd(), newSummarizeCmd(), newVersionCmd(), newScenariosCmd(), newBehaviorsCmd(), newControllersCmd(), newNetnsCmd(), newReportCmd(), newViewCmd(), newRelayCmd(), newSpinCmd(), newCalibrateCmd(), newFirmwareCmd())
 	return root
 }

@@ -62,8 +62,13 @@ func (u *udpFw) Close() error   { return u.l.Close() }
 //     before it sends servos): on loopback, those bytes are in the socket
 //     when the servo packet has arrived. A reader goroutine, as before,
 //     handed the step whatever it had got round to reading.
+//
+// A firmware on another host (mavlink.FirmwareHost) is dialled at its
+// host once that is known (the firmware's first physics packet); the link
+// then crosses a real network, and what arrives by a step depends on it.
 type tcpFw struct {
-	addr   string
+	port   uint16
+	host   func() netip.Addr // nil: loopback
 	conn   *net.TCPConn
 	raw    syscall.RawConn
 	steps  int    // Drain calls
@@ -74,9 +79,8 @@ type tcpFw struct {
 	rerr   error // of the last read: nil, or the link broke
 }
 
-func dialFirmwareTCP(port int) *tcpFw {
-	t := &tcpFw{addr: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)).String(),
-		buf: make([]byte, 16384)}
+func dialFirmwareTCP(port int, host func() netip.Addr) *tcpFw {
+	t := &tcpFw{port: uint16(port), host: host, buf: make([]byte, 16384)}
 	t.readFn = t.readAll
 	return t
 }
@@ -87,9 +91,15 @@ const maxPending = 1 << 20
 
 // connect dials the firmware: on loopback the handshake is done when Dial
 // returns, refused at once when nothing listens (tried again at the next
-// step).
+// step). A firmware on another host is dialled once its host is known.
 func (t *tcpFw) connect() {
-	c, err := net.DialTimeout("tcp", t.addr, time.Second)
+	addr := netip.MustParseAddr("127.0.0.1")
+	if t.host != nil {
+		if addr = t.host(); !addr.IsValid() {
+			return
+		}
+	}
+	c, err := net.DialTimeout("tcp", netip.AddrPortFrom(addr, t.port).String(), time.Second)
 	if err != nil {
 		return
 	}
@@ -99,7 +109,7 @@ func (t *tcpFw) connect() {
 		tc.Close()
 		return
 	}
-	tc.SetNoDelay(true) //nolint:errcheck // a loopback socket takes it
+	tc.SetNoDelay(true) //nolint:errcheck // a TCP socket takes it
 	t.conn, t.raw, t.part = tc, raw, t.part[:0]
 }
 
@@ -175,7 +185,11 @@ func (t *tcpFw) Close() error {
 // openFirmware connects the relay to the vehicle's firmware.
 func openFirmware(fw any) (fwConn, error) {
 	if f, ok := fw.(mavlink.FirmwareTCP); ok {
-		return dialFirmwareTCP(f.MAVLinkTCP()), nil
+		var host func() netip.Addr
+		if h, ok := fw.(mavlink.FirmwareHost); ok {
+			host = h.FirmwareHost
+		}
+		return dialFirmwareTCP(f.MAVLinkTCP(), host), nil
 	}
 	f, ok := fw.(mavlink.Firmware)
 	if !ok {
