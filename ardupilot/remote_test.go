@@ -1,10 +1,12 @@
 package ardupilot_test
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"net/netip"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -81,6 +83,9 @@ func TestPhysicsPortDropsStrangers(t *testing.T) {
 // to this end of their veth), fly one run: skyloop steps both over their
 // physics links, and the built-in ground station flies both through the
 // relay, which reaches each one's MAVLink link at its namespace's address.
+// The flight is the one the same scenario flies with both ArduCopters
+// launched by skyloop on loopback: vehicles.csv, events.csv and trace.csv
+// are byte-identical.
 func TestArduCopterInTwoNamespaces(t *testing.T) {
 	needArduPilot(t)
 	nstest.Need(t, orchestrate.CheckPrivileges, "ip")
@@ -171,4 +176,13 @@ network:
 		}
 	}
 	gcsComplete(t, res, "gcs", 2)
+
+	_, local := runText(t, "two-local.yaml", strings.Replace(text, `launch: false, listen: 0.0.0.0, peer: "10.83.1.2,10.83.2.2", `, "", 1))
+	for _, f := range []string{"vehicles.csv", "events.csv", "trace.csv"} {
+		a, errA := os.ReadFile(filepath.Join(dir, f))
+		b, errB := os.ReadFile(filepath.Join(local, f))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs from the run with both ArduCopters on loopback (%v, %v)", f, errA, errB)
+		}
+	}
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"skyloop/internal/fwtest"
+)
+
+// fwScenario is two ArduCopters whose firmware runs on other hosts.
+const fwScenario = `
+name: fw-hosts
+duration: 10s
+vehicles:
+  - name: copter
+    kind: multirotor
+    count: 2
+    spawn: {layout: line, origin: [0, 0, 0], spacing: 5}
+    params:
+      preset: iris
+      controller: ardupilot-sitl
+      ardupilot: {launch: LAUNCH, listen: 0.0.0.0, peer: 10.9.0.0/24, params: {SIM_RATE_HZ: 400}}
+`
+
+// TestFirmwareStartsRemoteInstances: skyloop firmware starts, for the
+// vehicles asked for only, the firmware found on this host
+// ($SKYLOOP_ARDUPILOT_DIR, a stand-in here) as skyloop run would, sending
+// to --sim-host: instance number, skyloop's parameter file (with the
+// scenario's parameters) in the instance's directory under --out, absolute
+// paths. It refuses what cannot work, saying why.
+func TestFirmwareStartsRemoteInstances(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for name, text := range map[string]string{
+		"ap/build/sitl/bin/arducopter":                 fwtest.StandIn + "echo \"args $*\" >> \"$SKYLOOP_FAKE_LOG\"\n",
+		"ap/Tools/autotest/default_params/copter.parm": "FRAME_CLASS 1\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("SKYLOOP_ARDUPILOT_DIR", "ap")
+	t.Setenv("SKYLOOP_FAKE_LOG", filepath.Join(t.TempDir(), "fake.log"))
+	os.WriteFile("remote.yaml", []byte(strings.Replace(fwScenario, "LAUNCH", "false", 1)), 0o644)
+	os.WriteFile("local.yaml", []byte(strings.Replace(fwScenario, "LAUNCH", "true", 1)), 0o644)
+
+	code, _, stderr := capture(t, "firmware", "remote.yaml", "--sim-host", "10.9.0.1", "--vehicles", "1", "--out", "fw")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	log, err := os.ReadFile(os.Getenv("SKYLOOP_FAKE_LOG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := filepath.Abs(filepath.Join("fw", "procs", "ardupilot-1"))
+	for _, want := range []string{"cwd " + wd, "--model JSON:10.9.0.1", "-I 1 --sysid 2", "path yes " + filepath.Join(wd, "skyloop.parm")} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the firmware's log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(string(log), "path no") {
+		t.Errorf("the firmware was handed a path that does not exist:\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join("fw", "procs", "ardupilot-0")); err == nil {
+		t.Error("instance 0 was started, though --vehicles named 1 only")
+	}
+	parm, _ := os.ReadFile(filepath.Join(wd, "skyloop.parm"))
+	if !strings.Contains(string(parm), "SIM_RATE_HZ 400") || !strings.Contains(string(parm), "LOG_BACKEND_TYPE 0") {
+		t.Errorf("skyloop.parm lacks the scenario's parameters or skyloop's:\n%s", parm)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"firmware", "remote.yaml"}, "--sim-host is required"},
+		{[]string{"firmware", "remote.yaml", "--sim-host", "::1"}, "is not an IPv4 address"},
+		{[]string{"firmware", "remote.yaml", "--sim-host", "10.9.0.1", "--vehicles", "5"}, "node 5 of fw-hosts is not a vehicle flown by firmware"},
+		{[]string{"firmware", "local.yaml", "--sim-host", "10.9.0.1"}, "ardupilot.launch is true"},
+		{[]string{"firmware", "quickstart", "--sim-host", "10.9.0.1"}, "quickstart has no vehicle flown by firmware"},
+	} {
+		code, _, stderr := capture(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, %s; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
