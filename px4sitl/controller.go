@@ -15,6 +15,7 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/frame"
 
 	"skyloop/edge"
+	"skyloop/fields"
 	"skyloop/firmware"
 	"skyloop/geom"
 	"skyloop/mavlink"
@@ -53,6 +54,7 @@ type Controller struct {
 	origin   geom.Geodetic
 
 	ln       net.Listener
+	host     netip.Addr // where PX4 connected from
 	accepted chan net.Conn
 	refused  atomic.Value // the last refused peer's address (string)
 	conn     net.Conn
@@ -134,7 +136,7 @@ func (c *Controller) Open(env *edge.Env) error {
 		return nil
 	}
 	return c.fw.Launch(env, func(wd string) (*exec.Cmd, error) {
-		cmd, err := command(c.p, c.fw.Inst, wd)
+		cmd, err := command(c.p, c.fw.Inst, wd, netip.Addr{})
 		if err != nil {
 			return nil, fmt.Errorf("%s: starting PX4: %w", c.fw.Name, err)
 		}
@@ -189,6 +191,9 @@ func (c *Controller) connect() bool {
 			return false
 		}
 		c.conn = conn
+		if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil {
+			c.host = ap.Addr().Unmap()
+		}
 		if tc, ok := conn.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
@@ -345,3 +350,37 @@ func (c *Controller) Estimate(tel vehicle.Telemetry) vehicle.Telemetry { return 
 // PX4's convention), where the mavlink behaviour relays ground stations'
 // frames.
 func (c *Controller) MAVLinkPort() int { return 18570 + c.fw.Inst }
+
+// FirmwareHost implements mavlink.FirmwareHost: the address PX4 connected
+// to the simulator port from (127.0.0.1, or its host when it runs
+// elsewhere), where the relay finds its MAVLink port; the zero Addr before
+// it connected.
+func (c *Controller) FirmwareHost() netip.Addr { return c.host }
+
+// FirmwareBridge implements firmware.Remote.
+func (c *Controller) FirmwareBridge() *firmware.Bridge { return &c.fw }
+
+// RemoteCommand implements firmware.Remote: PX4 as skyloop run would start
+// it, connecting to the simulator at sim (PX4_SIM_HOST_ADDR). The scenario
+// must not have skyloop launch it (px4.launch: false).
+func (c *Controller) RemoteCommand(_ geom.Geodetic, wd string, sim netip.Addr) (*exec.Cmd, error) {
+	if c.p.Launch {
+		return nil, fmt.Errorf("%s: px4.launch is true, so `skyloop run` starts PX4 itself; "+
+			"for PX4 on another host set launch: false, listen (an address of the simulator's host or 0.0.0.0) and peer (the firmware hosts)", c.fw.Name)
+	}
+	if c.p.Port != BasePort {
+		return nil, fmt.Errorf("%s: px4.port is %d: PX4 connects to %d+instance, so a port it is to connect to must be %d", c.fw.Name, c.p.Port, BasePort, BasePort)
+	}
+	// The scenario's launch: false skipped finding PX4; find it on this
+	// host (px4.dir, bin, rootfs or $SKYLOOP_PX4_DIR).
+	p, bad := *c.p, fields.Errors{}
+	p.locate(bad)
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("%s: %w", c.fw.Name, bad.Err("px4"))
+	}
+	cmd, err := command(&p, c.fw.Inst, wd, sim)
+	if err != nil {
+		return nil, fmt.Errorf("%s: starting PX4: %w", c.fw.Name, err)
+	}
+	return cmd, nil
+}

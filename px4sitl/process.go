@@ -12,8 +12,9 @@ import (
 // command returns `px4 -i inst -d -w wd rootfs` with the airframe, the
 // parameters and the logger setting in its environment (firmware.Bridge
 // starts it as an orchestrate.Child: its own process group, killed with
-// skyloop).
-func command(p *Params, inst int, wd string) (*exec.Cmd, error) {
+// skyloop). PX4 connects to the simulator at simHost, or (the zero Addr)
+// where px4.listen says.
+func command(p *Params, inst int, wd string, simHost netip.Addr) (*exec.Cmd, error) {
 	model, err := p.Model()
 	if err != nil {
 		return nil, err
@@ -21,7 +22,9 @@ func command(p *Params, inst int, wd string) (*exec.Cmd, error) {
 	cmd := exec.Command(p.Bin, "-i", strconv.Itoa(inst), "-d", "-w", wd, p.Rootfs)
 	cmd.Dir = wd
 	env := []string{"PX4_SIM_MODEL=" + model, "PX4_SYS_AUTOSTART=" + strconv.Itoa(p.Airframe)}
-	if a, err := netip.ParseAddr(p.Listen); err == nil && !a.IsLoopback() && !a.IsUnspecified() {
+	if simHost.IsValid() {
+		env = append(env, "PX4_SIM_HOST_ADDR="+simHost.String())
+	} else if a, err := netip.ParseAddr(p.Listen); err == nil && !a.IsLoopback() && !a.IsUnspecified() {
 		// The simulator port listens on one address only: PX4 must
 		// connect there, not to localhost (PX4_SIM_HOST_ADDR, read by
 		// PX4's simulator_mavlink).

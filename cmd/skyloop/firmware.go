@@ -29,16 +29,18 @@ func newFirmwareCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "firmware SCENARIO --sim-host ADDR [--vehicles LIST]",
 		Short: "Start a scenario's real firmware on this host, for a run on another host",
-		Long: `firmware starts the real flight firmware (ArduCopter SITL) of a scenario's
+		Long: `firmware starts the real flight firmware (PX4 or ArduCopter SITL) of a scenario's
 vehicles on this host, for a skyloop run of the same scenario on another host
 (the simulator's, --sim-host): the swarm's firmware spread over the nodes of a
 cluster, one skyloop run stepping them all. Each instance starts exactly as
 skyloop run would have started it on its own host (the same instance number,
-home, start time and parameters, skyloop's parameter file included), except
-that it sends its physics packets to --sim-host. The run's relay then reaches
-each instance's MAVLink link at the address its physics packets came from.
+home, start time and parameters, ArduCopter's skyloop.parm included), except
+that it connects to the simulator at --sim-host (ArduCopter: --model
+JSON:<host>; PX4: PX4_SIM_HOST_ADDR). The run's relay then reaches each
+instance's MAVLink link at the address its physics link came from.
 
-The scenario must say that the firmware runs elsewhere: launch: false, listen
+The scenario must say that the firmware runs elsewhere (px4: or ardupilot:
+block): launch: false, listen
 (an address of the simulator's host, or 0.0.0.0) and peer (the firmware
 hosts' addresses or networks), e.g.
 
@@ -46,9 +48,9 @@ hosts' addresses or networks), e.g.
            ardupilot: {launch: false, listen: 0.0.0.0, peer: 10.1.0.0/16}}
 
 The firmware is found on this host as skyloop run finds it
-($SKYLOOP_ARDUPILOT_DIR, or the scenario's dir or bin). Each instance writes
-its console to DIR/procs/ardupilot-<i>.out|err and its files under
-DIR/procs/ardupilot-<i>/ (DIR: --out). firmware runs until every instance
+($SKYLOOP_PX4_DIR or $SKYLOOP_ARDUPILOT_DIR, or the scenario's dir or bin).
+Each instance writes its console to DIR/procs/<px4|ardupilot>-<i>.out|err and
+its files under DIR/procs/<px4|ardupilot>-<i>/ (DIR: --out). firmware runs until every instance
 has exited, or until it is stopped (Ctrl-C, SIGTERM), when it stops them
 (SIGTERM, then SIGKILL after 3 s). It exits 0 when it was stopped or every
 instance exited cleanly, 1 otherwise. Start it before skyloop run (or within
@@ -99,11 +101,11 @@ func runFirmware(arg string, f firmwareFlags) error {
 	}
 	for _, id := range want {
 		if !slices.ContainsFunc(remotes, func(fw firmware.Remote) bool { return fw.FirmwareBridge().Inst == id }) {
-			return usageError{fmt.Errorf("--vehicles: node %d of %s is not a vehicle flown by firmware skyloop firmware can start (ardupilot-sitl)", id, sc.Name)}
+			return usageError{fmt.Errorf("--vehicles: node %d of %s is not a vehicle flown by firmware skyloop firmware can start (px4-sitl, ardupilot-sitl)", id, sc.Name)}
 		}
 	}
 	if len(remotes) == 0 {
-		return usageError{fmt.Errorf("%s has no vehicle flown by firmware skyloop firmware can start (controller: ardupilot-sitl)", sc.Name)}
+		return usageError{fmt.Errorf("%s has no vehicle flown by firmware skyloop firmware can start (controller: px4-sitl or ardupilot-sitl)", sc.Name)}
 	}
 	out, err := filepath.Abs(f.out)
 	if err != nil {

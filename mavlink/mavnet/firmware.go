@@ -23,24 +23,64 @@ type fwConn interface {
 // firmware has sent to it, each Drain also sends it an empty datagram:
 // PX4 takes the first sender on loopback as its partner and talks to it
 // from then on (an empty datagram carries no message, so the firmware
-// does not see a ground station before one speaks).
+// does not see a ground station before one speaks). A firmware on another
+// host takes the first sender from anywhere. With mavlink.FirmwareHost the
+// socket is opened once the firmware's host is known (PX4 has connected
+// to the simulator port): on loopback for a firmware there, on every
+// address for one elsewhere.
+//
+// Only the firmware's datagrams (from its MAVLink port) are taken, and
+// frames go to it only: a stranger sending to the relay's socket neither
+// reaches the firmware nor hears it.
 type udpFw struct {
-	l     *UDPLink
-	heard bool
+	l      *UDPLink
+	heard  bool
+	port   uint16
+	host   func() netip.Addr // where the firmware runs; invalid: not yet known
+	target netip.AddrPort    // the firmware's MAVLink port, once l is open
 }
 
 func (u *udpFw) Drain(fn func(data []byte)) error {
-	if !u.heard {
-		u.l.Broadcast(nil)
+	if u.l == nil {
+		h := u.host()
+		if !h.IsValid() {
+			return nil
+		}
+		bind := netip.IPv4Unspecified()
+		if h.IsLoopback() {
+			bind = h
+		}
+		u.target = netip.AddrPortFrom(h, u.port)
+		l, err := ListenUDP(netip.AddrPortFrom(bind, 0), nil)
+		if err != nil {
+			return fmt.Errorf("relay to the firmware's MAVLink port at %s: %w", h, err)
+		}
+		u.l = l
 	}
-	return u.l.Drain(func(_ int32, data []byte) {
+	if !u.heard {
+		u.Write(nil)
+	}
+	return u.l.Drain(func(from int32, data []byte) {
+		if u.l.peer(from) != u.target {
+			return
+		}
 		u.heard = true
 		fn(data)
 	})
 }
 
-func (u *udpFw) Write(b []byte) { u.l.Broadcast(b) }
-func (u *udpFw) Close() error   { return u.l.Close() }
+func (u *udpFw) Write(b []byte) {
+	if u.l != nil {
+		u.l.conn.WriteToUDPAddrPort(b, u.target) //nolint:errcheck // nobody listening is normal for UDP
+	}
+}
+
+func (u *udpFw) Close() error {
+	if u.l == nil {
+		return nil
+	}
+	return u.l.Close()
+}
 
 // tcpFw is the relay's connection to a TCP firmware link (ArduPilot's
 // SERIAL0). It does everything on the simulation's goroutine, at the
@@ -195,10 +235,10 @@ func openFirmware(fw any) (fwConn, error) {
 	if !ok {
 		return nil, errors.New("internal error: firmware without a MAVLink link")
 	}
-	lo := netip.MustParseAddr("127.0.0.1")
-	l, err := ListenUDP(netip.AddrPortFrom(lo, 0), []netip.AddrPort{netip.AddrPortFrom(lo, uint16(f.MAVLinkPort()))})
-	if err != nil {
-		return nil, fmt.Errorf("relay to the firmware's MAVLink port: %w", err)
+	host := func() netip.Addr { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
+	if h, ok := fw.(mavlink.FirmwareHost); ok {
+		host = h.FirmwareHost // known once the firmware has connected
 	}
-	return &udpFw{l: l}, nil
+	// Opened at a step, once the firmware's host is known.
+	return &udpFw{port: uint16(f.MAVLinkPort()), host: host}, nil
 }

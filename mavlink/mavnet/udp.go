@@ -128,6 +128,16 @@ func (l *UDPLink) Send(addr int32, frame []byte) {
 	l.conn.WriteToUDPAddrPort(frame, to) //nolint:errcheck // nobody listening is normal for UDP telemetry
 }
 
+// peer returns the address of peer addr (an index from Drain).
+func (l *UDPLink) peer(addr int32) netip.AddrPort {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if addr < 0 || int(addr) >= len(l.peers) {
+		return netip.AddrPort{}
+	}
+	return l.peers[addr]
+}
+
 // Broadcast sends a frame to the default targets and to every peer heard.
 func (l *UDPLink) Broadcast(frame []byte) {
 	l.mu.Lock()
