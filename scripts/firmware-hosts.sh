@@ -4,37 +4,46 @@
 # stepping them all: the recipe of docs/firmware-hosts.md on one machine,
 # and its figures (real-time factor, mission done) against the link delay.
 #
-# usage: sudo -E scripts/firmware-hosts.sh [-n VEHICLES] [-d "DELAYS_MS"] [-o DIR]
+# usage: sudo -E scripts/firmware-hosts.sh [-f ardupilot|px4] [-n VEHICLES] [-d "DELAYS_MS"] [-o DIR]
+#   -f  the firmware (default ardupilot: examples/firmware-hosts/swarm.yaml;
+#       px4: swarm-px4.yaml)
 #   -n  vehicles, each in a namespace of its own (default 2)
 #   -d  one-way delays to add on each veth, in ms, space-separated
 #       (default "0"; needs the kernel's netem qdisc, sch_netem)
 #   -o  work directory (default ./firmware-hosts-runs)
-# Needs root (namespaces), ip, tc for delays, $SKYLOOP_ARDUPILOT_DIR (an
-# ArduCopter SITL build, docs/ardupilot.md) and skyloop on PATH (or
+# Needs root (namespaces), ip, tc for delays, $SKYLOOP_ARDUPILOT_DIR or
+# $SKYLOOP_PX4_DIR (a SITL build, docs/firmware-build.md) and skyloop on PATH (or
 # $SKYLOOP). It prints one line per delay: vehicles, delay, RTT measured by
 # ping, wall seconds, real-time factor, whether every vehicle completed the
 # mission.
 set -euo pipefail
 source "$(dirname "$0")/lib/apt.sh"
 
-n=2 delays=0 work=firmware-hosts-runs
-while getopts n:d:o:h opt; do
+fw=ardupilot n=2 delays=0 work=firmware-hosts-runs
+while getopts f:n:d:o:h opt; do
   case $opt in
+    f) fw=$OPTARG ;;
     n) n=$OPTARG ;;
     d) delays=$OPTARG ;;
     o) work=$OPTARG ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) sed -n '2,19p' "$0"; exit 2 ;;
   esac
 done
 [[ $n =~ ^[1-9][0-9]?$ ]] || die "-n must be 1-99 vehicles, got $n"
 [ "$(id -u)" = 0 ] || die "namespaces need root (sudo -E $0 ...)"
-[ -n "${SKYLOOP_ARDUPILOT_DIR:-}" ] || die "set SKYLOOP_ARDUPILOT_DIR to an ArduCopter SITL build (scripts/build-ardupilot-sitl.sh)"
+case $fw in
+  ardupilot) example=swarm.yaml
+    [ -n "${SKYLOOP_ARDUPILOT_DIR:-}" ] || die "set SKYLOOP_ARDUPILOT_DIR to an ArduCopter SITL build (scripts/build-ardupilot-sitl.sh)" ;;
+  px4) example=swarm-px4.yaml
+    [ -n "${SKYLOOP_PX4_DIR:-}" ] || die "set SKYLOOP_PX4_DIR to a PX4 SITL build (scripts/build-px4-sitl.sh)" ;;
+  *) die "-f must be ardupilot or px4, got $fw" ;;
+esac
 skyloop=${SKYLOOP:-$(command -v skyloop || true)}
 [ -x "$skyloop" ] || die "no skyloop on PATH: go build -o skyloop ./cmd/skyloop and set SKYLOOP=\$PWD/skyloop"
 here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$work" && work=$(cd "$work" && pwd)
 scn=$work/swarm.yaml
-sed "s/count: 2/count: $n/" "$here/examples/firmware-hosts/swarm.yaml" > "$scn"
+sed "s/count: 2/count: $n/" "$here/examples/firmware-hosts/$example" > "$scn"
 
 tag=$$
 ns() { echo "sfh$tag-$1"; }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,13 +22,13 @@ import (
 )
 
 type firmwareFlags struct {
-	simHost, vehicles, out string
+	simHost, vehicles, part, out string
 }
 
 func newFirmwareCmd() *cobra.Command {
 	var f firmwareFlags
 	c := &cobra.Command{
-		Use:   "firmware SCENARIO --sim-host ADDR [--vehicles LIST]",
+		Use:   "firmware SCENARIO --sim-host ADDR [--vehicles LIST | --part K/N]",
 		Short: "Start a scenario's real firmware on this host, for a run on another host",
 		Long: `firmware starts the real flight firmware (PX4 or ArduCopter SITL) of a scenario's
 vehicles on this host, for a skyloop run of the same scenario on another host
@@ -58,13 +59,16 @@ the firmware's connect_timeout of it). See docs/firmware-hosts.md.`,
 		Example: `  # on the simulator's host (10.1.0.1):
   skyloop run swarm.yaml --out runs/swarm
   # on a firmware host, for vehicles 0-7 (node ids, as skyloop run numbers them):
-  skyloop firmware swarm.yaml --sim-host 10.1.0.1 --vehicles 0-7 --out fw-0`,
+  skyloop firmware swarm.yaml --sim-host 10.1.0.1 --vehicles 0-7 --out fw-0
+  # or on each of 4 firmware hosts, its quarter (deploy/slurm/firmware.sbatch):
+  skyloop firmware swarm.yaml --sim-host 10.1.0.1 --part $SLURM_PROCID/4`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runFirmware(args[0], f) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.simHost, "sim-host", "", "IPv4 address of the host running skyloop run (required)")
 	fl.StringVar(&f.vehicles, "vehicles", "", "node ids of the vehicles whose firmware starts here, e.g. 0-7,9 (default: every vehicle with firmware)")
+	fl.StringVar(&f.part, "part", "", "K/N: part K (from 0) of N equal, consecutive parts of the vehicles with firmware, for the K-th of N firmware hosts")
 	fl.StringVar(&f.out, "out", "firmware", "directory for the instances' consoles and files")
 	return c
 }
@@ -77,6 +81,19 @@ func runFirmware(arg string, f firmwareFlags) error {
 	sim, err := netip.ParseAddr(f.simHost)
 	if err != nil || !sim.Is4() {
 		return usageError{fmt.Errorf("--sim-host %q is not an IPv4 address", f.simHost)}
+	}
+	if f.vehicles != "" && f.part != "" {
+		return usageError{errors.New("--vehicles and --part both choose the vehicles: give one")}
+	}
+	var part [2]int
+	if f.part != "" {
+		k, n, ok := strings.Cut(f.part, "/")
+		ki, err1 := strconv.Atoi(k)
+		ni, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || ni < 1 || ni > 100000 || ki < 0 || ki >= ni {
+			return usageError{fmt.Errorf("--part %q: want K/N, part K of N with 0 <= K < N <= 100000 (e.g. 0/4 ... 3/4)", f.part)}
+		}
+		part = [2]int{ki, ni}
 	}
 	var want []int
 	if f.vehicles != "" {
@@ -106,6 +123,15 @@ func runFirmware(arg string, f firmwareFlags) error {
 	}
 	if len(remotes) == 0 {
 		return usageError{fmt.Errorf("%s has no vehicle flown by firmware skyloop firmware can start (controller: px4-sitl or ardupilot-sitl)", sc.Name)}
+	}
+	if f.part != "" {
+		// Components come in node order: consecutive parts.
+		all := len(remotes)
+		remotes = remotes[part[0]*all/part[1] : (part[0]+1)*all/part[1]]
+		if len(remotes) == 0 {
+			slog.Info("no vehicle in this part: nothing to start", "part", f.part, "vehicles", all)
+			return nil
+		}
 	}
 	out, err := filepath.Abs(f.out)
 	if err != nil {

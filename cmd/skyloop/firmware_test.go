@@ -73,10 +73,24 @@ func TestFirmwareStartsRemoteInstances(t *testing.T) {
 		t.Errorf("skyloop.parm lacks the scenario's parameters or skyloop's:\n%s", parm)
 	}
 
+	// --part 1/2 of two vehicles is vehicle 1 alone.
+	os.Remove(os.Getenv("SKYLOOP_FAKE_LOG"))
+	if code, _, stderr := capture(t, "firmware", "remote.yaml", "--sim-host", "10.9.0.1", "--part", "1/2", "--out", "fw2"); code != 0 {
+		t.Fatalf("--part 1/2: exit %d: %s", code, stderr)
+	}
+	if log, _ := os.ReadFile(os.Getenv("SKYLOOP_FAKE_LOG")); !strings.Contains(string(log), "-I 1 --sysid 2") {
+		t.Errorf("--part 1/2 did not start instance 1:\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join("fw2", "procs", "ardupilot-0")); err == nil {
+		t.Error("--part 1/2 started instance 0")
+	}
+
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"firmware", "remote.yaml", "--sim-host", "10.9.0.1", "--part", "2/2"}, "want K/N, part K of N"},
+		{[]string{"firmware", "remote.yaml", "--sim-host", "10.9.0.1", "--part", "0/2", "--vehicles", "0"}, "give one"},
 		{[]string{"firmware", "remote.yaml"}, "--sim-host is required"},
 		{[]string{"firmware", "remote.yaml", "--sim-host", "::1"}, "is not an IPv4 address"},
 		{[]string{"firmware", "remote.yaml", "--sim-host", "10.9.0.1", "--vehicles", "5"}, "node 5 of fw-hosts is not a vehicle flown by firmware"},
