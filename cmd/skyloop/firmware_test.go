@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,5 +103,63 @@ func TestFirmwareStartsRemoteInstances(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%q: exit %d, %s; want exit 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestFirmwareSlurmRecipe runs deploy/slurm/firmware.sbatch on a real
+// one-node Slurm (startSlurm) with real ArduCopter: the batch script runs
+// skyloop run, and skyloop firmware, started beside it as a job step
+// (--overlap), starts the two ArduCopters; both fly the mission, and the
+// firmware step is stopped when the run ends. It needs an ArduCopter
+// build ($SKYLOOP_ARDUPILOT_DIR), which CI does not have.
+func TestFirmwareSlurmRecipe(t *testing.T) {
+	dir := os.Getenv("SKYLOOP_ARDUPILOT_DIR")
+	if dir == "" {
+		t.Skip("SKYLOOP_ARDUPILOT_DIR is not set: the firmware recipe needs an ArduCopter SITL build (docs/ardupilot.md)")
+	}
+	s := startSlurm(t)
+	work := t.TempDir()
+	scn := filepath.Join(work, "swarm.yaml")
+	text := strings.Replace(strings.Replace(fwScenario, "LAUNCH", "false", 1), "listen: 0.0.0.0, peer: 10.9.0.0/24, ", "", 1)
+	text = strings.Replace(text, "duration: 10s", "duration: 100s\ntick: 1ms", 1) + `    behaviors:
+      - {type: mavlink, gcs: [gcs]}
+nodes:
+  - name: gcs
+    position: [-10, 10, 1]
+    behaviors:
+      - type: mavlink_gcs
+        group: copter
+        mission:
+          - {cmd: takeoff, alt: 5}
+          - {cmd: land}
+network:
+  backend: wifi
+`
+	if err := os.WriteFile(scn, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "runs")
+	cmd := s.command("sbatch", "--parsable", "--nodes=1", "--chdir="+work, filepath.Join(deployDir, "slurm", "firmware.sbatch"))
+	cmd.Env = append(slices.Clone(s.env), "SCENARIO="+scn, "OUT="+out, "SIM_HOST=127.0.0.1", "SKYLOOP_ARDUPILOT_DIR="+dir, "HOME="+work)
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sbatch: %v %s", err, b)
+	}
+	job := strings.TrimSpace(string(b))
+	s.wait(t)
+	log, _ := os.ReadFile(filepath.Join(work, "skyloop-firmware-"+job+".out"))
+	if st := s.state(t, job, -1); st != "COMPLETED" {
+		t.Fatalf("job %s %s:\n%s", job, st, log)
+	}
+	if n := strings.Count(string(log), "script complete true"); n != 2 {
+		t.Errorf("%d of 2 copters completed the mission:\n%s", n, log)
+	}
+	for _, f := range []string{"run/summary.json", "fw-0/procs/ardupilot-0.out", "fw-0/procs/ardupilot-1.out"} {
+		if _, err := os.Stat(filepath.Join(out, "firmware-"+job, f)); err != nil {
+			t.Errorf("the recipe wrote no %s: %v\n%s", f, err, log)
+		}
+	}
+	if out, _ := exec.Command("pgrep", "-f", filepath.Join(dir, "build", "sitl", "bin", "arducopter")).Output(); len(out) > 0 {
+		t.Errorf("ArduCopter still runs after the job: pids %s", out)
 	}
 }
