@@ -53,8 +53,8 @@ The firmware is found on this host as skyloop run finds it
 Each instance writes its console to DIR/procs/<px4|ardupilot>-<i>.out|err and
 its files under DIR/procs/<px4|ardupilot>-<i>/ (DIR: --out). firmware runs until every instance
 has exited, or until it is stopped (Ctrl-C, SIGTERM), when it stops them
-(SIGTERM, then SIGKILL after 3 s). It exits 0 when it was stopped or every
-instance exited cleanly, 1 otherwise. Start it before skyloop run (or within
+(SIGTERM, then SIGKILL after 3 s). It exits 0 when every instance exited
+cleanly, 1 when one failed, 128+N when signal N stopped it. Start it before skyloop run (or within
 the firmware's connect_timeout of it). See docs/firmware-hosts.md.`,
 		Example: `  # on the simulator's host (10.1.0.1):
   skyloop run swarm.yaml --out runs/swarm
@@ -142,6 +142,9 @@ func runFirmware(arg string, f firmwareFlags) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 
+	// A stop signal stops the instances (the deferred stops) and exits
+	// 128+N, as every command does.
+	sigs.Graceful()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, stopSignals...)
 	defer signal.Stop(stop)
@@ -169,9 +172,8 @@ func runFirmware(arg string, f firmwareFlags) error {
 				failed = append(failed, fmt.Sprintf("%s: %s%s", k.name, k.Status(), k.Tail()))
 			}
 			slog.Info("firmware exited", "vehicle", k.name, "status", k.Status())
-		case s := <-stop:
-			slog.Info("stopping the firmware", "signal", s.String())
-			return nil
+		case <-stop:
+			return interrupted{fmt.Errorf("stopped by %s: the firmware instances were stopped", signalName())}
 		}
 	}
 	if len(failed) > 0 {
