@@ -26,6 +26,7 @@ import (
 	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/sim"
+	"skyloop/transcript"
 )
 
 // The real-firmware tests run PX4 SITL (SKYLOOP_PX4_DIR: its
@@ -202,33 +203,104 @@ func TestPX4Three(t *testing.T) {
 	checkMission(t, res, dir, 3)
 }
 
-// TestPX4Determinism runs the same scenario twice. Until the first
-// MAVLink frame reaches PX4 the runs are identical: PX4's clock is the
-// simulation's and its inputs are the same. After that they are not: PX4
-// reads and answers MAVLink in threads that lockstep does not hold (only
-// the simulator interface and the logger are lockstep components), and
-// its startup script brings up the MAVLink links at a wall-clock moment,
-// so commands take effect some milliseconds of simulated time apart from
-// one run to the next (docs/px4.md).
+// TestPX4Determinism runs the same scenario twice with the simulator
+// link's transcript on and compares what it claims: the vehicle state
+// (vehicles.csv) is identical until the first arming, and the simulator
+// link (the transcript: PX4's bytes whole, skyloop's as digests) is
+// identical up to the exact boundary below, which it reports.
+//
+// The boundary is PX4's first answer. Until PX4 first answers a
+// HIL_SENSOR (its modules take some tens of steps to start), steps go on
+// at real-time pace with the motors stopped, so the step PX4 first answers
+// depends on the wall clock; after it, PX4 reads and answers MAVLink in
+// threads lockstep does not hold, and its startup script brings up the
+// MAVLink links at a wall-clock moment (docs/px4.md, Determinism).
 func TestPX4Determinism(t *testing.T) {
 	needPX4(t)
 	var files [2][]byte
 	var armed [2]float64
+	var recs [2][]transcript.Record
+	text := strings.Replace(missionScenario(1, 3, "  backend: ideal"), "px4: {params: {NAV_ACC_RAD: 2}}", "px4: {params: {NAV_ACC_RAD: 2}, transcript: true}", 1)
 	for i := range files {
-		_, dir := runText(t, missionScenario(1, 3, "  backend: ideal"))
+		_, dir := runText(t, text)
 		b, err := os.ReadFile(filepath.Join(dir, "vehicles.csv"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		files[i] = b
 		armed[i] = firstArmed(t, b)
+		f, err := os.Open(filepath.Join(dir, "procs", "px4-0.transcript.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[i], err = transcript.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	upTo := min(armed[0], armed[1])
 	a, b := linesBefore(files[0], upTo), linesBefore(files[1], upTo)
 	if !bytes.Equal(a, b) || len(a) == 0 {
 		t.Fatalf("the runs differ before the first arming (t = %.1f s): %d and %d bytes", upTo, len(a), len(b))
 	}
-	t.Logf("identical until arming (%.1f s and %.1f s); whole files identical: %v", armed[0], armed[1], bytes.Equal(files[0], files[1]))
+	// The transcripts: identical until PX4's first answer (its first
+	// HIL_ACTUATOR_CONTROLS, message 93) in either run.
+	first := [2]int{-1, -1}
+	for i := range recs {
+		for k, r := range recs[i] {
+			if r.FromFirmware && strings.Contains(" "+messageIDs(r.Data)+" ", " 93 ") {
+				first[i] = k
+				break
+			}
+		}
+		if first[i] < 0 {
+			t.Fatalf("run %d: PX4 never answered", i)
+		}
+	}
+	diverge := 0
+	for diverge < min(len(recs[0]), len(recs[1])) && sameRecord(recs[0][diverge], recs[1][diverge]) {
+		diverge++
+	}
+	t.Logf("PX4's first answer (HIL_ACTUATOR_CONTROLS): record %d (after %d us) and %d (after %d us); transcripts identical for %d records, the first difference after %d us",
+		first[0], recs[0][first[0]].After, first[1], recs[1][first[1]].After, diverge, recs[0][min(diverge, len(recs[0])-1)].After)
+	if diverge < min(len(recs[0]), len(recs[1])) {
+		t.Logf("first difference: run 0 %s; run 1 %s", describeRecord(recs[0][diverge]), describeRecord(recs[1][diverge]))
+	}
+	if m := min(first[0], first[1]); diverge < m {
+		t.Errorf("the transcripts differ at record %d (after %d us), before PX4's first answer (record %d)", diverge, recs[0][diverge].After, m)
+	}
+	t.Logf("vehicle state identical until arming (%.1f s and %.1f s); whole files identical: %v", armed[0], armed[1], bytes.Equal(files[0], files[1]))
+}
+
+// describeRecord names a transcript record: its direction, step, size
+// and, for PX4's, the MAVLink message ids in it.
+func describeRecord(r transcript.Record) string {
+	if !r.FromFirmware {
+		return fmt.Sprintf("skyloop's frames after %d us (digest %x)", r.After, r.Data)
+	}
+	return fmt.Sprintf("PX4's %d bytes after %d us (message ids %s)", len(r.Data), r.After, messageIDs(r.Data))
+}
+
+// messageIDs lists the ids of the MAVLink 2 frames in b.
+func messageIDs(b []byte) string {
+	var ids []string
+	for len(b) >= 10 && b[0] == 0xfd {
+		n := 12 + int(b[1])
+		if b[2]&1 != 0 {
+			n += 13
+		}
+		ids = append(ids, strconv.Itoa(int(b[7])|int(b[8])<<8|int(b[9])<<16))
+		if n > len(b) {
+			break
+		}
+		b = b[n:]
+	}
+	return strings.Join(ids, " ")
+}
+
+func sameRecord(a, b transcript.Record) bool {
+	return a.FromFirmware == b.FromFirmware && a.After == b.After && bytes.Equal(a.Data, b.Data)
 }
 
 func firstArmed(t *testing.T, csvText []byte) float64 {
