@@ -21,6 +21,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/geom"
+	"skyloop/internal/fwtest"
 	"skyloop/mavlink"
 	"skyloop/px4sitl"
 	"skyloop/runner"
@@ -181,6 +182,30 @@ func TestPX4MissionOverWiFi(t *testing.T) {
 	needPX4(t)
 	res, dir := runText(t, missionScenario(1, 1, "  backend: wifi"))
 	checkMission(t, res, dir, 1)
+}
+
+// TestPX4ExampleOnALoadedMachine runs examples/px4/mission.yaml as a user
+// would, with two CPU-bound loops beside it: PX4's links come up later in
+// simulated time than on a quiet machine, and the ground station waits for
+// PX4's readiness (heartbeat, home, pre-arm checks) instead of a fixed
+// time, so the mission still completes and the vehicle lands disarmed.
+func TestPX4ExampleOnALoadedMachine(t *testing.T) {
+	needPX4(t)
+	text, err := os.ReadFile(filepath.Join("..", "examples", "px4", "mission.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwtest.Busy(t, 2)
+	res, _ := runText(t, string(text))
+	gcs, _ := res.Summary.Agents["gcs"]["mavlink_gcs"].(map[string]any)
+	for k, v := range gcs {
+		if m, ok := v.(map[string]any); ok && m["complete"] != true {
+			t.Errorf("ground station script for %s incomplete on a loaded machine: %v", k, m)
+		}
+	}
+	if v := res.Summary.Vehicles[0]; v.Mode != "disarmed" || v.Final.Z > 0.05 {
+		t.Errorf("ended at %v in mode %s, want landed and disarmed", v.Final, v.Mode)
+	}
 }
 
 // TestPX4MissionLossy: the same with 30% of the packets lost each way; the
