@@ -490,10 +490,11 @@ network:
 // from its value at arming (its origin is where the estimator started, not
 // home), as relayed to the telemetry log, over the last 2 s before arming
 // and from 1 s after the touchdown to the end of the run. The bound,
-// 0.15 m, is 1.5 times the GPS's vertical sigma (0.1 m; the barometer's is
-// 0.05 m) and three times the largest error seen in several runs (0.05 m);
-// before the accelerometer felt the touchdown, the estimate sank 0.6 m
-// below the ground at touchdown and took 8 s to come back.
+// 0.2 m, is twice the GPS's vertical sigma (0.1 m; the barometer's is
+// 0.05 m): the estimate wanders by up to 0.05 m with PX4's defaults (three
+// runs) and 0.13 m in one run without its ground-effect deadzone; before
+// the accelerometer felt the touchdown, the estimate sank 0.56-0.67 m
+// below the ground at touchdown and took some 8 s to come back.
 func TestPX4GroundAltitude(t *testing.T) {
 	needPX4(t)
 	res, dir := runText(t, `
@@ -600,7 +601,7 @@ outputs:
 	}
 	t.Logf("armed at %.2f s, touchdown at %.2f s; largest error before arming: relative altitude %.3f m at %.2f s; after touchdown: relative altitude %.3f m, local z - z at arming %.3f m at %.2f s",
 		float64(armedAt)/1e6, float64(touchdown)/1e6, worstBefore.rel, float64(worstBefore.us)/1e6, worstAfter.rel, worstAfter.z, float64(worstAfter.us)/1e6)
-	const bound = 0.15
+	const bound = 0.2
 	if math.Abs(worstBefore.rel) > bound {
 		t.Errorf("before arming PX4 estimated %.3f m relative altitude at %.2f s, want 0 (within %.2f m)", worstBefore.rel, float64(worstBefore.us)/1e6, bound)
 	}
