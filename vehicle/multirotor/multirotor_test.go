@@ -226,3 +226,44 @@ func TestTurbulenceStatistics(t *testing.T) {
 		}
 	}
 }
+
+// TestAccelFeelsTouchdown drops a vehicle from 2 m with its motors
+// stopped and samples the accelerometer every 4 ms (PX4's sensor rate):
+// integrating the readings, as an estimator does, must bring the velocity
+// from the 6.3 m/s impact back to the truth's rest, with no reading past
+// AccelRange. Before the accelerometer felt the ground, the integral kept
+// the impact speed.
+func TestAccelFeelsTouchdown(t *testing.T) {
+	m := iris(t)
+	sp := SensorParams{GPSPeriod: 100 * sim.Millisecond, BaroPeriod: 20 * sim.Millisecond}
+	ph := NewPhysics(m, &sp, geom.V(0, 0, 2), 0, nil, nil)
+	var s vehicle.Sensors
+	var ev vehicle.Events
+	var stop vehicle.Actuators
+	const every = 4 * sim.Millisecond
+	var v geom.Vec3 // the integrated velocity
+	var impact float64
+	for now := sim.Time(0); now < sim.Time(sim.Second); now = now.Add(sim.Millisecond) {
+		if now%sim.Time(every) == 0 {
+			ph.Sense(now, &s)
+			for _, a := range []float64{s.IMU.Accel.X, s.IMU.Accel.Y, s.IMU.Accel.Z} {
+				if math.Abs(a) > AccelRange+1e-9 {
+					t.Fatalf("at %v the accelerometer read %v, beyond its %.1f m/s^2", now, s.IMU.Accel, AccelRange)
+				}
+			}
+			if now > 0 {
+				acc := s.Truth.Att.Rotate(s.IMU.Accel)
+				acc.Z -= Gravity
+				v = v.Add(acc.Scale(every.Seconds()))
+			}
+			impact = min(impact, ph.S.Vel.Z)
+		}
+		ph.Step(now, &stop, &ev)
+	}
+	if !ph.S.Landed || impact > -6 {
+		t.Fatalf("landed %v, impact speed %.2f m/s: the drop did not happen", ph.S.Landed, impact)
+	}
+	if d := v.Dist(ph.S.Vel); d > 0.05 {
+		t.Fatalf("integrated accelerometer velocity %v after a %.2f m/s touchdown, want the truth %v (within 0.05 m/s)", v, impact, ph.S.Vel)
+	}
+}

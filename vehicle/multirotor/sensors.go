@@ -76,6 +76,12 @@ type Physics struct {
 	noise *rand.Rand // sensor noise
 
 	nextGPS, nextBaro sim.Time // when the next fix and barometer sample are due
+
+	// impulse is the velocity change (world frame, m/s) the ground imposed
+	// that the accelerometer has not reported yet; lastSense is when it
+	// last sampled.
+	impulse   geom.Vec3
+	lastSense sim.Time
 }
 
 // NewPhysics returns a multirotor at pos heading yaw (see Model.Init),
@@ -95,8 +101,28 @@ func (p *Physics) Model() *Model { return p.m }
 func (p *Physics) Period() sim.Duration { return p.m.P.PhysicsPeriod }
 
 // Step integrates one physics period with the motor commands a.Motors.
+// When the ground stops the vehicle within the step (a touchdown, or a
+// descent cut short at z = 0), it keeps the velocity the ground took away
+// for the accelerometer (see Sense): the model stops the vehicle in one
+// step without a force, but a real accelerometer feels that stop.
 func (p *Physics) Step(t sim.Time, a *vehicle.Actuators, ev *vehicle.Events) {
-	p.m.Step(&p.S, &a.Motors, p.turb)
+	s := &p.S
+	v0, att0 := s.Vel, s.Att
+	p.m.Step(s, &a.Motors, p.turb)
+	switch {
+	case s.Landed:
+		// Resting (v0 is zero) or touching down: the ground took v0.
+		if v0 != (geom.Vec3{}) {
+			p.impulse = p.impulse.Sub(v0)
+		}
+	case s.Pos.Z == 0 && s.Vel.Z == 0:
+		// Flying into the ground: the ground took what would have been
+		// the vertical velocity after the step.
+		vz := v0.Z + (att0.Rotate(s.SpecificForce).Z-Gravity)*p.m.dt
+		if vz < 0 {
+			p.impulse.Z -= vz
+		}
+	}
 }
 
 // Pos returns the position.
@@ -146,6 +172,10 @@ func (p *Physics) Sense(t sim.Time, out *vehicle.Sensors) {
 	}
 	a := sp.AccelNoise
 	out.IMU.Accel = s.SpecificForce.Add(geom.V(p.gauss(a), p.gauss(a), p.gauss(a)))
+	if p.impulse != (geom.Vec3{}) {
+		out.IMU.Accel = out.IMU.Accel.Add(p.contact(s, t.Sub(p.lastSense).Seconds()))
+	}
+	p.lastSense = t
 	out.Mag.Field = s.Att.RotateInv(vehicle.EarthField)
 	if m := sp.MagNoise; m > 0 {
 		out.Mag.Field = out.Mag.Field.Add(geom.V(p.gauss(m), p.gauss(m), p.gauss(m)))
@@ -169,6 +199,42 @@ func (p *Physics) Sense(t sim.Time, out *vehicle.Sensors) {
 		out.Baro.Temperature = 15 - 0.0065*alt
 		p.nextBaro = due(p.nextBaro, t, sp.BaroPeriod)
 	}
+}
+
+// AccelRange is the largest specific force the accelerometer reports on
+// an axis (m/s^2) while it passes on a contact with the ground: 15 g,
+// inside the 16 g full scale of the accelerometer PX4 simulates behind
+// HIL_SENSOR (simulator_mavlink's FIFO accelerometer: int16 at 2048
+// LSB/g, so 16 g is the most it can carry) with room for the noise.
+const AccelRange = 15 * Gravity
+
+// contact returns the specific force (body frame) with which the
+// accelerometer reports the ground's impulse over a sample interval of dt
+// seconds, and takes it off what is pending. The mean over the interval
+// is what an accelerometer's integrating filter passes on (PX4 integrates
+// each sample over the interval since the last); an axis is held within
+// AccelRange with the rest carried to the next samples, so the whole
+// velocity change reaches the firmware, over a few milliseconds, as a
+// stiff landing gear would spread it.
+func (p *Physics) contact(s *State, dt float64) geom.Vec3 {
+	if dt <= 0 {
+		return geom.Vec3{}
+	}
+	want := s.Att.RotateInv(p.impulse).Scale(1 / dt)
+	f := s.SpecificForce
+	got := geom.V(limit(want.X, f.X), limit(want.Y, f.Y), limit(want.Z, f.Z))
+	if got == want {
+		p.impulse = geom.Vec3{}
+	} else {
+		p.impulse = p.impulse.Sub(s.Att.Rotate(got).Scale(dt))
+	}
+	return got
+}
+
+// limit returns x clamped so that base + x stays within AccelRange (or 0
+// when base alone is beyond it).
+func limit(x, base float64) float64 {
+	return max(min(0, -AccelRange-base), min(max(0, AccelRange-base), x))
 }
 
 // due returns the first sample time after t on the grid next + k*period.
