@@ -4,7 +4,8 @@
 // model with its pcap captures (written by netsim/pcap, through gopacket),
 // the ns3 and extern backends, the extern and MAVLink behaviours, the TAP
 // bridge of isolation: netns, real PX4 and ArduPilot firmware as
-// multirotor controllers (px4-sitl, ardupilot-sitl), and MuJoCo's library
+// multirotor controllers (px4-sitl, ardupilot-sitl), the ROS 2 bridge
+// (ros2, over Cyclone DDS loaded at run time), and MuJoCo's library
 // and model files (mjlib) for the kinds that step in MuJoCo.
 // Programs that build runs from scenario files pass it to the engine:
 //
@@ -27,6 +28,7 @@ import (
 	"skyloop/netsim/tap"
 	"skyloop/netsim/wifi"
 	"skyloop/px4sitl"
+	"skyloop/ros2"
 	"skyloop/vehicle/mujoco/mjlib"
 )
 
@@ -41,6 +43,7 @@ func Registry() *engine.Registry {
 	g.AddBehavior(mavlink.GCSSpec)
 	g.AddBehavior(mavnet.GatewaySpec)
 	g.AddBehavior(tap.BridgeSpec)
+	g.AddBehavior(ros2.Spec)
 	g.AddController(px4sitl.Spec)
 	g.AddController(ardupilot.Spec)
 	g.UseMuJoCo(mjlib.Lib{})
