@@ -4,31 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"os"
 	"testing"
 	"time"
 	"unsafe"
 
 	"skyloop/dds"
+	"skyloop/internal/ddstest"
 )
-
-// needDDS loads Cyclone DDS, confined to loopback (no multicast, the
-// only peer 127.0.0.1, as ROS2.md's test setup), and returns a domain of
-// the test's own. It skips, saying why, when the library is missing,
-// unless SKYLOOP_REQUIRE_DDS is set (as in CI).
-func needDDS(t *testing.T) uint32 {
-	t.Helper()
-	t.Setenv("CYCLONEDDS_URI", `<CycloneDDS><Domain><General><Interfaces><NetworkInterface name="lo"/></Interfaces>`+
-		`<AllowMulticast>false</AllowMulticast></General><Discovery><Peers><Peer address="127.0.0.1"/></Peers>`+
-		`<ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>100</MaxAutoParticipantIndex></Discovery></Domain></CycloneDDS>`)
-	if err := dds.Load(); err != nil {
-		if os.Getenv("SKYLOOP_REQUIRE_DDS") != "" {
-			t.Fatalf("Cyclone DDS required (SKYLOOP_REQUIRE_DDS): %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-	return uint32(100 + os.Getpid()%100)
-}
 
 // waitFor polls cond until it holds, failing after a generous minute.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -65,7 +47,7 @@ func poseCDR(sec int32, nsec uint32, frame string, v [7]float64) []byte {
 // arrives at another participant as exactly rclpy's bytes, on the DDS
 // topic and type names ROS 2 uses.
 func TestPoseStampedOnTheWire(t *testing.T) {
-	domain := needDDS(t)
+	domain := ddstest.Need(t)
 	a, err := dds.NewParticipant(domain)
 	if err != nil {
 		t.Fatal(err)
