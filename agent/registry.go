@@ -8,6 +8,14 @@ import "skyloop/fields"
 // for nested fields).
 type Params = fields.Validator
 
+// Pacer is implemented by behaviour parameters that need the run paced to
+// the wall clock (a bridge to programs that run on their own time, such as
+// ROS 2 nodes): Pace returns the real-time factor the run gets when
+// neither the scenario nor the command line sets one (0: no need).
+type Pacer interface {
+	Pace() float64
+}
+
 // Spec describes a behaviour type that scenario files can name.
 type Spec struct {
 	// Name is the value of `type:` in scenario files.

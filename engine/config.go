@@ -241,6 +241,9 @@ func (d *decoding) decode(opt Options) (*Config, error) {
 	if opt.Realtime > 0 {
 		c.realtime = opt.Realtime
 	}
+	if c.realtime == 0 {
+		c.realtime = behaviourPace(sc)
+	}
 	if sc.Isolation == "netns" && c.realtime == 0 {
 		return nil, &OptionError{errors.New("isolation: netns needs a real-time run (--realtime or realtime in the scenario)")}
 	}
@@ -703,4 +706,24 @@ func (p *problems) err() error {
 		return nil
 	}
 	return fileerr.List(p.errs, p.file, scenario.MaxErrors, p.n > len(p.errs))
+}
+
+// behaviourPace is the largest real-time factor the scenario's behaviours
+// ask for (agent.Pacer), or 0.
+func behaviourPace(sc *scenario.Scenario) float64 {
+	pace := 0.0
+	visit := func(list []scenario.Component) {
+		for _, b := range list {
+			if p, ok := b.Params.(agent.Pacer); ok {
+				pace = max(pace, p.Pace())
+			}
+		}
+	}
+	for _, g := range sc.Vehicles {
+		visit(g.BehaviorParams)
+	}
+	for _, n := range sc.Nodes {
+		visit(n.BehaviorParams)
+	}
+	return pace
 }

@@ -44,14 +44,29 @@ type Params struct {
 	// LockstepTimeout bounds the wait for the acknowledgements (wall
 	// clock): a node that does not answer fails the run.
 	LockstepTimeout sim.Duration `yaml:"lockstep_timeout" json:"lockstep_timeout"`
+	// Realtime is the real-time factor the run is paced at without
+	// lockstep, unless the scenario or --realtime sets one: ROS 2 nodes
+	// run on the wall clock, and an unpaced run would race ahead of them.
+	// 0 leaves the run unpaced.
+	Realtime float64 `yaml:"realtime" json:"realtime"`
+}
+
+// Pace implements agent.Pacer: Realtime, or 0 in lockstep (the nodes set
+// the pace by acknowledging).
+func (p *Params) Pace() float64 {
+	if len(p.Lockstep) > 0 {
+		return 0
+	}
+	return p.Realtime
 }
 
 // DefaultParams returns the defaults: domain 0, namespace {name}, pose and
 // odometry at 50 Hz, the fix at 10 Hz, the battery at 1 Hz, /clock every
-// 10 ms, commands read every 10 ms, no lockstep (10 s timeout).
+// 10 ms, commands read every 10 ms, no lockstep (10 s timeout): paced at
+// real time.
 func DefaultParams() *Params {
 	return &Params{Namespace: "{name}", PoseRate: 50, OdomRate: 50, FixRate: 10, BatteryRate: 1,
-		ClockPeriod: 10 * sim.Millisecond, CommandPeriod: 10 * sim.Millisecond, LockstepTimeout: 10 * sim.Second}
+		ClockPeriod: 10 * sim.Millisecond, CommandPeriod: 10 * sim.Millisecond, LockstepTimeout: 10 * sim.Second, Realtime: 1}
 }
 
 // rosName is what a ROS 2 name token may hold.
@@ -84,6 +99,9 @@ func (p *Params) Validate() fields.Errors {
 	}
 	if len(p.Lockstep) > 0 && p.ClockPeriod == 0 {
 		bad["lockstep"] = "needs /clock: set clock_period"
+	}
+	if !(p.Realtime >= 0 && p.Realtime <= 1000) {
+		bad["realtime"] = fmt.Sprintf("must be a real-time factor, 0 (unpaced) to 1000, got %v", p.Realtime)
 	}
 	if p.LockstepTimeout <= 0 || p.LockstepTimeout > sim.Duration(time.Hour) {
 		bad["lockstep_timeout"] = fmt.Sprintf("must be more than 0 and at most 1h, got %v", p.LockstepTimeout)

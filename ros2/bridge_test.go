@@ -152,3 +152,35 @@ network: {backend: ideal}
 		t.Errorf("the last pose read (%v at %d s) is %.3f m from the run's final position %v", last.position, lastStamp.sec, d, v.Final)
 	}
 }
+
+// TestPacing: a run with the bridge is paced at real time unless it is in
+// lockstep, the bridge says otherwise (realtime: 0 or another factor), or
+// the scenario sets its own factor.
+func TestPacing(t *testing.T) {
+	reg := engine.Core()
+	reg.AddBehavior(Spec)
+	for _, c := range []struct {
+		bridge, top string
+		want        float64
+	}{
+		{"{type: ros2}", "", 1},
+		{"{type: ros2, lockstep: [planner]}", "", 0},
+		{"{type: ros2, realtime: 0}", "", 0},
+		{"{type: ros2, realtime: 4}", "", 4},
+		{"{type: ros2}", "realtime: 10\n", 10},
+	} {
+		text := "name: p\nduration: 1s\n" + c.top + "vehicles:\n  - {name: uav, kind: multirotor, count: 1, spawn: {layout: line, spacing: 5}, behaviors: [" + c.bridge + "]}\n"
+		sc, err := scenario.Parse("p.yaml", []byte(text), reg.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := engine.Build(sc, engine.Options{Registry: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if got := r.Realtime(); got != c.want {
+			t.Errorf("%s %s: paced at %v, want %v", c.bridge, c.top, got, c.want)
+		}
+	}
+}
