@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // Descriptor describes a topic type as Cyclone's idlc does in a
@@ -157,9 +159,9 @@ func (q QoS) make() uintptr {
 
 // Writer writes samples of one topic.
 type Writer struct {
-	e   int32
-	t   Topic
-	pin runtime.Pinner
+	e    int32
+	t    Topic
+	args [2]uintptr
 }
 
 // Writer makes a writer of t with QoS q.
@@ -174,17 +176,15 @@ func (p *Participant) Writer(t Topic, q QoS) (*Writer, error) {
 }
 
 // Write writes the sample at s, memory laid out as the topic type's C
-// structure (strings and sequences pointing to memory that stays put for
-// the call: pin passes them to the writer's Pinner first). Cyclone
-// serializes it before Write returns.
-func (w *Writer) Write(s unsafe.Pointer, pin ...any) error {
-	w.pin.Pin(s)
-	for _, p := range pin {
-		w.pin.Pin(p)
-	}
-	ret := loaded.write(w.e, s)
-	w.pin.Unpin()
-	return check("writing "+w.t.name, ret)
+// structure. s and the memory its strings and sequences point to must be
+// in the Go heap (not on a goroutine's stack, which moves) and reachable
+// while Write runs; Cyclone serializes the sample before Write returns and
+// keeps no pointer to it. Write allocates nothing.
+func (w *Writer) Write(s unsafe.Pointer) error {
+	w.args[0], w.args[1] = uintptr(w.e), uintptr(s)
+	r1, _, _ := purego.SyscallN(loaded.writeSym, w.args[:]...)
+	runtime.KeepAlive(s)
+	return checkOn("writing", w.t.name, int32(r1))
 }
 
 // Matched returns how many readers the writer is matched with now.
@@ -202,9 +202,11 @@ type Reader struct {
 	t     Topic
 	bufs  []unsafe.Pointer
 	infos []SampleInfo
+	n     int32 // samples loaned by the last Take
+	args  [5]uintptr
 }
 
-// maxTake bounds the samples one Take hands over.
+// maxTake bounds the samples one Take loans.
 const maxTake = 64
 
 // Reader makes a reader of t with QoS q.
@@ -218,36 +220,45 @@ func (p *Participant) Reader(t Topic, q QoS) (*Reader, error) {
 	return &Reader{e: e, t: t, bufs: make([]unsafe.Pointer, maxTake), infos: make([]SampleInfo, maxTake)}, nil
 }
 
-// Take takes the samples received since the last call (up to 64 at a
-// time, in order) and calls fn with each valid one, laid out as the
-// topic type's C structure; the memory is Cyclone's and is returned to it
-// when fn returns, so fn copies what it keeps. It returns how many valid
-// samples it handed over.
-func (r *Reader) Take(fn func(s unsafe.Pointer)) (int, error) {
-	total := 0
-	for {
-		for i := range r.bufs {
-			r.bufs[i] = nil
-		}
-		n := loaded.take(r.e, &r.bufs[0], &r.infos[0], uintptr(len(r.bufs)), uint32(len(r.bufs)))
-		if err := check("taking from "+r.t.name, n); err != nil {
-			return total, err
-		}
-		for i := 0; i < int(n); i++ {
-			if r.infos[i].ValidData {
-				fn(r.bufs[i])
-				total++
-			}
-		}
-		if n > 0 {
-			if err := check("returning the loan of "+r.t.name, loaded.returnLoan(r.e, &r.bufs[0], n)); err != nil {
-				return total, err
-			}
-		}
-		if int(n) < len(r.bufs) {
-			return total, nil
+// Take loans the samples received since the last Take, up to 64, oldest
+// first, and returns how many; Sample reads them, and Return gives them
+// back (before the next Take). Take allocates nothing.
+func (r *Reader) Take() (int, error) {
+	if r.n > 0 {
+		if err := r.Return(); err != nil {
+			return 0, err
 		}
 	}
+	for i := range r.bufs {
+		r.bufs[i] = nil
+	}
+	r.args = [5]uintptr{uintptr(r.e), uintptr(unsafe.Pointer(&r.bufs[0])), uintptr(unsafe.Pointer(&r.infos[0])), uintptr(len(r.bufs)), uintptr(len(r.bufs))}
+	r1, _, _ := purego.SyscallN(loaded.takeSym, r.args[:]...)
+	n := int32(r1)
+	if err := checkOn("taking from", r.t.name, n); err != nil {
+		return 0, err
+	}
+	r.n = n
+	return int(n), nil
+}
+
+// Sample returns loaned sample i, laid out as the topic type's C
+// structure, and whether it holds data (a sample may only say that its
+// writer went away). The memory is Cyclone's until Return: copy what you
+// keep.
+func (r *Reader) Sample(i int) (unsafe.Pointer, bool) {
+	return r.bufs[i], r.infos[i].ValidData
+}
+
+// Return gives the samples of the last Take back to Cyclone.
+func (r *Reader) Return() error {
+	if r.n <= 0 {
+		return nil
+	}
+	r.args[0], r.args[1], r.args[2] = uintptr(r.e), uintptr(unsafe.Pointer(&r.bufs[0])), uintptr(r.n)
+	r1, _, _ := purego.SyscallN(loaded.returnLoanSym, r.args[:3]...)
+	r.n = 0
+	return checkOn("returning the loan of", r.t.name, int32(r1))
 }
 
 // TakeCDR takes the samples received since the last call as their

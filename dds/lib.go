@@ -35,22 +35,23 @@ type lib struct {
 	createTopic       func(pp int32, desc unsafe.Pointer, name string, qos, listener uintptr) int32
 	createWriter      func(pp, topic int32, qos, listener uintptr) int32
 	createReader      func(pp, topic int32, qos, listener uintptr) int32
-	write             func(wr int32, data unsafe.Pointer) int32
-	take              func(rd int32, buf *unsafe.Pointer, si *SampleInfo, bufsz uintptr, maxs uint32) int32
-	returnLoan        func(rd int32, buf *unsafe.Pointer, bufsz int32) int32
-	takecdr           func(rd int32, buf *unsafe.Pointer, maxs uint32, si *SampleInfo, mask uint32) int32
-	serdataSize       func(sd unsafe.Pointer) uint32
-	serdataToSer      func(sd unsafe.Pointer, off, sz uintptr, buf unsafe.Pointer)
-	serdataUnref      func(sd unsafe.Pointer)
-	deleteEntity      func(e int32) int32
-	createQos         func() uintptr
-	deleteQos         func(q uintptr)
-	qsetReliability   func(q uintptr, kind int32, maxBlocking int64)
-	qsetHistory       func(q uintptr, kind int32, depth int32)
-	qsetDurability    func(q uintptr, kind int32)
-	pubMatched        func(wr int32, st *matchedStatus) int32
-	subMatched        func(rd int32, st *matchedStatus) int32
-	strretcode        func(ret int32) string
+	// The calls made at every step go through purego.SyscallN with
+	// arguments kept in the entity (a function registered with
+	// RegisterFunc allocates a few dozen bytes a call).
+	writeSym, takeSym, returnLoanSym uintptr
+	takecdr                          func(rd int32, buf *unsafe.Pointer, maxs uint32, si *SampleInfo, mask uint32) int32
+	serdataSize                      func(sd unsafe.Pointer) uint32
+	serdataToSer                     func(sd unsafe.Pointer, off, sz uintptr, buf unsafe.Pointer)
+	serdataUnref                     func(sd unsafe.Pointer)
+	deleteEntity                     func(e int32) int32
+	createQos                        func() uintptr
+	deleteQos                        func(q uintptr)
+	qsetReliability                  func(q uintptr, kind int32, maxBlocking int64)
+	qsetHistory                      func(q uintptr, kind int32, depth int32)
+	qsetDurability                   func(q uintptr, kind int32)
+	pubMatched                       func(wr int32, st *matchedStatus) int32
+	subMatched                       func(rd int32, st *matchedStatus) int32
+	strretcode                       func(ret int32) string
 }
 
 // matchedStatus is dds_publication_matched_status_t (and the subscription
@@ -120,7 +121,6 @@ func open() (*lib, error) {
 	}{
 		{&l.createParticipant, "dds_create_participant"}, {&l.createTopic, "dds_create_topic"},
 		{&l.createWriter, "dds_create_writer"}, {&l.createReader, "dds_create_reader"},
-		{&l.write, "dds_write"}, {&l.take, "dds_take"}, {&l.returnLoan, "dds_return_loan"},
 		{&l.takecdr, "dds_takecdr"}, {&l.serdataSize, "ddsi_serdata_size"},
 		{&l.serdataToSer, "ddsi_serdata_to_ser"}, {&l.serdataUnref, "ddsi_serdata_unref"},
 		{&l.deleteEntity, "dds_delete"}, {&l.createQos, "dds_create_qos"}, {&l.deleteQos, "dds_delete_qos"},
@@ -135,6 +135,16 @@ func open() (*lib, error) {
 		}
 		purego.RegisterFunc(f.fn, sym)
 	}
+	for _, f := range []struct {
+		sym  *uintptr
+		name string
+	}{{&l.writeSym, "dds_write"}, {&l.takeSym, "dds_take"}, {&l.returnLoanSym, "dds_return_loan"}} {
+		sym, err := purego.Dlsym(h, f.name)
+		if err != nil {
+			return nil, fmt.Errorf("Cyclone DDS (%s) lacks %s: %w; %s", l.path, f.name, err, InstallHint)
+		}
+		*f.sym = sym
+	}
 	return l, nil
 }
 
@@ -144,4 +154,13 @@ func check(what string, ret int32) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %s (%d)", what, loaded.strretcode(ret), ret)
+}
+
+// checkOn is check for what on topic, building the message only on
+// failure (the calls at every step allocate nothing).
+func checkOn(what, topic string, ret int32) error {
+	if ret >= 0 {
+		return nil
+	}
+	return check(what+" "+topic, ret)
 }

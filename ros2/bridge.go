@@ -272,7 +272,7 @@ func (b *Bridge) publish(ctx *agent.Context, now sim.Time) error {
 	if b.pose.due(now) {
 		m := &b.poseMsg
 		m.header, m.pose = hdr, pose(get())
-		if err := b.pose.w.Write(unsafe.Pointer(m), &b.frame[0]); err != nil {
+		if err := b.pose.w.Write(unsafe.Pointer(m)); err != nil {
 			return err
 		}
 	}
@@ -280,7 +280,7 @@ func (b *Bridge) publish(ctx *agent.Context, now sim.Time) error {
 		m := &b.odomMsg
 		m.header, m.childFrameID = hdr, &b.child[0]
 		m.pose.pose, m.twist.twist = pose(get()), twist(get())
-		if err := b.odom.w.Write(unsafe.Pointer(m), &b.frame[0], &b.child[0]); err != nil {
+		if err := b.odom.w.Write(unsafe.Pointer(m)); err != nil {
 			return err
 		}
 	}
@@ -292,7 +292,7 @@ func (b *Bridge) publish(ctx *agent.Context, now sim.Time) error {
 		m.status = cNavSatStatus{status: 0, service: 1} // STATUS_FIX, SERVICE_GPS
 		m.latitude, m.longitude, m.altitude = g.Lat, g.Lon, g.Alt
 		m.positionCovarianceType = 0 // COVARIANCE_TYPE_UNKNOWN: the truth, no error model
-		if err := b.fix.w.Write(unsafe.Pointer(m), &b.frame[0]); err != nil {
+		if err := b.fix.w.Write(unsafe.Pointer(m)); err != nil {
 			return err
 		}
 	}
@@ -309,7 +309,7 @@ func (b *Bridge) publish(ctx *agent.Context, now sim.Time) error {
 			m.powerSupplyStatus = 2 // DISCHARGING
 		}
 		m.location, m.serialNumber = &b.empty[0], &b.empty[0]
-		if err := b.battery.w.Write(unsafe.Pointer(m), &b.frame[0], &b.empty[0]); err != nil {
+		if err := b.battery.w.Write(unsafe.Pointer(m)); err != nil {
 			return err
 		}
 	}
@@ -321,38 +321,52 @@ func (b *Bridge) publish(ctx *agent.Context, now sim.Time) error {
 // value comes from another process: a goal in another frame is refused
 // (logged once), and ctx.Command drops implausible numbers.
 func (b *Bridge) commands(ctx *agent.Context) error {
-	var errs []error
-	take := func(r *dds.Reader, fn func(unsafe.Pointer)) {
-		if _, err := r.Take(fn); err != nil {
-			errs = append(errs, err)
+	return errors.Join(drain(b.arm, b.onArm), drain(b.takeoff, b.onTakeoff), drain(b.goal, b.onGoal),
+		drain(b.cmdVel, b.onCmdVel), drain(b.land, b.onLand))
+}
+
+// drain takes r's samples and hands each one with data to fn.
+func drain(r *dds.Reader, fn func(unsafe.Pointer)) error {
+	n, err := r.Take()
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if s, ok := r.Sample(i); ok {
+			fn(s)
 		}
 	}
-	take(b.arm, func(s unsafe.Pointer) {
-		k := vehicle.CmdDisarm
-		if (*cBool)(s).data {
-			k = vehicle.CmdArm
-		}
-		ctx.Command(vehicle.Command{Kind: k})
-	})
-	take(b.takeoff, func(s unsafe.Pointer) {
-		ctx.Command(vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: (*cFloat64)(s).data})
-	})
-	take(b.goal, func(s unsafe.Pointer) {
-		m := (*cPoseStamped)(s)
-		if f := goString(m.header.frameID, 256); f != "" && f != WorldFrame && f != "/"+WorldFrame {
-			if b.rejected++; b.rejected == 1 {
-				ctx.Event("ros2_refused", fmt.Sprintf("goal_pose in frame %q: only %q (ENU about the origin) is known", f, WorldFrame))
-			}
-			return
-		}
-		ctx.Command(goalCommand(&m.pose))
-	})
-	take(b.cmdVel, func(s unsafe.Pointer) {
-		ctx.Command(velocityCommand((*cTwist)(s), ctx.Telemetry().Yaw, b.ground))
-	})
-	take(b.land, func(unsafe.Pointer) { ctx.Command(vehicle.Command{Kind: vehicle.CmdLand}) })
-	return errors.Join(errs...)
+	return r.Return()
 }
+
+func (b *Bridge) onArm(s unsafe.Pointer) {
+	k := vehicle.CmdDisarm
+	if (*cBool)(s).data {
+		k = vehicle.CmdArm
+	}
+	b.ctx.Command(vehicle.Command{Kind: k})
+}
+
+func (b *Bridge) onTakeoff(s unsafe.Pointer) {
+	b.ctx.Command(vehicle.Command{Kind: vehicle.CmdTakeoff, Alt: (*cFloat64)(s).data})
+}
+
+func (b *Bridge) onGoal(s unsafe.Pointer) {
+	m := (*cPoseStamped)(s)
+	if f := goString(m.header.frameID, 256); f != "" && f != WorldFrame && f != "/"+WorldFrame {
+		if b.rejected++; b.rejected == 1 {
+			b.ctx.Event("ros2_refused", fmt.Sprintf("goal_pose in frame %q: only %q (ENU about the origin) is known", f, WorldFrame))
+		}
+		return
+	}
+	b.ctx.Command(goalCommand(&m.pose))
+}
+
+func (b *Bridge) onCmdVel(s unsafe.Pointer) {
+	b.ctx.Command(velocityCommand((*cTwist)(s), b.ctx.Telemetry().Yaw, b.ground))
+}
+
+func (b *Bridge) onLand(unsafe.Pointer) { b.ctx.Command(vehicle.Command{Kind: vehicle.CmdLand}) }
 
 // goString copies a C string of at most max bytes (a longer one is cut).
 func goString(p *byte, max int) string {

@@ -108,12 +108,12 @@ network: {backend: ideal}
 				return
 			default:
 			}
-			x.pose.Take(func(s unsafe.Pointer) {
+			drain(x.pose, func(s unsafe.Pointer) {
 				m := (*cPoseStamped)(s)
 				last, lastStamp = m.pose, m.header.stamp
 				poses.Add(1)
 			})
-			x.clock.Take(func(s unsafe.Pointer) {
+			drain(x.clock, func(s unsafe.Pointer) {
 				c := (*cClock)(s).clock
 				now := sim.Time(int64(c.sec)*1e9 + int64(c.nanosec))
 				clocks.Add(1)
@@ -124,7 +124,7 @@ network: {backend: ideal}
 				case sim.Time(4 * sim.Second):
 					m := cPoseStamped{header: cHeader{frameID: &x.frame[0]},
 						pose: cPose{position: cPoint{10, 5, 5}, orientation: cQuaternion{w: 1}}}
-					x.goal.Write(unsafe.Pointer(&m), &x.frame[0])
+					x.goal.Write(unsafe.Pointer(&m))
 				}
 				ack.clock = c
 				x.ack.Write(unsafe.Pointer(&ack))

@@ -78,7 +78,7 @@ func TestPoseStampedOnTheWire(t *testing.T) {
 	frame := cString0("map")
 	m := cPoseStamped{header: cHeader{stamp: cTime{sec: 12, nanosec: 345}, frameID: &frame[0]},
 		pose: cPose{position: cPoint{1.5, -2, 3}, orientation: cQuaternion{0, 0, 0.7071067811865476, 0.7071067811865476}}}
-	if err := w.Write(unsafe.Pointer(&m), &frame[0]); err != nil {
+	if err := w.Write(unsafe.Pointer(&m)); err != nil {
 		t.Fatal(err)
 	}
 	var got []byte

@@ -38,6 +38,16 @@ type ack struct {
 	seen bool
 }
 
+// take keeps the latest valid time of an acknowledgement (from another
+// process: a time with nanoseconds out of range is ignored).
+func (a *ack) take(p unsafe.Pointer) {
+	c := (*cClock)(p).clock
+	at := sim.Time(int64(c.sec)*1e9 + int64(c.nanosec))
+	if c.sec >= 0 && c.nanosec < 1e9 && (!a.seen || at > a.t) {
+		a.t, a.seen = at, true
+	}
+}
+
 // open makes the participant the first time; later behaviours must agree
 // on the run-wide parameters.
 func (s *service) open(p *Params) error {
@@ -127,13 +137,7 @@ func (s *service) wait(t sim.Time) error {
 	for {
 		missing := 0
 		for _, a := range s.acks {
-			if _, err := a.r.Take(func(p unsafe.Pointer) {
-				c := (*cClock)(p).clock
-				at := sim.Time(int64(c.sec)*1e9 + int64(c.nanosec))
-				if c.sec >= 0 && c.nanosec < 1e9 && (!a.seen || at > a.t) {
-					a.t, a.seen = at, true
-				}
-			}); err != nil {
+			if err := drain(a.r, a.take); err != nil {
 				return fmt.Errorf("ros2: lockstep: %w", err)
 			}
 			if !a.seen || a.t < t {
