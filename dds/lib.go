@@ -92,14 +92,6 @@ func Load() error {
 	return loadErr
 }
 
-// Path returns the file Cyclone DDS was loaded from ("" before Load).
-func Path() string {
-	if loaded == nil {
-		return ""
-	}
-	return loaded.path
-}
-
 func open() (*lib, error) {
 	var h uintptr
 	var errs []error

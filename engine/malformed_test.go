@@ -224,7 +224,7 @@ vehicles:
     behaviors:
       - type: flocking
 `,
-		want: []string{`bad.yaml:8: vehicles[0].behaviors[0].type: unknown behaviour "flocking": want one of beacon, coverage, extern, flock, formation, gcs, mavlink, mavlink_gcs, mavlink_udp, orbit, platoon, remote, stations, traffic, waypoints`},
+		want: []string{`bad.yaml:8: vehicles[0].behaviors[0].type: unknown behaviour "flocking": want one of beacon, coverage, extern, flock, formation, gcs, mavlink, mavlink_gcs, mavlink_udp, orbit, platoon, remote, ros2, stations, traffic, waypoints`},
 	},
 	{
 		name: "behaviour without type",

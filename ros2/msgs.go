@@ -100,7 +100,8 @@ type cBatteryState struct {
 
 type cClock struct{ clock cTime }
 
-type cEmpty struct{ structureNeedsAtLeastOneMember uint8 }
+// cEmpty is std_msgs/Empty: rosidl gives it one byte that nothing reads.
+type cEmpty struct{ _ uint8 }
 
 type cBool struct{ data bool }
 
