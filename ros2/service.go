@@ -130,10 +130,18 @@ func (s *service) tick(now sim.Time) error {
 // ackPoll is how long the lockstep wait sleeps between looks.
 const ackPoll = 50 * time.Microsecond
 
+// clockRepeat is how often, while the lockstep wait goes on, /clock is
+// published again (the same time): a node whose subscription was not yet
+// matched when it was first published (DDS discovery takes some wall
+// time; /clock is VOLATILE) gets it then.
+const clockRepeat = 100 * time.Millisecond
+
 // wait returns once every lockstep node has acknowledged time t or later,
 // or fails naming those that did not within the timeout.
 func (s *service) wait(t sim.Time) error {
-	deadline := time.Now().Add(time.Duration(s.params.LockstepTimeout))
+	start := time.Now()
+	deadline := start.Add(time.Duration(s.params.LockstepTimeout))
+	repeat := start.Add(clockRepeat)
 	for {
 		missing := 0
 		for _, a := range s.acks {
@@ -156,6 +164,12 @@ func (s *service) wait(t sim.Time) error {
 			}
 			return fmt.Errorf("ros2: lockstep: no acknowledgement of /clock %v on /skyloop/ack/<node> within %v from %s",
 				t, time.Duration(s.params.LockstepTimeout), strings.Join(names, ", "))
+		}
+		if now := time.Now(); now.After(repeat) {
+			repeat = now.Add(clockRepeat)
+			if err := s.clock.Write(unsafe.Pointer(&s.clockMsg)); err != nil {
+				return fmt.Errorf("ros2: %w", err)
+			}
 		}
 		time.Sleep(ackPoll)
 	}
