@@ -2,6 +2,7 @@ package ros2
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ type tester struct {
 	p                  *dds.Participant
 	clock, pose        *dds.Reader
 	ack, takeoff, goal *dds.Writer
-	frame              []byte
+	frame, body        []byte
 }
 
 func newTester(t *testing.T, domain uint32, ns string) *tester {
@@ -35,7 +36,7 @@ func newTester(t *testing.T, domain uint32, ns string) *tester {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	x := &tester{p: p, frame: cString0("map")}
+	x := &tester{p: p, frame: cString0("map"), body: cString0("uav_0/base_link")}
 	rd := func(name string, d *dds.Descriptor) *dds.Reader {
 		tp, err := p.Topic(name, d)
 		if err != nil {
@@ -122,6 +123,12 @@ network: {backend: ideal}
 				case sim.Time(sim.Second):
 					m := cFloat64{data: 5}
 					x.takeoff.Write(unsafe.Pointer(&m))
+				case sim.Time(2 * sim.Second):
+					// From another process, so untrusted: a goal in a
+					// frame the bridge does not know is refused.
+					m := cPoseStamped{header: cHeader{frameID: &x.body[0]},
+						pose: cPose{position: cPoint{100, 100, 5}, orientation: cQuaternion{w: 1}}}
+					x.goal.Write(unsafe.Pointer(&m))
 				case sim.Time(4 * sim.Second):
 					m := cPoseStamped{header: cHeader{frameID: &x.frame[0]},
 						pose: cPose{position: cPoint{10, 5, 5}, orientation: cQuaternion{w: 1}}}
@@ -142,6 +149,9 @@ network: {backend: ideal}
 	v := res.Summary.Vehicles[0]
 	if d := math.Hypot(math.Hypot(v.Final.X-10, v.Final.Y-5), v.Final.Z-5); d > 0.5 {
 		t.Errorf("the vehicle ended at %v, %.2f m from the goal (10, 5, 5)", v.Final, d)
+	}
+	if ev, _ := os.ReadFile(filepath.Join(dir, "events.csv")); !strings.Contains(string(ev), `ros2_refused,"goal_pose in frame ""uav_0/base_link""`) {
+		t.Errorf("no ros2_refused event for the goal in the body frame in %s:\n%s", dir, ev)
 	}
 	if n := clocks.Load(); n < 2000 {
 		t.Errorf("the node saw %d /clock messages, want one per 10 ms of the 20 s", n)
@@ -238,5 +248,20 @@ network: {backend: ideal}
 		if err := r.RunUntil(t); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestParamsErrors: bad ros2 parameters are refused, each naming its key.
+func TestParamsErrors(t *testing.T) {
+	p := DefaultParams()
+	p.Domain, p.Namespace, p.PoseRate, p.ClockPeriod, p.Lockstep, p.Realtime = 300, "9bad-ns", -1, 0, []string{"ok", "not ok"}, math.NaN()
+	bad := p.Validate()
+	for _, k := range []string{"domain", "namespace", "pose_rate", "lockstep[1]", "lockstep", "realtime"} {
+		if _, ok := bad[k]; !ok {
+			t.Errorf("no problem reported for %s: %v", k, bad)
+		}
+	}
+	if bad := DefaultParams().Validate(); len(bad) != 0 {
+		t.Errorf("the defaults are refused: %v", bad)
 	}
 }
