@@ -18,6 +18,8 @@ import (
 	"skyloop/engine"
 	"skyloop/geom"
 	"skyloop/internal/ddstest"
+	"skyloop/internal/nstest"
+	"skyloop/orchestrate"
 	"skyloop/runner"
 	"skyloop/scenario"
 )
@@ -274,3 +276,23 @@ network: {backend: ideal}
 		t.Errorf("the last callback came at node time %.3f s, want simulated time near 20 s", last)
 	}
 }
+
+// TestRclpyChatterThroughTheSimulatedNetwork: real rclpy nodes
+// (testdata/chatter.py) as talker and listener in two vehicles' network
+// namespaces talk through the simulated Wi-Fi while in range, as
+// TestDDSThroughTheSimulatedNetwork's DDS participants do.
+func TestRclpyChatterThroughTheSimulatedNetwork(t *testing.T) {
+	dir := needROS2(t)
+	nstest.Need(t, orchestrate.CheckPrivileges, "ip", "bash")
+	script, err := filepath.Abs("testdata/chatter.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(role string) string {
+		return "exec bash -c " + shellQuote(rosShell(dir, 0, chatterURI, "python3 "+script+" "+role))
+	}
+	chatterAcross(t, "rclpynet", run("talker"), run("listener"))
+}
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
