@@ -211,7 +211,7 @@ if [ -n "$snapshots" ]; then
     fi
     git -C "$d" -c advice.detachedHead=false checkout -q -f "$c"
   done
-  say "checked out ${#use[@]} repositories into $src"
+  say "${#use[@]} repositories at their commits in $src"
 else
   [ -d "$src" ] ||
     die "$src: no such directory; pass --snapshots DIR to check the repositories out there, or put them there yourself (see docs/ros2-build.md)"
