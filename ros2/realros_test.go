@@ -124,7 +124,7 @@ func runROS(t *testing.T, text string) (*runner.Result, string) {
 func TestRclpyFliesASquare(t *testing.T) {
 	dir := needROS2(t)
 	domain := ddstest.Need(t)
-	node := startROS(t, dir, domain, "python3 testdata/square.py uav_0")
+	node := startROS(t, dir, domain, "/usr/bin/python3 testdata/square.py uav_0")
 	res, run := runROS(t, fmt.Sprintf(`
 name: ros2-square
 seed: 1
@@ -257,7 +257,7 @@ network: {backend: ideal}
 func TestUseSimTimeFollowsClock(t *testing.T) {
 	dir := needROS2(t)
 	domain := ddstest.Need(t)
-	node := startROS(t, dir, domain, "python3 testdata/simtime.py")
+	node := startROS(t, dir, domain, "/usr/bin/python3 testdata/simtime.py")
 	waitSubscribed(t, domain, "rt/clock", descClock)
 	runROS(t, fmt.Sprintf(`
 name: ros2-simtime
@@ -289,7 +289,7 @@ func TestRclpyChatterThroughTheSimulatedNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(role string) string {
-		return "exec bash -c " + shellQuote(rosShell(dir, 0, chatterURI, "python3 "+script+" "+role))
+		return "exec bash -c " + shellQuote(rosShell(dir, 0, chatterURI, "/usr/bin/python3 "+script+" "+role))
 	}
 	chatterAcross(t, "rclpynet", run("talker"), run("listener"))
 }

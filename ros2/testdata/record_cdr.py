@@ -2,7 +2,7 @@
 
 Run with a ROS 2 install sourced (docs/ros2-build.md):
 
-    python3 ros2/testdata/record_cdr.py > ros2/testdata/rclpy-cdr.txt
+    /usr/bin/python3 ros2/testdata/record_cdr.py > ros2/testdata/rclpy-cdr.txt
 
 Each line is "<type> <hex bytes>" for the message values below;
 TestBytesMatchRclpy writes the same values through skyloop's DDS writer and
