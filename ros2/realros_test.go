@@ -247,6 +247,13 @@ network: {backend: ideal}
 	if t.Failed() {
 		t.Logf("ros2 topic list -t:\n%s", out)
 	}
+	// The QoS a node subscribing with rclpy's default profile matches.
+	info, _ := exec.Command("bash", "-c", rosShell(dir, domain, ddstest.LoopbackURI, "ros2 topic info -v --no-daemon /uav_0/pose")).CombinedOutput()
+	for _, w := range []string{"Type: geometry_msgs/msg/PoseStamped", "Reliability: RELIABLE", "History (Depth): KEEP_LAST (10)", "Durability: VOLATILE"} {
+		if !strings.Contains(string(info), w) {
+			t.Errorf("ros2 topic info -v /uav_0/pose lacks %q:\n%s", w, info)
+		}
+	}
 	<-done
 }
 
