@@ -33,8 +33,8 @@ func TestStartTimeIsTheTelemetryEpoch(t *testing.T) {
 // ArduCopters, the built-in ground station and the companions' hand-on,
 // all across the simulated 802.11b network) twice, the second time with
 // two CPU-bound loops beside it, for 70 simulated
-// seconds, past the first drone's arming (41.7 s) and both hand-ons
-// (49.6 s, 57.8 s), with the firmware transcripts on, and compares every
+// seconds, past the first drone's arming (41.0 s) and both hand-ons
+// (48.8 s, 57.1 s), with the firmware transcripts on, and compares every
 // file: they must be byte-identical, but for meta.json (the wall clock)
 // and ArduCopter's own console, eeprom and logs in procs/.
 //
