@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// sampleMarker precedes a README code block that shows a command's output:
+// sampleMarker precedes a code block of README.md or docs/guide.md that shows a command's output:
 // <!-- sample: run quickstart --twin --> (the skyloop arguments). The block
 // may start with the "$ skyloop ..." line and may leave lines out with
 // "..." lines.
@@ -31,20 +31,23 @@ func normalize(s string) string {
 	return s
 }
 
-// TestReadmeSamplesAreTrue runs every command whose output the README
-// shows (after a sample marker) and checks that each line shown is one
+// TestReadmeSamplesAreTrue runs every command whose output README.md or
+// docs/guide.md shows (after a sample marker) and checks that each line shown is one
 // the command prints now, in the order shown (lines left out, as "..."
 // marks, may come between; wall-clock time, speed and the results
 // directory aside): the samples fail this test when
 // the outputs drift, instead of going stale.
 func TestReadmeSamplesAreTrue(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var samples [][]string
+	for _, f := range []string{"README.md", "docs/guide.md"} {
+		text, err := os.ReadFile(filepath.Join("..", "..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, sampleMarker.FindAllStringSubmatch(string(text), -1)...)
 	}
-	samples := sampleMarker.FindAllStringSubmatch(string(readme), -1)
 	if len(samples) < 3 {
-		t.Fatalf("README has %d sample markers, want the quickstart, twin and ubanc-chain outputs marked", len(samples))
+		t.Fatalf("README and docs/guide.md have %d sample markers, want the quickstart, twin and ubanc-chain outputs marked", len(samples))
 	}
 	for _, m := range samples {
 		args := append(strings.Fields(m[1]), "--out", filepath.Join(t.TempDir(), "run"))
