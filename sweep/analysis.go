@@ -21,7 +21,7 @@ import (
 )
 
 // The analyses of UB-ANC's network experiments, node to node and end to
-// end (Experiment.Analysis; README's Network experiments of UB-ANC):
+// end (Experiment.Analysis; docs/guide.md, Network experiments of UB-ANC):
 // tables over every finished run, written beside summary.csv, and their
 // figures under figures/.
 
