@@ -236,7 +236,7 @@ func (intTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
-		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v+0, 'f', 0, 64)})
 	}
 	return out
 }

@@ -570,7 +570,7 @@ func heatMapFigure(title, xlabel, ylabel, barLabel, noData string, grid [][]floa
 		lo, hi = 0, 1
 	}
 	if hi <= lo {
-		hi = lo + 1e-9
+		hi = lo + max(1, math.Abs(lo))*1e-6
 	}
 	cm := moreland.SmoothBlueRed()
 	cm.SetMin(lo)
