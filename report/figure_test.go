@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"image/png"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -248,5 +250,45 @@ func TestHuman(t *testing.T) {
 	}
 	if _, _, ok := Quantities([]string{"0.1", "50ms"}); ok {
 		t.Error("numbers and durations mixed should not share an axis")
+	}
+}
+
+// TestRunHTMLTwinSection: the report of a --twin run has a section with
+// the cost of the network per vehicle and overall and the paths of the
+// run over its twin's; a twin directory that is not inside the run is
+// refused.
+func TestRunHTMLTwinSection(t *testing.T) {
+	dir := writeRunDir(t, "2000000000")
+	sum := strings.Replace(testSummary, "DURATION", "2000000000", 1)
+	sum = strings.Replace(sum, `"backend"`, `"twin":{"dir":"twin","network":"ideal","overall":{"missions":2,"completed":2,"twin_completed":2,
+"completion_s":9.5,"twin_completion_s":8.25,"completion_delta_s":1.25,"extra_distance_m":3.5,"extra_energy_j":12,"traj_dev_mean_m":0.75,"traj_dev_max_m":2},
+"vehicles":[{"id":0,"name":"a","extra_distance_m":1.5,"extra_energy_j":5,"traj_dev_mean_m":0.5,"traj_dev_max_m":1},{"id":1,"name":"b","extra_distance_m":2,"extra_energy_j":7}]},"backend"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), []byte(sum), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "twin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "twin", "vehicles.csv"), []byte(vehiclesHead+
+		"0,0,0,0,1,0,0,0,0,0,0,guided,true,0,0,0,0\n1000000000,1,5,4,1,0,0,0,0,0,0,guided,true,0,0,0,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page, err := RunHTML(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, want := range []string{`<h2 id="twin">`, `<table id="twin-cost">`, "<td>9.50</td><td>8.25</td><td>1.25</td><td>3.50</td>",
+		"2 of 2 missions completed in the run, 2 in the twin", "The run (solid) and its ideal-network twin (dashed)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report has no %q", want)
+		}
+	}
+	sum = strings.Replace(sum, `"dir":"twin"`, `"dir":"../elsewhere"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), []byte(sum), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunHTML(dir); err == nil || !strings.Contains(err.Error(), "twin.dir") {
+		t.Errorf("a twin directory outside the run: %v", err)
 	}
 }
