@@ -1,15 +1,12 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Band is a quantity summarised per time bin: its mean, and its minimum
@@ -23,12 +20,21 @@ type Band struct {
 
 // BandsPNG draws one panel per band, stacked with a shared time axis: the
 // min-max band shaded, the mean as a line, a zero line; and returns the PNG
-// bytes.
+// bytes. The legend is to the right of the panels.
 func BandsPNG(title, xlabel, ylabel string, bands []Band) ([]byte, error) {
+	f, err := bandsFigure(title, xlabel, ylabel, bands)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func bandsFigure(title, xlabel, ylabel string, bands []Band) (*figure, error) {
 	if len(bands) == 0 {
 		return nil, fmt.Errorf("nothing to plot")
 	}
 	plots := make([][]*plot.Plot, len(bands))
+	var legend []legendEntry
 	for i, b := range bands {
 		if len(b.X) == 0 || len(b.Mean) != len(b.X) || len(b.Lo) != len(b.X) || len(b.Hi) != len(b.X) {
 			return nil, fmt.Errorf("band %s: %d times, %d means, %d minima, %d maxima", b.Name, len(b.X), len(b.Mean), len(b.Lo), len(b.Hi))
@@ -72,22 +78,14 @@ func BandsPNG(title, xlabel, ylabel string, bands []Band) ([]byte, error) {
 		zero.Color = color.Gray{Y: 90}
 		zero.Width = vg.Points(0.5)
 		p.Add(band, zero, l)
-		p.Legend.Add("mean", l)
-		p.Legend.Add("min-max", band)
-		p.Legend.Top = true
+		if i == 0 {
+			zl := *zero
+			zl.Color = color.Gray{Y: 90}
+			legend = []legendEntry{{Name: "mean", Thumbs: []plot.Thumbnailer{l}}, {Name: "min-max", Thumbs: []plot.Thumbnailer{band}},
+				{Name: "zero", Thumbs: []plot.Thumbnailer{&zl}}}
+		}
 		plots[i] = []*plot.Plot{p}
 	}
-	w, h := 8*vg.Inch, vg.Length(1+2.2*float64(len(bands)))*vg.Inch
-	img := vgimg.New(w, h)
-	tiles := draw.Tiles{Rows: len(bands), Cols: 1, PadX: vg.Millimeter, PadY: 3 * vg.Millimeter, PadTop: vg.Millimeter,
-		PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: 2 * vg.Millimeter}
-	canvases := plot.Align(plots, tiles, draw.New(img))
-	for i := range plots {
-		plots[i][0].Draw(canvases[i][0])
-	}
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("rendering plot: %w", err)
-	}
-	return buf.Bytes(), nil
+	w, h := 9*vg.Inch, vg.Length(1+2.2*float64(len(bands)))*vg.Inch
+	return &figure{W: w, H: h, Panels: plots, Legend: legend}, nil
 }

@@ -1,14 +1,13 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Series is one named line of a chart.
@@ -17,47 +16,122 @@ type Series struct {
 	X, Y []float64
 }
 
-// LinesPNG draws series as lines and returns the PNG bytes.
+// LinesPNG draws series as lines and returns the PNG bytes: each series
+// in a colour and dash pattern of its own (lines that coincide still
+// show), the legend to the right of the data, and the y axis from 0 when
+// no value is negative.
 func LinesPNG(title, xlabel, ylabel string, series []Series) ([]byte, error) {
+	f, err := linesFigure(title, xlabel, ylabel, series)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func linesFigure(title, xlabel, ylabel string, series []Series) (*figure, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
 	p.Add(plotter.NewGrid())
+	f := single(p, 9*vg.Inch, 5*vg.Inch)
+	n := len(series)
 	for i, s := range series {
 		if len(s.X) == 0 {
 			continue
 		}
-		xy := make(plotter.XYs, len(s.X))
-		for j := range s.X {
-			xy[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
-		}
-		l, err := plotter.NewLine(xy)
+		l, err := line(s.X, s.Y)
 		if err != nil {
 			return nil, fmt.Errorf("series %s: %w", s.Name, err)
 		}
-		l.Color = palette(i)
-		l.Width = vg.Points(1.5)
+		l.LineStyle = seriesStyle(i, n)
 		p.Add(l)
-		p.Legend.Add(s.Name, l)
+		f.Legend = append(f.Legend, legendEntry{Name: s.Name, Thumbs: []plot.Thumbnailer{l}})
 	}
-	p.Legend.Top = false
-	p.Legend.Left = false
-	return render(p, 8*vg.Inch, 5*vg.Inch)
+	fromZero(&p.Y)
+	return f, nil
+}
+
+func line(x, y []float64) (*plotter.Line, error) {
+	xy := make(plotter.XYs, len(x))
+	for j := range x {
+		xy[j] = plotter.XY{X: x[j], Y: y[j]}
+	}
+	return plotter.NewLine(xy)
+}
+
+// CDFPanelsPNG draws one cumulative distribution per panel, stacked with
+// a shared x axis from 0 and y from 0 to 1, so that no distribution hides
+// another; it returns the PNG bytes.
+func CDFPanelsPNG(title, xlabel, ylabel string, series []Series) ([]byte, error) {
+	f, err := cdfPanelsFigure(title, xlabel, ylabel, series)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func cdfPanelsFigure(title, xlabel, ylabel string, series []Series) (*figure, error) {
+	var kept []Series
+	for _, s := range series {
+		if len(s.X) > 0 {
+			kept = append(kept, s)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("nothing to plot")
+	}
+	xmax := 0.0
+	for _, s := range kept {
+		xmax = max(xmax, slices.Max(s.X))
+	}
+	if xmax <= 0 {
+		xmax = 1
+	}
+	f := &figure{W: 9 * vg.Inch, H: vg.Length(0.8+1.6*float64(len(kept))) * vg.Inch}
+	for i, s := range kept {
+		p := plot.New()
+		if i == 0 {
+			p.Title.Text = title
+		}
+		p.Add(plotter.NewGrid())
+		l, err := line(s.X, s.Y)
+		if err != nil {
+			return nil, fmt.Errorf("series %s: %w", s.Name, err)
+		}
+		l.LineStyle = draw.LineStyle{Color: palette(i), Width: vg.Points(2)}
+		p.Add(l)
+		p.Y.Label.Text = s.Name + "\n" + ylabel
+		if i == len(kept)-1 {
+			p.X.Label.Text = xlabel
+		}
+		p.X.Min, p.X.Max = 0, xmax*1.02
+		p.Y.Min, p.Y.Max = 0, 1
+		f.Panels = append(f.Panels, []*plot.Plot{p})
+	}
+	return f, nil
 }
 
 // ProfilePNG draws, one above the other, every track's altitude and its
-// east offset from its first point against time, and returns the PNG
-// bytes.
+// east offset from its first point against time, with the vehicles'
+// legend to the right of both panels, and returns the PNG bytes.
 func ProfilePNG(title string, tracks []Track) ([]byte, error) {
+	f, err := profileFigure(title, tracks)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func profileFigure(title string, tracks []Track) (*figure, error) {
 	alt, east := plot.New(), plot.New()
 	alt.Title.Text = title
 	alt.Y.Label.Text = "altitude z (m)"
 	east.Y.Label.Text = "east offset x - x0 (m)"
 	east.X.Label.Text = "time (s)"
+	f := &figure{W: 9 * vg.Inch, H: 7 * vg.Inch, Panels: [][]*plot.Plot{{alt}, {east}}}
 	for _, p := range []*plot.Plot{alt, east} {
 		p.Add(plotter.NewGrid())
-		p.Legend.Top, p.Legend.Left = true, true
 	}
 	for i, tr := range tracks {
 		if len(tr.Points) == 0 {
@@ -73,44 +147,70 @@ func ProfilePNG(title string, tracks []Track) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("track %s: %w", tr.Name, err)
 			}
-			l.Color = palette(i)
-			l.Width = vg.Points(1.5)
+			l.LineStyle = seriesStyle(i, len(tracks))
 			if k == 0 {
 				alt.Add(l)
-				alt.Legend.Add(tr.Name, l)
+				f.Legend = append(f.Legend, legendEntry{Name: tr.Name, Thumbs: []plot.Thumbnailer{l}})
 			} else {
 				east.Add(l)
 			}
 		}
 	}
-	w, h := 8*vg.Inch, 7*vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Millimeter, PadY: 2 * vg.Millimeter, PadTop: vg.Millimeter, PadBottom: vg.Millimeter,
-		PadLeft: vg.Millimeter, PadRight: 2 * vg.Millimeter}
-	canvases := plot.Align([][]*plot.Plot{{alt}, {east}}, tiles, dc)
-	alt.Draw(canvases[0][0])
-	east.Draw(canvases[1][0])
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("rendering plot: %w", err)
-	}
-	return buf.Bytes(), nil
+	fromZero(&alt.Y)
+	fromZero(&alt.X)
+	fromZero(&east.X)
+	return f, nil
 }
 
 // BarsPNG draws one point per category with a ±std error bar, categories
-// in order along the x axis, and returns the PNG bytes.
+// in order along the x axis and the y axis from 0, and returns the PNG
+// bytes.
 func BarsPNG(title, xlabel, ylabel string, labels []string, means, stds []float64) ([]byte, error) {
+	f, err := barsFigure(title, xlabel, ylabel, nil, labels, means, stds)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+// ValuesPNG draws mean ± std against a numeric x (a swept parameter's
+// values, in its unit): the points joined in the order of x, the x axis
+// numeric and the y axis from 0; it returns the PNG bytes.
+func ValuesPNG(title, xlabel, ylabel string, xs, means, stds []float64) ([]byte, error) {
+	f, err := barsFigure(title, xlabel, ylabel, xs, nil, means, stds)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+// barsFigure is BarsPNG's figure (xs nil: categories labels at 0, 1, ...)
+// or ValuesPNG's (points sorted by x).
+func barsFigure(title, xlabel, ylabel string, xs []float64, labels []string, means, stds []float64) (*figure, error) {
+	if len(means) != len(stds) || (xs != nil && len(xs) != len(means)) || (xs == nil && len(labels) != len(means)) {
+		return nil, fmt.Errorf("%s: %d means, %d stds, %d values, %d labels", title, len(means), len(stds), len(xs), len(labels))
+	}
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
 	p.Add(plotter.NewGrid())
+	idx := make([]int, len(means))
+	for i := range idx {
+		idx[i] = i
+	}
+	if xs != nil {
+		slices.SortStableFunc(idx, func(a, b int) int { return cmpF(xs[a], xs[b]) })
+	}
 	pts := make(plotter.XYs, len(means))
 	errs := make(plotter.YErrors, len(means))
-	for i := range means {
-		pts[i] = plotter.XY{X: float64(i), Y: means[i]}
-		errs[i].Low, errs[i].High = stds[i], stds[i]
+	for k, i := range idx {
+		x := float64(i)
+		if xs != nil {
+			x = xs[i]
+		}
+		pts[k] = plotter.XY{X: x, Y: means[i]}
+		errs[k].Low, errs[k].High = stds[i], stds[i]
 	}
 	lp, sc, err := plotter.NewLinePoints(pts)
 	if err != nil {
@@ -118,6 +218,8 @@ func BarsPNG(title, xlabel, ylabel string, labels []string, means, stds []float6
 	}
 	lp.Color = palette(0)
 	sc.Color = palette(0)
+	sc.GlyphStyle.Shape = draw.CircleGlyph{}
+	sc.GlyphStyle.Radius = vg.Points(3)
 	p.Add(lp, sc)
 	eb, err := plotter.NewYErrorBars(struct {
 		plotter.XYs
@@ -127,14 +229,31 @@ func BarsPNG(title, xlabel, ylabel string, labels []string, means, stds []float6
 		return nil, err
 	}
 	p.Add(eb)
-	ticks := make([]plot.Tick, len(labels))
-	for i, l := range labels {
-		ticks[i] = plot.Tick{Value: float64(i), Label: l}
+	if xs == nil {
+		ticks := make([]plot.Tick, len(labels))
+		for i, l := range labels {
+			ticks[i] = plot.Tick{Value: float64(i), Label: l}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Min, p.X.Max = -0.5, float64(len(labels))-0.5
+	} else {
+		fromZero(&p.X)
+		pad := (p.X.Max - p.X.Min) * 0.05
+		p.X.Max += pad
+		if p.X.Min != 0 {
+			p.X.Min -= pad
+		}
 	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.X.Min, p.X.Max = -0.5, float64(len(labels))-0.5
-	if p.Y.Min > 0 {
-		p.Y.Min = 0
+	fromZero(&p.Y)
+	return single(p, 8*vg.Inch, 5*vg.Inch), nil
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
 	}
-	return render(p, 8*vg.Inch, 5*vg.Inch)
+	return 0
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 
@@ -9,7 +8,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"skyloop/geom"
 )
@@ -40,30 +38,38 @@ type CoveragePanel struct {
 // (start marked by a circle), the flown track thinner beneath it and the
 // cells the flight missed crossed out.
 func CoveragePNG(title string, g CoverageGrid, panels []CoveragePanel) ([]byte, error) {
+	f, err := coverageFigure(title, g, panels)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func coverageFigure(title string, g CoverageGrid, panels []CoveragePanel) (*figure, error) {
 	if len(panels) == 0 {
 		return nil, fmt.Errorf("coverage figure: no plans to draw")
 	}
-	const pw, ph = 6 * vg.Inch, 4 * vg.Inch
-	c := vgimg.PngCanvas{Canvas: vgimg.New(pw*vg.Length(len(panels)), ph)}
-	dc := draw.New(c)
-	for i, pn := range panels {
-		p, err := coveragePlot(g, pn)
+	f := &figure{W: 5.5*vg.Inch*vg.Length(len(panels)) + 1.3*vg.Inch, H: 4.5 * vg.Inch, Panels: [][]*plot.Plot{nil}}
+	seen := map[string]bool{}
+	for _, pn := range panels {
+		p, legend, err := coveragePlot(g, pn)
 		if err != nil {
 			return nil, err
 		}
 		p.Title.Text = title + ": " + pn.Title
-		sub := dc
-		sub.Min.X, sub.Max.X = dc.Min.X+pw*vg.Length(i), dc.Min.X+pw*vg.Length(i+1)
-		p.Draw(sub)
+		f.Panels[0] = append(f.Panels[0], p)
+		for _, e := range legend {
+			if !seen[e.Name] {
+				seen[e.Name] = true
+				f.Legend = append(f.Legend, e)
+			}
+		}
 	}
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("rendering coverage figure: %w", err)
-	}
-	return buf.Bytes(), nil
+	return f, nil
 }
 
-func coveragePlot(g CoverageGrid, pn CoveragePanel) (*plot.Plot, error) {
+func coveragePlot(g CoverageGrid, pn CoveragePanel) (*plot.Plot, []legendEntry, error) {
+	var legend []legendEntry
 	p := plot.New()
 	p.Title.Text = pn.Title
 	p.X.Label.Text = "x east (m)"
@@ -83,7 +89,7 @@ func coveragePlot(g CoverageGrid, pn CoveragePanel) (*plot.Plot, error) {
 	for _, o := range g.Obstacles {
 		ax, ay := x0+float64(o[0])*g.Cell, y0+float64(o[1])*g.Cell
 		if err := box(ax, ay, ax+g.Cell, ay+g.Cell, color.Gray{Y: 120}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// Cell borders.
@@ -110,44 +116,43 @@ func coveragePlot(g CoverageGrid, pn CoveragePanel) (*plot.Plot, error) {
 	if len(pn.Flown) > 1 {
 		l, err := plotter.NewLine(xys(pn.Flown))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		l.Color = color.RGBA{R: 255, G: 127, B: 14, A: 255}
 		l.Width = vg.Points(0.8)
 		p.Add(l)
-		p.Legend.Add("flown", l)
+		legend = append(legend, legendEntry{Name: "flown", Thumbs: []plot.Thumbnailer{l}})
 	}
 	if len(pn.Plan) > 0 {
 		l, err := plotter.NewLine(xys(pn.Plan))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		l.Color = color.RGBA{R: 31, G: 119, B: 180, A: 255}
 		l.Width = vg.Points(1.6)
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		p.Add(l)
-		p.Legend.Add("plan", l)
+		legend = append(legend, legendEntry{Name: "plan", Thumbs: []plot.Thumbnailer{l}})
 		s, err := plotter.NewScatter(xys(pn.Plan[:1]))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.GlyphStyle.Shape = draw.CircleGlyph{}
 		s.GlyphStyle.Radius = vg.Points(4)
 		p.Add(s)
-		p.Legend.Add("start", s)
+		legend = append(legend, legendEntry{Name: "start", Thumbs: []plot.Thumbnailer{s}})
 	}
 	if len(pn.Missed) > 0 {
 		s, err := plotter.NewScatter(xys(pn.Missed))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.GlyphStyle.Shape = draw.CrossGlyph{}
 		s.GlyphStyle.Color = color.RGBA{R: 214, G: 39, B: 40, A: 255}
 		s.GlyphStyle.Radius = vg.Points(5)
 		p.Add(s)
-		p.Legend.Add("missed", s)
+		legend = append(legend, legendEntry{Name: "missed", Thumbs: []plot.Thumbnailer{s}})
 	}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = x0, x1, y0, y1
-	p.Legend.Top = true
-	return p, nil
+	return p, legend, nil
 }

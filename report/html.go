@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"image/color"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -33,10 +35,38 @@ type runSummary struct {
 	Nodes      int      `json:"nodes"`
 	Network    netSum   `json:"network"`
 	Vehicles   []vehSum `json:"vehicles"`
+	Twin       *twinSum `json:"twin"`
 	Separation *struct {
 		MinM       float64 `json:"min_m"`
 		Collisions int     `json:"collisions"`
 	} `json:"separation"`
+}
+
+// twinSum is summary.json's twin section (package twin's Report).
+type twinSum struct {
+	Dir     string `json:"dir"`
+	Network string `json:"network"`
+	Overall struct {
+		Missions      int `json:"missions"`
+		Completed     int `json:"completed"`
+		TwinCompleted int `json:"twin_completed"`
+		twinCost
+	} `json:"overall"`
+	Measures map[string]map[string]float64 `json:"measures"`
+	Vehicles []struct {
+		Name string `json:"name"`
+		twinCost
+	} `json:"vehicles"`
+}
+
+type twinCost struct {
+	CompletionS      *float64 `json:"completion_s"`
+	TwinCompletionS  *float64 `json:"twin_completion_s"`
+	CompletionDeltaS *float64 `json:"completion_delta_s"`
+	ExtraDistanceM   float64  `json:"extra_distance_m"`
+	ExtraEnergyJ     float64  `json:"extra_energy_j"`
+	TrajDevMeanM     *float64 `json:"traj_dev_mean_m"`
+	TrajDevMaxM      *float64 `json:"traj_dev_max_m"`
 }
 
 type netSum struct {
@@ -159,13 +189,14 @@ func RunHTML(dir string) ([]byte, error) {
 		return nil, err
 	default:
 		if len(lat) > 0 {
-			png, err := LinesPNG("One-way latency, CDF per traffic kind", "latency (ms)", "fraction of deliveries", lat)
+			png, err := CDFPanelsPNG(fmt.Sprintf("%s, seed %d: one-way latency per traffic kind (CDF)", s.Scenario, s.Seed), "one-way latency (ms)", "fraction of deliveries", lat)
 			if err := add("Latency CDF", png, err); err != nil {
 				return nil, err
 			}
 		}
 		if aoi != nil {
-			png, err := HeatMapPNG("Mean age of information (s) per pair", "source node", "receiver node", aoi)
+			png, err := HeatMapPNG(fmt.Sprintf("%s, seed %d: mean age of information of state updates per pair", s.Scenario, s.Seed),
+				"source node (id)", "receiver node (id)", "mean age of information (s)", "black: never heard\n(or the node itself)", aoi)
 			if err := add("Age of information per receiver/source pair", png, err); err != nil {
 				return nil, err
 			}
@@ -184,8 +215,14 @@ func RunHTML(dir string) ([]byte, error) {
 		if width > 1 {
 			per = fmt.Sprintf("%d s", width)
 		}
-		png, err := LinesPNG("Packet delivery ratio per "+per+" (receptions / expected receptions, by transmission time)", "time (s)", "PDR", pdr)
+		png, err := LinesPNG(fmt.Sprintf("%s, seed %d: packet delivery ratio per %s, by transmission time", s.Scenario, s.Seed, per),
+			"time (s)", "PDR (receptions / expected receptions)", pdr)
 		if err := add("PDR over time", png, err); err != nil {
+			return nil, err
+		}
+	}
+	if tw := s.Twin; tw != nil {
+		if err := twinFigures(dir, &page, names, tracks); err != nil {
 			return nil, err
 		}
 	}
@@ -216,6 +253,47 @@ type runPage struct {
 	Kinds     []string
 	Figures   []Figure
 	Notes     []string
+	// TwinFigure is the run's paths over its twin's (nil: none drawn);
+	// TwinNote says why there is none.
+	TwinFigure *Figure
+	TwinNote   string
+}
+
+// twinFigures draws the paths of a --twin run over its twin's, read
+// from the vehicles tables of dir and of the twin's directory.
+func twinFigures(dir string, page *runPage, names []string, tracks []Track) error {
+	tw := page.S.Twin
+	switch {
+	case tw.Dir == "":
+		page.TwinNote = "the twin wrote no files: no paths to compare"
+		return nil
+	case tw.Dir != filepath.Base(tw.Dir) || tw.Dir == "." || tw.Dir == "..":
+		return fmt.Errorf("%s: summary.json: twin.dir %q is not a directory inside the run's", dir, tw.Dir)
+	case len(tracks) == 0:
+		page.TwinNote = "no vehicles table in the run: no paths to compare"
+		return nil
+	}
+	twinTracks, err := readTracks(filepath.Join(dir, tw.Dir), names)
+	if errors.Is(err, os.ErrNotExist) {
+		page.TwinNote = fmt.Sprintf("no vehicles table in %s/: no paths to compare", tw.Dir)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	run, twin := make([][]geom.Vec3, len(tracks)), make([][]geom.Vec3, len(twinTracks))
+	for i := range tracks {
+		run[i] = tracks[i].Points
+	}
+	for i := range twinTracks {
+		twin[i] = twinTracks[i].Points
+	}
+	png, err := TwinPNG(fmt.Sprintf("%s, seed %d: the run and its %s-network twin", page.S.Scenario, page.S.Seed, tw.Network), names, run, twin)
+	if err != nil {
+		return fmt.Errorf("%s: twin figure: %w", dir, err)
+	}
+	page.TwinFigure = &Figure{Title: "The run (solid) and its ideal-network twin (dashed), top view", PNG: png}
+	return nil
 }
 
 func aerial(s runSummary) bool {
@@ -460,34 +538,62 @@ func readPDR(dir string, nodes int, endNs int64) (series []Series, width int64, 
 	return out, width, nil
 }
 
-// HeatMapPNG draws grid[row][col] (NaN: no value) as a heat map, rows up,
-// and returns the PNG bytes.
-func HeatMapPNG(title, xlabel, ylabel string, grid [][]float64) ([]byte, error) {
-	if len(grid) == 0 {
+// HeatMapPNG draws grid[row][col] (NaN: no value, drawn black) as a heat
+// map, rows up, with a colour bar to its right labelled barLabel (the
+// quantity and its unit) and a legend saying what the black cells are
+// (noData); it returns the PNG bytes.
+func HeatMapPNG(title, xlabel, ylabel, barLabel, noData string, grid [][]float64) ([]byte, error) {
+	f, err := heatMapFigure(title, xlabel, ylabel, barLabel, noData, grid)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func heatMapFigure(title, xlabel, ylabel, barLabel, noData string, grid [][]float64) (*figure, error) {
+	if len(grid) == 0 || len(grid[0]) == 0 {
 		return nil, errors.New("empty grid")
 	}
 	g := heatGrid(grid)
 	lo, hi := math.Inf(1), math.Inf(-1)
+	nan := false
 	for _, r := range grid {
 		for _, v := range r {
-			if !math.IsNaN(v) {
+			if math.IsNaN(v) {
+				nan = true
+			} else {
 				lo, hi = min(lo, v), max(hi, v)
 			}
 		}
 	}
-	if hi <= lo {
-		hi = lo + 1e-9
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
 	}
-	pal := moreland.SmoothBlueRed().Palette(64)
-	h := plotter.NewHeatMap(g, pal)
+	if hi <= lo {
+		hi = lo + max(1, math.Abs(lo))*1e-6
+	}
+	cm := moreland.SmoothBlueRed()
+	cm.SetMin(lo)
+	cm.SetMax(hi)
+	h := plotter.NewHeatMap(g, cm.Palette(64))
 	h.Min, h.Max = lo, hi
-	h.NaN = plotter.DefaultGlyphStyle.Color
+	h.NaN = color.Black
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: blue %.3g, red %.3g", title, lo, hi)
+	p.Title.Text = title
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
+	p.X.Tick.Marker, p.Y.Tick.Marker = intTicks{}, intTicks{}
 	p.Add(h)
-	return render(p, 7*vg.Inch, 6*vg.Inch)
+	f := &figure{W: 8.5 * vg.Inch, H: 6.5 * vg.Inch, Panels: [][]*plot.Plot{{p}}, Bar: &colorBar{Map: cm, Label: barLabel}}
+	if nan && noData != "" {
+		box, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			return nil, err
+		}
+		box.Color = color.Black
+		f.Legend = []legendEntry{{Name: noData, Thumbs: []plot.Thumbnailer{box}}}
+	}
+	return f, nil
 }
 
 // heatGrid is a plotter.GridXYZ over a square matrix.
@@ -504,7 +610,15 @@ var runTemplate = template.Must(template.New("run").Funcs(template.FuncMap{
 	},
 	"ms": func(ns any) string { return fmt.Sprintf("%.3f", toF(ns)/1e6) },
 	"f":  func(prec int, v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) },
-}).Parse(runHTML))
+	"opt": func(prec int, v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return strconv.FormatFloat(*v, 'f', prec, 64)
+	},
+}).Parse(runHTML + costHTML))
+
+const costHTML = `{{define "cost"}}<td>{{opt 2 .CompletionS}}</td><td>{{opt 2 .TwinCompletionS}}</td><td>{{opt 2 .CompletionDeltaS}}</td><td>{{f 2 .ExtraDistanceM}}</td><td>{{f 1 .ExtraEnergyJ}}</td><td>{{opt 3 .TrajDevMeanM}}</td><td>{{opt 3 .TrajDevMaxM}}</td>{{end}}`
 
 func toF(v any) float64 {
 	switch x := v.(type) {
@@ -521,7 +635,7 @@ const runHTML = `<!DOCTYPE html>
 <title>{{.S.Scenario}}, seed {{.S.Seed}}: skyloop run report</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
-table{border-collapse:collapse;margin:0.5em 0 1.5em}
+table{border-collapse:collapse;margin:0.5em 0 1.5em;display:block;overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}
 th{background:#f2f2f2} td:first-child,th:first-child{text-align:left}
 figure{margin:1em 0} img{max-width:100%;border:1px solid #ddd}
@@ -539,7 +653,19 @@ figure{margin:1em 0} img{max-width:100%;border:1px solid #ddd}
 <table id="vehicles"><tr><th>name</th><th>kind</th><th>final mode</th><th>final position (m)</th><th>distance (m)</th><th>energy (J)</th><th>max speed (m/s)</th><th>arrival error (m)</th></tr>
 {{range .S.Vehicles}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Mode}}</td><td>{{f 2 .Final.X}}, {{f 2 .Final.Y}}, {{f 2 .Final.Z}}</td><td>{{f 2 .DistanceM}}</td><td>{{f 1 .EnergyJ}}</td><td>{{f 2 .MaxSpeed}}</td><td>{{with .ArrivalM}}{{f 3 .}}{{end}}</td></tr>
 {{end}}</table>
-<h2>Figures</h2>
+{{with .S.Twin}}<h2 id="twin">Twin: the cost of the network</h2>
+<p>The same run over an {{.Network}} network (in {{if .Dir}}{{.Dir}}/{{else}}memory{{end}}): every figure is the run's minus the twin's.
+{{with .Overall}}{{.Completed}} of {{.Missions}} missions completed in the run, {{.TwinCompleted}} in the twin.{{end}}</p>
+<table id="twin-cost"><tr><th>vehicle</th><th>completion (s)</th><th>twin completion (s)</th><th>delay (s)</th><th>extra distance (m)</th><th>extra energy (J)</th><th>path deviation mean (m)</th><th>max (m)</th></tr>
+{{range .Vehicles}}<tr><td>{{.Name}}</td>{{template "cost" .}}</tr>
+{{end}}<tr><th>all</th>{{template "cost" .Overall}}</tr>
+</table>
+{{if .Measures}}<table id="twin-measures"><tr><th>measure</th><th>error field</th><th>run minus twin (m)</th></tr>
+{{range $m, $fs := .Measures}}{{range $k, $v := $fs}}<tr><td>{{$m}}</td><td>{{$k}}</td><td>{{f 3 $v}}</td></tr>
+{{end}}{{end}}</table>{{end}}
+{{with $.TwinFigure}}<figure><figcaption>{{.Title}}</figcaption><img alt="{{.Title}}" src="{{png .PNG}}"></figure>{{end}}
+{{with $.TwinNote}}<p class="note">{{.}}</p>{{end}}
+{{end}}<h2>Figures</h2>
 {{range .Figures}}<figure><figcaption>{{.Title}}</figcaption><img alt="{{.Title}}" src="{{png .PNG}}"></figure>
 {{end}}{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}<p class="note">Written by skyloop report html.</p>

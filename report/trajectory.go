@@ -3,7 +3,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
@@ -17,7 +16,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"skyloop/geom"
 )
@@ -75,22 +73,34 @@ func (t *Tracker) Add(i int, ts float64, p geom.Vec3, target geom.Vec3, has bool
 	}
 }
 
-// TrajectoryPNG draws the tracks seen from above (x east, y north) with
-// each start marked by a circle and each target by a cross, and returns the
-// PNG bytes.
+// TrajectoryPNG draws the tracks seen from above (x east, y north), one
+// metre as long on both axes, with each start marked by a circle, each
+// target by a cross and the obstacles shaded, the legend to the right of
+// the data (vehicles named up to 12 of them), and returns the PNG bytes.
 func TrajectoryPNG(title string, tracks []Track, obstacles []geom.Box) ([]byte, error) {
+	f, err := trajectoryFigure(title, tracks, obstacles)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func trajectoryFigure(title string, tracks []Track, obstacles []geom.Box) (*figure, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "x east (m)"
 	p.Y.Label.Text = "y north (m)"
 	p.Add(plotter.NewGrid())
+	f := single(p, 9*vg.Inch, 7.5*vg.Inch)
+	var obstacle plot.Thumbnailer
 	for _, o := range obstacles {
 		poly, err := plotter.NewPolygon(plotter.XYs{{X: o.Min.X, Y: o.Min.Y}, {X: o.Max.X, Y: o.Min.Y}, {X: o.Max.X, Y: o.Max.Y}, {X: o.Min.X, Y: o.Max.Y}})
 		if err != nil {
 			return nil, err
 		}
-		poly.Color = color.Gray{Y: 200}
+		poly.Color = gray
 		p.Add(poly)
+		obstacle = poly
 	}
 	var starts, targets plotter.XYs
 	for i, tr := range tracks {
@@ -106,15 +116,18 @@ func TrajectoryPNG(title string, tracks []Track, obstacles []geom.Box) ([]byte, 
 			return nil, fmt.Errorf("track %s: %w", tr.Name, err)
 		}
 		l.Color = palette(i)
-		l.Width = vg.Points(1)
+		l.Width = vg.Points(1.2)
 		p.Add(l)
 		if len(tracks) <= 12 {
-			p.Legend.Add(tr.Name, l)
+			f.Legend = append(f.Legend, legendEntry{Name: tr.Name, Thumbs: []plot.Thumbnailer{l}})
 		}
 		starts = append(starts, plotter.XY{X: tr.Points[0].X, Y: tr.Points[0].Y})
 		for _, tg := range tr.Targets {
 			targets = append(targets, plotter.XY{X: tg.X, Y: tg.Y})
 		}
+	}
+	if len(tracks) > 12 {
+		f.LegendTitle = fmt.Sprintf("%d vehicles", len(tracks))
 	}
 	if len(starts) > 0 {
 		s, err := plotter.NewScatter(starts)
@@ -124,7 +137,7 @@ func TrajectoryPNG(title string, tracks []Track, obstacles []geom.Box) ([]byte, 
 		s.GlyphStyle.Shape = draw.CircleGlyph{}
 		s.GlyphStyle.Radius = vg.Points(3)
 		p.Add(s)
-		p.Legend.Add("start", s)
+		f.Legend = append(f.Legend, legendEntry{Name: "start", Thumbs: []plot.Thumbnailer{s}})
 	}
 	if len(targets) > 0 {
 		s, err := plotter.NewScatter(targets)
@@ -135,11 +148,25 @@ func TrajectoryPNG(title string, tracks []Track, obstacles []geom.Box) ([]byte, 
 		s.GlyphStyle.Radius = vg.Points(4)
 		s.GlyphStyle.Color = color.RGBA{R: 200, A: 255}
 		p.Add(s)
-		p.Legend.Add("target", s)
+		f.Legend = append(f.Legend, legendEntry{Name: "target", Thumbs: []plot.Thumbnailer{s}})
 	}
-	p.Legend.Top = true
+	if obstacle != nil {
+		f.Legend = append(f.Legend, legendEntry{Name: "obstacle", Thumbs: []plot.Thumbnailer{obstacle}})
+	}
 	equalAxes(p)
-	return render(p, 8*vg.Inch, 8*vg.Inch)
+	squareData(f)
+	return f, nil
+}
+
+// squareData widens a one-panel figure by its legend's strip, so that its
+// data area is about square (equalAxes then makes a metre as long on
+// both axes).
+func squareData(f *figure) {
+	lw, _ := f.legendSize()
+	if lw > 0 {
+		lw += 3 * figPad
+	}
+	f.W = f.H + lw
 }
 
 // equalAxes makes one metre the same length on both axes.
@@ -161,16 +188,6 @@ func palette(i int) color.Color {
 	cs := []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255},
 		{140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}, {188, 189, 34, 255}, {23, 190, 207, 255}}
 	return cs[i%len(cs)]
-}
-
-func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
-	c := vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
-	p.Draw(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("rendering plot: %w", err)
-	}
-	return buf.Bytes(), nil
 }
 
 // WriteFile writes b to path atomically: a reader (or a run killed

@@ -16,14 +16,37 @@ const maxTwinPoints = 1000
 
 // TwinPNG draws each vehicle's path seen from above in a run (solid) and in
 // its ideal-network twin (dashed, the same colour); run[i] and twin[i] are
-// vehicle i's sampled positions, names[i] its name. It returns the PNG
-// bytes.
+// vehicle i's sampled positions, names[i] its name. The legend, to the
+// right of the data, keys the two styles and names up to 12 vehicles. It
+// returns the PNG bytes.
 func TwinPNG(title string, names []string, run, twin [][]geom.Vec3) ([]byte, error) {
+	f, err := twinFigure(title, names, run, twin)
+	if err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func twinFigure(title string, names []string, run, twin [][]geom.Vec3) (*figure, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "x east (m)"
 	p.Y.Label.Text = "y north (m)"
 	p.Add(plotter.NewGrid())
+	f := single(p, 9*vg.Inch, 7.5*vg.Inch)
+	// The legend's key to the styles first.
+	for k, name := range []string{"run (solid)", "ideal twin (dashed)"} {
+		l, err := plotter.NewLine(plotter.XYs{})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = palette(7)
+		l.Width = vg.Points(1.2)
+		if k == 1 {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		f.Legend = append(f.Legend, legendEntry{Name: name, Thumbs: []plot.Thumbnailer{l}})
+	}
 	for i := range names {
 		for k, pts := range [][][]geom.Vec3{twin, run} {
 			if i >= len(pts) || len(pts[i]) == 0 {
@@ -34,32 +57,22 @@ func TwinPNG(title string, names []string, run, twin [][]geom.Vec3) ([]byte, err
 				return nil, fmt.Errorf("track %s: %w", names[i], err)
 			}
 			l.Color = palette(i)
-			l.Width = vg.Points(1)
+			l.Width = vg.Points(1.2)
 			if k == 0 {
 				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			}
 			p.Add(l)
 			if len(names) <= 12 && k == 1 {
-				p.Legend.Add(names[i], l)
+				f.Legend = append(f.Legend, legendEntry{Name: names[i], Thumbs: []plot.Thumbnailer{l}})
 			}
 		}
 	}
-	// The legend's key to the styles.
-	for k, name := range []string{"run (solid)", "ideal twin (dashed)"} {
-		l, err := plotter.NewLine(plotter.XYs{})
-		if err != nil {
-			return nil, err
-		}
-		l.Color = palette(7)
-		l.Width = vg.Points(1)
-		if k == 1 {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		p.Legend.Add(name, l)
+	if len(names) > 12 {
+		f.LegendTitle = fmt.Sprintf("%d vehicles", len(names))
 	}
-	p.Legend.Top = true
 	equalAxes(p)
-	return render(p, 8*vg.Inch, 8*vg.Inch)
+	squareData(f)
+	return f, nil
 }
 
 // decimate returns the path's XY points, at most about maxTwinPoints.

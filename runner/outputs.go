@@ -440,7 +440,7 @@ func (s plotsSink) writeFiles(e *execution) error {
 	for _, o := range sc.World.Obstacles {
 		obs = append(obs, geom.Box{Min: o.Min, Max: o.Max})
 	}
-	png, err := report.TrajectoryPNG(fmt.Sprintf("%s, seed %d: trajectories (circles: starts, crosses: targets)", sc.Name, r.Seed()), s.tracks.Tracks, obs)
+	png, err := report.TrajectoryPNG(fmt.Sprintf("%s, seed %d: trajectories, top view", sc.Name, r.Seed()), s.tracks.Tracks, obs)
 	if err != nil {
 		return err
 	}

@@ -286,7 +286,7 @@ func nodeToNode(dir string, e *Experiment, runs []aRun) error {
 				continue
 			}
 			c := curves[k]
-			sd, sr := report.Series{Name: k.line}, report.Series{Name: k.line}
+			sd, sr := report.Series{Name: report.Human(k.line)}, report.Series{Name: report.Human(k.line)}
 			type pt struct{ x, y float64 }
 			var rssPts []pt
 			for i := range c.dist {
@@ -305,7 +305,7 @@ func nodeToNode(dir string, e *Experiment, runs []aRun) error {
 		}
 		title := e.Name
 		if panel != "" {
-			title += " (" + lastKey(e.Analysis.Panels) + " " + panel + ")"
+			title += " (" + lastKey(e.Analysis.Panels) + " " + report.Human(panel) + ")"
 		}
 		if err := writeLines(dir, "received_vs_distance", panel, title+": packets received per station",
 			"distance (m)", "packets received (mean over seeds)", byDist); err != nil {
@@ -495,7 +495,7 @@ func endToEnd(dir string, e *Experiment, runs []aRun) error {
 				continue
 			}
 			pk := byKey[k]
-			st := report.Series{Name: k.line}
+			st := report.Series{Name: report.Human(k.line)}
 			sr, sc := st, st
 			for i, s := range pk.stats {
 				x := float64(i + 1)
@@ -504,16 +504,16 @@ func endToEnd(dir string, e *Experiment, runs []aRun) error {
 				sc.X, sc.Y = append(sc.X, x), append(sc.Y, s.ctlTxBps)
 			}
 			tx, rx, ctl = append(tx, st), append(rx, sr), append(ctl, sc)
-			del = append(del, cdf(k.line, pk.delays.Values("")))
-			name := k.line
+			del = append(del, cdf(report.Human(k.line), pk.delays.Values("")))
+			name := report.Human(k.line)
 			if panel != "" {
-				name += " " + lastKey(e.Analysis.Panels) + "=" + panel
+				name += ", " + lastKey(e.Analysis.Panels) + " " + report.Human(panel)
 			}
 			all = append(all, cdf(name, pk.delays.Values("")))
 		}
 		title := e.Name
 		if panel != "" {
-			title += " (" + lastKey(e.Analysis.Panels) + " " + panel + ")"
+			title += " (" + lastKey(e.Analysis.Panels) + " " + report.Human(panel) + ")"
 		}
 		for _, f := range []struct {
 			name, title, ylabel string

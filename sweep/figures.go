@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -30,16 +31,16 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 		return err
 	}
 	var cdf []report.Series
+	var cdfX []float64 // the swept value of each CDF, to order them
 	labels := make([]string, len(preps))
+	values := make([]string, len(preps))
 	aoiM, aoiS := make([]float64, len(preps)), make([]float64, len(preps))
 	gapM, gapS := make([]float64, len(preps)), make([]float64, len(preps))
 	anyAoI, anyGap := false, false
 	for i, p := range preps {
 		v := p.v
-		labels[i] = v.Name
-		if v.Value != "" {
-			labels[i] = v.Value
-		}
+		labels[i] = variantLabel(e, v)
+		values[i] = v.Value
 		run := filepath.Join(dir, v.Name, "seed1")
 		for _, rows := range []func(f func(map[string]int, []string) error) error{
 			func(f func(map[string]int, []string) error) error {
@@ -51,7 +52,7 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 			if err != nil {
 				continue
 			}
-			png, err := report.TrajectoryPNG(fmt.Sprintf("%s %s seed 1: paths", e.Name, v.Name), tracks, obstacles(run))
+			png, err := report.TrajectoryPNG(fmt.Sprintf("%s: paths, %s (seed 1)", e.Name, labels[i]), tracks, obstacles(run))
 			if err != nil {
 				return err
 			}
@@ -61,7 +62,7 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 			break
 		}
 		if lat, err := readStateLatencies(run); err == nil && len(lat) > 0 {
-			s := report.Series{Name: v.Name}
+			s := report.Series{Name: labels[i]}
 			step := max(1, len(lat)/500)
 			for j := 0; j < len(lat); j += step {
 				s.X = append(s.X, lat[j])
@@ -70,6 +71,8 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 			s.X = append(s.X, lat[len(lat)-1])
 			s.Y = append(s.Y, 1)
 			cdf = append(cdf, s)
+			x, _, _ := report.Quantity(v.Value)
+			cdfX = append(cdfX, x)
 		}
 		var aois, gaps []float64
 		for _, rf := range runs[i] {
@@ -88,12 +91,28 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 		aoiM[i], aoiS[i] = MeanStd(aois)
 		gapM[i], gapS[i] = MeanStd(gaps)
 	}
+	xs, unit, numeric := report.Quantities(values)
 	xl := "variant"
 	if e.Param != "" {
-		xl = e.Param
+		xl = lastKey(e.Param)
+		if unit != "" {
+			xl += " (" + unit + ")"
+		}
 	}
 	if len(cdf) > 0 {
-		png, err := report.LinesPNG(e.Name+": latency of state updates (seed 1)", "latency (ms)", "fraction of deliveries", cdf)
+		if numeric && len(cdfX) == len(cdf) {
+			idx := make([]int, len(cdf))
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(cdfX[a], cdfX[b]) })
+			sorted := make([]report.Series, len(cdf))
+			for k, i := range idx {
+				sorted[k] = cdf[i]
+			}
+			cdf = sorted
+		}
+		png, err := report.LinesPNG(e.Name+": latency of state updates (CDF, seed 1)", "one-way latency (ms)", "fraction of deliveries", cdf)
 		if err != nil {
 			return err
 		}
@@ -110,16 +129,33 @@ func figures(dir string, e *Experiment, preps []prepared, seeds int) error {
 				m[i], s[i] = 0, 0
 			}
 		}
-		png, err := report.BarsPNG(e.Name+": "+title, xl, ylabel, labels, m, s)
+		title = fmt.Sprintf("%s: %s (mean ± std over %d seeds)", e.Name, title, seeds)
+		var png []byte
+		var err error
+		if numeric {
+			png, err = report.ValuesPNG(title, xl, ylabel, xs, m, s)
+		} else {
+			png, err = report.BarsPNG(title, xl, ylabel, labels, m, s)
+		}
 		if err != nil {
 			return err
 		}
 		return report.WriteFile(filepath.Join(fd, name), png)
 	}
-	if err := bars(anyAoI, "aoi.png", "age of information (mean, std over seeds)", "AoI (s)", aoiM, aoiS); err != nil {
+	if err := bars(anyAoI, "aoi.png", "age of information of state updates", "mean age of information (s)", aoiM, aoiS); err != nil {
 		return err
 	}
-	return bars(anyGap, "gap_error.png", "gap error after warm-up (mean, std over seeds)", "|dist - gap| (m)", gapM, gapS)
+	return bars(anyGap, "gap_error.png", "gap error after warm-up", "mean |distance - gap| (m)", gapM, gapS)
+}
+
+// variantLabel is how the figures name a variant: the swept parameter
+// and its value as a reader writes it ("jitter 200 ms"), or the
+// variant's name.
+func variantLabel(e *Experiment, v *Variant) string {
+	if v.Value == "" || e.Param == "" {
+		return v.Name
+	}
+	return lastKey(e.Param) + " " + report.Human(v.Value)
 }
 
 // obstacles reads the world's obstacles from a run's config.json.

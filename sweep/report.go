@@ -175,7 +175,9 @@ var sweepTemplate = template.Must(template.New("sweep").Funcs(template.FuncMap{"
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:80em;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right;white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}
+th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}
+td{white-space:nowrap} th{white-space:normal;min-width:5em;vertical-align:bottom}
 th{background:#f2f2f2} td:first-child,th:first-child{text-align:left}
 figure{margin:1em 0} img{max-width:100%;border:1px solid #ddd}
 .note{color:#777}
@@ -183,9 +185,9 @@ figure{margin:1em 0} img{max-width:100%;border:1px solid #ddd}
 <h1>Sweep report</h1>
 {{range .Experiments}}<h2 class="experiment">Experiment {{.Name}}</h2>
 <p>{{.Runs}} runs; mean ± standard deviation over seeds.</p>
-<table><tr><th>variant</th><th>seeds</th>{{range $.Heads}}<th>{{.}}</th>{{end}}</tr>
+<div class="scroll"><table><tr><th>variant</th><th>seeds</th>{{range $.Heads}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Variant}}</td><td>{{itoa .Seeds}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 {{range .Figures}}<figure><figcaption>{{.Name}}</figcaption><img alt="{{.Name}}" src="{{.Src}}"></figure>
 {{end}}{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}{{end}}<p class="note">Written by skyloop report html.</p>
