@@ -122,8 +122,8 @@ func TestLiveViewReconnects(t *testing.T) {
 		if n := srv.DropClients(); n != 1 {
 			t.Fatalf("drop %d: the server dropped %d clients, want the page", drop, n)
 		}
-		waitFor(t, ctx, fmt.Sprintf("drop %d: the page sees the drop", drop), fmt.Sprintf(`window.skyloop.view().reconnects >= %d || !window.skyloop.view().connected`, drop))
-		waitFor(t, ctx, fmt.Sprintf("drop %d: the page reconnects", drop), fmt.Sprintf(`(v => v.reconnects === %d && v.connected && v.status === "live")(window.skyloop.view())`, drop))
+		waitFor(t, ctx, fmt.Sprintf("drop %d: the page reconnects (status %q)", drop, "live"),
+			fmt.Sprintf(`document.getElementById("status").textContent === "live" && window.skyloop.view && window.skyloop.view().reconnects === %d`, drop))
 		// Live again: simulated time goes on well past the drop, and the
 		// vehicles are where the server says (they move).
 		waitFor(t, ctx, fmt.Sprintf("drop %d: simulated time goes on", drop), fmt.Sprintf(`window.skyloop.simTime > %v`, before+2))
@@ -204,7 +204,7 @@ const swarm100YAML = `
 name: swarm-view
 seed: 3
 duration: 1200s
-tick: 10ms
+tick: 1ms
 realtime: 1
 vehicles:
   - name: uav
@@ -290,6 +290,9 @@ func TestSwarmViewInChromium(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "swarm.png")
 	os.WriteFile(file, shot, 0o644)
+	if d := os.Getenv("SKYLOOP_SCREENSHOTS"); d != "" { // keep it (for the docs)
+		os.WriteFile(filepath.Join(d, "view-swarm-100.png"), shot, 0o644)
+	}
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
 		t.Fatal(err)
@@ -412,7 +415,7 @@ func TestReplayTrailsAndWords(t *testing.T) {
 		t.Fatalf("chromium: %v", err)
 	}
 	eval := evaluator(t, ctx)
-	waitFor(t, ctx, "the page says it is loading", `document.getElementById("overlay").textContent.startsWith("loading") && !document.getElementById("overlay").hidden`)
+	waitFor(t, ctx, "the page says it is loading", `(o => o && o.textContent.startsWith("loading") && !o.hidden)(document.getElementById("overlay"))`)
 	if s := eval(`document.getElementById("status").textContent`).(string); strings.Contains(s, "connect") {
 		t.Errorf("while run.json loads the status says %q", s)
 	}

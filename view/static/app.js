@@ -118,6 +118,12 @@ function setGrid(size) {
 setGrid(400);
 scene.add(new THREE.AxesHelper(5));
 
+// niceBelow returns the 1, 2 or 5 times a power of ten nearest below x.
+function niceBelow(x) {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(x, 1e-6))));
+  return x >= 5 * p ? 5 * p : x >= 2 * p ? 2 * p : p;
+}
+
 // niceStep returns the 1, 2 or 5 times a power of ten nearest above x.
 function niceStep(x) {
   const p = Math.pow(10, Math.floor(Math.log10(Math.max(x, 1e-6))));
@@ -382,7 +388,7 @@ function metresPerPixel() {
 // drawScale sizes the scale bar to a round length of about 120 pixels.
 function drawScale() {
   const mpp = metresPerPixel();
-  const len = niceStep(mpp * 100);
+  const len = niceBelow(mpp * 150);
   const px = Math.round(len / mpp);
   const bar = document.getElementById("scale-bar");
   if (bar.dataset.px !== String(px)) { bar.style.width = `${px}px`; bar.dataset.px = String(px); }
