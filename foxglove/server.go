@@ -44,7 +44,9 @@ const (
 // connects to ws://ADDR, and gets the channels the Recorder announces, the
 // latest state of each thing at 25 Hz (every FlushPeriod: the vehicles'
 // transforms, telemetry and fixes; the scene) and the events since the
-// last flush (network events and logs, up to maxEvents each time). The run
+// last flush (network events and logs, up to maxEvents each time), with
+// the run's simulated time as a Time message (capability "time") whenever
+// it has moved: the web view measures the run's true pace by it. The run
 // never waits for a client: the recorder's messages only replace a slot
 // or join a bounded list, and a client too slow for its frames loses
 // them. Several clients may connect at once; a client that subscribes
@@ -68,7 +70,9 @@ type Server struct {
 	states   map[stateKey]frame // latest state per thing
 	dirty    map[stateKey]bool  // states changed since the last flush
 	events   []frame
-	dropped  uint64 // events and frames dropped
+	dropped  uint64   // events and frames dropped
+	now      sim.Time // the latest simulated time of a message
+	sentNow  sim.Time // the time last sent to the clients
 	flushes  uint64
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -88,10 +92,11 @@ type frame struct {
 
 // client is one connected browser or Foxglove instance.
 type client struct {
-	conn *websocket.Conn
-	out  chan outFrame
-	mu   sync.Mutex
-	subs map[uint16]uint32 // channel -> subscription id
+	conn   *websocket.Conn
+	cancel context.CancelFunc // drops the connection
+	out    chan outFrame
+	mu     sync.Mutex
+	subs   map[uint16]uint32 // channel -> subscription id
 }
 
 type outFrame struct {
@@ -204,6 +209,7 @@ func (s *Server) Start(run Run, channels []Channel) error {
 	clear(s.states)
 	clear(s.dirty)
 	s.events = s.events[:0]
+	s.now, s.sentNow = 0, -1
 	adv := s.advertise()
 	for c := range s.clients {
 		s.send(c, outFrame{text: true, b: adv})
@@ -215,6 +221,7 @@ func (s *Server) Start(run Run, channels []Channel) error {
 func (s *Server) Message(ch uint16, key int, t sim.Time, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.now = max(s.now, t)
 	if key < 0 {
 		if len(s.events) >= maxEvents {
 			s.dropped++
@@ -235,11 +242,32 @@ func (s *Server) End() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
-	msg, _ := json.Marshal(map[string]any{"op": "status", "level": 0, "message": "skyloop: the run " + s.run.Scenario + " has ended"})
+	msg := s.endedStatus()
 	for c := range s.clients {
 		s.send(c, outFrame{text: true, b: msg})
 	}
 	return nil
+}
+
+// endedStatus is the status message that tells a client the run is over.
+// Callers hold s.mu.
+func (s *Server) endedStatus() []byte {
+	msg, _ := json.Marshal(map[string]any{"op": "status", "level": 0, "message": "skyloop: the run " + s.run.Scenario + " has ended"})
+	return msg
+}
+
+// DropClients drops every client's connection at once, as a write that
+// times out does (a client too slow for writeTimeout), and returns how
+// many it dropped. The server goes on; a client that connects again gets
+// the channels and the latest states anew (the web view reconnects by
+// itself).
+func (s *Server) DropClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.clients {
+		c.cancel()
+	}
+	return len(s.clients)
 }
 
 // Close stops the server and disconnects the clients.
@@ -284,6 +312,15 @@ func (s *Server) send(c *client, f outFrame) {
 	}
 }
 
+// timeFrame encodes a Time frame (capability "time"): opcode 2, the
+// server's current time (ns), here the run's simulated time.
+func timeFrame(t sim.Time) []byte {
+	b := make([]byte, 9)
+	b[0] = 2
+	binary.LittleEndian.PutUint64(b[1:], uint64(max(t, 0)))
+	return b
+}
+
 // dataFrame encodes a Message Data frame: opcode 1, subscription id,
 // timestamp (ns), payload.
 func dataFrame(sub uint32, t sim.Time, data []byte) []byte {
@@ -321,10 +358,17 @@ func (s *Server) flush() {
 	clear(s.dirty)
 	out = append(out, s.events...)
 	s.events = s.events[:0]
-	if len(out) == 0 {
+	var now []byte
+	if s.started && s.now != s.sentNow {
+		now, s.sentNow = timeFrame(s.now), s.now
+	}
+	if len(out) == 0 && now == nil {
 		return
 	}
 	for c := range s.clients {
+		if now != nil {
+			s.send(c, outFrame{b: now})
+		}
 		c.mu.Lock()
 		for _, f := range out {
 			if sub, ok := c.subs[f.ch]; ok {
@@ -386,16 +430,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetReadLimit(1 << 20)
-	c := &client{conn: conn, out: make(chan outFrame, clientQueue), subs: map[uint16]uint32{}}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	info, _ := json.Marshal(map[string]any{"op": "serverInfo", "name": "skyloop", "capabilities": []string{},
+	c := &client{conn: conn, cancel: cancel, out: make(chan outFrame, clientQueue), subs: map[uint16]uint32{}}
+	info, _ := json.Marshal(map[string]any{"op": "serverInfo", "name": "skyloop", "capabilities": []string{"time"},
 		"metadata": map[string]string{}, "sessionId": strconv.FormatInt(time.Now().UnixNano(), 10)})
 	s.mu.Lock()
 	s.clients[c] = struct{}{}
 	s.send(c, outFrame{text: true, b: info})
 	if s.started {
+		// A client that comes (or comes back) mid-run gets the channels
+		// and the run's time now, and its latest states when it
+		// subscribes; one that comes after the end is told so.
 		s.send(c, outFrame{text: true, b: s.advertise()})
+		s.send(c, outFrame{b: timeFrame(s.now)})
+		if s.ended {
+			s.send(c, outFrame{text: true, b: s.endedStatus()})
+		}
 	}
 	s.mu.Unlock()
 	defer func() {

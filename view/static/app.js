@@ -4,12 +4,19 @@
 // coloured by their delivery ratio, packet flashes, and a panel with the
 // selected vehicle's telemetry, the network figures and the events.
 // World frame: x east, y north, z up (the camera's up is +z).
+//
+// Built for swarms (100-1000 vehicles): the vehicles are markers of a
+// fixed size on screen (one draw call for all), named on hover and when
+// selected; the links are a layer shown for all, for the selected vehicle
+// only, for the weak ones (PDR below a threshold) or not at all; a scale
+// bar gives the metres. The page reconnects by itself when the server
+// drops it, and the server resends the channels and latest states.
 import * as THREE from "./vendor/three.module.min.js";
 import { OrbitControls } from "./vendor/OrbitControls.js";
 
 const state = {
   errors: [],
-  vehicles: new Map(), // name -> {mesh, trail, trailGeom, points, telemetry, id}
+  vehicles: new Map(), // name -> {position, quaternion, trail, trailGeom, trailN, telemetry, id, color}
   names: [], // by node id
   links: new Map(), // "src>dst" -> {rx: [times], drop: [times], last}
   flashes: [],
@@ -19,16 +26,27 @@ const state = {
   dropTimes: [],
   simTime: 0,
   selected: null,
-  wallAt: 0,
-  simAt: 0,
+  pace: [], // [wall s, simulated s] of the server's time messages since the page (re)connected
   speed: 0,
+  factor: 0, // the pace set (real-time runs), 0 if unknown
   connected: false,
+  reconnects: 0, // connections made after the first
+  bytes: 0, // received from the server
+  hover: null,
+  follow: false,
+  linkMode: null, // "all", "selected", "weak", "off"; chosen by swarm size at first
+  weakPdr: 0.8,
+  drawn: 0, // links drawn
   ended: false,
   seen: 0, // vehicles whose position has come
-  fixed: new Map(), // name -> mesh of the nodes that are not vehicles
+  fixed: new Map(), // name -> {position} of the nodes that are not vehicles
+  obstacles: new Set(), // scene entity ids drawn
   expected: Infinity,
 };
 window.addEventListener("error", (e) => state.errors.push(String(e.message)));
+// three.js reports misuse with console.error, not exceptions.
+const consoleError = console.error.bind(console);
+console.error = (...a) => { state.errors.push(a.map(String).join(" ")); consoleError(...a); };
 window.addEventListener("unhandledrejection", (e) => state.errors.push(String(e.reason)));
 // A blocked script, style or connection is an error too (the server's
 // Content-Security-Policy allows no inline script or style).
@@ -40,9 +58,34 @@ window.skyloop = {
   get vehicles() { return state.seen; },
   positions() {
     const out = {};
-    for (const [name, v] of state.vehicles) out[name] = [v.mesh.position.x, v.mesh.position.y, v.mesh.position.z];
+    for (const [name, v] of state.vehicles) out[name] = [v.position.x, v.position.y, v.position.z];
     return out;
   },
+  // trail returns the number of points of a vehicle's trail and its last one.
+  trail(name) {
+    const v = state.vehicles.get(name), a = v.trailGeom.attributes.position;
+    const n = v.trailGeom.drawRange.count;
+    return { points: n, last: n > 0 ? [a.getX(n - 1), a.getY(n - 1), a.getZ(n - 1)] : null, visible: v.trail.visible };
+  },
+  // screen returns where a vehicle is on the canvas (CSS pixels).
+  screen(name) { const p = toScreen(state.vehicles.get(name).position); return p && [p.x, p.y]; },
+  // view returns what the page shows beyond the scene: labels, selection,
+  // link layer, scale bar, speed, connection.
+  view() {
+    const label = (id) => { const e = document.getElementById(id); return e.hidden ? null : e.textContent; };
+    return { hover: label("hover-label"), selectedLabel: label("sel-label"), selected: state.selected, follow: state.follow,
+      linkMode: state.linkMode, weakPdr: state.weakPdr, linksDrawn: state.drawn, linksVisible: linkLines.visible,
+      scale: document.getElementById("scale-text").textContent, scalePx: document.getElementById("scale-bar").offsetWidth,
+      markerPx, speed: state.speed, status: document.getElementById("status").textContent,
+      reconnects: state.reconnects, target: controls.target.toArray(), connected: state.connected, overlay: document.getElementById("overlay").hidden ? null : document.getElementById("overlay").textContent };
+  },
+  hoverAt(x, y) { hoverAt(x, y); },
+  describe(name, detail) { return describe(name, detail); },
+  markerColor(name) { return "#" + state.vehicles.get(name).color.getHexString(); },
+  get target() { return controls.target.toArray(); },
+  get bytes() { return state.bytes; },
+  follow(on) { setFollow(on); },
+  links(mode, pdr) { setLinkMode(mode, pdr); },
   select(name) { select(name); },
   panel() { return document.getElementById("telemetry").innerText; },
   seek(t) { if (replay) seek(t); },
@@ -62,15 +105,36 @@ scene.add(new THREE.HemisphereLight(0xddeeff, 0x202830, 1.2));
 const sun = new THREE.DirectionalLight(0xffffff, 1.5);
 sun.position.set(50, -80, 120);
 scene.add(sun);
-const grid = new THREE.GridHelper(400, 40, 0x3a4656, 0x232b36);
-grid.rotation.x = Math.PI / 2; // the XZ grid into the XY (ground) plane
-scene.add(grid);
+let grid = null, gridCell = 10;
+// setGrid lays a ground grid of size metres in cells of a round size.
+function setGrid(size) {
+  if (grid) { scene.remove(grid); grid.geometry.dispose(); grid.material.dispose(); }
+  gridCell = niceStep(size / 40);
+  const n = Math.max(10, Math.min(200, Math.ceil(size / gridCell)));
+  grid = new THREE.GridHelper(n * gridCell, n, 0x3a4656, 0x232b36);
+  grid.rotation.x = Math.PI / 2; // the XZ grid into the XY (ground) plane
+  scene.add(grid);
+}
+setGrid(400);
 scene.add(new THREE.AxesHelper(5));
 
-const persp = new THREE.PerspectiveCamera(50, 1, 0.1, 5000);
+// niceBelow returns the 1, 2 or 5 times a power of ten nearest below x.
+function niceBelow(x) {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(x, 1e-6))));
+  return x >= 5 * p ? 5 * p : x >= 2 * p ? 2 * p : p;
+}
+
+// niceStep returns the 1, 2 or 5 times a power of ten nearest above x.
+function niceStep(x) {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(x, 1e-6))));
+  for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p;
+  return 10 * p;
+}
+
+const persp = new THREE.PerspectiveCamera(50, 1, 0.1, 20000);
 persp.up.set(0, 0, 1);
 persp.position.set(-40, -60, 50);
-const ortho = new THREE.OrthographicCamera(-50, 50, 50, -50, 0.1, 5000);
+const ortho = new THREE.OrthographicCamera(-50, 50, 50, -50, 0.1, 20000);
 ortho.up.set(0, 1, 0);
 ortho.position.set(0, 0, 500);
 let camera = persp;
@@ -100,7 +164,8 @@ function toggleTop() {
   frame();
 }
 document.getElementById("view2d").onclick = toggleTop;
-// ?view=top starts in the top view; ?select=NAME selects a vehicle.
+// ?view=top starts in the top view; ?select=NAME selects a vehicle;
+// ?links=all|selected|weak|off picks the link layer.
 const params = new URLSearchParams(location.search);
 if (params.get("view") === "top") toggleTop();
 let showTrails = true;
@@ -109,18 +174,43 @@ document.getElementById("trails").onclick = (e) => {
   e.target.classList.toggle("on", showTrails);
   for (const v of state.vehicles.values()) v.trail.visible = showTrails;
 };
+document.getElementById("follow").onclick = () => setFollow(!state.follow);
+document.getElementById("linkmode").onchange = (e) => setLinkMode(e.target.value);
+document.getElementById("weakpdr").onchange = (e) => setLinkMode("weak", Number(e.target.value));
+
+// setFollow turns the follow camera on or off: on, the camera keeps its
+// offset from the selected vehicle as it flies.
+function setFollow(on) {
+  state.follow = !!on;
+  document.getElementById("follow").classList.toggle("on", state.follow);
+}
+
+// setLinkMode picks the link layer: all links, the selected vehicle's,
+// the weak ones (PDR below pdr), or none.
+function setLinkMode(mode, pdr) {
+  if (!["all", "selected", "weak", "off"].includes(mode)) return;
+  state.linkMode = mode;
+  if (Number.isFinite(pdr) && pdr >= 0 && pdr <= 1) state.weakPdr = pdr;
+  document.getElementById("linkmode").value = mode;
+  document.getElementById("weakpdr").value = String(state.weakPdr);
+  document.getElementById("weakpdr").hidden = mode !== "weak";
+  linkLines.visible = mode !== "off";
+}
 
 // frame points the cameras at the swarm.
 function frame() {
   if (state.vehicles.size === 0) return;
   const box = new THREE.Box3();
-  for (const v of state.vehicles.values()) box.expandByPoint(v.mesh.position);
+  for (const v of state.vehicles.values()) if (v.seen) box.expandByPoint(v.position);
+  for (const m of state.fixed.values()) box.expandByPoint(m.position);
   if (replay) { // the whole run's extent
     const s = replay.doc.samples;
     for (let i = 0; i < s.t.length; i++) box.expandByPoint(new THREE.Vector3(s.x[i], s.y[i], s.z[i]));
   }
+  if (box.isEmpty()) return;
   const c = box.getCenter(new THREE.Vector3());
   const size = Math.max(20, box.getSize(new THREE.Vector3()).length());
+  setGrid(Math.max(400, 3 * size));
   controls.target.copy(c);
   if (camera === persp) {
     persp.position.set(c.x - size * 0.8, c.y - size * 1.1, c.z + size * 0.9);
@@ -133,23 +223,85 @@ function frame() {
   framed = true;
 }
 
-const vehicleGeom = new THREE.BoxGeometry(1.2, 1.2, 0.35);
+// Markers: one point per vehicle, a disc of markerPx CSS pixels whatever
+// the distance; the selected one gets a ring on top.
+const markerPx = 11;
+function discTexture(ring) {
+  const c = document.createElement("canvas");
+  c.width = c.height = 64;
+  const g = c.getContext("2d");
+  g.beginPath();
+  g.arc(32, 32, ring ? 27 : 26, 0, 2 * Math.PI);
+  if (ring) { g.lineWidth = 8; g.strokeStyle = "#ffffff"; g.stroke(); } else {
+    g.fillStyle = "#ffffff"; g.fill(); g.lineWidth = 7; g.strokeStyle = "#10141a"; g.stroke();
+  }
+  return new THREE.CanvasTexture(c);
+}
+const dpr = window.devicePixelRatio || 1;
+const markers = new THREE.Points(new THREE.BufferGeometry(), new THREE.PointsMaterial({
+  size: markerPx * dpr, sizeAttenuation: false, vertexColors: true, map: discTexture(false), alphaTest: 0.5, depthTest: false }));
+markers.frustumCulled = false;
+markers.renderOrder = 2;
+scene.add(markers);
+const ring = new THREE.Points(new THREE.BufferGeometry(), new THREE.PointsMaterial({
+  size: 2.2 * markerPx * dpr, sizeAttenuation: false, color: 0xffffff, map: discTexture(true), alphaTest: 0.5, depthTest: false }));
+ring.geometry.setAttribute("position", new THREE.Float32BufferAttribute([0, 0, 0], 3));
+ring.frustumCulled = false;
+ring.renderOrder = 3;
+ring.visible = false;
+scene.add(ring);
+const fixedMarkers = new THREE.Points(new THREE.BufferGeometry(), new THREE.PointsMaterial({
+  size: markerPx * dpr, sizeAttenuation: false, color: 0xf28c1a }));
+fixedMarkers.frustumCulled = false;
+scene.add(fixedMarkers);
+let markerCap = 0;
+
+// updateMarkers writes every vehicle's position into the markers.
+function updateMarkers() {
+  const n = state.vehicles.size;
+  if (markerCap === 0 || n > markerCap) {
+    markerCap = Math.max(64, 2 * n);
+    markers.geometry.dispose();
+    markers.geometry = new THREE.BufferGeometry();
+    markers.geometry.setAttribute("position", new THREE.BufferAttribute(new Float32Array(3 * markerCap), 3));
+    markers.geometry.setAttribute("color", new THREE.BufferAttribute(new Float32Array(3 * markerCap), 3));
+  }
+  const pos = markers.geometry.attributes.position, col = markers.geometry.attributes.color;
+  let k = 0;
+  for (const v of state.vehicles.values()) {
+    if (!v.seen) continue;
+    pos.setXYZ(k, v.position.x, v.position.y, v.position.z);
+    col.setXYZ(k, v.color.r, v.color.g, v.color.b);
+    k++;
+  }
+  markers.geometry.setDrawRange(0, k);
+  pos.needsUpdate = true; col.needsUpdate = true;
+  const sel = state.vehicles.get(state.selected);
+  ring.visible = !!(sel && sel.seen);
+  if (ring.visible) {
+    ring.geometry.attributes.position.setXYZ(0, sel.position.x, sel.position.y, sel.position.z);
+    ring.geometry.attributes.position.needsUpdate = true;
+  }
+}
+
 const palette = [0x4a90e2, 0xf5a623, 0x7ed321, 0xd0021b, 0x9013fe, 0x50e3c2, 0xb8e986, 0xf8e71c, 0xbd10e0, 0x8b572a];
+// trailMax is the most points a trail keeps: its buffer is made this
+// size once, so a trail of any length up to it fits (seeks included).
+const trailMax = 600;
 
 function vehicle(name) {
   let v = state.vehicles.get(name);
   if (v) return v;
   const id = state.vehicles.size;
-  const color = palette[id % palette.length];
-  const mesh = new THREE.Mesh(vehicleGeom, new THREE.MeshStandardMaterial({ color }));
-  mesh.userData.name = name;
-  scene.add(mesh);
-  const points = [];
+  const color = new THREE.Color(palette[id % palette.length]);
   const trailGeom = new THREE.BufferGeometry();
+  trailGeom.setAttribute("position", new THREE.BufferAttribute(new Float32Array(3 * trailMax), 3));
+  trailGeom.setDrawRange(0, 0);
   const trail = new THREE.Line(trailGeom, new THREE.LineBasicMaterial({ color, transparent: true, opacity: 0.5 }));
+  trail.frustumCulled = false;
   trail.visible = showTrails;
   scene.add(trail);
-  v = { mesh, trail, trailGeom, points, telemetry: null, id };
+  v = { position: new THREE.Vector3(), quaternion: new THREE.Quaternion(), trail, trailGeom, trailN: 0, telemetry: null, id, color, seen: false };
   state.vehicles.set(name, v);
   const b = document.createElement("button");
   b.textContent = name;
@@ -158,21 +310,92 @@ function vehicle(name) {
   return v;
 }
 
+// trailPush adds a point to a trail, dropping its oldest when full.
+function trailPush(v, x, y, z) {
+  const a = v.trailGeom.attributes.position;
+  if (v.trailN === trailMax) {
+    a.array.copyWithin(0, 3, 3 * trailMax);
+    v.trailN--;
+  }
+  a.setXYZ(v.trailN++, x, y, z);
+  a.needsUpdate = true;
+  v.trailGeom.setDrawRange(0, v.trailN);
+}
+
 function select(name) {
+  if (!state.vehicles.has(name)) return;
   state.selected = name;
-  for (const [n, v] of state.vehicles) v.mesh.scale.setScalar(n === name ? 1.8 : 1);
   for (const b of document.querySelectorAll("#vehicles button")) b.classList.toggle("on", b.textContent === name);
   showTelemetry();
 }
 
-const raycaster = new THREE.Raycaster();
+// toScreen returns where world point p is on the canvas in CSS pixels,
+// or null behind the camera.
+const projected = new THREE.Vector3();
+function toScreen(p) {
+  projected.copy(p).project(camera);
+  if (projected.z > 1 || projected.z < -1) return null;
+  return { x: (projected.x + 1) / 2 * host.clientWidth, y: (1 - projected.y) / 2 * host.clientHeight };
+}
+
+// pick returns the vehicle nearest canvas point (x, y) within a marker's
+// reach, or null.
+function pick(x, y) {
+  let best = null, bestD = (markerPx / 2 + 5) ** 2;
+  for (const [name, v] of state.vehicles) {
+    if (!v.seen) continue;
+    const p = toScreen(v.position);
+    if (!p) continue;
+    const d = (p.x - x) ** 2 + (p.y - y) ** 2;
+    if (d <= bestD) { best = name; bestD = d; }
+  }
+  return best;
+}
+
+function hoverAt(x, y) { state.hover = pick(x, y); }
+
 renderer.domElement.addEventListener("click", (e) => {
   const r = renderer.domElement.getBoundingClientRect();
-  const p = new THREE.Vector2(((e.clientX - r.left) / r.width) * 2 - 1, -((e.clientY - r.top) / r.height) * 2 + 1);
-  raycaster.setFromCamera(p, camera);
-  const hit = raycaster.intersectObjects([...state.vehicles.values()].map((v) => v.mesh))[0];
-  if (hit) select(hit.object.userData.name);
+  const name = pick(e.clientX - r.left, e.clientY - r.top);
+  if (name) select(name);
 });
+renderer.domElement.addEventListener("pointermove", (e) => {
+  const r = renderer.domElement.getBoundingClientRect();
+  hoverAt(e.clientX - r.left, e.clientY - r.top);
+});
+renderer.domElement.addEventListener("pointerleave", () => { state.hover = null; });
+
+// placeLabel puts label element id next to vehicle name (hidden if none).
+function placeLabel(id, name) {
+  const el = document.getElementById(id);
+  const v = name && state.vehicles.get(name);
+  const p = v && v.seen && toScreen(v.position);
+  if (!p) { el.hidden = true; return; }
+  if (el.textContent !== name) el.textContent = name;
+  el.style.left = `${Math.round(p.x + markerPx)}px`;
+  el.style.top = `${Math.round(p.y - markerPx)}px`;
+  el.hidden = false;
+}
+
+// metresPerPixel returns the scale at the point the camera looks at.
+function metresPerPixel() {
+  const h = host.clientHeight || 1;
+  if (camera === ortho) return (ortho.top - ortho.bottom) / ortho.zoom / h;
+  const d = persp.position.distanceTo(controls.target);
+  return 2 * d * Math.tan((persp.fov * Math.PI) / 360) / persp.zoom / h;
+}
+
+// drawScale sizes the scale bar to a round length of about 120 pixels.
+function drawScale() {
+  const mpp = metresPerPixel();
+  const len = niceBelow(mpp * 150);
+  const px = Math.round(len / mpp);
+  const bar = document.getElementById("scale-bar");
+  if (bar.dataset.px !== String(px)) { bar.style.width = `${px}px`; bar.dataset.px = String(px); }
+  const text = `${len >= 1000 ? len / 1000 + " km" : len + " m"} · grid ${gridCell} m`;
+  const el = document.getElementById("scale-text");
+  if (el.textContent !== text) el.textContent = text;
+}
 
 function showTelemetry() {
   const v = state.vehicles.get(state.selected);
@@ -196,20 +419,20 @@ function showTelemetry() {
   }));
 }
 
-// fixedNode marks a node that is not a vehicle (a ground station) at p.
+// fixedNode marks a node that is not a vehicle (a ground station) at p:
+// an orange square marker.
 function fixedNode(id, name, p) {
-  const m = new THREE.Mesh(new THREE.OctahedronGeometry(1.2), new THREE.MeshStandardMaterial({ color: 0xf28c1a }));
-  m.position.set(p.x, p.y, p.z);
-  m.userData.name = name;
-  scene.add(m);
-  state.fixed.set(name, m);
+  state.fixed.set(name, { position: new THREE.Vector3(p.x, p.y, p.z) });
   state.names[id] = name;
+  const pos = [];
+  for (const f of state.fixed.values()) pos.push(f.position.x, f.position.y, f.position.z);
+  fixedMarkers.geometry.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
 }
 
-// nodeMesh returns the mesh of a vehicle or fixed node by id.
-function nodeMesh(id) {
+// node returns the vehicle or fixed node of an id ({position}).
+function node(id) {
   const name = state.names[id];
-  return state.vehicles.get(name)?.mesh ?? state.fixed.get(name);
+  return state.vehicles.get(name) ?? state.fixed.get(name);
 }
 
 // Obstacles and fixed nodes from the scene update.
@@ -221,6 +444,8 @@ function sceneUpdate(msg) {
       fixedNode(Number(meta.id), meta.name, ent.cubes[0].pose.position);
       continue;
     }
+    if (state.obstacles.has(ent.id ?? "")) continue; // sent again on reconnection
+    if (ent.id) state.obstacles.add(ent.id);
     for (const c of ent.cubes ?? []) {
       const m = new THREE.Mesh(new THREE.BoxGeometry(c.size.x, c.size.y, c.size.z),
         new THREE.MeshStandardMaterial({ color: 0x8a93a6, transparent: true, opacity: 0.45 }));
@@ -233,14 +458,10 @@ function sceneUpdate(msg) {
 function transform(msg) {
   const v = vehicle(msg.child_frame_id);
   const p = msg.translation, q = msg.rotation;
-  v.mesh.position.set(p.x, p.y, p.z);
-  v.mesh.quaternion.set(q.x, q.y, q.z, q.w);
-  const last = v.points[v.points.length - 1];
-  if (!last || last.distanceTo(v.mesh.position) > 0.3) {
-    v.points.push(v.mesh.position.clone());
-    if (v.points.length > 600) v.points.shift();
-    v.trailGeom.setFromPoints(v.points);
-  }
+  v.position.set(p.x, p.y, p.z);
+  v.quaternion.set(q.x, q.y, q.z, q.w);
+  const a = v.trailGeom.attributes.position, n = v.trailN;
+  if (n === 0 || Math.hypot(a.getX(n - 1) - p.x, a.getY(n - 1) - p.y, a.getZ(n - 1) - p.z) > 0.3) trailPush(v, p.x, p.y, p.z);
   if (!v.seen) { v.seen = true; state.seen++; }
   if (!framed && state.seen >= state.expected) frame();
 }
@@ -250,7 +471,7 @@ function stamp(ts) { return ts.sec + ts.nsec / 1e9; }
 function networkEvent(msg) {
   const t = stamp(msg.timestamp);
   if (msg.event === "tx") {
-    const m = nodeMesh(msg.src);
+    const m = node(msg.src);
     if (m) state.flashes.push({ pos: m.position.clone(), until: performance.now() + 250 });
     return;
   }
@@ -269,22 +490,79 @@ function networkEvent(msg) {
 }
 
 function logEvent(msg) {
-  state.events.push(`${stamp(msg.timestamp).toFixed(2)} ${msg.name}: ${msg.message}`);
+  const text = String(msg.message ?? ""), k = text.indexOf(": ");
+  const line = `${stamp(msg.timestamp).toFixed(2)} ${msg.name}: ${describe(k < 0 ? text : text.slice(0, k), k < 0 ? "" : text.slice(k + 2))}`;
+  if (state.events.length > 0 && state.events[state.events.length - 1] === line) return; // resent after a reconnection
+  state.events.push(line);
   if (state.events.length > 12) state.events.shift();
   document.getElementById("log").textContent = state.events.slice().reverse().join("\n");
 }
 
+// describe puts an event in words: "command" with "leg=1 op=1
+// latency_ns=10000000" reads "command: leg 1 op 1, 10 ms latency"; a
+// duration in ns reads in ms or s; a parameter (NAME=value) stays as it is.
+function describe(name, detail) {
+  const words = String(name).replace(/_/g, " ");
+  if (!detail) return words;
+  const parts = [], durations = [];
+  for (const tok of String(detail).split(/[ ,]+/)) {
+    const m = tok.match(/^([a-z][a-z0-9_]*)=(-?[0-9.eE+-]+)$/);
+    if (!m) { if (tok) parts.push(tok); continue; }
+    const [, key, value] = m;
+    if (key.endsWith("_ns") && Number.isFinite(Number(value))) {
+      durations.push(`${duration(Number(value) / 1e9)} ${key.slice(0, -3).replace(/_/g, " ")}`);
+    } else {
+      parts.push(`${key.replace(/_/g, " ")} ${value}`);
+    }
+  }
+  return `${words}: ${[parts.join(" "), ...durations].filter(Boolean).join(", ")}`;
+}
+
+// duration writes s seconds in ms below a second, else in s.
+function duration(s) {
+  const a = Math.abs(s);
+  if (a < 1e-3) return `${+(s * 1e6).toPrecision(3)} µs`;
+  if (a < 1) return `${+(s * 1e3).toPrecision(3)} ms`;
+  return `${+s.toPrecision(4)} s`;
+}
+
 // --- connection (Foxglove WebSocket protocol v1) ---
-const topics = new Map(); // subscription id -> topic
+// The page reconnects whenever the connection drops before the run has
+// ended (a server drops a client whose writes time out): it retries at
+// once, then backs off to every 2 s, and the server sends the channels,
+// the run's time and every latest state again.
+let topics = new Map(); // subscription id -> topic
+let retryMs = 0;
+function setStatus(text) {
+  const el = document.getElementById("status");
+  if (el.textContent !== text) el.textContent = text;
+}
 function connect() {
   const ws = new WebSocket(`ws://${location.host}/`, ["foxglove.websocket.v1"]);
   ws.binaryType = "arraybuffer";
-  ws.onopen = () => { state.connected = true; document.getElementById("status").textContent = "live"; };
+  topics = new Map();
+  state.pace = [];
+  ws.onopen = () => {
+    if (state.everConnected) state.reconnects++;
+    state.everConnected = true;
+    state.connected = true;
+    retryMs = 0;
+    setStatus("live");
+  };
   ws.onclose = () => {
+    const was = state.connected;
     state.connected = false;
-    document.getElementById("status").textContent = state.ended ? "run ended" : "disconnected";
+    state.pace = [];
+    if (state.ended) { setStatus("run ended"); return; }
+    setStatus(state.everConnected ? "reconnecting…" : "connecting…");
+    // Once the run has been seen, the server going away for good (skyloop
+    // exited) still ends in retries every 2 s: harmless, and the page
+    // comes back if the run is started again on the same address.
+    retryMs = was ? 0 : Math.min(2000, Math.max(250, 2 * retryMs));
+    setTimeout(connect, retryMs);
   };
   ws.onmessage = (ev) => {
+    state.bytes += typeof ev.data === "string" ? ev.data.length : ev.data.byteLength;
     if (typeof ev.data === "string") {
       const m = JSON.parse(ev.data);
       if (m.op === "advertise") {
@@ -300,15 +578,23 @@ function connect() {
         vehicles.forEach((name, i) => { state.names[i] = name; });
         state.expected = vehicles.length;
         for (const name of vehicles) vehicle(name); // buttons in node order
-        if (params.get("select")) select(params.get("select"));
+        if (state.linkMode === null) setLinkMode(params.get("links") ?? (vehicles.length > 20 ? "selected" : "all"));
+        if (params.get("select") && !state.selected) select(params.get("select"));
         ws.send(JSON.stringify({ op: "subscribe", subscriptions: subs }));
       } else if (m.op === "status") {
-        if (/ended/.test(m.message)) { state.ended = true; document.getElementById("status").textContent = "run ended"; }
+        if (/ended/.test(m.message)) { state.ended = true; setStatus("run ended"); }
       }
       return;
     }
     const view = new DataView(ev.data);
-    if (view.getUint8(0) !== 1) return;
+    const op = view.getUint8(0);
+    if (op === 2) { // Time: the run's simulated time (ns)
+      const t = Number(view.getBigUint64(1, true)) / 1e9;
+      if (t > state.simTime) state.simTime = t;
+      pace(t);
+      return;
+    }
+    if (op !== 1) return;
     const topic = topics.get(view.getUint32(1, true));
     const msg = JSON.parse(new TextDecoder().decode(new Uint8Array(ev.data, 13)));
     if (msg.timestamp) {
@@ -319,18 +605,36 @@ function connect() {
     else if (topic === "/scene") sceneUpdate(msg);
     else if (topic === "/network/events") networkEvent(msg);
     else if (topic === "/events") logEvent(msg);
-    else if (topic.endsWith("/telemetry")) {
+    else if (topic && topic.endsWith("/telemetry")) {
       vehicle(msg.name).telemetry = msg;
       if (msg.name === state.selected) showTelemetry();
     }
   };
 }
+
+// pace records the server's simulated time t against the wall clock and
+// sets state.speed to the run's pace over the last few seconds: the time
+// messages of this connection only, the first of which is the run's time
+// when the page (re)connected, so a page that joins a run late does not
+// count the time it missed.
+function pace(t) {
+  const wall = performance.now() / 1000, p = state.pace;
+  p.push([wall, t]);
+  while (p.length > 2 && wall - p[1][0] >= 4) p.shift();
+  const [w0, t0] = p[0];
+  if (wall - w0 >= 1) state.speed = (t - t0) / (wall - w0);
+}
+
 // A replay (skyloop view RUN_DIR) serves run.json; a live run does not.
 let replay = null;
 fetch("run.json").then(async (r) => {
-  if (!r.ok) { connect(); liveControls(); return; }
+  if (!r.ok) { setOverlay("waiting for the run's vehicles…"); connect(); liveControls(); return; }
+  setStatus("loading…");
+  setOverlay("loading the run…");
   startReplay(await r.json());
 }, () => connect()).catch((e) => state.errors.push(String(e && e.stack || e)));
+
+function setOverlay(text) { document.getElementById("overlay").textContent = text; }
 
 // liveControls shows pause and speed for a real-time run (the server
 // answers /control only then).
@@ -349,24 +653,25 @@ async function liveControls() {
   };
   const post = async (body) => {
     const r = await fetch("control", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-    if (r.ok) { c = await r.json(); show(); }
+    if (r.ok) { c = await r.json(); state.factor = c.factor; state.paused = c.paused; show(); }
   };
   play.onclick = () => post({ pause: !c.paused });
   rate.onchange = () => post({ factor: Number(rate.value) });
   window.skyloop.pause = (on) => post({ pause: on });
+  state.factor = c.factor; state.paused = c.paused;
   show();
 }
 
 // --- drawing ---
 const linkGeom = new THREE.BufferGeometry();
 const linkLines = new THREE.LineSegments(linkGeom, new THREE.LineBasicMaterial({ vertexColors: true, transparent: true, opacity: 0.85 }));
+linkLines.frustumCulled = false;
 scene.add(linkLines);
 const flashGeom = new THREE.SphereGeometry(1, 12, 8);
 const flashMat = new THREE.MeshBasicMaterial({ color: 0xffffff, transparent: true, opacity: 0.5 });
 const flashMeshes = [];
 
-function pdrColor(p) {
-  const c = new THREE.Color();
+function pdrColor(p, c = new THREE.Color()) {
   c.setHSL(0.33 * Math.max(0, Math.min(1, p)), 0.75, 0.5);
   return c;
 }
@@ -377,24 +682,46 @@ function prune(list, from) {
   if (i > 0) list.splice(0, i);
 }
 
+// maxLinksDrawn bounds the segments of the link layer (a swarm of 1000
+// hears up to a million links).
+const maxLinksDrawn = 20000;
+let linkCap = 0;
+
+// drawLinks draws the link layer: the links heard in the last second, as
+// state.linkMode thins them, coloured by PDR over the last two.
 function drawLinks() {
   const now = state.simTime;
-  const pos = [], col = [];
-  let heard = 0;
+  const mode = state.linkMode ?? "all", sel = state.names.indexOf(state.selected);
+  if (linkCap === 0) {
+    linkCap = maxLinksDrawn;
+    linkGeom.setAttribute("position", new THREE.BufferAttribute(new Float32Array(6 * linkCap), 3));
+    linkGeom.setAttribute("color", new THREE.BufferAttribute(new Float32Array(6 * linkCap), 3));
+  }
+  const pos = linkGeom.attributes.position, col = linkGeom.attributes.color;
+  let heard = 0, k = 0;
+  const c = new THREE.Color();
   for (const [key, l] of state.links) {
     prune(l.rx, now - 2); prune(l.drop, now - 2);
     if (l.rx.length === 0 && l.drop.length === 0) { state.links.delete(key); continue; }
     if (now - l.last > 1) continue; // nothing heard in the last second
-    const a = nodeMesh(l.src), b = nodeMesh(l.dst);
+    const a = node(l.src), b = node(l.dst);
     if (!a || !b) continue;
     heard++;
-    const c = pdrColor(l.rx.length / (l.rx.length + l.drop.length));
-    pos.push(a.position.x, a.position.y, a.position.z, b.position.x, b.position.y, b.position.z);
-    col.push(c.r, c.g, c.b, c.r, c.g, c.b);
+    const pdr = l.rx.length / (l.rx.length + l.drop.length);
+    if (mode === "off" || k >= linkCap || (mode === "selected" && l.src !== sel && l.dst !== sel) || (mode === "weak" && pdr >= state.weakPdr)) continue;
+    pdrColor(pdr, c);
+    pos.setXYZ(2 * k, a.position.x, a.position.y, a.position.z);
+    pos.setXYZ(2 * k + 1, b.position.x, b.position.y, b.position.z);
+    col.setXYZ(2 * k, c.r, c.g, c.b);
+    col.setXYZ(2 * k + 1, c.r, c.g, c.b);
+    k++;
   }
-  linkGeom.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
-  linkGeom.setAttribute("color", new THREE.Float32BufferAttribute(col, 3));
-  document.getElementById("links").textContent = heard;
+  pos.needsUpdate = true; col.needsUpdate = true;
+  linkGeom.setDrawRange(0, 2 * k);
+  state.drawn = k;
+  const text = k === heard ? String(heard) : `${heard} (${k} drawn)`;
+  const el = document.getElementById("links");
+  if (el.textContent !== text) el.textContent = text;
 }
 
 function drawFlashes() {
@@ -431,12 +758,17 @@ function updatePanel() {
   }
   document.getElementById("aoi").textContent = aoiN > 0 ? (aoiSum / aoiN).toFixed(3) + " s" : "–";
   document.getElementById("clock").textContent = now.toFixed(2) + " s";
-  const wall = performance.now() / 1000;
-  if (wall - state.wallAt >= 1) {
-    if (state.wallAt > 0) state.speed = (now - state.simAt) / (wall - state.wallAt);
-    state.wallAt = wall; state.simAt = now;
+  // The true pace: from the server's time messages (see pace); none for
+  // a second means the run stands still (paused, or stalled).
+  const wall = performance.now() / 1000, last = state.pace[state.pace.length - 1];
+  if (last && wall - last[0] > 1.5) state.speed = 0;
+  let speed = "–";
+  if (state.connected && last && (state.speed > 0 || wall - last[0] > 1.5)) {
+    speed = `${state.speed.toFixed(state.speed < 10 ? 2 : 1)}x real time`;
+    if (state.factor > 0) speed += ` (set ${state.factor}x${state.paused ? ", paused" : ""})`;
   }
-  document.getElementById("speed").textContent = state.connected && state.speed > 0 ? state.speed.toFixed(1) + "x real time" : "–";
+  const el = document.getElementById("speed");
+  if (el.textContent !== speed) el.textContent = speed;
 }
 
 // --- replay ---
@@ -475,6 +807,7 @@ function startReplay(doc) {
     e.target.textContent = replay.playing ? "pause" : "play";
   };
   document.getElementById("rate").onchange = (e) => { replay.rate = Number(e.target.value); };
+  setLinkMode(params.get("links") ?? (doc.names.length > 20 ? "selected" : "all"));
   if (params.get("select")) select(params.get("select"));
   seek(0);
 }
@@ -499,10 +832,13 @@ function seek(t) {
     const k = upper(idx, s.t, replay.t) - 1;
     if (k < 0) return;
     const i = idx[k];
-    v.mesh.position.set(s.x[i], s.y[i], s.z[i]);
-    v.mesh.rotation.set(s.roll[i], s.pitch[i], s.yaw[i], "ZYX");
-    v.points = idx.slice(Math.max(0, k - 600), k + 1).map((j) => new THREE.Vector3(s.x[j], s.y[j], s.z[j]));
-    v.trailGeom.setFromPoints(v.points);
+    v.position.set(s.x[i], s.y[i], s.z[i]);
+    // The trail: the last trailMax samples up to now, into its own buffer.
+    const a = v.trailGeom.attributes.position, from = Math.max(0, k + 1 - trailMax);
+    for (let m = from; m <= k; m++) { const j = idx[m]; a.setXYZ(m - from, s.x[j], s.y[j], s.z[j]); }
+    v.trailN = k + 1 - from;
+    a.needsUpdate = true;
+    v.trailGeom.setDrawRange(0, v.trailN);
     v.telemetry = { name, mode: s.mode[i], armed: s.armed[i], position: { x: s.x[i], y: s.y[i], z: s.z[i] }, speed: s.speed[i],
       battery_v: s.battery_v[i], battery_remaining: NaN, energy_j: s.energy[i], distance_m: NaN };
     if (!v.seen) { v.seen = true; state.seen++; }
@@ -519,7 +855,7 @@ function seek(t) {
     if (n.type[i] === 0) continue;
     networkEvent({ timestamp: { sec: n.t[i], nsec: 0 }, event: n.type[i] === 1 ? "rx" : "drop", src: n.src[i], node: n.node[i], t_gen_ns: n.gen[i] * 1e9 });
   }
-  state.events = doc.events.filter((e) => e.t <= replay.t).slice(-12).map((e) => `${e.t.toFixed(2)} ${state.names[e.node] ?? e.node}/${e.source}: ${e.name}${e.detail ? ": " + e.detail : ""}`);
+  state.events = doc.events.filter((e) => e.t <= replay.t).slice(-12).map((e) => `${e.t.toFixed(2)} ${e.node >= 0 ? (state.names[e.node] ?? e.node) + "/" : ""}${e.source}: ${describe(e.name, e.detail)}`);
   document.getElementById("log").textContent = state.events.slice().reverse().join("\n");
 }
 
@@ -530,13 +866,33 @@ function stepReplay() {
   if (replay.playing && replay.t < replay.doc.duration_s) seek(replay.t + dt * replay.rate);
 }
 
+// followSelected moves the camera with the selected vehicle.
+const followAt = new THREE.Vector3();
+function followSelected() {
+  const v = state.follow && state.vehicles.get(state.selected);
+  if (!v || !v.seen) return;
+  followAt.subVectors(v.position, controls.target);
+  controls.target.add(followAt);
+  camera.position.add(followAt);
+}
+
+let frames = 0;
+window.skyloop.frames = () => frames;
 function animate() {
   requestAnimationFrame(animate);
+  frames++;
   if (replay) stepReplay();
+  followSelected();
+  updateMarkers();
   drawLinks();
   drawFlashes();
   updatePanel();
   controls.update();
   renderer.render(scene, camera);
+  placeLabel("sel-label", state.selected);
+  placeLabel("hover-label", state.hover !== state.selected ? state.hover : null);
+  drawScale();
+  const overlay = document.getElementById("overlay");
+  if (!overlay.hidden && state.seen > 0) overlay.hidden = true;
 }
 animate();
