@@ -13,6 +13,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/extern"
+	"skyloop/internal/short"
 	"skyloop/runner"
 	"skyloop/scenario/scenariofile"
 	"skyloop/sim"
@@ -22,6 +23,7 @@ import (
 // SKYLOOP_REQUIRE_PYTHON) when there is none.
 func python(t *testing.T) string {
 	t.Helper()
+	short.Skip(t, "needs python3")
 	p, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_PYTHON") != "" {

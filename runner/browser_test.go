@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"skyloop/internal/short"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 // Chromium is missing, unless SKYLOOP_REQUIRE_CHROMIUM says CI must have it.
 func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
+	short.Skip(t, "needs Chromium")
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_CHROMIUM") != "" {

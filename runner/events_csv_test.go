@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"skyloop/internal/short"
 	"skyloop/record"
 	"skyloop/sim"
 )
@@ -47,6 +48,7 @@ func TestEventsCSVSurvivesHostileText(t *testing.T) {
 			t.Errorf("row %d: %q", i, rows[i+1])
 		}
 	}
+	short.Skip(t, "needs python3")
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_PYTHON") != "" {

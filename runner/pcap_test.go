@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"skyloop/engine"
+	"skyloop/internal/short"
 	"skyloop/scenarios"
 )
 
@@ -15,6 +16,7 @@ import (
 // sender hands it to the network, whatever the backend, and tshark reads
 // the capture: one frame per transmission in trace.csv.
 func TestPacketsPcapAnyBackend(t *testing.T) {
+	short.Skip(t, "needs tshark")
 	tshark, err := exec.LookPath("tshark")
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_TSHARK") != "" {

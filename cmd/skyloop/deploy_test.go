@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"skyloop/internal/short"
 	"skyloop/netsim/ns3"
 	"skyloop/scenario"
 	"skyloop/scenarios"
@@ -823,6 +824,7 @@ PartitionName=skyloop Nodes=NODE Default=YES MaxTime=INFINITE State=UP
 // unless SKYLOOP_REQUIRE_SLURM is set (CI), which fails it.
 func startSlurm(t *testing.T) *realSlurm {
 	t.Helper()
+	short.Skip(t, "needs Slurm and root")
 	unavailable := func(format string, args ...any) {
 		t.Helper()
 		msg := fmt.Sprintf(format, args...)

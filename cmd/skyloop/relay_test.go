@@ -14,6 +14,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/extern"
+	"skyloop/internal/short"
 	"skyloop/runner"
 )
 
@@ -23,6 +24,7 @@ import (
 // with --command, and the run equals, byte for byte, the flocking example
 // whose agents skyloop starts itself.
 func TestRunListenAndRelay(t *testing.T) {
+	short.Skip(t, "needs python3")
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_PYTHON") != "" {

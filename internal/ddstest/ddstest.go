@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"skyloop/dds"
+	"skyloop/internal/short"
 )
 
 // LoopbackURI is a Cyclone DDS configuration that keeps to loopback: the
@@ -23,6 +24,7 @@ const LoopbackURI = `<CycloneDDS><Domain><General><Interfaces><NetworkInterface 
 // where it fails it.
 func Need(t testing.TB) uint32 {
 	t.Helper()
+	short.Skip(t, "needs Cyclone DDS")
 	t.Setenv("CYCLONEDDS_URI", LoopbackURI)
 	if err := dds.Load(); err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_DDS") != "" {

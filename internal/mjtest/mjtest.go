@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"skyloop/internal/short"
 	"skyloop/vehicle/mujoco"
 	"skyloop/vehicle/mujoco/mjlib"
 )
@@ -13,6 +14,7 @@ import (
 // when SKYLOOP_REQUIRE_MUJOCO is set (as in CI, which installs it).
 func Require(t testing.TB) {
 	t.Helper()
+	short.Skip(t, "needs MuJoCo")
 	if err := mjlib.Load(); err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_MUJOCO") != "" {
 			t.Fatalf("MuJoCo is required (SKYLOOP_REQUIRE_MUJOCO is set): %v", err)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"skyloop/internal/short"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,7 @@ import (
 // installs them).
 func Readers(t testing.TB, pkgs ...string) (node, dir string) {
 	t.Helper()
+	short.Skip(t, "needs Node.js")
 	dir, err := readersDir()
 	if err == nil {
 		node, err = exec.LookPath("node")

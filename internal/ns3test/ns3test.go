@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"skyloop/internal/short"
 	"skyloop/netsim/ns3"
 )
 
@@ -15,6 +16,7 @@ import (
 // SKYLOOP_REQUIRE_NS3 is set.
 func Need(t testing.TB) string {
 	t.Helper()
+	short.Skip(t, "needs ns-3")
 	bin, err := ns3.Binary()
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_NS3") != "" {

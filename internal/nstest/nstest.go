@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"skyloop/internal/short"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -54,6 +55,7 @@ func Lock(t testing.TB) {
 // can use this package).
 func Need(t testing.TB, privileges func() error, programs ...string) {
 	t.Helper()
+	short.Skip(t, "needs root and network namespaces")
 	Lock(t)
 	if err := privileges(); err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_NETNS") != "" {

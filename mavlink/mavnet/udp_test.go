@@ -19,6 +19,7 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/message"
 
 	"skyloop/engine"
+	"skyloop/internal/short"
 	"skyloop/mavlink"
 	"skyloop/mavlink/mavnet"
 	"skyloop/runner"
@@ -217,6 +218,7 @@ func TestGomavlibClientOverUDP(t *testing.T) {
 // TestNodeMavlinkClientOverUDP flies the drone with node-mavlink, a MAVLink
 // library for Node.js that skyloop did not write (mavlink/testdata/node/fly.js).
 func TestNodeMavlinkClientOverUDP(t *testing.T) {
+	short.Skip(t, "needs Node.js")
 	dir := filepath.Join("..", "testdata", "node")
 	node, err := exec.LookPath("node")
 	if err == nil {

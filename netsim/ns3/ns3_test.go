@@ -16,6 +16,7 @@ import (
 
 	"skyloop/edge"
 	"skyloop/geom"
+	"skyloop/internal/short"
 	"skyloop/netsim"
 	"skyloop/sim"
 )
@@ -24,6 +25,7 @@ import (
 // SKYLOOP_REQUIRE_NS3 is set, as in CI, where a missing ns-3 fails.
 func needNS3(t testing.TB) string {
 	t.Helper()
+	short.Skip(t, "needs ns-3")
 	bin, err := Binary()
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_NS3") != "" {

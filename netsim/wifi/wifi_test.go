@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"skyloop/geom"
+	"skyloop/internal/short"
 	"skyloop/netsim"
 	"skyloop/netsim/pcap"
 	"skyloop/sim"
@@ -64,6 +65,7 @@ func TestMACFrameSize(t *testing.T) {
 
 // TestPcapReadableByTshark writes a capture and reads it back with tshark.
 func TestPcapReadableByTshark(t *testing.T) {
+	short.Skip(t, "needs tshark")
 	tshark, err := exec.LookPath("tshark")
 	if err != nil {
 		if os.Getenv("SKYLOOP_REQUIRE_TSHARK") != "" {
