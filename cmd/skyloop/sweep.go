@@ -292,6 +292,9 @@ func loadExperiments(arg, backend, tag string, sets []string) ([]*sweep.Experime
 		e, err := sweep.ParseExperiment(filepath.Base(arg)+".yaml", b, builtinScenario(path.Dir(arg)), registry, opts...)
 		return []*sweep.Experiment{e}, asBadInput(err)
 	}
+	if hint := didYouMean(arg, append(scenarios.Experiments(), scenarios.Collections()...)); hint != "" {
+		return nil, badInput("no experiment file %q and no built-in experiment or collection of that name%s (skyloop scenarios lists them all)", arg, hint)
+	}
 	return nil, badInput("no experiment file %q and no built-in experiment of that name (built-in: %s, or a collection: %s)",
 		arg, strings.Join(scenarios.Experiments(), ", "), strings.Join(scenarios.Collections(), ", "))
 }
