@@ -25,7 +25,7 @@ type GCSParams struct {
 	StopAt    sim.Duration  `yaml:"stop_at" json:"stop_at"`     // the station falls silent at this time (a crash, for failsafe studies); 0 = never
 	Period    sim.Duration  `yaml:"period" json:"period"`       // how often the station checks progress
 	Final     string        `yaml:"final" json:"final"`         // after the last leg: hold, land or rtl
-	Port      uint16        `yaml:"port" json:"port"`
+	Port      uint16        `yaml:"port" json:"port"`           // UDP port of commands (default GCSPort, 5001; what captures show)
 }
 
 // Validate checks the parameters that do not depend on the run.
@@ -97,7 +97,7 @@ var gcsSpec = agent.Spec{
 		" between commands it sends heartbeats every `heartbeat` for the autopilots' link-loss failsafe. Vehicles need the `remote` behaviour.",
 	Fixed: true,
 	Params: func() agent.Params {
-		return &GCSParams{Accept: 1.0, Resend: sim.Second, Heartbeat: 250 * sim.Millisecond, Period: 100 * sim.Millisecond, Final: "hold", Port: 14550}
+		return &GCSParams{Accept: 1.0, Resend: sim.Second, Heartbeat: 250 * sim.Millisecond, Period: 100 * sim.Millisecond, Final: "hold", Port: GCSPort}
 	},
 	New: func(p agent.Params) agent.Behavior { return &GCS{p: p.(*GCSParams)} },
 }

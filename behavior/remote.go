@@ -18,7 +18,7 @@ type RemoteParams struct {
 	Phase       agent.Phase  `yaml:"phase" json:"phase"`               // random (default: each vehicle starts at a random point of the telemetry period) or zero
 	Jitter      agent.Jitter `yaml:"jitter" json:"jitter"`             // each report is delayed by a fresh uniform [0, jitter); a duration, a percentage of the period, or 0
 	LinkTimeout sim.Duration `yaml:"link_timeout" json:"link_timeout"` // hold when no command was heard for this long after the first; 0 = off
-	Port        uint16       `yaml:"port" json:"port"`
+	Port        uint16       `yaml:"port" json:"port"`                 // UDP port of telemetry (default GCSPort, 5001; what captures show)
 }
 
 // Validate checks the parameters.
@@ -71,7 +71,7 @@ var remoteSpec = agent.Spec{
 		"Every message from the station is a heartbeat for the autopilot's link-loss failsafe. With `link_timeout` > 0 the behaviour itself holds position when nothing arrived for that long, and resumes the last command when the link returns.",
 	Vehicle: true,
 	Params: func() agent.Params {
-		return &RemoteParams{GCS: "gcs", Telemetry: 200 * sim.Millisecond, Port: 14550, Phase: agent.PhaseRandom, Jitter: agent.DefaultJitter}
+		return &RemoteParams{GCS: "gcs", Telemetry: 200 * sim.Millisecond, Port: GCSPort, Phase: agent.PhaseRandom, Jitter: agent.DefaultJitter}
 	},
 	New: func(p agent.Params) agent.Behavior { return &Remote{p: p.(*RemoteParams), leg: NoLeg} },
 }

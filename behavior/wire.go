@@ -10,6 +10,12 @@ import (
 	"skyloop/vehicle"
 )
 
+// GCSPort is the UDP port of the ground-station link's commands and
+// telemetry (the gcs and remote behaviours' default port): skyloop's own,
+// next to the beacons' 5000, so that captures keep MAVLink's 14550 for
+// MAVLink. tools/wireshark/skyloop.lua decodes both.
+const GCSPort = 5001
+
 // Ground-station command opcodes carried in CmdMsg.
 const (
 	OpGoto uint8 = 1 + iota

@@ -114,6 +114,15 @@ func TestFaults(t *testing.T) {
 		{"oversized", `{type: extern, period: 100ms, command: "` + helperCommand(t, "oversized") + `"}`, "larger than the 1 MiB limit"},
 		{"bad command", `{type: extern, period: 100ms, command: "` + helperCommand(t, "badcmd") + `"}`, "takeoff altitude -1"},
 		{"never connects", `{type: extern, connect_timeout: 1s, command: "sleep 30"}`, "did not connect within 1s"},
+		// A slow starter is told what the run waited for, what its process
+		// was doing and which setting gives it longer.
+		{"starts slowly", `{type: extern, connect_timeout: 1s, command: "echo importing numpy >&2; sleep 30"}`,
+			"did not connect within 1s (connect_timeout) while the run waited for its hello on unix:"},
+		{"starts slowly", `{type: extern, connect_timeout: 1s, command: "echo importing numpy >&2; sleep 30"}`,
+			"was still running without having connected: still starting"},
+		{"starts slowly", `{type: extern, connect_timeout: 1s, command: "echo importing numpy >&2; sleep 30"}`,
+			`to wait longer, raise connect_timeout in the extern behaviour of group "uav", e.g. {type: extern, connect_timeout: 1m0s}; last lines of its stderr:
+  importing numpy`},
 		{"exits at once", `{type: extern, command: "echo cannot start >&2; exit 7"}`, "cannot start"},
 	}
 	for _, c := range cases {

@@ -489,7 +489,7 @@ func (s *Server) Start() error {
 					}
 					continue
 				}
-				a.fail(fmt.Errorf("did not connect within %v%s", a.connTO, s.refusalNote()))
+				a.fail(s.connectTimeoutError(a))
 			}
 			if a.role == 1 {
 				return errors.New(a.describe() + ": " + a.err.Error())
@@ -509,6 +509,46 @@ func (s *Server) Start() error {
 		}
 		timer.Stop()
 	}
+}
+
+// connectTimeoutError says that agent a did not connect in time: what the
+// wait was for, what its process was doing, and the setting that gives it
+// longer (connect_timeout, and where it goes in the scenario).
+func (s *Server) connectTimeoutError(a *Agent) error {
+	waited := fmt.Sprintf("its hello on unix:%s or tcp:%s", s.SocketPath(), s.TCPAddr())
+	if ra := s.RemoteAddr(); ra != "" {
+		waited += " or tls:" + ra
+	}
+	var doing, tail string
+	switch {
+	case a.proc == nil:
+		doing = "; skyloop starts no process for it (no command): start it and have it connect with the run's token"
+	case a.proc.pid > 0:
+		select {
+		case <-a.proc.done:
+			doing = fmt.Sprintf("; its process (pid %d) exited (%s) without connecting", a.proc.pid, exitText(a.proc.waitErr))
+		default:
+			doing = fmt.Sprintf("; its process (pid %d) was still running without having connected: still starting (a slow interpreter, imports, a busy machine) or connecting elsewhere", a.proc.pid)
+		}
+		if tail = a.proc.tail.lastLines(); tail == "" {
+			doing += "; it wrote nothing to stderr"
+		}
+	}
+	where := fmt.Sprintf("the extern behaviour's params, e.g. {type: extern, connect_timeout: %v}", raised(a.connTO))
+	if a.node.Group != "" {
+		where = fmt.Sprintf("the extern behaviour of group %q, e.g. {type: extern, connect_timeout: %v}", a.node.Group, raised(a.connTO))
+	}
+	if a.role == 1 {
+		where = fmt.Sprintf("network: {backend: extern, connect_timeout: %v}", raised(a.connTO))
+	}
+	return fmt.Errorf("did not connect within %v (connect_timeout) while the run waited for %s%s%s; to wait longer, raise connect_timeout in %s%s",
+		a.connTO, waited, doing, s.refusalNote(), where, tail)
+}
+
+// raised suggests a longer wait than d: four times it, in whole seconds,
+// at least a minute.
+func raised(d time.Duration) time.Duration {
+	return max(time.Minute, (4 * d).Round(time.Second))
 }
 
 // refusalNote returns the last refused hello that named no waiting agent,

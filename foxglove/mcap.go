@@ -10,6 +10,14 @@ import (
 	"skyloop/sim"
 )
 
+// MCAPProfile is run.mcap's header profile. MCAP's well-known profiles
+// (ros1, ros2) do not fit; a custom name says what a reader can rely on:
+// every schema is JSON Schema (encoding jsonschema) and every message JSON
+// (encoding json), with Foxglove's schemas (foxglove.FrameTransform,
+// foxglove.SceneUpdate, foxglove.LocationFix, foxglove.Log) and skyloop's
+// own (skyloop.Telemetry, skyloop.NetworkEvent), as docs/foxglove.md lists.
+const MCAPProfile = "skyloop"
+
 // MCAP is the sink that writes run.mcap: chunked (1 MiB, uncompressed,
 // with CRCs) and indexed, so that readers seek in it. The first error
 // stops writing and is returned by End.
@@ -36,12 +44,16 @@ func (m *MCAP) Start(run Run, channels []Channel) error {
 		return fmt.Errorf("foxglove: %w", err)
 	}
 	m.w = w
-	m.try(w.WriteHeader(&mcap.Header{Profile: "", Library: "skyloop"}))
+	m.try(w.WriteHeader(&mcap.Header{Profile: MCAPProfile, Library: "skyloop"}))
 	for _, s := range schemas {
 		m.try(w.WriteSchema(&mcap.Schema{ID: s.id, Name: s.name, Encoding: "jsonschema", Data: []byte(s.data)}))
 	}
 	for _, c := range channels {
 		m.try(w.WriteChannel(&mcap.Channel{ID: c.ID, SchemaID: c.SchemaID, Topic: c.Topic, MessageEncoding: "json", Metadata: map[string]string{}}))
+		// Every channel gets its count in the statistics record, 0 for
+		// one that carried nothing (the writer lists only those it saw a
+		// message on), so that a reader tells "none" from "unknown".
+		w.Statistics.ChannelMessageCounts[c.ID] = 0
 	}
 	m.try(w.WriteMetadata(&mcap.Metadata{Name: "skyloop", Metadata: map[string]string{
 		"scenario": run.Scenario, "seed": strconv.FormatUint(run.Seed, 10), "vehicles": strconv.Itoa(run.Vehicles),

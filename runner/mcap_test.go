@@ -54,8 +54,10 @@ type mcapSummary struct {
 	// Indexed is what McapIndexedReader (footer, summary, chunk indexes)
 	// finds; IndexedError its error.
 	Indexed struct {
-		Counts     map[string]int `json:"counts"`
-		Statistics int            `json:"statistics"`
+		Counts        map[string]int `json:"counts"`
+		Statistics    int            `json:"statistics"`
+		ChannelCounts map[string]int `json:"channelCounts"`
+		Profile       *string        `json:"profile"`
 	} `json:"indexed"`
 	IndexedError string `json:"indexedError"`
 }
@@ -124,6 +126,25 @@ func TestMCAPReadByMcapCore(t *testing.T) {
 		if s.Counts[topic] != w.count {
 			t.Errorf("topic %s: %d messages, want %d", topic, s.Counts[topic], w.count)
 		}
+	}
+	// The summary section, as Foxglove's indexed reader finds it: the
+	// header's profile, and the statistics record's count for every
+	// channel (each channel has messages), equal to the messages read.
+	if s.IndexedError != "" {
+		t.Fatalf("McapIndexedReader: %s", s.IndexedError)
+	}
+	if s.Indexed.Profile == nil || *s.Indexed.Profile != foxglove.MCAPProfile {
+		t.Errorf("header profile %v, want %q", s.Indexed.Profile, foxglove.MCAPProfile)
+	}
+	total := 0
+	for topic, w := range want {
+		if s.Indexed.ChannelCounts[topic] != w.count {
+			t.Errorf("topic %s: statistics count %d, want %d", topic, s.Indexed.ChannelCounts[topic], w.count)
+		}
+		total += w.count
+	}
+	if len(s.Indexed.ChannelCounts) != len(want) || s.Indexed.Statistics != total {
+		t.Errorf("statistics: %d messages on %d channels %v, want %d on %d", s.Indexed.Statistics, len(s.Indexed.ChannelCounts), s.Indexed.ChannelCounts, total, len(want))
 	}
 	if len(s.Channels) != len(want) {
 		t.Errorf("%d channels, want %d", len(s.Channels), len(want))

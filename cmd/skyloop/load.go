@@ -79,7 +79,10 @@ func scenarioSource(arg string) (name string, data []byte, dir string, err error
 	if b, ok := scenarios.Lookup(arg); ok {
 		return strings.TrimSuffix(arg, ".yaml") + ".yaml", b, "", nil
 	}
-	return "", nil, "", badInput("no scenario file %q and no built-in scenario of that name (built-in: %s)",
+	if hint := didYouMean(arg, builtinScenarioNames()); hint != "" {
+		return "", nil, "", badInput("no scenario file %q and no built-in scenario of that name%s (skyloop scenarios lists them all)", arg, hint)
+	}
+	return "", nil, "", badInput("no scenario file %q and no built-in scenario of that name (built-in: %s; skyloop scenarios lists them all)",
 		arg, strings.Join(scenarios.Names(), ", "))
 }
 

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -46,6 +47,8 @@ var invocation []string
 
 func run(args []string) int {
 	defer sigs.listen()()
+	// Every warning and diagnostic, the library's too, in one style.
+	slog.SetDefault(newLogger(os.Stderr, slog.LevelInfo))
 	invocation = append([]string{"skyloop"}, args...)
 	root := newRoot()
 	root.SetArgs(args)

@@ -81,7 +81,12 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the skyloop version and build information",
-		Args:  cobra.NoArgs,
+		Long: `Print the skyloop version, the commit it was built from (vcs.revision,
+vcs.time, vcs.modified) and Go, OS and architecture. go build in a clone stamps
+the commit into the program; a program without that stamp (go run, a git
+worktree, GOFLAGS=-buildvcs=false) reads it from its source clone with git when
+the clone is still there, and says so (vcs.source).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info := version.Info()
 			keys := make([]string, 0, len(info))
@@ -89,7 +94,7 @@ func newVersionCmd() *cobra.Command {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			fmt.Fprintf(cmd.OutOrStdout(), "skyloop %s\n", info["skyloop"])
+			fmt.Fprintf(cmd.OutOrStdout(), "skyloop %s\n", version.Describe(info))
 			for _, k := range keys {
 				if k != "skyloop" {
 					fmt.Fprintf(cmd.OutOrStdout(), "  %s: %s\n", k, info[k])

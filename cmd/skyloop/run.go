@@ -49,6 +49,7 @@ type runFlags struct {
 	hosts    []string
 	twin     bool
 	listen   string
+	progress time.Duration // off a terminal: how often to log a progress line
 }
 
 // defaultServeAddr is where --serve serves the web view without an address.
@@ -200,6 +201,7 @@ whatever the number of workers.`,
 	fl.BoolVar(&f.noFiles, "no-files", false, "skip trace.csv, deliveries.csv and vehicles.csv (metrics stay exact)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log agent diagnostics to stderr")
+	fl.DurationVar(&f.progress, "progress-every", defaultProgressEvery, "when stderr is not a terminal (CI, Slurm, nohup): log a progress line (simulated time, x real time, ETA) this often of wall time; 0: never")
 	fl.Float64Var(&f.realtime, "realtime", 0, "pace the run to the wall clock at this real-time factor, e.g. 1 (default: as fast as possible)")
 	fl.BoolVar(&f.udp, "mavlink-udp", false, "connect every mavlink vehicle to UDP on loopback (PX4 SITL ports)")
 	fl.StringVar(&f.foxglove, "foxglove", "", "serve the run live to Foxglove over its WebSocket protocol: --foxglove (on "+defaultFoxgloveAddr+") or --foxglove=ADDR (not loopback: a token is printed, required); use with --realtime")
@@ -278,7 +280,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	opt.Logger = newLogger(cmd.ErrOrStderr(), level)
 	opt.Registry = registry
 
 	r, err := engine.Build(sc, opt)
@@ -317,8 +319,12 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 	}
 	wallStart := time.Now()
 	tty := isTerminal(stderr)
-	if !f.quiet && tty {
+	switch {
+	case f.quiet:
+	case tty:
 		opt.Progress = progressPrinter(stderr, wallStart)
+	case f.progress > 0:
+		opt.Progress = progressLogger(newLogger(stderr, slog.LevelInfo), sc.Name, wallStart, f.progress)
 	}
 	r.SetOptions(opt)
 	if ropt.Twin != nil {
@@ -355,7 +361,7 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 			}
 			fmt.Fprintf(stderr, "live view: http://%s/%s (Foxglove: ws://%s/%s)\n", srv.Addr(), q, srv.Addr(), q)
 			if f.realtime == 0 {
-				fmt.Fprintln(stderr, "warning: --serve without --realtime: the run may end before the page connects")
+				opt.Logger.Warn("--serve without --realtime: the run may end before the page connects")
 			}
 		}
 	}
@@ -377,12 +383,12 @@ func runScenario(cmd *cobra.Command, arg string, f runFlags) error {
 			}
 			fmt.Fprintf(stderr, "Foxglove: open a Foxglove WebSocket connection to %s (https://app.foxglove.dev/?ds=foxglove-websocket&ds.url=%s)\n", url, url)
 			if f.realtime == 0 {
-				fmt.Fprintln(stderr, "warning: --foxglove without --realtime: the run may end before Foxglove connects")
+				opt.Logger.Warn("--foxglove without --realtime: the run may end before Foxglove connects")
 			}
 		}
 	}
 	res, err := runner.Execute(r, out, ropt)
-	if opt.Progress != nil {
+	if opt.Progress != nil && tty {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if errors.Is(err, sim.ErrStopped) {

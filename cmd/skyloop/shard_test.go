@@ -80,7 +80,8 @@ func runShardProcesses(t *testing.T, exp string, n int, out func(k int) string) 
 		if code := c.wait(t, 2*time.Minute); code != 0 {
 			t.Fatalf("shard %d/%d: exit %d: %s", k, n, code, c.stderr.String())
 		}
-		if !strings.Contains(c.stderr.String(), fmt.Sprintf("shardy [shard %d/%d] [", k, n)) {
+		// Off a terminal: log lines naming the shard, one per finished run.
+		if !strings.Contains(c.stderr.String(), fmt.Sprintf(`msg="run finished" sweep="shardy [shard %d/%d]" runs=`, k, n)) {
 			t.Errorf("shard %d/%d printed no progress of its own:\n%s", k, n, c.stderr.String())
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,6 +24,7 @@ func newSweepCmd() *cobra.Command {
 	var sets []string
 	var seeds, workers int
 	var noFiles, quiet bool
+	var progressEvery time.Duration
 	c := &cobra.Command{
 		Use:   "sweep EXPERIMENT...",
 		Short: "Run an experiment: a scenario's variants x seeds, in parallel",
@@ -116,14 +118,24 @@ together (see skyloop sweep merge --help).`,
 			start := time.Now()
 			for _, e := range exps {
 				t0 := time.Now()
+				var tr *sweepTracker
 				if !quiet {
 					name := e.Name
 					if sh.Sharded() {
 						name += " [shard " + sh.String() + "]"
 					}
-					opt.Progress = sweepProgress(stderr, name, isTerminal(stderr))
+					if isTerminal(stderr) {
+						opt.Progress = sweepProgress(stderr, name, true)
+					} else {
+						tr = newSweepTracker(newLogger(stderr, slog.LevelInfo), name, progressEvery)
+						opt.Progress = tr.Progress
+					}
 				}
 				res, err := sweep.Sweep(e, opt)
+				if tr != nil {
+					tr.Close()
+					tr = nil
+				}
 				if !quiet && isTerminal(stderr) {
 					fmt.Fprint(stderr, "\r\033[K")
 				}
@@ -165,6 +177,7 @@ together (see skyloop sweep merge --help).`,
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: one per CPU)")
 	f.BoolVar(&noFiles, "no-files", false, "skip the per-run CSV files (summary.csv and figures stay)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
+	f.DurationVar(&progressEvery, "progress-every", defaultProgressEvery, "when stderr is not a terminal (CI, Slurm, nohup): besides a line per finished run, log a progress line (runs done, ETA) this often of wall time; 0: never")
 	f.StringArrayVar(&sets, "set", nil, "change every variant: PATH=VALUE, as an experiment's set (repeatable), e.g. vehicles[robot].params.physics=mujoco; results go to OUT/<experiment>-<tag>/")
 	f.StringVar(&tag, "tag", "", "with --set: the suffix of the experiments' directories (default: the values set, e.g. mujoco)")
 	f.StringVar(&backend, "backend", "", "run every variant on this network backend (wifi, ns3, ...), checking that it has the parameters used")
@@ -278,6 +291,9 @@ func loadExperiments(arg, backend, tag string, sets []string) ([]*sweep.Experime
 	if b, ok := scenarios.Lookup(arg); ok {
 		e, err := sweep.ParseExperiment(filepath.Base(arg)+".yaml", b, builtinScenario(path.Dir(arg)), registry, opts...)
 		return []*sweep.Experiment{e}, asBadInput(err)
+	}
+	if hint := didYouMean(arg, append(scenarios.Experiments(), scenarios.Collections()...)); hint != "" {
+		return nil, badInput("no experiment file %q and no built-in experiment or collection of that name%s (skyloop scenarios lists them all)", arg, hint)
 	}
 	return nil, badInput("no experiment file %q and no built-in experiment of that name (built-in: %s, or a collection: %s)",
 		arg, strings.Join(scenarios.Experiments(), ", "), strings.Join(scenarios.Collections(), ", "))

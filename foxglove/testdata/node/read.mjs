@@ -4,8 +4,9 @@
 // message of each topic parsed as JSON, and the topics whose log times
 // go back at least once. It then opens the file as Foxglove does, with
 // McapIndexedReader (footer, summary, chunk indexes), and prints the
-// message count per topic found through the index and the statistics
-// record's total, or the error that reader gave (indexedError).
+// message count per topic found through the index, the statistics
+// record's total and per-channel counts (by topic) and the header's
+// profile, or the error that reader gave (indexedError).
 // Usage: node read.mjs FILE
 import { readFileSync } from "node:fs";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
@@ -62,7 +63,16 @@ try {
     const topic = indexed.channelsById.get(m.channelId).topic;
     byTopic[topic] = (byTopic[topic] ?? 0) + 1;
   }
-  out.indexed = { counts: byTopic, statistics: Number(indexed.statistics?.messageCount ?? -1) };
+  const statCounts = {};
+  for (const [id, n] of indexed.statistics?.channelMessageCounts ?? []) {
+    statCounts[indexed.channelsById.get(id)?.topic ?? `unknown channel ${id}`] = Number(n);
+  }
+  out.indexed = {
+    counts: byTopic,
+    statistics: Number(indexed.statistics?.messageCount ?? -1),
+    channelCounts: statCounts,
+    profile: indexed.header?.profile ?? null,
+  };
 } catch (e) {
   out.indexedError = String(e?.message ?? e);
 }
