@@ -8,6 +8,7 @@ import (
 
 	"skyloop/ardupilot"
 	"skyloop/internal/fwtest"
+	"skyloop/internal/short"
 )
 
 // freePort returns a UDP port nothing listens on now.
@@ -29,6 +30,7 @@ func freePort(t *testing.T) int {
 // ArduCopter failed to load skyloop.parm and the run waited a minute for
 // its first packet.
 func TestLaunchPathsAbsolute(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	fwtest.Launch{
 		EnvDir: ardupilot.EnvDir,
 		Dir:    "fw/ardupilot",

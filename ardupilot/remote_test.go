@@ -18,6 +18,7 @@ import (
 	"skyloop/engine"
 	"skyloop/firmware"
 	"skyloop/internal/nstest"
+	"skyloop/internal/short"
 	"skyloop/orchestrate"
 	"skyloop/runner"
 	"skyloop/scenario"
@@ -27,6 +28,7 @@ import (
 // a physics port open on every address (ardupilot.listen 0.0.0.0,
 // ardupilot.peer a firmware network): the bridge flies it as on loopback.
 func TestReplayOnAllAddresses(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	port := freeUDPPort(t)
 	open := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0,", 1)
 	if _, err := scenario.Parse("replay.yaml", []byte(open), registry.Schema()); err == nil ||

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"skyloop/engine"
+	"skyloop/internal/short"
 	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/transcript"
@@ -135,6 +136,7 @@ func replayArduPilot(port int, recs []transcript.Record, hold int) (answers []st
 // firmware (sampled digests), units and frames at rest, and the same
 // flight on ArduPilot's recorded motor outputs.
 func TestTranscriptReplay(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	port := freeUDPPort(t)
 	answers, res := replayFlight(t, fmt.Sprintf(replayScenario, port), port)
 	// At rest on the ground, facing east, before arming: specific force up

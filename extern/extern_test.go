@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"skyloop/components"
+	"skyloop/internal/short"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,7 @@ func TestExternalAgentMatchesBuiltin(t *testing.T) {
 // with a message naming the agent, never a deadlock, and the partial
 // outputs are kept and marked.
 func TestFaults(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	cases := []struct {
 		name, behavior, want string
 	}{

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"skyloop/internal/fwtest"
+	"skyloop/internal/short"
 	"skyloop/px4sitl"
 )
 
@@ -16,6 +17,7 @@ import (
 // handed (itself, -w, the rootfs) must be absolute and exist from its
 // working directory (procs/px4-0).
 func TestLaunchPathsAbsolute(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"skyloop/engine"
 	"skyloop/firmware"
 	"skyloop/internal/nstest"
+	"skyloop/internal/short"
 	"skyloop/orchestrate"
 	"skyloop/runner"
 	"skyloop/scenario"
@@ -23,6 +24,7 @@ import (
 // simulator port open on every address (px4.listen 0.0.0.0, px4.peer a
 // firmware network): the bridge flies it exactly as on loopback.
 func TestReplayOnAllAddresses(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	port := freePort(t)
 	// Open beyond loopback without naming the firmware hosts: refused.
 	open := strings.Replace(fmt.Sprintf(replayScenario, port), "launch: false,", "launch: false, listen: 0.0.0.0,", 1)

@@ -20,6 +20,7 @@ import (
 
 	"skyloop/components"
 	"skyloop/engine"
+	"skyloop/internal/short"
 	"skyloop/mavlink"
 	"skyloop/px4sitl"
 	"skyloop/runner"
@@ -164,6 +165,7 @@ func isTimeout(err error) bool {
 // sent to the real firmware, in lockstep, and the vehicle must fly the same
 // flight on PX4's recorded motor commands.
 func TestTranscriptReplay(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	port := freePort(t)
 	fake := replayFlight(t, fmt.Sprintf(replayScenario, port), port)
 	if !fake.held {

@@ -19,6 +19,7 @@ import (
 	"skyloop/components"
 	"skyloop/engine"
 	"skyloop/extern/client"
+	"skyloop/internal/short"
 	"skyloop/relay"
 	"skyloop/runner"
 	"skyloop/scenario"
@@ -299,6 +300,7 @@ func TestRelayMatchesDirect(t *testing.T) {
 // fails only its own node upstream (on_failure: continue), with a message
 // naming the relay; the others fly on to the end.
 func TestRelayAgentFailure(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	for _, c := range []struct{ name, env, want string }{
 		{"dies", "SKYLOOP_DIE=1", "via relay: connection closed by the agent"},
 		{"hangs", "SKYLOOP_HANG=1", "no END-TICK within"},

@@ -41,6 +41,6 @@ func ExampleExecute() {
 		s.Network.Total.Tx, s.Network.Total.PDR)
 	fmt.Println(strings.Join([]string{s.Vehicles[0].Name, s.Vehicles[0].Mode}, " is in mode "))
 	// Output:
-	// quickstart: 11 nodes, 20s simulated, 3670 packets sent, PDR 0.950
+	// quickstart: 11 nodes, 20s simulated, 3672 packets sent, PDR 0.948
 	// drone-0 is in mode goto
 }

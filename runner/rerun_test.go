@@ -12,6 +12,7 @@ import (
 	"skyloop/engine"
 	"skyloop/internal/mjtest"
 	"skyloop/internal/ns3test"
+	"skyloop/internal/short"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 	"skyloop/sim"
@@ -35,6 +36,7 @@ const rerunDuration = 2 * sim.Second
 // with the reason: real firmware (PX4, ArduPilot SITL), namespaces at
 // real time, ns-3 and MuJoCo when not installed.
 func TestRerunFromConfig(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	names := scenarios.Names()
 	for _, c := range scenarios.Collections() {
 		names = append(names, scenarios.CollectionScenarios(c)...)

@@ -15,6 +15,7 @@ import (
 
 	"skyloop/engine"
 	"skyloop/internal/ns3test"
+	"skyloop/internal/short"
 	"skyloop/scenario"
 	"skyloop/scenarios"
 	"skyloop/sim"
@@ -645,6 +646,7 @@ func TestQuickstartOnNativeWifi(t *testing.T) {
 // munils-50-wifi): the UAVs relay the ground station's commands and each
 // other's telemetry, every UAV completes both legs, and none collides.
 func TestMunils50WifiRouting(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	text, ok := scenarios.Lookup("munils-50-wifi")
 	if !ok {
 		t.Fatal("no built-in munils-50-wifi")

@@ -12,6 +12,7 @@ import (
 
 	"skyloop/components"
 	"skyloop/internal/hostile"
+	"skyloop/internal/short"
 	"skyloop/scenarios"
 )
 
@@ -21,6 +22,7 @@ import (
 // the figure are written, and both sweeps' files are byte-identical
 // (meta.json aside).
 func TestCoverageExperiment(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	b, ok := scenarios.Lookup("coverage/planners")
 	if !ok {
 		t.Fatal("coverage/planners is not embedded")

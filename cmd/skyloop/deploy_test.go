@@ -491,6 +491,7 @@ func runPod(c k8sContainer, mount, dir string, env []string, set ...string) (str
 // would, JOB_COMPLETION_INDEX 0..N-1 at once on one shared directory, and
 // the merge's: the summary.csv is the unsharded sweep's.
 func TestKubernetesRecipe(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	objs := readK8s(t, "k8s/sweep-job.yaml")
 	if len(objs) != 2 || objs[0].Kind != "PersistentVolumeClaim" || objs[0].APIVersion != "v1" {
 		t.Fatalf("sweep-job.yaml: want a v1 PersistentVolumeClaim and a Job, got %d objects", len(objs))

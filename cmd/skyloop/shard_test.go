@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"skyloop/internal/short"
 	"sort"
 	"strings"
 	"syscall"
@@ -152,6 +153,7 @@ func TestShardProcessesMergeToTheSweep(t *testing.T) {
 // shard run again skips its finished runs, leaves nothing half-written,
 // and the merge equals the unsharded sweep.
 func TestKilledShardRerun(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	exp := writeShardExperiment(t, 6, "300s")
 	whole, out := t.TempDir(), t.TempDir()
 	if c := startCLI(t, "sweep", exp, "--out", whole, "-q"); c.wait(t, 3*time.Minute) != 0 {

@@ -13,6 +13,7 @@ import (
 
 	"skyloop/foxglove"
 	"skyloop/internal/nodetest"
+	"skyloop/internal/short"
 	"skyloop/scenarios"
 	"skyloop/tables"
 )
@@ -72,6 +73,7 @@ sweep: {param: network.loss, values: [0, 0.2, 0.4]}
 // leaves no temporaries, and once resumed gives files identical to a
 // sweep that was never interrupted.
 func TestSweepStopsCleanlyOnEverySignal(t *testing.T) {
+	short.Skip(t, "takes several seconds")
 	exp := filepath.Join(t.TempDir(), "sig.yaml")
 	os.WriteFile(exp, []byte(signalExperiment), 0o644)
 	refOut := t.TempDir()
