@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"skyloop/internal/untrusted"
+	"skyloop/report"
 )
 
 // ReportHTML returns one self-contained HTML page for the experiments at
@@ -139,7 +140,7 @@ func embedFigures(expDir string, budget *embedBudget) ([]sweepFigure, []string) 
 		}
 		budget.bytes -= int64(len(b))
 		budget.figures--
-		figs = append(figs, sweepFigure{Name: strings.TrimSuffix(name, ".png"),
+		figs = append(figs, sweepFigure{Name: strings.TrimSuffix(name, ".png"), Caption: figureCaption(strings.TrimSuffix(name, ".png")),
 			Src: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))})
 	}
 	return figs, notes
@@ -165,8 +166,42 @@ type sweepRow struct {
 }
 
 type sweepFigure struct {
-	Name string
-	Src  template.URL
+	Name, Caption string
+	Src           template.URL
+}
+
+// figureNames are the readable names of the sweep figures' file stems.
+var figureNames = map[string]string{
+	"trajectories": "Trajectories", "latency_cdf": "Latency CDF", "aoi": "Age of information of state updates",
+	"gap_error": "Gap error after warm-up", "received_vs_distance": "Packets received against distance",
+	"received_vs_rss": "Packets received against received power", "data_tx": "Data sent", "data_rx": "Data received",
+	"overhead": "Routing overhead", "delay_cdf": "Delay CDF", "coverage_paths": "Coverage paths",
+}
+
+// figureCaption turns a figure's file stem into its caption: the figure's
+// readable name, then its variant with human values
+// ("trajectories-jitter=200ms" is "Trajectories, jitter 200 ms").
+func figureCaption(stem string) string {
+	base, variant, _ := strings.Cut(stem, "-")
+	name, ok := figureNames[base]
+	if !ok {
+		name = strings.ReplaceAll(base, "_", " ")
+		if name != "" {
+			name = strings.ToUpper(name[:1]) + name[1:]
+		}
+	}
+	if variant == "" {
+		return name
+	}
+	var parts []string
+	for _, kv := range strings.Split(variant, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			parts = append(parts, k+" "+report.Human(v))
+		} else {
+			parts = append(parts, report.Human(kv))
+		}
+	}
+	return name + ", " + strings.Join(parts, ", ")
 }
 
 var sweepTemplate = template.Must(template.New("sweep").Funcs(template.FuncMap{"itoa": strconv.Itoa}).Parse(`<!DOCTYPE html>
@@ -188,7 +223,7 @@ figure{margin:1em 0} img{max-width:100%;border:1px solid #ddd}
 <div class="scroll"><table><tr><th>variant</th><th>seeds</th>{{range $.Heads}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Variant}}</td><td>{{itoa .Seeds}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table></div>
-{{range .Figures}}<figure><figcaption>{{.Name}}</figcaption><img alt="{{.Name}}" src="{{.Src}}"></figure>
+{{range .Figures}}<figure><figcaption title="{{.Name}}.png">{{.Caption}}</figcaption><img alt="{{.Caption}}" src="{{.Src}}"></figure>
 {{end}}{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}{{end}}<p class="note">Written by skyloop report html.</p>
 </body></html>
