@@ -667,9 +667,18 @@ const linkGeom = new THREE.BufferGeometry();
 const linkLines = new THREE.LineSegments(linkGeom, new THREE.LineBasicMaterial({ vertexColors: true, transparent: true, opacity: 0.85 }));
 linkLines.frustumCulled = false;
 scene.add(linkLines);
-const flashGeom = new THREE.SphereGeometry(1, 12, 8);
-const flashMat = new THREE.MeshBasicMaterial({ color: 0xffffff, transparent: true, opacity: 0.5 });
-const flashMeshes = [];
+// Packet flashes: a ring of fixed size on screen around each sender for
+// 250 ms, all in one Points object (at most flashMax at once).
+const flashMax = 200;
+const flashPos = new Float32Array(3 * flashMax);
+const flashGeom = new THREE.BufferGeometry();
+flashGeom.setAttribute("position", new THREE.BufferAttribute(flashPos, 3));
+flashGeom.setDrawRange(0, 0);
+const flashPoints = new THREE.Points(flashGeom, new THREE.PointsMaterial({
+  size: 1.8 * markerPx * dpr, sizeAttenuation: false, color: 0xffffff, map: discTexture(true),
+  alphaTest: 0.5, transparent: true, opacity: 0.8, depthTest: false }));
+flashPoints.frustumCulled = false;
+scene.add(flashPoints);
 
 function pdrColor(p, c = new THREE.Color()) {
   c.setHSL(0.33 * Math.max(0, Math.min(1, p)), 0.75, 0.5);
@@ -726,17 +735,12 @@ function drawLinks() {
 
 function drawFlashes() {
   const wall = performance.now();
-  state.flashes = state.flashes.filter((f) => f.until > wall).slice(-200);
-  while (flashMeshes.length < state.flashes.length) {
-    const m = new THREE.Mesh(flashGeom, flashMat);
-    scene.add(m);
-    flashMeshes.push(m);
-  }
-  flashMeshes.forEach((m, i) => {
-    const f = state.flashes[i];
-    m.visible = !!f;
-    if (f) { m.position.copy(f.pos); m.scale.setScalar(1 + 3 * (1 - (f.until - wall) / 250)); }
+  state.flashes = state.flashes.filter((f) => f.until > wall).slice(-flashMax);
+  state.flashes.forEach((f, i) => {
+    flashPos[3 * i] = f.pos.x; flashPos[3 * i + 1] = f.pos.y; flashPos[3 * i + 2] = f.pos.z;
   });
+  flashGeom.setDrawRange(0, state.flashes.length);
+  flashGeom.attributes.position.needsUpdate = true;
 }
 
 function updatePanel() {
