@@ -111,6 +111,7 @@ func (v Verdict) String() string {
 }
 
 type belief struct {
+	src    netsim.NodeID // the source it is about
 	s      State
 	tRecv  sim.Time
 	valid  bool
@@ -124,23 +125,69 @@ type belief struct {
 // newest applied) are dropped, and a belief whose information is older than
 // the stale limit is withheld.
 type Beliefs struct {
-	b     []belief // indexed by source; grown to the highest source heard
-	n     int      // node count: sources are 0..n-1
+	// b holds the beliefs of the sources heard, in the order first heard;
+	// index finds a source's entry: an open-addressing hash table
+	// (linear probing) of slots holding 1 + the entry's position in b, 0
+	// for an empty slot, keyed by the source id. A node pays for the
+	// sources it hears, not for every node of the swarm (a table indexed
+	// by id would make a swarm of n nodes keep n x n entries).
+	b     []belief
+	index []int32
+	n     int // node count: sources are 0..n-1
 	stale sim.Duration
 	// Counts of each verdict, indexed by Verdict.
 	Counts [3]uint64
 }
 
 // NewBeliefs returns a table for n nodes withholding beliefs older than
-// stale. It takes memory only for the sources it hears from (up to the
-// highest id heard), not for all n: a swarm of thousands where each node
-// hears its neighbours does not pay n tables of n entries.
+// stale. It takes memory only for the sources it hears from.
 func NewBeliefs(n int, stale sim.Duration) *Beliefs {
 	return &Beliefs{n: n, stale: stale}
 }
 
 // SetStale changes the stale limit.
 func (bs *Beliefs) SetStale(d sim.Duration) { bs.stale = d }
+
+// slot returns the index slot of source id: the one holding it, or the
+// empty one where it would go.
+func (bs *Beliefs) slot(id netsim.NodeID) int {
+	mask := len(bs.index) - 1
+	// Fibonacci hashing spreads neighbouring ids over the table.
+	i := int(uint32(id)*2654435769) & mask
+	for {
+		k := bs.index[i]
+		if k == 0 || bs.b[k-1].src == id {
+			return i
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// entry returns the belief about id, or nil when id was never heard.
+func (bs *Beliefs) entry(id netsim.NodeID) *belief {
+	if len(bs.index) == 0 {
+		return nil
+	}
+	if k := bs.index[bs.slot(id)]; k != 0 {
+		return &bs.b[k-1]
+	}
+	return nil
+}
+
+// add makes the (empty) belief about id, growing the index to keep it at
+// most half full.
+func (bs *Beliefs) add(id netsim.NodeID) *belief {
+	if 2*(len(bs.b)+1) > len(bs.index) {
+		size := max(16, 2*len(bs.index))
+		bs.index = make([]int32, size)
+		for k := range bs.b {
+			bs.index[bs.slot(bs.b[k].src)] = int32(k + 1)
+		}
+	}
+	bs.b = append(bs.b, belief{src: id})
+	bs.index[bs.slot(id)] = int32(len(bs.b))
+	return &bs.b[len(bs.b)-1]
+}
 
 // Apply runs the receiver rules on update s from node src received at now.
 // Duplicates are recognised exactly within a window of 64 sequence numbers
@@ -149,10 +196,10 @@ func (bs *Beliefs) Apply(now sim.Time, src netsim.NodeID, s *State) Verdict {
 	if src < 0 || int(src) >= bs.n {
 		return OutOfOrder
 	}
-	if int(src) >= len(bs.b) {
-		bs.b = append(bs.b, make([]belief, int(src)+1-len(bs.b))...)
+	e := bs.entry(src)
+	if e == nil {
+		e = bs.add(src)
 	}
-	e := &bs.b[src]
 	v := Applied
 	switch {
 	case !e.valid:
@@ -185,11 +232,11 @@ func (bs *Beliefs) Apply(now sim.Time, src netsim.NodeID, s *State) Verdict {
 // Get returns the belief about node id at time now; ok is false when there
 // is none or when its information is older than the stale limit.
 func (bs *Beliefs) Get(now sim.Time, id netsim.NodeID) (s State, ok bool) {
-	if id < 0 || int(id) >= len(bs.b) {
+	if id < 0 || int(id) >= bs.n {
 		return s, false
 	}
-	e := &bs.b[id]
-	if !e.valid || now.Sub(e.s.TGen) > bs.stale {
+	e := bs.entry(id)
+	if e == nil || !e.valid || now.Sub(e.s.TGen) > bs.stale {
 		return s, false
 	}
 	return e.s, true

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"skyloop/geom"
+	"skyloop/netsim"
+	"skyloop/sim"
 )
 
 // BenchmarkDecodeState measures decoding one 3D state update, the first
@@ -21,4 +23,25 @@ func BenchmarkDecodeState(b *testing.B) {
 		sink += d.V
 	}
 	_ = sink
+}
+
+// BenchmarkBeliefsApply is one node of a 10 000-node swarm applying the
+// state updates of its 50 neighbours (ids spread over the swarm) in turn,
+// and looking one up: the per-reception cost of the receiver rules.
+func BenchmarkBeliefsApply(b *testing.B) {
+	bs := NewBeliefs(10_000, sim.Second)
+	var src [50]netsim.NodeID
+	for i := range src {
+		src[i] = netsim.NodeID((i*7919 + 13) % 10_000)
+	}
+	s := State{}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		k := i % len(src)
+		s.ID, s.Seq = uint32(src[k]), uint32(i/len(src)+1)
+		bs.Apply(sim.Time(i), src[k], &s)
+		bs.Get(sim.Time(i), src[(k+25)%len(src)])
+		i++
+	}
 }
