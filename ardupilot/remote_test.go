@@ -3,9 +3,7 @@ package ardupilot_test
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +14,7 @@ import (
 	"time"
 
 	"skyloop/engine"
-	"skyloop/firmware"
+	"skyloop/internal/fwtest"
 	"skyloop/internal/nstest"
 	"skyloop/internal/short"
 	"skyloop/orchestrate"
@@ -91,12 +89,7 @@ func TestPhysicsPortDropsStrangers(t *testing.T) {
 func TestArduCopterInTwoNamespaces(t *testing.T) {
 	needArduPilot(t)
 	nstest.Need(t, orchestrate.CheckPrivileges, "ip")
-	hosts := []string{nstest.Neighbour(t, "10.83.1.1/24", "10.83.1.2/24"), nstest.Neighbour(t, "10.83.2.1/24", "10.83.2.2/24")}
-	for _, ns := range hosts {
-		if out, err := exec.Command("ip", "-n", ns, "link", "set", "lo", "up").CombinedOutput(); err != nil {
-			t.Fatalf("ip -n %s link set lo up: %v: %s", ns, err, out)
-		}
-	}
+	hosts := fwtest.Hosts(t, 83, 2)
 	text := `
 name: ap-two-hosts
 seed: 1
@@ -133,35 +126,7 @@ network:
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := 0
-	for _, c := range r.Components() {
-		fw, ok := c.(firmware.Remote)
-		if !ok {
-			continue
-		}
-		inst := fw.FirmwareBridge().Inst
-		sim := netip.MustParseAddr(fmt.Sprintf("10.83.%d.1", inst+1))
-		cmd, err := fw.RemoteCommand(sc.World.Origin, t.TempDir(), sim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := exec.Command("ip", append([]string{"netns", "exec", hosts[inst], cmd.Path}, cmd.Args[1:]...)...)
-		in.Dir = cmd.Dir
-		ch, err := orchestrate.StartChild("ArduCopter", in, io.Discard, io.Discard, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ch.Stop(firmware.StopGrace)
-			if t.Failed() {
-				t.Logf("ArduCopter %d in %s: %s%s", inst, hosts[inst], ch.Status(), ch.Tail())
-			}
-		})
-		started++
-	}
-	if started != 2 {
-		t.Fatalf("started %d ArduCopters, want 2", started)
-	}
+	fwtest.StartRemote(t, r, sc.World.Origin, 83, hosts)
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := runner.Execute(r, dir, runner.Options{})
 	if err != nil {

@@ -2,8 +2,6 @@ package px4sitl_test
 
 import (
 	"fmt"
-	"io"
-	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -12,7 +10,7 @@ import (
 	"time"
 
 	"skyloop/engine"
-	"skyloop/firmware"
+	"skyloop/internal/fwtest"
 	"skyloop/internal/nstest"
 	"skyloop/internal/short"
 	"skyloop/orchestrate"
@@ -79,12 +77,7 @@ func TestSimulatorPortRefusesStrangers(t *testing.T) {
 func TestPX4InTwoNamespaces(t *testing.T) {
 	needPX4(t)
 	nstest.Need(t, orchestrate.CheckPrivileges, "ip")
-	hosts := []string{nstest.Neighbour(t, "10.85.1.1/24", "10.85.1.2/24"), nstest.Neighbour(t, "10.85.2.1/24", "10.85.2.2/24")}
-	for _, ns := range hosts {
-		if out, err := exec.Command("ip", "-n", ns, "link", "set", "lo", "up").CombinedOutput(); err != nil {
-			t.Fatalf("ip -n %s link set lo up: %v: %s", ns, err, out)
-		}
-	}
+	hosts := fwtest.Hosts(t, 85, 2)
 	text := strings.Replace(missionScenarioFor(2, 1, 90, "  backend: wifi"), "px4: {params: {NAV_ACC_RAD: 2}}",
 		`px4: {params: {NAV_ACC_RAD: 2}, launch: false, listen: 0.0.0.0, peer: "10.85.1.2,10.85.2.2", connect_timeout: 60s}`, 1)
 	sc, err := scenario.Parse("two-hosts.yaml", []byte(text), registry.Schema())
@@ -95,34 +88,7 @@ func TestPX4InTwoNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := 0
-	for _, c := range r.Components() {
-		fw, ok := c.(firmware.Remote)
-		if !ok {
-			continue
-		}
-		inst := fw.FirmwareBridge().Inst
-		cmd, err := fw.RemoteCommand(sc.World.Origin, t.TempDir(), netip.MustParseAddr(fmt.Sprintf("10.85.%d.1", inst+1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := exec.Command("ip", append([]string{"netns", "exec", hosts[inst], cmd.Path}, cmd.Args[1:]...)...)
-		in.Dir, in.Env = cmd.Dir, cmd.Env
-		ch, err := orchestrate.StartChild("PX4", in, io.Discard, io.Discard, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ch.Stop(firmware.StopGrace)
-			if t.Failed() {
-				t.Logf("PX4 %d in %s: %s%s", inst, hosts[inst], ch.Status(), ch.Tail())
-			}
-		})
-		started++
-	}
-	if started != 2 {
-		t.Fatalf("started %d PX4s, want 2", started)
-	}
+	fwtest.StartRemote(t, r, sc.World.Origin, 85, hosts)
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := runner.Execute(r, dir, runner.Options{})
 	if err != nil {
