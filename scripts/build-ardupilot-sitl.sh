@@ -42,8 +42,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$src" ] || usage
-[ -n "$jobs" ] || jobs=$(nproc)
-case "$jobs" in ''|*[!0-9]*|0) die "-j needs a positive number, got '$jobs'" ;; esac
+jobs=$(check_jobs "$jobs")
 
 # --- 1. the source tree ------------------------------------------------------
 [ -d "$src" ] || die "$src: no such directory"
@@ -60,19 +59,7 @@ say "ArduPilot tree $src (${version:-version unknown})"
 # python3-future is not needed: pymavlink's `from builtins import ...` is the
 # Python 3 standard library. python3-pkg-resources is imported by the build.
 pkgs=(g++ git python3 python3-empy python3-pexpect python3-pkg-resources)
-need=()
-for p in "${pkgs[@]}"; do
-  dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] ||
-    die "missing Debian packages: ${need[*]}; installing them needs root: sudo apt-get install -y --no-install-recommends ${need[*]} (or rerun this script as root)"
-  say "installing ${need[*]}"
-  apt_get update -q
-  apt_get install -y --no-install-recommends "${need[@]}"
-else
-  say "Debian packages present: ${pkgs[*]}"
-fi
+install_missing "${pkgs[@]}"
 py=/usr/bin/python3
 [ -x "$py" ] || die "$py not found (Debian package python3)"
 empy=$("$py" -c 'import em; print(getattr(em, "__version__", "?"))' 2>/dev/null) ||

@@ -38,8 +38,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$src" ] || usage
-[ -n "$jobs" ] || jobs=$(nproc)
-case "$jobs" in ''|*[!0-9]*|0) die "-j needs a positive number, got '$jobs'" ;; esac
+jobs=$(check_jobs "$jobs")
 
 # --- 1. the source tree ------------------------------------------------------
 [ -d "$src" ] || die "$src: no such directory"
@@ -133,19 +132,7 @@ say "submodules present: ${needed[*]%%:*}"
 # --- 4. Debian packages ------------------------------------------------------
 pkgs=(cmake ninja-build g++ make git python3 python3-yaml python3-jinja2 python3-empy
       python3-kconfiglib python3-jsonschema python3-future python3-packaging python3-genmsg)
-need=()
-for p in "${pkgs[@]}"; do
-  dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] ||
-    die "missing Debian packages: ${need[*]}; installing them needs root: sudo apt-get install -y --no-install-recommends ${need[*]} (or rerun this script as root)"
-  say "installing ${need[*]}"
-  apt_get update -q
-  apt_get install -y --no-install-recommends "${need[@]}"
-else
-  say "Debian packages present"
-fi
+install_missing "${pkgs[@]}"
 
 # --- 5. build ----------------------------------------------------------------
 export PATH=/usr/bin:$PATH  # Debian's python3 has the modules above; a pyenv one does not

@@ -94,8 +94,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$ws" ] || usage
-[ -n "$jobs" ] || jobs=$(nproc)
-case "$jobs" in ''|*[!0-9]*|0) die "-j needs a positive number, got '$jobs'" ;; esac
+jobs=$(check_jobs "$jobs")
 for o in "${overrides[@]}"; do
   r=${o%%=*} c=${o#*=}
   case "$c" in *[!0-9a-fA-F]*|'') die "--commit $o: expected OWNER/NAME=SHA" ;; esac
@@ -126,19 +125,7 @@ pkgs=(cmake g++ make pkg-config git colcon python3-colcon-core python3-colcon-cm
       libyaml-dev cyclonedds-dev cyclonedds-tools libiceoryx-binding-c-dev
       python3-netifaces python3-argcomplete python3-psutil python3-packaging
       python3-importlib-metadata)
-need=()
-for p in "${pkgs[@]}"; do
-  dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] ||
-    die "missing Debian packages: ${need[*]}; installing them needs root: sudo apt-get install -y --no-install-recommends ${need[*]} (or rerun this script as root)"
-  say "installing ${need[*]}"
-  apt_get update -q
-  apt_get install -y --no-install-recommends "${need[@]}"
-else
-  say "Debian packages present (${#pkgs[@]})"
-fi
+install_missing "${pkgs[@]}"
 py=/usr/bin/python3
 empy=$("$py" -c 'import em; print(getattr(em, "__version__", "?"))' 2>/dev/null) ||
   die "$py cannot import em (python3-empy)"

@@ -22,3 +22,29 @@ apt_get() {
   cat "$log" >&2
   rm -f "$log"
 }
+
+# install_missing PKG...: apt-get installs the Debian packages of the list
+# that are not installed (as root; otherwise it stops with the command to
+# run), or says they are all present.
+install_missing() {
+  local need=() p
+  for p in "$@"; do
+    dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || need+=("$p")
+  done
+  if [ ${#need[@]} -eq 0 ]; then
+    say "Debian packages present ($#)"
+    return
+  fi
+  [ "$(id -u)" = 0 ] ||
+    die "missing Debian packages: ${need[*]}; installing them needs root: sudo apt-get install -y --no-install-recommends ${need[*]} (or rerun this script as root)"
+  say "installing ${need[*]}"
+  apt_get update -q
+  apt_get install -y --no-install-recommends "${need[@]}"
+}
+
+# check_jobs N: N, or nproc when N is empty; dies unless a positive number.
+check_jobs() {
+  local j=${1:-$(nproc)}
+  case "$j" in ''|*[!0-9]*|0) die "-j needs a positive number, got '$j'" ;; esac
+  echo "$j"
+}
