@@ -20,6 +20,7 @@ import (
 	"skyloop/engine"
 	"skyloop/extern/client"
 	"skyloop/internal/short"
+	"skyloop/internal/syncbuf"
 	"skyloop/relay"
 	"skyloop/runner"
 	"skyloop/scenario"
@@ -377,24 +378,6 @@ func TestRelayExitsWithFailedRun(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log's destination shared with the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRelayRefusals: bad hellos and bad configurations are refused with
 // messages that say what to fix; a stranger (wrong token) is counted and
 // changes nothing.
@@ -412,7 +395,7 @@ func TestRelayRefusals(t *testing.T) {
 	// agent, which the relay takes upstream (not there: the relay stops).
 	// Each waits for the answer to the one before: no wall-clock race.
 	got := make(chan error, 3)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	st, err := relay.Run(ctx, relay.Config{Upstream: "127.0.0.1:1", Token: "secret", Vehicles: []int{0}, ConnectTimeout: 5 * time.Minute,
 		Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		Ready: func(addr, _ string) {

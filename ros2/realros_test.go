@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"skyloop/geom"
 	"skyloop/internal/ddstest"
 	"skyloop/internal/nstest"
+	"skyloop/internal/syncbuf"
 	"skyloop/orchestrate"
 	"skyloop/runner"
 	"skyloop/scenario"
@@ -50,21 +50,10 @@ func rosShell(dir string, domain uint32, uri, cmd string) string {
 // rosNode is an rclpy program the test started.
 type rosNode struct {
 	cmd *exec.Cmd
-	mu  sync.Mutex
-	out bytes.Buffer
+	out syncbuf.Buffer
 }
 
-func (n *rosNode) Write(b []byte) (int, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.out.Write(b)
-}
-
-func (n *rosNode) output() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.out.String()
-}
+func (n *rosNode) output() string { return n.out.String() }
 
 // startROS starts cmd (a python3 script of testdata, or a ros2 command)
 // with ROS 2 sourced, stopped (SIGINT to its process group) at the test's
@@ -72,7 +61,7 @@ func (n *rosNode) output() string {
 func startROS(t *testing.T, dir string, domain uint32, cmd string) *rosNode {
 	t.Helper()
 	n := &rosNode{cmd: exec.Command("bash", "-c", rosShell(dir, domain, ddstest.LoopbackURI, cmd))}
-	n.cmd.Stdout, n.cmd.Stderr = n, n
+	n.cmd.Stdout, n.cmd.Stderr = &n.out, &n.out
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := n.cmd.Start(); err != nil {
 		t.Fatal(err)

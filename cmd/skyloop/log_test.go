@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"skyloop/internal/syncbuf"
 	"skyloop/sweep"
 )
 
@@ -53,28 +52,10 @@ func TestWarningsInTheLogStyle(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestSweepTracker checks a sweep's lines off a terminal: one per finished
 // run with an ETA, and periodic ones between runs.
 func TestSweepTracker(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	tr := newSweepTracker(newLogger(&buf, nil), "netbots/delay", time.Millisecond)
 	tr.Progress(sweep.Progress{Done: 1, Total: 4, Variant: "delay=10ms", Seed: 2})
 	deadline := time.Now().Add(10 * time.Second)
