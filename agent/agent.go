@@ -54,6 +54,17 @@ type Behavior interface {
 	Step(ctx *Context)
 }
 
+// Sleeper is implemented by behaviours that are scheduled every tick (or
+// at some other period) but need only some of those steps, such as a
+// periodic sender at exact times: after Start and after each Step,
+// NextStep returns the earliest time the behaviour needs a step again
+// (a step of a tick that ends at or before it would do nothing), and the
+// engine skips the scheduled steps before the tick that holds it. Zero
+// skips nothing.
+type Sleeper interface {
+	NextStep() sim.Time
+}
+
 // Receiver is implemented by behaviours that want messages. Receive is
 // called in the agent phase of the first tick at or after the message's
 // arrival, before any Step of that tick, once per behaviour of the node in

@@ -166,6 +166,15 @@ func (b *Beacon) Schedule() (sim.Duration, sim.Duration) {
 	return b.p.Period, sim.Duration(b.first)
 }
 
+// NextStep implements agent.Sleeper: a periodic beacon stepping every
+// tick (updates at exact times) needs the tick of its next update only.
+func (b *Beacon) NextStep() sim.Time {
+	if b.planned || b.p.Policy == EventTriggered || !b.everyTick {
+		return 0
+	}
+	return b.next
+}
+
 // Step sends an update when the policy says so: the periodic updates due
 // in the current tick, at their times, or an event-triggered one now.
 func (b *Beacon) Step(ctx *agent.Context) {

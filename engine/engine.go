@@ -93,10 +93,20 @@ type slot struct {
 	made  *built // what it was made from; nil for engine-made behaviours (tap)
 	recv  agent.Receiver
 	prep  agent.Preparer
+	sleep agent.Sleeper
 	every int64 // ticks; 0 = never steps
 	next  int64 // next tick index to step
 	path  string
 	typ   string
+}
+
+// wake moves a sleeping slot's next step to the first scheduled tick
+// that holds the time its behaviour needs a step again.
+func (s *slot) wake(tick sim.Duration) {
+	k := int64(s.sleep.NextStep()) / int64(tick) // the tick holding it
+	if k > s.next {
+		s.next += (k - s.next + s.every - 1) / s.every * s.every
+	}
 }
 
 type nodeState struct {
@@ -399,6 +409,10 @@ func (r *Run) buildBehaviors() error {
 					return fmt.Errorf("%s: %s on node %s steps every %v from %v, off the tick %v", s.path, s.typ, ns.ref.Name, period, offset, r.cfg.tick)
 				}
 				s.every, s.next = every, int64(offset/r.cfg.tick)
+				if sl, ok := s.b.(agent.Sleeper); ok {
+					s.sleep = sl
+					s.wake(r.cfg.tick)
+				}
 			}
 		}
 	}

@@ -237,6 +237,9 @@ func (r *Run) agentPhase(t sim.Time) error {
 				ns.drv.SetNow(t)
 				s.b.Step(ns.ctx)
 				s.next += s.every
+				if s.sleep != nil {
+					s.wake(r.cfg.tick)
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"skyloop/geom"
 	"skyloop/netsim"
@@ -25,6 +26,15 @@ type worldCheck struct {
 	order     []int
 	contact   map[[2]int]bool
 	next      map[[2]int]bool
+	rank      []int // position of each vehicle in order
+	// Strips: vehicles sorted by the strip of width h their x lies in,
+	// then by y (sorder, with each one's strip in strip), so that every
+	// pair closer than h is found among neighbours (stripPairs); h is 0
+	// until a sweep has sized it.
+	h      float64
+	sorder []int
+	strip  []float64
+	best   closest
 
 	MinSep       float64
 	MinSepT      sim.Time
@@ -46,6 +56,9 @@ func newWorldCheck(w scenario.World, veh []vehicle.Vehicle) worldCheck {
 	c.inObs = make([]int, n)
 	c.outside = make([]bool, n)
 	c.order = make([]int, n)
+	c.rank = make([]int, n)
+	c.sorder = make([]int, n)
+	c.strip = make([]float64, n)
 	c.maxSpeed = make([]float64, n)
 	c.start = make([]geom.Vec3, n)
 	c.turnDeg = make([]float64, n)
@@ -58,6 +71,7 @@ func newWorldCheck(w scenario.World, veh []vehicle.Vehicle) worldCheck {
 		c.maxR = math.Max(c.maxR, c.radius[i])
 		c.inObs[i] = -1
 		c.order[i] = i
+		c.sorder[i] = i
 	}
 	return c
 }
@@ -98,7 +112,9 @@ func (c *worldCheck) sample(t sim.Time, mo []vehicle.Motion, emit emitFunc) {
 		return
 	}
 	// Insertion sort by x: positions change little between samples, so this
-	// is close to linear.
+	// is close to linear. The order (stable, so it depends on the samples
+	// before) breaks ties between equally distant pairs, as a sweep over
+	// it would find them first.
 	o := c.order
 	for i := 1; i < n; i++ {
 		k := o[i]
@@ -110,30 +126,24 @@ func (c *worldCheck) sample(t sim.Time, mo []vehicle.Motion, emit emitFunc) {
 		}
 		o[j+1] = k
 	}
-	best := math.Inf(1)
-	bestPair := [2]int{}
+	for i, k := range o {
+		c.rank[k] = i
+	}
 	clear(c.next)
-	for i := 0; i < n; i++ {
-		a := o[i]
-		pa := mo[a].Pos
-		for j := i + 1; j < n; j++ {
-			b := o[j]
-			pb := mo[b].Pos
-			dx := pb.X - pa.X
-			if dx >= best && dx >= 2*c.maxR {
-				break
-			}
-			d := pa.Dist(pb)
-			if d < best {
-				best = d
-				bestPair = [2]int{min(a, b), max(a, b)}
-			}
-			if d < c.radius[a]+c.radius[b] {
-				key := [2]int{min(a, b), max(a, b)}
-				c.next[key] = true
-			}
+	c.best = closest{d: math.Inf(1)}
+	if c.h > 0 {
+		c.stripPairs(mo)
+	}
+	if !(c.best.d < c.h) {
+		// Nothing closer than the strips' width (or no strips yet): sweep
+		// over every pair by x, and size the strips for the next samples.
+		c.sweepPairs(mo)
+		c.h = 0
+		if !math.IsInf(c.best.d, 1) {
+			c.h = max(2*c.maxR, 1.5*c.best.d)
 		}
 	}
+	best, bestPair := c.best.d, c.best.pair
 	if best < c.MinSep {
 		c.MinSep, c.MinSepT, c.MinSepPair = best, t, bestPair
 	}
@@ -152,6 +162,113 @@ func (c *worldCheck) sample(t sim.Time, mo []vehicle.Motion, emit emitFunc) {
 		}
 	}
 	c.contact, c.next = c.next, c.contact
+}
+
+// closest is the closest pair found so far: its distance, the vehicles,
+// and their positions in the x order (lo < hi), which break ties.
+type closest struct {
+	d      float64
+	pair   [2]int
+	lo, hi int
+}
+
+// pair measures vehicles a and b: a contact when closer than their radii,
+// and the closest pair so far when closer than it, or as close and
+// earlier in the x order.
+func (c *worldCheck) pair(mo []vehicle.Motion, a, b int) {
+	d := mo[a].Pos.Dist(mo[b].Pos)
+	if d < c.radius[a]+c.radius[b] {
+		c.next[[2]int{min(a, b), max(a, b)}] = true
+	}
+	if d > c.best.d {
+		return
+	}
+	lo, hi := min(c.rank[a], c.rank[b]), max(c.rank[a], c.rank[b])
+	if d < c.best.d || lo < c.best.lo || lo == c.best.lo && hi < c.best.hi {
+		c.best = closest{d: d, pair: [2]int{min(a, b), max(a, b)}, lo: lo, hi: hi}
+	}
+}
+
+// sweepPairs measures every pair that could be the closest or a contact,
+// by a sweep over the x order.
+func (c *worldCheck) sweepPairs(mo []vehicle.Motion) {
+	o := c.order
+	for i := range o {
+		pa := mo[o[i]].Pos
+		for j := i + 1; j < len(o); j++ {
+			dx := mo[o[j]].Pos.X - pa.X
+			if dx >= c.best.d && dx >= 2*c.maxR {
+				break
+			}
+			c.pair(mo, o[i], o[j])
+		}
+	}
+}
+
+// stripPairs measures every pair closer than h: vehicles in the same or
+// neighbouring strips of width h along x, less than h apart along y. The
+// vehicles stay sorted by strip and y (insertion sort: they move little
+// between samples), and a strip is compared with the next one by a
+// pointer that only moves forward.
+func (c *worldCheck) stripPairs(mo []vehicle.Motion) {
+	h, o, st := c.h, c.sorder, c.strip
+	for _, k := range o {
+		st[k] = math.Floor(mo[k].Pos.X / h)
+	}
+	less := func(a, b int) bool {
+		return st[a] < st[b] || st[a] == st[b] && mo[a].Pos.Y < mo[b].Pos.Y
+	}
+	moves := 0
+	for i := 1; i < len(o); i++ {
+		k := o[i]
+		j := i - 1
+		for j >= 0 && less(k, o[j]) {
+			o[j+1] = o[j]
+			j--
+		}
+		o[j+1] = k
+		if moves += i - 1 - j; moves > 16*len(o) {
+			// Far from sorted (the strips moved): sort afresh.
+			slices.SortFunc(o, func(a, b int) int {
+				if less(a, b) {
+					return -1
+				}
+				if less(b, a) {
+					return 1
+				}
+				return 0
+			})
+			break
+		}
+	}
+	for lo := 0; lo < len(o); {
+		s := st[o[lo]]
+		hi := lo + 1
+		for hi < len(o) && st[o[hi]] == s {
+			hi++
+		}
+		end := hi // the next strip's run, if it is the neighbour
+		if hi < len(o) && st[o[hi]] == s+1 {
+			for end < len(o) && st[o[end]] == s+1 {
+				end++
+			}
+		}
+		p := hi
+		for i := lo; i < hi; i++ {
+			a := o[i]
+			y := mo[a].Pos.Y
+			for j := i + 1; j < hi && mo[o[j]].Pos.Y-y < h; j++ {
+				c.pair(mo, a, o[j])
+			}
+			for p < end && mo[o[p]].Pos.Y <= y-h {
+				p++
+			}
+			for j := p; j < end && mo[o[j]].Pos.Y-y < h; j++ {
+				c.pair(mo, a, o[j])
+			}
+		}
+		lo = hi
+	}
 }
 
 func sortPairs(ps [][2]int) {

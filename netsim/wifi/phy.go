@@ -2,6 +2,7 @@ package wifi
 
 import (
 	"math"
+	"math/bits"
 
 	"skyloop/geom"
 	"skyloop/sim"
@@ -129,18 +130,17 @@ func (b *Backend) cutoffRange() float64 {
 	return hi
 }
 
-// grid is a uniform spatial hash of node positions with cells the size of
-// the cutoff range, so a transmission looks at the 27 neighbouring cells only.
-// Each node's list of nodes in those cells is kept until the next build
-// (positions change every position period, nodes send many frames in
-// one), in the order the cells are visited.
+// grid is a uniform spatial hash of node positions with cells at least
+// as large as the range a transmission must look at (its limit), so a
+// transmission looks at the 27 neighbouring cells only. Which nodes a
+// transmission reaches, and in which order, does not depend on the cell
+// size: collect keeps the nodes within the limit and hands them over in
+// node order.
 type grid struct {
 	cell  float64
 	cells map[uint64][]int32 // by cellKey
 	keys  []uint64
-	gen   uint64    // builds so far
-	memo  [][]int32 // per node: the nodes near it, valid when memoG matches gen
-	memoG []uint64
+	bits  []uint64 // collect's node set, one bit per node, zero between calls
 }
 
 func (g *grid) key(p geom.Vec3) [3]int32 {
@@ -149,8 +149,8 @@ func (g *grid) key(p geom.Vec3) [3]int32 {
 
 // cellKey packs a cell's coordinates into one map key (21 bits each, so
 // the map hashes a uint64 rather than an array). Cells more than 2^20
-// apart on an axis share keys; near then returns more nodes than the 27
-// cells hold, which the caller's distance test sorts out.
+// apart on an axis share keys; the cells around a position then hold more
+// nodes than are near it, which collect's distance test sorts out.
 func cellKey(x, y, z int32) uint64 {
 	const m = 1<<21 - 1
 	return uint64(x)&m | (uint64(y)&m)<<21 | (uint64(z)&m)<<42
@@ -169,33 +169,41 @@ func (g *grid) build(pos []geom.Vec3) {
 		}
 		g.cells[k] = append(g.cells[k], int32(i))
 	}
-	g.gen++
-	if len(g.memo) != len(pos) {
-		g.memo, g.memoG = make([][]int32, len(pos)), make([]uint64, len(pos))
+	if w := (len(pos) + 63) / 64; len(g.bits) != w {
+		g.bits = make([]uint64, w)
 	}
 }
 
-// nearNode returns the nodes in the cells around node n at p (its
-// position at the last build), itself included, in near's order.
-func (g *grid) nearNode(n int32, p geom.Vec3) []int32 {
-	if g.memoG[n] != g.gen {
-		l := g.memo[n][:0]
-		g.near(p, func(i int32) { l = append(l, i) })
-		g.memo[n], g.memoG[n] = l, g.gen
-	}
-	return g.memo[n]
-}
-
-// near calls f for every node in the cells around p.
-func (g *grid) near(p geom.Vec3, f func(i int32)) {
+// collect calls f, in increasing node order, for every node other than
+// self whose position in pos lies within sqrt(limSq) of p; limSq must not
+// exceed the square of the cell size. The nodes are those of the cells
+// around p at the last build.
+func (g *grid) collect(p geom.Vec3, self int32, limSq float64, pos []geom.Vec3, f func(r int32, d2 float64)) {
 	k := g.key(p)
+	lo, hi := len(g.bits), -1
 	for dx := int32(-1); dx <= 1; dx++ {
 		for dy := int32(-1); dy <= 1; dy++ {
 			for dz := int32(-1); dz <= 1; dz++ {
 				for _, i := range g.cells[cellKey(k[0]+dx, k[1]+dy, k[2]+dz)] {
-					f(i)
+					d := pos[i].Sub(p)
+					if d.X*d.X+d.Y*d.Y+d.Z*d.Z > limSq || i == self {
+						continue
+					}
+					w := int(i >> 6)
+					g.bits[w] |= 1 << (uint(i) & 63)
+					lo, hi = min(lo, w), max(hi, w)
 				}
 			}
+		}
+	}
+	for w := lo; w <= hi; w++ {
+		b := g.bits[w]
+		g.bits[w] = 0
+		for b != 0 {
+			i := int32(w<<6 + bits.TrailingZeros64(b))
+			b &= b - 1
+			d := pos[i].Sub(p)
+			f(i, d.X*d.X+d.Y*d.Y+d.Z*d.Z)
 		}
 	}
 }

@@ -136,14 +136,20 @@ type Backend struct {
 	mark   []uint64 // per node: id of the last frame unseen marked it for
 	pos    []geom.Vec3
 	idx    grid
-	q      *sim.Calendar[event]
-	out    []netsim.Delivery
-	dead   netsim.Graveyard
-	ev     netsim.TraceEvent
-	frames uint64
-	ackDur sim.Duration
-	eifsD  sim.Duration
-	prof   *profile
+	// reachSq is the square of the range a transmission looks at
+	// (lookSq); the spatial index's cells are at least that large.
+	reachSq float64
+	// cellScale, when above 1, widens the spatial index's cells: tests
+	// use it to show that results do not depend on them.
+	cellScale float64
+	q         *sim.Calendar[event]
+	out       []netsim.Delivery
+	dead      netsim.Graveyard
+	ev        netsim.TraceEvent
+	frames    uint64
+	ackDur    sim.Duration
+	eifsD     sim.Duration
+	prof      *profile
 	// ackTimeout is the ACK timeout counted from the end of a data frame:
 	// ns-3.37's SIFS + slot + the ACK's PHY preamble and header (moved to
 	// the end of a frame whose PSDU reception starts before it), or
@@ -232,7 +238,6 @@ func New(p Params, seed uint64, tr netsim.Tracer) (*Backend, error) {
 		b.ackTimeout = b.tm.sifs + b.tm.slot + b.tm.preamble + b.tm.header
 	}
 	b.ccaW = dbmToW(min(p.CcaSensitivity, p.CcaEdThreshold))
-	b.idx = grid{cell: max(b.cutoff, 1), cells: map[uint64][]int32{}}
 	b.setLinear()
 	b.quietSq, b.farSq = math.Inf(1), math.Inf(1)
 	if p.Fading == NoFading && p.Loss != TwoRay {
@@ -263,10 +268,12 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 		b.nodes[i] = node{id: int32(i), pos: n.Pos, cw: b.tm.cwMin, lastUni: map[int32]uint64{}}
 		b.pos[i] = n.Pos
 	}
-	b.idx.build(b.pos)
 	if c, ok := b.tr.(netsim.DropCounter); ok && c.CountsDrops() {
 		b.counting, b.counter = true, c
 	}
+	b.reachSq = b.lookSq()
+	b.idx = grid{cell: max(math.Sqrt(b.reachSq), 1) * max(b.cellScale, 1), cells: map[uint64][]int32{}}
+	b.idx.build(b.pos)
 	if b.p.Pcap && b.open != nil {
 		f, err := b.open("capture.pcap")
 		if err != nil {
@@ -585,20 +592,31 @@ func (b *Backend) transmit(n *node, f *frame) {
 		b.capture.Write(t, f.pkt)
 	}
 	f.recv = f.recv[:0]
-	for _, r := range b.idx.nearNode(n.id, n.pos) {
-		if r != n.id {
-			b.reach(f, n, r)
-		}
-	}
+	b.idx.collect(n.pos, n.id, b.reachSq, b.pos, func(r int32, d2 float64) { b.reach(f, n, r, d2) })
 	b.push(f.end, event{kind: evTxEnd, node: n.id, f: f})
 }
 
-// reach handles f's arrival at node r: signals that are surely below the
+// lookSq returns the square of the range a transmission looks at: with
+// drops counted in bulk, the range beyond which a signal surely does
+// nothing (below the sensitivity, or the cutoff); with every drop traced,
+// the range beyond which it is surely below the cutoff; with fading or
+// two-ray loss (no bound by distance alone), the cutoff range. Nodes
+// beyond it never see the frame (unseen accounts for them), whatever the
+// spatial index's cells.
+func (b *Backend) lookSq() float64 {
+	switch {
+	case b.counting && !math.IsInf(b.quietSq, 1):
+		return b.quietSq
+	case !math.IsInf(b.farSq, 1):
+		return b.farSq
+	}
+	return sq(b.cutoff)
+}
+
+// reach handles f's arrival at node r, d2 square metres away: signals that are surely below the
 // cutoff or the sensitivity by distance alone are classified without
 // computing their power.
-func (b *Backend) reach(f *frame, tx *node, r int32) {
-	d := b.pos[tx.id].Sub(b.pos[r])
-	d2 := d.X*d.X + d.Y*d.Y + d.Z*d.Z
+func (b *Backend) reach(f *frame, tx *node, r int32, d2 float64) {
 	switch {
 	case d2 > b.farSq:
 		return
