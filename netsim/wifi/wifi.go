@@ -272,7 +272,7 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 		b.counting, b.counter = true, c
 	}
 	b.reachSq = b.lookSq()
-	b.idx = grid{cell: max(math.Sqrt(b.reachSq), 1) * max(b.cellScale, 1), cells: map[uint64][]int32{}}
+	b.idx = grid{cell: max(math.Sqrt(b.reachSq), 1) * max(b.cellScale, 1)}
 	b.idx.build(b.pos)
 	if b.p.Pcap && b.open != nil {
 		f, err := b.open("capture.pcap")
