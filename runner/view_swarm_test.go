@@ -146,9 +146,12 @@ var speedRe = regexp.MustCompile(`^([0-9.]+)x real time`)
 
 // TestLiveViewTrueSpeed: the run first races (factor 1000) to 20 s of
 // simulated time, then is paced at 1x, and the page opens only then.
-// Every speed the panel shows must be about 1x: on 99cf37e the first
-// figure counted the 20 s the page had missed (20x and more, as the
-// "18.5x real time" of a 1x run in the issue).
+// Every speed the panel shows must be at most about 1x: on 99cf37e the
+// first figure counted the 20 s the page had missed (20x and more, as the
+// "18.5x real time" of a 1x run in the issue). A busy machine may hold
+// the run below 1x, so the figures are also compared with the speed the
+// test itself measures over the same simulated seconds: within a factor
+// of two of it.
 func TestLiveViewTrueSpeed(t *testing.T) {
 	text := strings.Replace(mcapYAML, "duration: 4s", "duration: 1200s\nrealtime: 1", 1)
 	pace := &PaceControl{}
@@ -168,7 +171,9 @@ func TestLiveViewTrueSpeed(t *testing.T) {
 	eval := evaluator(t, ctx)
 	waitFor(t, ctx, "the page shows the vehicles live", `window.skyloop && window.skyloop.vehicles === 4`)
 	var seen []string
+	var shown []float64
 	start := -1.0
+	var wallStart time.Time
 	for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
 		got := eval(`[document.getElementById("speed").textContent, window.skyloop.simTime]`).([]any)
 		text, now := got[0].(string), got[1].(float64)
@@ -177,16 +182,24 @@ func TestLiveViewTrueSpeed(t *testing.T) {
 				seen = append(seen, text)
 			}
 			f, _ := strconv.ParseFloat(m[1], 64)
-			if f < 0.5 || f > 1.5 {
+			if f <= 0 || f > 1.5 {
 				t.Fatalf("the panel says %q of a run paced at 1x (figures so far %q)", text, seen)
 			}
+			shown = append(shown, f)
 			if !strings.Contains(text, "(set 1x)") {
 				t.Errorf("the panel says %q: want the pace set, (set 1x)", text)
 			}
 			if start < 0 {
-				start = now
+				start, wallStart = now, time.Now()
 			}
-			if now-start >= 4 { // four simulated (and real) seconds of figures
+			if now-start >= 4 { // four simulated seconds of figures
+				true := (now - start) / time.Since(wallStart).Seconds()
+				for _, f := range shown {
+					if f > 2*true || f < true/2 {
+						t.Fatalf("the panel says %vx while the run went at %.2fx (figures %q)", f, true, seen)
+					}
+				}
+				t.Logf("true speed %.2fx", true)
 				break
 			}
 		}
