@@ -97,6 +97,10 @@ type node struct {
 	lockW   float64  // power of the frame being received, watts
 	hdrDone bool     // the locked frame's PHY header outcome is known (and was a success)
 	sigs    []signal // signals that may still matter: overlapping now or the frame being received
+	// sigBuf holds sigs while they are few (nearly always): next to the
+	// rest of the node's reception state rather than in an allocation of
+	// its own, which every arrival at the node would miss in cache.
+	sigBuf [6]signal
 
 	// medium state: the current (or next) busy period [busyFrom, busyUntil)
 	busyFrom, busyUntil sim.Time
@@ -266,6 +270,7 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	b.pos = make([]geom.Vec3, len(nodes))
 	for i, n := range nodes {
 		b.nodes[i] = node{id: int32(i), pos: n.Pos, cw: b.tm.cwMin, lastUni: map[int32]uint64{}}
+		b.nodes[i].sigs = b.nodes[i].sigBuf[:0]
 		b.pos[i] = n.Pos
 	}
 	if c, ok := b.tr.(netsim.DropCounter); ok && c.CountsDrops() {
@@ -626,7 +631,7 @@ func (b *Backend) reach(f *frame, tx *node, r int32, d2 float64) {
 		}
 		return
 	}
-	b.arrive(f, tx, &b.nodes[r])
+	b.arrive(f, tx, &b.nodes[r], math.Sqrt(d2))
 }
 
 // push schedules e, which holds its frame, if any, until it is handled.
@@ -726,9 +731,8 @@ func (b *Backend) linWatts(d float64) float64 {
 	return b.wRef * (q2 * q2)
 }
 
-// arrive registers f's signal at receiver r.
-func (b *Backend) arrive(f *frame, tx *node, r *node) {
-	d := tx.pos.Dist(r.pos)
+// arrive registers f's signal at receiver r, d metres away.
+func (b *Backend) arrive(f *frame, tx *node, r *node, d float64) {
 	var w float64
 	var sensitive, preambleQuiet bool
 	if b.lin != 0 {
@@ -943,6 +947,9 @@ func (b *Backend) pruneNode(r *node, t sim.Time) {
 	}
 	clear(r.sigs[k:])
 	r.sigs = r.sigs[:k]
+	if k == 0 && cap(r.sigs) > len(r.sigBuf) {
+		r.sigs = r.sigBuf[:0] // none left: back into the node
+	}
 }
 
 // success returns the probability that receiver r decodes the PHY header
