@@ -113,7 +113,7 @@ type batches struct {
 	posSeen      []bool
 	posT         sim.Time
 	posDirty     bool
-	posAny       bool // a position has come
+	posAny       bool   // a position has come
 	posNext      uint64 // the first flush that may send positions again
 	net          netBatch
 }
