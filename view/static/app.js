@@ -88,7 +88,7 @@ window.skyloop = {
     return { hover: label("hover-label"), selectedLabel: label("sel-label"), selected: state.selected, follow: state.follow,
       linkMode: state.linkMode, weakPdr: state.weakPdr, linksDrawn: state.drawn, linksVisible: linkLines.visible,
       scale: document.getElementById("scale-text").textContent, scalePx: document.getElementById("scale-bar").offsetWidth,
-      markerPx, speed: state.speed, status: document.getElementById("status").textContent,
+      markerPx, markers: markers.geometry.drawRange.count, speed: state.speed, status: document.getElementById("status").textContent,
       reconnects: state.reconnects, target: controls.target.toArray(), connected: state.connected, overlay: document.getElementById("overlay").hidden ? null : document.getElementById("overlay").textContent };
   },
   hoverAt(x, y) { hoverAt(x, y); },
