@@ -353,17 +353,21 @@ func (r *Replay) loadEvents() error {
 	})
 }
 
+// sentLimits are the caps of what run.json holds (the constants; tests
+// lower them).
+var sentLimits = struct{ samples, net int }{MaxSentSamples, MaxSentNetworkEvents}
+
 // sent returns what run.json holds of r: every nth sample of each
 // vehicle and every mth network event, n and m the least that keep them
 // within MaxSentSamples and MaxSentNetworkEvents, numbers rounded.
 func (r *Replay) sent() *Replay {
 	out := *r
 	out.SamplesEvery, out.NetEvery = 1, 1
-	if n := len(r.Samples.T); n > MaxSentSamples {
-		out.SamplesEvery = (n + MaxSentSamples - 1) / MaxSentSamples
+	if n, m := len(r.Samples.T), sentLimits.samples; n > m {
+		out.SamplesEvery = (n + m - 1) / m
 	}
-	if n := len(r.Net.T); n > MaxSentNetworkEvents {
-		out.NetEvery = (n + MaxSentNetworkEvents - 1) / MaxSentNetworkEvents
+	if n, m := len(r.Net.T), sentLimits.net; n > m {
+		out.NetEvery = (n + m - 1) / m
 	}
 	seen := make([]int, len(r.Names)) // samples of each vehicle so far
 	out.Samples = r.Samples.pick(func(i int) bool {

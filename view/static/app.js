@@ -935,8 +935,8 @@ function startReplay(doc) {
   document.getElementById("status").textContent = "replay";
   const notes = [];
   if (doc.samples_cut) notes.push(`vehicles.csv cut after its first ${doc.samples.t.length} samples`);
-  if (doc.samples_every > 1) notes.push(`every ${doc.samples_every}th sample shown (the selected vehicle's all)`);
-  if (doc.net_every > 1) notes.push(`every ${doc.net_every}th network event shown, counted ${doc.net_every} times`);
+  if (doc.samples_every > 1) notes.push(`1 sample in ${doc.samples_every} shown (all of the selected vehicle's)`);
+  if (doc.net_every > 1) notes.push(`1 network event in ${doc.net_every} shown, each counted ${doc.net_every} times`);
   if (doc.net_cut) notes.push(`trace.csv cut after its first ${doc.net.t.length} events`);
   if (doc.events_cut) notes.push(`events.csv cut after its first ${doc.events.length} rows`);
   if (doc.missing.length) notes.push("missing: " + doc.missing.join(", "));
