@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +62,7 @@ type traffic struct {
 	mu       sync.Mutex
 	bytes    map[string]int
 	msgs     map[string]int
+	seen     map[string]bool // topics got since connecting
 	lastPos  []any
 	counting bool
 }
@@ -79,7 +79,7 @@ func dialCounting(t *testing.T, srv *Server, pick func(topic string) bool) *traf
 	}
 	conn.SetReadLimit(64 << 20)
 	t.Cleanup(func() { conn.CloseNow() })
-	tr := &traffic{bytes: map[string]int{}, msgs: map[string]int{}}
+	tr := &traffic{bytes: map[string]int{}, msgs: map[string]int{}, seen: map[string]bool{}}
 	topics := map[uint32]string{}
 	go func() {
 		for {
@@ -116,6 +116,7 @@ func dialCounting(t *testing.T, srv *Server, pick func(topic string) bool) *traf
 			}
 			topic := topics[binary.LittleEndian.Uint32(b[1:])]
 			tr.mu.Lock()
+			tr.seen[topic] = true
 			if tr.counting {
 				tr.bytes[topic] += len(b)
 				tr.msgs[topic]++
@@ -239,23 +240,12 @@ func TestServerBoundsWhatAPageGets(t *testing.T) {
 			// Foxglove still gets the standard topics, per vehicle.
 			for _, topic := range []string{TopicTF, TelemetryTopic(fmt.Sprintf("uav-%d", n-1)), FixTopic("uav-0"), TopicNetwork} {
 				all.mu.Lock()
-				ok := false
-				for k := range all.msgs {
-					ok = ok || k == topic
-				}
+				ok := all.seen[topic]
 				all.mu.Unlock()
-				if !ok && allMsgs[topic] == 0 {
-					t.Errorf("a client subscribed to all channels got nothing on %s (got %v)", topic, strings.Join(keys(allMsgs), ", "))
+				if !ok {
+					t.Errorf("a client subscribed to all channels got nothing on %s", topic)
 				}
 			}
 		})
 	}
-}
-
-func keys(m map[string]float64) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
