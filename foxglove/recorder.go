@@ -89,6 +89,22 @@ type Sink interface {
 	End() error
 }
 
+// PositionSink is a Sink that also takes each vehicle's position at
+// every sample, as numbers (the live server batches them for the web
+// view: TopicPositions). Position must not block.
+type PositionSink interface {
+	Position(t sim.Time, id int, p geom.Vec3)
+}
+
+// NetworkSink is a Sink that also takes each network event as numbers
+// (the live server batches them for the web view: TopicNetworkBatch):
+// typ 0 tx, 1 rx, 2 drop; node is the destination of a tx (-1
+// broadcast), else the receiver; state tells a state update from other
+// traffic. NetworkEvent must not block.
+type NetworkSink interface {
+	NetworkEvent(t sim.Time, typ int8, src, node int32, gen sim.Time, state bool)
+}
+
 // Recorder turns a run's samples, network events and events into
 // Foxglove messages for its sinks. Its methods match the engine's
 // recorder hooks; it is not safe for concurrent use.
@@ -97,6 +113,8 @@ type Recorder struct {
 	run    Run
 	tel    []uint16 // per vehicle: telemetry channel
 	fix    []uint16 // per vehicle: location fix channel
+	pos    []PositionSink
+	net    []NetworkSink
 	closed bool
 	err    error
 }
@@ -144,6 +162,14 @@ func NewRecorder(run Run, sinks ...Sink) (*Recorder, error) {
 		return nil, fmt.Errorf("foxglove: %d vehicles are more than the channel ids can hold", run.Vehicles)
 	}
 	r := &Recorder{sinks: sinks, run: run}
+	for _, s := range sinks {
+		if p, ok := s.(PositionSink); ok {
+			r.pos = append(r.pos, p)
+		}
+		if n, ok := s.(NetworkSink); ok {
+			r.net = append(r.net, n)
+		}
+	}
 	var chans []Channel
 	channel := func(id, schema uint16, topic string) {
 		chans = append(chans, Channel{ID: id, Topic: topic, SchemaID: schema, SchemaName: schemas[schema-1].name, Schema: schemas[schema-1].data})
@@ -349,6 +375,11 @@ func (r *Recorder) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 	if id < 0 || id >= r.run.Vehicles {
 		return
 	}
+	if !r.closed && r.err == nil {
+		for _, s := range r.pos {
+			s.Position(t, id, tel.Pos)
+		}
+	}
 	name := r.run.Nodes[id]
 	ts := stampOf(t)
 	att := geom.FromEuler(tel.Roll, tel.Pitch, tel.Yaw)
@@ -370,6 +401,11 @@ func (r *Recorder) Trace(e *netsim.TraceEvent) {
 		ev.Reason = e.Reason.String()
 	}
 	r.write(chNetwork, -1, e.T, &ev)
+	if !r.closed && r.err == nil {
+		for _, s := range r.net {
+			s.NetworkEvent(e.T, int8(e.Type), int32(p.Src), int32(e.Node), p.TGen, p.Kind == netsim.KindState)
+		}
+	}
 }
 
 // Event writes an events.csv row as a log message: failsafes, collisions

@@ -50,3 +50,14 @@ const networkEventSchema = `{"title":"skyloop.NetworkEvent","description":"A tra
 	`"timestamp":` + timeSchema + `,"event":{"type":"string","enum":["tx","rx","drop"]},"src":{"type":"integer"},"dst":{"type":"integer"},` +
 	`"node":{"type":"integer","description":"tx: the destination (-1 broadcast); rx and drop: the receiver"},"seq":{"type":"integer"},` +
 	`"t_gen_ns":{"type":"integer"},"bytes":{"type":"integer"},"kind":{"type":"string"},"reason":{"type":"string"},"rx_dbm":{"type":["number","null"]}}}`
+
+// positionsSchema is skyloop.Positions: every vehicle's latest position in
+// one message (the live server's TopicPositions, for the web view).
+const positionsSchema = `{"title":"skyloop.Positions","description":"Every vehicle's latest position: p holds x, y, z (m, to the centimetre) of vehicle 0, then 1, ...; null for a vehicle not sampled yet","type":"object","properties":{` +
+	`"timestamp":` + timeSchema + `,"p":{"type":"array","items":{"type":["number","null"]}}}}`
+
+// networkBatchSchema is skyloop.NetworkBatch: the network events of one
+// flush (the live server's TopicNetworkBatch, for the web view).
+const networkBatchSchema = `{"title":"skyloop.NetworkBatch","description":"The network events since the last flush: counts of all of them (tx, rx, drop) and the first few as [t_s, type (0 tx, 1 rx, 2 drop), src, node, t_gen_s, state]","type":"object","properties":{` +
+	`"timestamp":` + timeSchema + `,"counts":{"type":"array","items":{"type":"integer"},"minItems":3,"maxItems":3},` +
+	`"events":{"type":"array","items":{"type":"array"}}}}`

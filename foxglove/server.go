@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"skyloop/geom"
 	"skyloop/internal/webguard"
 	"skyloop/sim"
 )
@@ -37,6 +39,29 @@ const (
 	clientQueue = 4096
 	// writeTimeout bounds one write to a client.
 	writeTimeout = 5 * time.Second
+	// PositionsBudget bounds the bytes per second of TopicPositions to a
+	// client, whatever the swarm's size: a message of all the vehicles'
+	// positions goes out every FlushPeriod while it is small, and every
+	// few flushes when it is large (about 230 kB, every 6 flushes, at
+	// 10,000 vehicles).
+	PositionsBudget = 1 << 20
+	// NetworkBatchMax is the most network events of one TopicNetworkBatch
+	// message (one a flush); the message counts all of them.
+	NetworkBatchMax = 250
+)
+
+// Topics the server adds to the recorder's for the web view: compact
+// batches that keep what a page gets bounded whatever the swarm's size.
+// Foxglove gets them advertised too and may ignore them; the standard
+// topics (/tf, /vehicles/NAME/..., /network/events) are unchanged.
+const (
+	// TopicPositions carries every vehicle's latest position in one
+	// skyloop.Positions message, at most PositionsBudget bytes a second.
+	TopicPositions = "/skyloop/positions"
+	// TopicNetworkBatch carries the network events of one flush in one
+	// skyloop.NetworkBatch message: the counts of all of them and the
+	// first NetworkBatchMax.
+	TopicNetworkBatch = "/skyloop/network"
 )
 
 // Server serves a run live over the Foxglove WebSocket protocol
@@ -74,9 +99,38 @@ type Server struct {
 	now      sim.Time // the latest simulated time of a message
 	sentNow  sim.Time // the time last sent to the clients
 	flushes  uint64
+	batch    batches
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
+}
+
+// batches are the state of the server's own channels (TopicPositions,
+// TopicNetworkBatch); a channel id of 0 means the channel is not there.
+type batches struct {
+	posCh, netCh uint16
+	pos          []float64 // x, y, z by vehicle id
+	posSeen      []bool
+	posT         sim.Time
+	posDirty     bool
+	posAny       bool   // a position has come
+	posNext      uint64 // the first flush that may send positions again
+	net          netBatch
+}
+
+// netBatch is the network events since the last flush.
+type netBatch struct {
+	t0     sim.Time
+	counts [3]int // tx, rx, drop
+	ev     []netEvent
+}
+
+type netEvent struct {
+	t         sim.Time
+	typ       int8
+	src, node int32
+	gen       sim.Time
+	state     bool
 }
 
 type stateKey struct {
@@ -205,7 +259,7 @@ func (s *Server) Dropped() uint64 {
 func (s *Server) Start(run Run, channels []Channel) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.run, s.chans, s.started, s.ended = run, channels, true, false
+	s.run, s.chans, s.started, s.ended = run, s.addBatchChannels(run, channels), true, false
 	clear(s.states)
 	clear(s.dirty)
 	s.events = s.events[:0]
@@ -215,6 +269,69 @@ func (s *Server) Start(run Run, channels []Channel) error {
 		s.send(c, outFrame{text: true, b: adv})
 	}
 	return nil
+}
+
+// addBatchChannels returns channels with the server's own (TopicPositions
+// and TopicNetworkBatch) after them, when the run has vehicles and the
+// channel ids allow, and readies their state.
+func (s *Server) addBatchChannels(run Run, channels []Channel) []Channel {
+	b := &s.batch
+	*b = batches{pos: b.pos[:0], posSeen: b.posSeen[:0], net: netBatch{ev: b.net.ev[:0]}}
+	var last uint16
+	for _, c := range channels {
+		last = max(last, c.ID)
+	}
+	if run.Vehicles <= 0 || last > math.MaxUint16-2 {
+		return channels
+	}
+	b.posCh, b.netCh = last+1, last+2
+	b.pos = append(b.pos, make([]float64, 3*run.Vehicles)...)
+	b.posSeen = append(b.posSeen, make([]bool, run.Vehicles)...)
+	out := append([]Channel(nil), channels...)
+	return append(out,
+		Channel{ID: b.posCh, Topic: TopicPositions, SchemaName: "skyloop.Positions", Schema: positionsSchema},
+		Channel{ID: b.netCh, Topic: TopicNetworkBatch, SchemaName: "skyloop.NetworkBatch", Schema: networkBatchSchema})
+}
+
+// Position implements PositionSink: vehicle id's latest position for
+// TopicPositions.
+func (s *Server) Position(t sim.Time, id int, p geom.Vec3) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := &s.batch
+	if id < 0 || id >= len(b.posSeen) {
+		return
+	}
+	b.pos[3*id], b.pos[3*id+1], b.pos[3*id+2] = p.X, p.Y, p.Z
+	b.posSeen[id] = true
+	b.posT = max(b.posT, t)
+	b.posDirty, b.posAny = true, true
+}
+
+// NetworkEvent implements NetworkSink: a network event for
+// TopicNetworkBatch (typ 0 tx, 1 rx, 2 drop; state tells a state update
+// from other traffic).
+func (s *Server) NetworkEvent(t sim.Time, typ int8, src, node int32, gen sim.Time, state bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := &s.batch.net
+	if s.batch.netCh == 0 || typ < 0 || typ > 2 {
+		return
+	}
+	if n.counts == [3]int{} {
+		n.t0 = t
+	}
+	n.counts[typ]++
+	if len(n.ev) < NetworkBatchMax {
+		n.ev = append(n.ev, netEvent{t: t, typ: typ, src: src, node: node, gen: gen, state: state})
+	}
+}
+
+// Flushes returns the number of flushes so far (one every FlushPeriod).
+func (s *Server) Flushes() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flushes
 }
 
 // Message implements Sink; it never blocks.
@@ -238,6 +355,9 @@ func (s *Server) Message(ch uint16, key int, t sim.Time, data []byte) {
 // End implements Sink: the last states and events go out, and the
 // clients are told the run is over.
 func (s *Server) End() error {
+	s.mu.Lock()
+	s.batch.posNext = 0 // the last positions go out now
+	s.mu.Unlock()
 	s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -358,6 +478,12 @@ func (s *Server) flush() {
 	clear(s.dirty)
 	out = append(out, s.events...)
 	s.events = s.events[:0]
+	if pos := s.positionsDue(); pos != nil {
+		out = append(out, *pos)
+	}
+	if s.batch.net.counts != [3]int{} {
+		out = append(out, s.networkFrame())
+	}
 	var now []byte
 	if s.started && s.now != s.sentNow {
 		now, s.sentNow = timeFrame(s.now), s.now
@@ -377,6 +503,111 @@ func (s *Server) flush() {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// anySubscribed reports whether a client is subscribed to channel ch.
+// Callers hold s.mu.
+func (s *Server) anySubscribed(ch uint16) bool {
+	for c := range s.clients {
+		c.mu.Lock()
+		_, ok := c.subs[ch]
+		c.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// positionsDue returns the TopicPositions frame when positions have
+// changed, a client takes them and the budget allows, else nil. A message
+// of n bytes holds the channel for the next n/(PositionsBudget *
+// FlushPeriod) flushes. Callers hold s.mu.
+func (s *Server) positionsDue() *frame {
+	b := &s.batch
+	if b.posCh == 0 || !b.posDirty || s.flushes < b.posNext || !s.anySubscribed(b.posCh) {
+		return nil
+	}
+	f := s.positionsFrame()
+	perFlush := float64(PositionsBudget) * FlushPeriod.Seconds()
+	b.posNext = s.flushes + uint64(math.Ceil(float64(len(f.data))/perFlush))
+	b.posDirty = false
+	return &f
+}
+
+// positionsFrame encodes the skyloop.Positions message: {"timestamp",
+// "p": [x0, y0, z0, x1, ...]} by vehicle id, to the centimetre, null for
+// a vehicle not sampled yet. Callers hold s.mu.
+func (s *Server) positionsFrame() frame {
+	b := &s.batch
+	buf := make([]byte, 0, 64+24*len(b.posSeen))
+	st := stampOf(b.posT)
+	buf = append(buf, `{"timestamp":{"sec":`...)
+	buf = strconv.AppendInt(buf, st.Sec, 10)
+	buf = append(buf, `,"nsec":`...)
+	buf = strconv.AppendInt(buf, st.Nsec, 10)
+	buf = append(buf, `},"p":[`...)
+	for i, seen := range b.posSeen {
+		for k := range 3 {
+			if i+k > 0 {
+				buf = append(buf, ',')
+			}
+			v := b.pos[3*i+k]
+			if !seen || math.IsNaN(v) || math.IsInf(v, 0) {
+				buf = append(buf, "null"...)
+				continue
+			}
+			buf = strconv.AppendFloat(buf, math.Round(v*100)/100, 'f', -1, 64)
+		}
+	}
+	buf = append(buf, "]}"...)
+	return frame{ch: b.posCh, t: b.posT, data: buf}
+}
+
+// networkFrame encodes and resets the network events since the last
+// flush as a skyloop.NetworkBatch message: {"timestamp" (the first
+// event's), "counts": [tx, rx, drop] of all of them, "events": [[t_s,
+// type, src, node, t_gen_s, state], ...] of the first NetworkBatchMax}.
+// Callers hold s.mu.
+func (s *Server) networkFrame() frame {
+	n := &s.batch.net
+	buf := make([]byte, 0, 96+48*len(n.ev))
+	st := stampOf(n.t0)
+	buf = append(buf, `{"timestamp":{"sec":`...)
+	buf = strconv.AppendInt(buf, st.Sec, 10)
+	buf = append(buf, `,"nsec":`...)
+	buf = strconv.AppendInt(buf, st.Nsec, 10)
+	buf = append(buf, `},"counts":[`...)
+	for i, c := range n.counts {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(buf, int64(c), 10)
+	}
+	buf = append(buf, `],"events":[`...)
+	secs := func(t sim.Time) []byte { return strconv.AppendFloat(buf, float64(t)/1e9, 'f', -1, 64) }
+	for i, e := range n.ev {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '[')
+		buf = secs(e.t)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, int64(e.typ), 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, int64(e.src), 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, int64(e.node), 10)
+		buf = append(buf, ',')
+		buf = secs(e.gen)
+		buf = append(buf, ',')
+		buf = strconv.AppendBool(buf, e.state)
+		buf = append(buf, ']')
+	}
+	buf = append(buf, "]}"...)
+	f := frame{ch: s.batch.netCh, t: n.t0, data: buf}
+	n.counts, n.ev = [3]int{}, n.ev[:0]
+	return f
 }
 
 // serve upgrades a connection and runs the client until it leaves.
@@ -511,6 +742,10 @@ func (s *Server) handle(c *client, b []byte) {
 	case "subscribe":
 		for _, sub := range m.Subscriptions {
 			c.subs[sub.ChannelID] = sub.ID
+			if sub.ChannelID == s.batch.posCh && s.batch.posCh != 0 && s.batch.posAny {
+				f := s.positionsFrame()
+				s.send(c, outFrame{b: dataFrame(sub.ID, f.t, f.data)})
+			}
 			for k, f := range s.states {
 				if k.ch == sub.ChannelID {
 					s.send(c, outFrame{b: dataFrame(sub.ID, f.t, f.data)})

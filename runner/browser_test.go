@@ -51,7 +51,7 @@ func waitFor(t *testing.T, ctx context.Context, what, cond string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not so after %v (page errors %v)", what, waitLimit, eval(`window.skyloop && window.skyloop.errors`))
+			t.Fatalf("%s: still not so after %v (page errors %v; view %v)", what, waitLimit, eval(`window.skyloop && window.skyloop.errors`), eval(`window.skyloop && JSON.stringify(window.skyloop.view())`))
 		}
 	}
 }

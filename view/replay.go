@@ -50,6 +50,18 @@ const (
 	maxModes = 1024
 )
 
+// What a replay sends the page (run.json): at most MaxSentSamples samples
+// and MaxSentNetworkEvents network events, whatever the run's size, so
+// that the page loads a 10,000-vehicle run in a few seconds and plays it
+// fluidly. A larger run sends every nth sample of each vehicle (the page
+// fetches the selected vehicle's every sample, vehicle.json) and every
+// nth network event (which the page's figures count n times); numbers are
+// rounded (positions and speeds to the millimetre).
+const (
+	MaxSentSamples       = 200_000
+	MaxSentNetworkEvents = 200_000
+)
+
 // limits are the row caps LoadReplay applies (the constants; tests lower
 // them).
 var limits = struct{ samples, net, events int }{MaxSamples, MaxNetworkEvents, MaxLogEvents}
@@ -68,15 +80,19 @@ type Replay struct {
 	Fixed      []fixedNode `json:"fixed"`
 	Samples    samples     `json:"samples"`
 	SamplesCut bool        `json:"samples_cut"`
-	Net        netEvents   `json:"net"`
-	NetCut     bool        `json:"net_cut"`
-	Events     []event     `json:"events"`
-	EventsCut  bool        `json:"events_cut"`
-	Missing    []string    `json:"missing"`
-	durationNs int64
-	nodes      int
-	modes      map[string]string
-	dir        string
+	// SamplesEvery is n when run.json holds every nth sample of each
+	// vehicle (0 or 1: all); NetEvery the same for the network events.
+	SamplesEvery int       `json:"samples_every"`
+	Net          netEvents `json:"net"`
+	NetCut       bool      `json:"net_cut"`
+	NetEvery     int       `json:"net_every"`
+	Events       []event   `json:"events"`
+	EventsCut    bool      `json:"events_cut"`
+	Missing      []string  `json:"missing"`
+	durationNs   int64
+	nodes        int
+	modes        map[string]string
+	dir          string
 }
 
 type fixedNode struct {
@@ -337,6 +353,67 @@ func (r *Replay) loadEvents() error {
 	})
 }
 
+// sentLimits are the caps of what run.json holds (the constants; tests
+// lower them).
+var sentLimits = struct{ samples, net int }{MaxSentSamples, MaxSentNetworkEvents}
+
+// sent returns what run.json holds of r: every nth sample of each
+// vehicle and every mth network event, n and m the least that keep them
+// within MaxSentSamples and MaxSentNetworkEvents, numbers rounded.
+func (r *Replay) sent() *Replay {
+	out := *r
+	out.SamplesEvery, out.NetEvery = 1, 1
+	if n, m := len(r.Samples.T), sentLimits.samples; n > m {
+		out.SamplesEvery = (n + m - 1) / m
+	}
+	if n, m := len(r.Net.T), sentLimits.net; n > m {
+		out.NetEvery = (n + m - 1) / m
+	}
+	seen := make([]int, len(r.Names)) // samples of each vehicle so far
+	out.Samples = r.Samples.pick(func(i int) bool {
+		id := r.Samples.ID[i]
+		seen[id]++
+		return (seen[id]-1)%out.SamplesEvery == 0
+	})
+	n := &out.Net
+	*n = netEvents{}
+	for i := range r.Net.T {
+		if i%out.NetEvery != 0 {
+			continue
+		}
+		n.T, n.Type, n.Src = append(n.T, r.Net.T[i]), append(n.Type, r.Net.Type[i]), append(n.Src, r.Net.Src[i])
+		n.Node, n.Gen = append(n.Node, r.Net.Node[i]), append(n.Gen, r.Net.Gen[i])
+	}
+	return &out
+}
+
+// pick returns the samples keep accepts, numbers rounded.
+func (s *samples) pick(keep func(i int) bool) samples {
+	var o samples
+	for i := range s.T {
+		if !keep(i) {
+			continue
+		}
+		o.T, o.ID = append(o.T, s.T[i]), append(o.ID, s.ID[i])
+		o.X, o.Y, o.Z = append(o.X, round(s.X[i], 1e3)), append(o.Y, round(s.Y[i], 1e3)), append(o.Z, round(s.Z[i], 1e3))
+		o.Roll, o.Pitch, o.Yaw = append(o.Roll, round(s.Roll[i], 1e4)), append(o.Pitch, round(s.Pitch[i], 1e4)), append(o.Yaw, round(s.Yaw[i], 1e4))
+		o.Speed, o.Energy, o.BatteryV = append(o.Speed, round(s.Speed[i], 1e3)), append(o.Energy, round(s.Energy[i], 1e1)), append(o.BatteryV, round(s.BatteryV[i], 1e3))
+		o.Mode, o.Armed = append(o.Mode, s.Mode[i]), append(o.Armed, s.Armed[i])
+	}
+	for _, c := range []*[]float64{&o.T, &o.X, &o.Y, &o.Z, &o.Roll, &o.Pitch, &o.Yaw, &o.Speed, &o.Energy, &o.BatteryV} {
+		if *c == nil {
+			*c = []float64{}
+		}
+	}
+	if o.ID == nil {
+		o.ID, o.Mode, o.Armed = []int32{}, []string{}, []bool{}
+	}
+	return o
+}
+
+// round rounds v to 1/per.
+func round(v, per float64) float64 { return math.Round(v*per) / per }
+
 func hypot3(x, y, z float64) float64 {
 	return math.Sqrt(x*x + y*y + z*z)
 }
@@ -495,20 +572,51 @@ func ReplayPages(r *Replay, listen string) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("view: %w", err)
 	}
-	doc, err := json.Marshal(r)
+	doc, err := json.Marshal(r.sent())
 	if err != nil {
 		return nil, fmt.Errorf("view: %w", err)
 	}
+	// Each vehicle's samples at full rate, for vehicle.json, by id.
+	byVehicle := make([][]int, len(r.Names))
+	for i, id := range r.Samples.ID {
+		byVehicle[id] = append(byVehicle[id], i)
+	}
 	pages := Pages()
 	return hosts.Handler(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == "/run.json" {
+		if req.URL.Path == "/run.json" || req.URL.Path == "/vehicle.json" {
 			if req.Method != http.MethodGet && req.Method != http.MethodHead {
 				w.Header().Set("Allow", "GET, HEAD")
 				http.Error(w, req.Method+" is not allowed here", http.StatusMethodNotAllowed)
 				return
 			}
+		}
+		if req.URL.Path == "/run.json" {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(doc)
+			return
+		}
+		if req.URL.Path == "/vehicle.json" {
+			id, err := strconv.Atoi(req.URL.Query().Get("id"))
+			if err != nil || id < 0 || id >= len(byVehicle) {
+				http.Error(w, fmt.Sprintf("vehicle.json?id=N wants a vehicle id, 0 to %d", len(byVehicle)-1), http.StatusBadRequest)
+				return
+			}
+			idx := byVehicle[id]
+			k := 0
+			s := r.Samples.pick(func(i int) bool {
+				if k < len(idx) && idx[k] == i {
+					k++
+					return true
+				}
+				return false
+			})
+			b, err := json.Marshal(&s)
+			if err != nil {
+				http.Error(w, fmt.Sprintf("vehicle.json: %v", err), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(b)
 			return
 		}
 		pages.ServeHTTP(w, req)

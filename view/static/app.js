@@ -5,11 +5,17 @@
 // selected vehicle's telemetry, the network figures and the events.
 // World frame: x east, y north, z up (the camera's up is +z).
 //
-// Built for swarms (100-1000 vehicles): the vehicles are markers of a
+// Built for swarms (up to 10,000 vehicles): the vehicles are markers of a
 // fixed size on screen (one draw call for all), named on hover and when
 // selected; the links are a layer shown for all, for the selected vehicle
 // only, for the weak ones (PDR below a threshold) or not at all; a scale
-// bar gives the metres. The page reconnects by itself when the server
+// bar gives the metres. What the page takes is thinned whatever the
+// swarm's size (docs/guide.md, "The live view"): all positions come in one
+// message (/skyloop/positions, at most about 1 MB/s), the network events
+// in one a flush (/skyloop/network: counts of all, the first few), the
+// telemetry of the selected vehicle only; the vehicle list is a search
+// showing at most listMax names; above trailAll vehicles only the
+// selected vehicle has a trail. The page reconnects by itself when the server
 // drops it, and the server resends the channels and latest states.
 import * as THREE from "./vendor/three.module.min.js";
 import { OrbitControls } from "./vendor/OrbitControls.js";
@@ -42,7 +48,11 @@ const state = {
   fixed: new Map(), // name -> {position} of the nodes that are not vehicles
   obstacles: new Set(), // scene entity ids drawn
   expected: Infinity,
+  subscribed: new Map(), // topic -> subscription id
 };
+// listMax is the most vehicle names the list shows (a search finds the
+// others); trailAll the most vehicles that all get a trail.
+const listMax = 50, trailAll = 200;
 window.addEventListener("error", (e) => state.errors.push(String(e.message)));
 // three.js reports misuse with console.error, not exceptions.
 const consoleError = console.error.bind(console);
@@ -63,7 +73,9 @@ window.skyloop = {
   },
   // trail returns the number of points of a vehicle's trail and its last one.
   trail(name) {
-    const v = state.vehicles.get(name), a = v.trailGeom.attributes.position;
+    const v = state.vehicles.get(name);
+    if (!v.trail) return { points: 0, last: null, visible: false };
+    const a = v.trailGeom.attributes.position;
     const n = v.trailGeom.drawRange.count;
     return { points: n, last: n > 0 ? [a.getX(n - 1), a.getY(n - 1), a.getZ(n - 1)] : null, visible: v.trail.visible };
   },
@@ -76,7 +88,7 @@ window.skyloop = {
     return { hover: label("hover-label"), selectedLabel: label("sel-label"), selected: state.selected, follow: state.follow,
       linkMode: state.linkMode, weakPdr: state.weakPdr, linksDrawn: state.drawn, linksVisible: linkLines.visible,
       scale: document.getElementById("scale-text").textContent, scalePx: document.getElementById("scale-bar").offsetWidth,
-      markerPx, speed: state.speed, status: document.getElementById("status").textContent,
+      markerPx, markers: markers.geometry.drawRange.count, speed: state.speed, status: document.getElementById("status").textContent,
       reconnects: state.reconnects, target: controls.target.toArray(), connected: state.connected, overlay: document.getElementById("overlay").hidden ? null : document.getElementById("overlay").textContent };
   },
   hoverAt(x, y) { hoverAt(x, y); },
@@ -88,6 +100,12 @@ window.skyloop = {
   links(mode, pdr) { setLinkMode(mode, pdr); },
   select(name) { select(name); },
   panel() { return document.getElementById("telemetry").innerText; },
+  // subscribed returns the topics the page takes; listed the names the
+  // vehicle list shows; trails the number of trails.
+  subscribed() { return [...state.subscribed.keys()]; },
+  listed() { return [...document.querySelectorAll("#vehicles button")].map((b) => b.textContent); },
+  find(text) { setSearch(text); },
+  trails() { let n = 0; for (const v of state.vehicles.values()) if (v.trail) n++; return n; },
   seek(t) { if (replay) seek(t); },
   get replay() { return !!replay; },
   get errors() { return state.errors; },
@@ -172,7 +190,7 @@ let showTrails = true;
 document.getElementById("trails").onclick = (e) => {
   showTrails = !showTrails;
   e.target.classList.toggle("on", showTrails);
-  for (const v of state.vehicles.values()) v.trail.visible = showTrails;
+  for (const v of state.vehicles.values()) if (v.trail) v.trail.visible = showTrails;
 };
 document.getElementById("follow").onclick = () => setFollow(!state.follow);
 document.getElementById("linkmode").onchange = (e) => setLinkMode(e.target.value);
@@ -294,21 +312,69 @@ function vehicle(name) {
   if (v) return v;
   const id = state.vehicles.size;
   const color = new THREE.Color(palette[id % palette.length]);
-  const trailGeom = new THREE.BufferGeometry();
-  trailGeom.setAttribute("position", new THREE.BufferAttribute(new Float32Array(3 * trailMax), 3));
-  trailGeom.setDrawRange(0, 0);
-  const trail = new THREE.Line(trailGeom, new THREE.LineBasicMaterial({ color, transparent: true, opacity: 0.5 }));
-  trail.frustumCulled = false;
-  trail.visible = showTrails;
-  scene.add(trail);
-  v = { position: new THREE.Vector3(), quaternion: new THREE.Quaternion(), trail, trailGeom, trailN: 0, telemetry: null, id, color, seen: false };
+  v = { position: new THREE.Vector3(), quaternion: new THREE.Quaternion(), trail: null, trailGeom: null, trailN: 0, telemetry: null, id, color, seen: false };
   state.vehicles.set(name, v);
-  const b = document.createElement("button");
-  b.textContent = name;
-  b.onclick = () => select(name);
-  document.getElementById("vehicles").appendChild(b);
+  if (!(state.expected > trailAll)) addTrail(v);
+  if (state.vehicles.size <= listMax) listVehicles();
   return v;
 }
+
+// addTrail gives v a trail (a line of up to trailMax points); dropTrail
+// takes it away (a large swarm keeps the selected vehicle's only).
+function addTrail(v) {
+  if (v.trail) return;
+  v.trailGeom = new THREE.BufferGeometry();
+  v.trailGeom.setAttribute("position", new THREE.BufferAttribute(new Float32Array(3 * trailMax), 3));
+  v.trailGeom.setDrawRange(0, 0);
+  v.trail = new THREE.Line(v.trailGeom, new THREE.LineBasicMaterial({ color: v.color, transparent: true, opacity: 0.5 }));
+  v.trail.frustumCulled = false;
+  v.trail.visible = showTrails;
+  v.trailN = 0;
+  scene.add(v.trail);
+}
+function dropTrail(v) {
+  if (!v || !v.trail) return;
+  scene.remove(v.trail);
+  v.trailGeom.dispose(); v.trail.material.dispose();
+  v.trail = v.trailGeom = null;
+  v.trailN = 0;
+}
+
+// listVehicles shows the buttons of the vehicles whose names hold the
+// search text, at most listMax, and says how many more there are.
+let search = "";
+function listVehicles() {
+  const box = document.getElementById("vehicles"), q = search.trim().toLowerCase();
+  const names = [];
+  let more = 0;
+  for (const name of state.vehicles.keys()) {
+    if (q && !name.toLowerCase().includes(q)) continue;
+    if (names.length < listMax) names.push(name); else more++;
+  }
+  box.replaceChildren(...names.map((name) => {
+    const b = document.createElement("button");
+    b.textContent = name;
+    b.classList.toggle("on", name === state.selected);
+    b.onclick = () => select(name);
+    return b;
+  }));
+  const note = document.getElementById("vehicles-more");
+  note.textContent = more > 0 ? `and ${more} more: type to find` : "";
+  document.getElementById("vsearch").hidden = state.vehicles.size <= listMax;
+}
+function setSearch(text) {
+  search = String(text);
+  document.getElementById("vsearch").value = search;
+  listVehicles();
+}
+document.getElementById("vsearch").oninput = (e) => setSearch(e.target.value);
+// Enter selects the vehicle named exactly, or the first listed.
+document.getElementById("vsearch").onkeydown = (e) => {
+  if (e.key !== "Enter") return;
+  const q = search.trim();
+  const b = document.querySelector("#vehicles button");
+  if (state.vehicles.has(q)) select(q); else if (b) select(b.textContent);
+};
 
 // trailPush adds a point to a trail, dropping its oldest when full.
 function trailPush(v, x, y, z) {
@@ -324,8 +390,18 @@ function trailPush(v, x, y, z) {
 
 function select(name) {
   if (!state.vehicles.has(name)) return;
+  const was = state.selected;
   state.selected = name;
+  if (state.expected > trailAll && was !== name) {
+    dropTrail(state.vehicles.get(was));
+    const v = state.vehicles.get(name);
+    addTrail(v);
+    if (!replay && v.seen) trailPush(v, v.position.x, v.position.y, v.position.z);
+  }
+  if (replay && replay.doc.samples_every > 1 && was !== name) loadFull(name);
+  if (replay) seek(replay.t);
   for (const b of document.querySelectorAll("#vehicles button")) b.classList.toggle("on", b.textContent === name);
+  subscribeSelected();
   showTelemetry();
 }
 
@@ -460,15 +536,49 @@ function transform(msg) {
   const p = msg.translation, q = msg.rotation;
   v.position.set(p.x, p.y, p.z);
   v.quaternion.set(q.x, q.y, q.z, q.w);
-  const a = v.trailGeom.attributes.position, n = v.trailN;
-  if (n === 0 || Math.hypot(a.getX(n - 1) - p.x, a.getY(n - 1) - p.y, a.getZ(n - 1) - p.z) > 0.3) trailPush(v, p.x, p.y, p.z);
-  if (!v.seen) { v.seen = true; state.seen++; }
+  moved(v, p.x, p.y, p.z);
   if (!framed && state.seen >= state.expected) frame();
+}
+
+// moved puts v at (x, y, z) and extends its trail, if it has one.
+function moved(v, x, y, z) {
+  v.position.set(x, y, z);
+  if (v.trail) {
+    const a = v.trailGeom.attributes.position, n = v.trailN;
+    if (n === 0 || Math.hypot(a.getX(n - 1) - x, a.getY(n - 1) - y, a.getZ(n - 1) - z) > 0.3) trailPush(v, x, y, z);
+  }
+  if (!v.seen) { v.seen = true; state.seen++; }
+}
+
+// positions takes a skyloop.Positions message: every vehicle's position,
+// x, y, z by vehicle id (null for one not sampled yet).
+function positions(msg) {
+  const p = msg.p ?? [];
+  for (let i = 0; 3 * i + 2 < p.length; i++) {
+    if (p[3 * i] === null) continue;
+    const v = state.vehicles.get(state.names[i]);
+    if (v) moved(v, p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+  }
+  if (!framed && state.seen >= state.expected) frame();
+}
+
+// networkBatch takes a skyloop.NetworkBatch message: the counts of a
+// flush's events go to the figures, the events it holds (the first few)
+// to the links, flashes and ages.
+function networkBatch(msg) {
+  const t = stamp(msg.timestamp), [, rx, drop] = msg.counts ?? [0, 0, 0];
+  if (rx > 0) state.rxTimes.push([t, rx]);
+  if (drop > 0) state.dropTimes.push([t, drop]);
+  for (const [te, type, src, node, gen, st] of msg.events ?? []) {
+    networkEvent({ timestamp: { sec: te, nsec: 0 }, event: ["tx", "rx", "drop"][type], src, node, t_gen_ns: gen * 1e9, kind: st ? "state" : "other" }, true);
+  }
 }
 
 function stamp(ts) { return ts.sec + ts.nsec / 1e9; }
 
-function networkEvent(msg) {
+// networkEvent takes a network event; counted says that the figures have
+// it already (a batch's counts).
+function networkEvent(msg, counted) {
   const t = stamp(msg.timestamp);
   if (msg.event === "tx") {
     const m = node(msg.src);
@@ -481,11 +591,11 @@ function networkEvent(msg) {
   if (msg.event === "rx") {
     l.rx.push(t); l.last = t;
     if (msg.kind === undefined || msg.kind === "state") l.gen = Math.max(l.gen ?? -Infinity, msg.t_gen_ns / 1e9);
-    state.rxTimes.push(t);
+    if (!counted) state.rxTimes.push([t, 1]);
     state.ages.push([t, t - msg.t_gen_ns / 1e9]);
   } else {
     l.drop.push(t);
-    state.dropTimes.push(t);
+    if (!counted) state.dropTimes.push([t, 1]);
   }
 }
 
@@ -532,7 +642,36 @@ function duration(s) {
 // once, then backs off to every 2 s, and the server sends the channels,
 // the run's time and every latest state again.
 let topics = new Map(); // subscription id -> topic
+let channels = new Map(); // topic -> channel id
+let socket = null, nextSub = 0;
 let retryMs = 0;
+
+// subscribe and unsubscribe change what the page takes from the server.
+function subscribe(list) {
+  const subs = [];
+  for (const topic of list) {
+    if (!channels.has(topic) || state.subscribed.has(topic)) continue;
+    const id = nextSub++;
+    topics.set(id, topic);
+    state.subscribed.set(topic, id);
+    subs.push({ id, channelId: channels.get(topic) });
+  }
+  if (subs.length > 0 && socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ op: "subscribe", subscriptions: subs }));
+}
+function unsubscribe(topic) {
+  const id = state.subscribed.get(topic);
+  if (id === undefined) return;
+  state.subscribed.delete(topic);
+  topics.delete(id);
+  if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [id] }));
+}
+
+// subscribeSelected takes the selected vehicle's telemetry, and no other.
+function subscribeSelected() {
+  const want = state.selected ? `/vehicles/${state.selected}/telemetry` : null;
+  for (const topic of [...state.subscribed.keys()]) if (topic.endsWith("/telemetry") && topic !== want) unsubscribe(topic);
+  if (want) subscribe([want]);
+}
 function setStatus(text) {
   const el = document.getElementById("status");
   if (el.textContent !== text) el.textContent = text;
@@ -540,7 +679,10 @@ function setStatus(text) {
 function connect() {
   const ws = new WebSocket(`ws://${location.host}/`, ["foxglove.websocket.v1"]);
   ws.binaryType = "arraybuffer";
+  socket = ws;
   topics = new Map();
+  channels = new Map();
+  state.subscribed = new Map();
   state.pace = [];
   ws.onopen = () => {
     if (state.everConnected) state.reconnects++;
@@ -566,21 +708,24 @@ function connect() {
     if (typeof ev.data === "string") {
       const m = JSON.parse(ev.data);
       if (m.op === "advertise") {
-        const subs = [];
+        // Taken: the scene, the events, the batches (or, from a server
+        // without them, every transform and network event) and the
+        // selected vehicle's telemetry. Never the fixes.
         const vehicles = [];
         for (const ch of m.channels) {
-          const id = topics.size;
-          topics.set(id, ch.topic);
-          subs.push({ id, channelId: ch.id });
+          channels.set(ch.topic, ch.id);
           const veh = ch.topic.match(/^\/vehicles\/(.+)\/telemetry$/);
           if (veh) vehicles.push(veh[1]);
         }
         vehicles.forEach((name, i) => { state.names[i] = name; });
         state.expected = vehicles.length;
-        for (const name of vehicles) vehicle(name); // buttons in node order
+        for (const name of vehicles) vehicle(name); // in node order
+        listVehicles();
         if (state.linkMode === null) setLinkMode(params.get("links") ?? (vehicles.length > 20 ? "selected" : "all"));
+        const batched = channels.has("/skyloop/positions");
+        subscribe(["/scene", "/events", ...(batched ? ["/skyloop/positions", "/skyloop/network"] : ["/tf", "/network/events"])]);
         if (params.get("select") && !state.selected) select(params.get("select"));
-        ws.send(JSON.stringify({ op: "subscribe", subscriptions: subs }));
+        subscribeSelected();
       } else if (m.op === "status") {
         if (/ended/.test(m.message)) { state.ended = true; setStatus("run ended"); }
       }
@@ -603,10 +748,13 @@ function connect() {
     }
     if (topic === "/tf") transform(msg);
     else if (topic === "/scene") sceneUpdate(msg);
+    else if (topic === "/skyloop/positions") positions(msg);
+    else if (topic === "/skyloop/network") networkBatch(msg);
     else if (topic === "/network/events") networkEvent(msg);
     else if (topic === "/events") logEvent(msg);
     else if (topic && topic.endsWith("/telemetry")) {
-      vehicle(msg.name).telemetry = msg;
+      const v = state.vehicles.get(msg.name);
+      if (v) v.telemetry = msg;
       if (msg.name === state.selected) showTelemetry();
     }
   };
@@ -758,7 +906,8 @@ function drawFlashes() {
 function updatePanel() {
   const now = state.simTime;
   prune(state.rxTimes, now - 5); prune(state.dropTimes, now - 5); prune(state.ages, now - 5);
-  const rx = state.rxTimes.length, dr = state.dropTimes.length;
+  const sum = (list) => list.reduce((a, x) => a + x[1], 0);
+  const rx = sum(state.rxTimes), dr = sum(state.dropTimes);
   document.getElementById("rx").textContent = rx;
   document.getElementById("drops").textContent = dr;
   document.getElementById("pdr").textContent = rx + dr > 0 ? (rx / (rx + dr)).toFixed(3) : "–";
@@ -798,6 +947,8 @@ function startReplay(doc) {
   document.getElementById("status").textContent = "replay";
   const notes = [];
   if (doc.samples_cut) notes.push(`vehicles.csv cut after its first ${doc.samples.t.length} samples`);
+  if (doc.samples_every > 1) notes.push(`1 sample in ${doc.samples_every} shown (all of the selected vehicle's)`);
+  if (doc.net_every > 1) notes.push(`1 network event in ${doc.net_every} shown, each counted ${doc.net_every} times`);
   if (doc.net_cut) notes.push(`trace.csv cut after its first ${doc.net.t.length} events`);
   if (doc.events_cut) notes.push(`events.csv cut after its first ${doc.events.length} rows`);
   if (doc.missing.length) notes.push("missing: " + doc.missing.join(", "));
@@ -828,6 +979,17 @@ function startReplay(doc) {
   seek(0);
 }
 
+// loadFull fetches the selected vehicle's samples at full rate
+// (vehicle.json) for a replay whose run.json holds every nth sample.
+async function loadFull(name) {
+  const id = replay.doc.names.indexOf(name);
+  const r = await fetch(`vehicle.json?id=${id}`);
+  if (!r.ok || state.selected !== name) return;
+  const samples = await r.json();
+  replay.full = { id, samples, idx: samples.t.map((_, i) => i) };
+  seek(replay.t);
+}
+
 // upper returns the number of entries of sorted idx whose time is <= t.
 function upper(idx, times, t) {
   let lo = 0, hi = idx.length;
@@ -844,19 +1006,26 @@ function seek(t) {
   state.simTime = replay.t;
   document.getElementById("scrub").value = replay.t;
   doc.names.forEach((name, id) => {
-    const v = state.vehicles.get(name), idx = replay.byVehicle[id];
-    const k = upper(idx, s.t, replay.t) - 1;
+    const v = state.vehicles.get(name);
+    // A vehicle's samples: the full-rate ones of the selected vehicle of
+    // a thinned run (vehicle.json), else run.json's.
+    const full = replay.full && replay.full.id === id ? replay.full : null;
+    const c = full ? full.samples : s, idx = full ? full.idx : replay.byVehicle[id];
+    const k = upper(idx, c.t, replay.t) - 1;
     if (k < 0) return;
     const i = idx[k];
-    v.position.set(s.x[i], s.y[i], s.z[i]);
-    // The trail: the last trailMax samples up to now, into its own buffer.
-    const a = v.trailGeom.attributes.position, from = Math.max(0, k + 1 - trailMax);
-    for (let m = from; m <= k; m++) { const j = idx[m]; a.setXYZ(m - from, s.x[j], s.y[j], s.z[j]); }
-    v.trailN = k + 1 - from;
-    a.needsUpdate = true;
-    v.trailGeom.setDrawRange(0, v.trailN);
-    v.telemetry = { name, mode: s.mode[i], armed: s.armed[i], position: { x: s.x[i], y: s.y[i], z: s.z[i] }, speed: s.speed[i],
-      battery_v: s.battery_v[i], battery_remaining: NaN, energy_j: s.energy[i], distance_m: NaN };
+    v.position.set(c.x[i], c.y[i], c.z[i]);
+    if (v.trail) { // the last trailMax samples up to now, into its own buffer
+      const a = v.trailGeom.attributes.position, from = Math.max(0, k + 1 - trailMax);
+      for (let m = from; m <= k; m++) { const j = idx[m]; a.setXYZ(m - from, c.x[j], c.y[j], c.z[j]); }
+      v.trailN = k + 1 - from;
+      a.needsUpdate = true;
+      v.trailGeom.setDrawRange(0, v.trailN);
+    }
+    if (name === state.selected) {
+      v.telemetry = { name, mode: c.mode[i], armed: c.armed[i], position: { x: c.x[i], y: c.y[i], z: c.z[i] }, speed: c.speed[i],
+        battery_v: c.battery_v[i], battery_remaining: NaN, energy_j: c.energy[i], distance_m: NaN };
+    }
     if (!v.seen) { v.seen = true; state.seen++; }
   });
   if (!framed) frame();
@@ -866,10 +1035,14 @@ function seek(t) {
   const hi = upper(order, n.t, replay.t), lo5 = upper(order, n.t, replay.t - 5);
   state.links.clear();
   state.rxTimes = []; state.dropTimes = []; state.ages = [];
+  // A thinned trace (every net_every-th event sent) counts each event
+  // it holds net_every times.
+  const every = doc.net_every ?? 1;
   for (let k = lo5; k < hi; k++) {
     const i = order[k];
     if (n.type[i] === 0) continue;
-    networkEvent({ timestamp: { sec: n.t[i], nsec: 0 }, event: n.type[i] === 1 ? "rx" : "drop", src: n.src[i], node: n.node[i], t_gen_ns: n.gen[i] * 1e9 });
+    networkEvent({ timestamp: { sec: n.t[i], nsec: 0 }, event: n.type[i] === 1 ? "rx" : "drop", src: n.src[i], node: n.node[i], t_gen_ns: n.gen[i] * 1e9 }, true);
+    (n.type[i] === 1 ? state.rxTimes : state.dropTimes).push([n.t[i], every]);
   }
   state.events = doc.events.filter((e) => e.t <= replay.t).slice(-12).map((e) => `${e.t.toFixed(2)} ${e.node >= 0 ? (state.names[e.node] ?? e.node) + "/" : ""}${e.source}: ${describe(e.name, e.detail)}`);
   document.getElementById("log").textContent = state.events.slice().reverse().join("\n");
