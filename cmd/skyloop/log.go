@@ -54,7 +54,7 @@ func progressLogger(log *slog.Logger, name string, start time.Time, every time.D
 		log.Info("progress", "run", name,
 			"simulated", sim.Duration(now).String(), "of", sim.Duration(end).String(),
 			"percent", fmt.Sprintf("%.0f", 100*float64(now)/math.Max(float64(end), 1)),
-			"speed", fmt.Sprintf("%.1fx", now.Seconds()/math.Max(el.Seconds(), 1e-9)),
+			"speed", speedText(now.Seconds()/math.Max(el.Seconds(), 1e-9))+"x",
 			"elapsed", el.Round(time.Second).String(),
 			"eta", eta(el, float64(now), float64(end)).String())
 	}

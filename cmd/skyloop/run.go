@@ -440,16 +440,26 @@ func progressPrinter(w io.Writer, start time.Time) func(now, end sim.Time) {
 		last = time.Now()
 		el := time.Since(start).Seconds()
 		speed := now.Seconds() / max(el, 1e-9)
-		fmt.Fprintf(w, "\r\033[Ksimulated %v of %v (%.0f%%), %.0fx real time", sim.Duration(now), sim.Duration(end),
-			100*float64(now)/float64(end), speed)
+		fmt.Fprintf(w, "\r\033[Ksimulated %v of %v (%.0f%%), %sx real time", sim.Duration(now), sim.Duration(end),
+			100*float64(now)/float64(end), runSpeed(speed))
 	}
+}
+
+// runSpeed formats a run's speed (x real time): whole numbers from 1x,
+// two significant digits below (a 10,000-drone run goes at 0.02x, not
+// "0x").
+func runSpeed(x float64) string {
+	if x < 1 {
+		return strconv.FormatFloat(x, 'g', 2, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
 }
 
 func printSummary(w io.Writer, res *runner.Result, wall time.Duration) {
 	s := res.Summary
 	simS := s.DurationNs.Seconds()
-	fmt.Fprintf(w, "%s seed %d: %v simulated in %.2fs (%.0fx real time), %d nodes, %s network\n",
-		s.Scenario, s.Seed, sim.Duration(s.DurationNs), wall.Seconds(), simS/max(wall.Seconds(), 1e-9), s.Nodes, s.Backend)
+	fmt.Fprintf(w, "%s seed %d: %v simulated in %.2fs (%sx real time), %d nodes, %s network\n",
+		s.Scenario, s.Seed, sim.Duration(s.DurationNs), wall.Seconds(), runSpeed(simS/max(wall.Seconds(), 1e-9)), s.Nodes, s.Backend)
 	t := s.Network.Total
 	fmt.Fprintf(w, "network: %d packets sent, %d of %d expected receptions (PDR %.4f)", t.Tx, t.Rx, t.Expected, t.PDR)
 	if len(t.Drops) > 0 {
