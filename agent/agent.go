@@ -39,6 +39,43 @@ type Message struct {
 	// bound later by the sender's Binder to the sender's state at TGen.
 	// Receivers get the bound content.
 	Deferred bool
+	// memo holds the state update decoded from Payload for all the
+	// receivers of one packet (DecodedState); the engine sets it.
+	memo *StateMemo
+}
+
+// StateMemo holds the state update decoded from one packet's payload. The
+// engine hands the receivers of one packet messages that share it, so a
+// broadcast heard by many nodes is decoded once, not once per receiver.
+type StateMemo struct {
+	pl  []byte
+	s   State
+	err error
+	ok  bool
+}
+
+// Reset forgets the update decoded (the next message is another packet).
+func (c *StateMemo) Reset() { *c = StateMemo{} }
+
+// ShareDecoded makes m use memo for DecodedState: the engine gives the
+// messages of one packet's receivers the same memo, reset between packets.
+func (m *Message) ShareDecoded(memo *StateMemo) { m.memo = memo }
+
+// DecodedState returns the state update pl (the message's payload, or a
+// prefix of it) decodes to, as DecodeStateInto decodes it. The update is
+// shared by every receiver of the packet: read it, do not change it, and
+// do not keep the pointer past Receive.
+func (m *Message) DecodedState(pl []byte) (*State, error) {
+	c := m.memo
+	if c == nil {
+		c = &StateMemo{}
+		m.memo = c
+	}
+	if !c.ok || len(c.pl) != len(pl) || len(pl) > 0 && &c.pl[0] != &pl[0] {
+		c.err = DecodeStateInto(pl, &c.s)
+		c.pl, c.ok = pl, true
+	}
+	return &c.s, c.err
 }
 
 // Behavior is one piece of a node's logic.

@@ -89,7 +89,6 @@ type Beacon struct {
 	lastPos    geom.Vec3
 	lastYaw    float64
 	lastSent   sim.Time
-	rx         agent.State // the update being received
 	sent       bool
 	planned    bool
 	everyTick  bool            // periodic, stepping: step every tick (else every period)
@@ -305,11 +304,12 @@ func (b *Beacon) Receive(ctx *agent.Context, m *agent.Message) {
 	if own := b.p.formatSize(); b.p.Size > own && len(pl) == b.p.Size {
 		pl = pl[:own] // this beacon's padded updates: the padding carries nothing
 	}
-	if err := agent.DecodeStateInto(pl, &b.rx); err != nil {
+	s, err := m.DecodedState(pl)
+	if err != nil {
 		b.decodeErrs++
 		return
 	}
-	ctx.Beliefs().Apply(ctx.Now(), m.Src, &b.rx)
+	ctx.Beliefs().Apply(ctx.Now(), m.Src, s)
 }
 
 // ReceivesLocally implements LocalReceiver: Receive only decodes and

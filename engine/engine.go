@@ -182,6 +182,7 @@ type runNet struct {
 	nextPktID   uint64
 	deliv       []netsim.Delivery
 	msg         agent.Message
+	memo        agent.StateMemo // the state decoded from the packet being delivered, shared by its receivers
 }
 
 // runPar is the tick in progress and the parallel machinery that steps it.

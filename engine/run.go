@@ -202,8 +202,12 @@ func (r *Run) receive(d []netsim.Delivery, t sim.Time) {
 			continue
 		}
 		p := dl.P
+		if i == 0 || d[i-1].P != p {
+			r.net.memo.Reset() // another packet: decode it afresh
+		}
 		r.net.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
 			TSend: p.TSend, TArrive: dl.At, TRecv: t, Size: p.Size, Payload: p.Payload, RxPower: dl.RxPower}
+		r.net.msg.ShareDecoded(&r.net.memo)
 		ns.drv.SetNow(t)
 		for j := range ns.slots {
 			if rc := ns.slots[j].recv; rc != nil {
