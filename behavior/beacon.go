@@ -134,6 +134,7 @@ func (b *Beacon) Start(ctx *agent.Context) error {
 	b.planned = nm.Epoch > 0
 	b.nextCheck, b.first = sim.Time(offset), sim.Time(offset)
 	b.tick = ctx.Tick()
+	b.buf = make([]byte, 0, b.size()) // the updates' bytes, reused
 	if b.p.Policy == EventTriggered {
 		return nil
 	}
