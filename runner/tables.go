@@ -100,7 +100,9 @@ func openParquetTable(dir *record.Dir, t runread.Table) (sink, error) {
 }
 
 // traceParquet is trace.parquet.
-type traceParquet struct{ *tables.Writer[tables.TraceRow] }
+type traceParquet struct {
+	*tables.Writer[tables.TraceRow]
+}
 
 func (p traceParquet) Trace(e *netsim.TraceEvent) { p.Add(tables.Trace(e)) }
 
