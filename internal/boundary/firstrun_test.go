@@ -21,7 +21,7 @@ func TestSkyloopLinksNoHeavyLibrary(t *testing.T) {
 		for _, d := range deps {
 			if strings.HasPrefix(d, h.prefix) {
 				t.Errorf("cmd/skyloop imports %s (through %s): %s belongs in %s, which skyloop runs as a child for %s",
-					d, importer(t, deps, d), h.prefix, h.program, h.why)
+					d, importers(t, h.prefix), h.prefix, h.program, h.why)
 				break
 			}
 		}
@@ -35,21 +35,22 @@ func TestSkyloopLinksNoHeavyLibrary(t *testing.T) {
 	}
 }
 
-// importer names a package of skyloop among deps that imports dep
-// directly or through other packages outside skyloop, for the message.
-func importer(t *testing.T, deps []string, dep string) string {
+// importers names the packages of skyloop that import a package under
+// prefix directly, for the message.
+func importers(t *testing.T, prefix string) string {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(string(goList(t, "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./cmd/skyloop"))), "\n")
-	for _, l := range lines {
+	var who []string
+	for _, l := range strings.Split(string(goList(t, "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./cmd/skyloop")), "\n") {
 		fs := strings.Fields(l)
 		if len(fs) == 0 || !strings.HasPrefix(fs[0], module+"/") {
 			continue
 		}
 		for _, imp := range fs[1:] {
-			if strings.HasPrefix(imp, strings.Join(strings.SplitN(dep, "/", 4)[:3], "/")) {
-				return fs[0]
+			if strings.HasPrefix(imp, prefix) {
+				who = append(who, fs[0])
+				break
 			}
 		}
 	}
-	return "?"
+	return strings.Join(who, ", ")
 }
