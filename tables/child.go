@@ -276,7 +276,7 @@ func Read[T Row](file *os.File, size int64, path string, maxRows int, f func(*T)
 	var row T
 	for Next(d, &row) {
 		if d.Rows() > int64(maxRows) {
-			return stop(fmt.Errorf("%s: more than %d rows (%w)", path, maxRows, ErrTooLarge))
+			return stop(fmt.Errorf("%s as read by %s: more than %d rows (%w)", path, cmd.Path, maxRows, ErrTooLarge))
 		}
 		if err := f(&row); err != nil {
 			return stop(err)

@@ -132,7 +132,10 @@ func Header[T Row](d *Decoder) error {
 			if errors.Is(err, io.EOF) && len(got) == 0 {
 				return fmt.Errorf("%s: no rows: the stream is empty", d.from)
 			}
-			return fmt.Errorf("%s: reading the header: %w", d.from, err)
+			if !errors.Is(err, io.EOF) {
+				return fmt.Errorf("%s: reading the header: %w", d.from, err)
+			}
+			break
 		}
 		got = append(got, c)
 		if c == '\n' {
