@@ -79,9 +79,6 @@ func openParquetTable(dir *record.Dir, t runread.Table) (sink, error) {
 	default:
 		return nil, fmt.Errorf("internal error: no Parquet table %s", t)
 	}
-	if err := tables.Check(); err != nil {
-		return nil, err
-	}
 	f, err := dir.Unbuffered(name)
 	if err != nil {
 		return nil, err

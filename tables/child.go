@@ -62,8 +62,14 @@ func program() (string, error) {
 	if exe != "" {
 		where = "next to " + exe + " or on PATH"
 	}
-	return "", fmt.Errorf("Parquet tables need %s, which was not found %s (%w): install it with %s, or write CSV tables (outputs: {format: csv})", Program, where, ErrNoProgram, Install)
+	return "", &notInstalled{fmt.Sprintf("Parquet tables need %s, which was not found %s: install it with %s", Program, where, Install)}
 }
+
+// notInstalled is the error of a missing Program; it is ErrNoProgram.
+type notInstalled struct{ msg string }
+
+func (e *notInstalled) Error() string        { return e.msg }
+func (e *notInstalled) Is(target error) bool { return target == ErrNoProgram }
 
 // Check returns an error naming the install command when Program cannot
 // be found.
