@@ -53,9 +53,6 @@ func (t *Table[T]) Add(r T) {
 	}
 }
 
-// Err returns the first error of writing, if any.
-func (t *Table[T]) Err() error { return t.err }
-
 // flush hands the buffered rows to the Parquet writer.
 func (t *Table[T]) flush() {
 	if len(t.rows) == 0 {
