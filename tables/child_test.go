@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -263,5 +264,33 @@ func TestHostileProgramOutput(t *testing.T) {
 				t.Errorf("%v does not name the program", err)
 			}
 		})
+	}
+}
+
+// TestProgramCompletesTheFileWhenSkyloopDies: when its input ends without
+// the end mark (skyloop killed), skyloop-parquet still writes a whole
+// Parquet file with every row it received, and says so.
+func TestProgramCompletesTheFileWhenSkyloopDies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vehicles.parquet")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	rows := vehicleRows()
+	b := tables.AppendHeader[tables.VehicleRow](nil)
+	for i := range rows {
+		b = tables.AppendRow(b, &rows[i])
+	}
+	cmd := exec.Command(os.Getenv(tables.EnvProgram), "write", "vehicles", "vehicles.parquet")
+	cmd.Stdin, cmd.Stdout = bytes.NewReader(b), out
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "holds the 1000 rows received") {
+		t.Errorf("rows without their end: %v, %q; want a failure saying the file holds the 1000 rows", err, stderr.String())
+	}
+	got, err := readBack[tables.VehicleRow](t, path, len(rows))
+	if err != nil || len(got) != len(rows) {
+		t.Fatalf("the file after skyloop died: %d rows, %v; want %d", len(got), err, len(rows))
 	}
 }
