@@ -25,7 +25,9 @@ import (
 	"skyloop/orchestrate"
 	"skyloop/record"
 	"skyloop/report"
+	"skyloop/scenario"
 	"skyloop/sim"
+	"skyloop/tables"
 	"skyloop/twin"
 )
 
@@ -182,6 +184,12 @@ func (e *execution) openDir(dest string) error {
 	}
 	if dest == "" {
 		return nil
+	}
+	if e.r.Scenario().Outputs.Format == scenario.Parquet && !e.r.NoFiles() {
+		// Before the run directory exists: nothing to keep.
+		if err := tables.Check(); err != nil {
+			return &engine.OptionError{Err: fmt.Errorf("outputs.format parquet: %w, or write CSV tables (outputs: {format: csv})", err)}
+		}
 	}
 	fsys := e.opt.FS
 	if fsys == nil {

@@ -68,8 +68,10 @@ func (c vehiclesCSV) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {
 		Float(tel.BatteryV, 3).Float(tel.BatteryA, 3).Float(tel.PressurePa, 1).End()
 }
 
-// openParquetTable opens table t as Parquet (outputs.format parquet,
-// package tables): trace.parquet, deliveries.parquet or vehicles.parquet.
+// openParquetTable opens table t as Parquet (outputs.format parquet):
+// trace.parquet, deliveries.parquet or vehicles.parquet, written by the
+// skyloop-parquet program (package tables), which writes the file
+// directly.
 func openParquetTable(dir *record.Dir, t runread.Table) (sink, error) {
 	name := string(t) + ".parquet"
 	switch t {
@@ -77,22 +79,27 @@ func openParquetTable(dir *record.Dir, t runread.Table) (sink, error) {
 	default:
 		return nil, fmt.Errorf("internal error: no Parquet table %s", t)
 	}
-	f, err := dir.File(name)
+	f, err := dir.Unbuffered(name)
 	if err != nil {
 		return nil, err
 	}
 	switch t {
 	case runread.Trace:
-		return traceParquet{tables.NewTable[tables.TraceRow](f, name)}, nil
+		w, err := tables.NewWriter[tables.TraceRow](f, name)
+		return traceParquet{w}, err
 	case runread.Deliveries:
-		return deliveriesParquet{tables.NewTable[tables.DeliveryRow](f, name)}, nil
+		w, err := tables.NewWriter[tables.DeliveryRow](f, name)
+		return deliveriesParquet{w}, err
 	default:
-		return vehiclesParquet{tables.NewTable[tables.VehicleRow](f, name)}, nil
+		w, err := tables.NewWriter[tables.VehicleRow](f, name)
+		return vehiclesParquet{w}, err
 	}
 }
 
 // traceParquet is trace.parquet.
-type traceParquet struct{ *tables.Table[tables.TraceRow] }
+type traceParquet struct {
+	*tables.Writer[tables.TraceRow]
+}
 
 func (p traceParquet) Trace(e *netsim.TraceEvent) { p.Add(tables.Trace(e)) }
 
@@ -100,7 +107,7 @@ func (traceParquet) recordsDrops() bool { return true }
 
 // deliveriesParquet is deliveries.parquet.
 type deliveriesParquet struct {
-	*tables.Table[tables.DeliveryRow]
+	*tables.Writer[tables.DeliveryRow]
 }
 
 func (p deliveriesParquet) Delivery(d *netsim.Delivery, tick sim.Time) {
@@ -109,7 +116,7 @@ func (p deliveriesParquet) Delivery(d *netsim.Delivery, tick sim.Time) {
 
 // vehiclesParquet is vehicles.parquet.
 type vehiclesParquet struct {
-	*tables.Table[tables.VehicleRow]
+	*tables.Writer[tables.VehicleRow]
 }
 
 func (p vehiclesParquet) Vehicle(t sim.Time, id int, tel *vehicle.Telemetry) {

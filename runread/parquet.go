@@ -1,126 +1,52 @@
 package runread
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
-
-	"github.com/parquet-go/parquet-go"
 
 	"skyloop/internal/untrusted"
 	"skyloop/tables"
 )
 
-// MaxChunk bounds the uncompressed bytes of one column chunk of a Parquet
-// table: skyloop ends a row group at tables.GroupBytes of values (8 MiB),
-// so a real chunk is far smaller.
-const MaxChunk = 256 << 20
-
-// parquetBatch is how many rows are decoded at a time.
-const parquetBatch = 256
-
 // parquetRows reads a Parquet table of the schema package tables writes
-// for t, giving each row as the CSV file's fields.
+// for t, giving each row as the CSV file's fields. The skyloop-parquet
+// program reads the file (package tables: skyloop does not link the
+// Parquet library); the rows it gives back are checked and counted here.
 func parquetRows(file *untrusted.File, path string, t Table, lim Limits, f func(*Row) error) error {
 	switch t {
 	case Vehicles:
-		return readParquet(file, path, lim, vehicleFields, f)
+		return readParquet(file, path, t, lim, vehicleFields, f)
 	case Trace:
-		return readParquet(file, path, lim, traceFields, f)
+		return readParquet(file, path, t, lim, traceFields, f)
 	case Deliveries:
-		return readParquet(file, path, lim, deliveryFields, f)
+		return readParquet(file, path, t, lim, deliveryFields, f)
 	}
 	return fmt.Errorf("%s: skyloop writes no %s table as Parquet", path, t)
 }
 
-// readParquet reads the rows of a Parquet file of row type T, formatting
-// each with fields into CSV fields.
-func readParquet[T any](file *untrusted.File, path string, lim Limits, fields func(*T, []string) []string, f func(*Row) error) (err error) {
-	defer func() {
-		// A malformed file must not crash a reader: parquet-go may panic
-		// on what it does not expect.
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: not a Parquet table skyloop wrote: %v", path, p)
-		}
-	}()
-	pf, err := parquet.OpenFile(file, file.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	want := parquet.SchemaOf(new(T))
-	if !parquet.EqualNodes(want, pf.Schema()) {
-		return fmt.Errorf("%s: the columns are not those of the table skyloop writes (%s, want %s)", path, columns(pf.Schema()), columns(want))
-	}
-	if n := pf.NumRows(); n < 0 || n > int64(lim.MaxRows) {
-		if n < 0 {
-			return fmt.Errorf("%s: %d rows", path, n)
-		}
-		return tooMany(path, lim)
-	}
-	for i, rg := range pf.Metadata().RowGroups {
-		for j, c := range rg.Columns {
-			if s := c.MetaData.TotalUncompressedSize; s < 0 || s > MaxChunk {
-				return fmt.Errorf("%s: row group %d, column %d: %d bytes, more than the %d a column chunk may hold (%w)", path, i, j, s, MaxChunk, untrusted.ErrTooLarge)
-			}
-		}
-	}
-	row := &Row{File: path, Col: map[string]int{}, parquet: true}
-	for i, c := range want.Fields() {
-		row.Col[c.Name()] = i
-	}
-	buf := make([]T, parquetBatch)
-	var vals []string
-	n := 0
-	for _, rg := range pf.RowGroups() {
-		r := parquet.NewGenericRowGroupReader[T](rg)
-		for {
-			k, rerr := r.Read(buf)
-			for i := range k {
-				if n >= lim.MaxRows {
-					r.Close()
-					return tooMany(path, lim)
-				}
-				n++
-				vals = fields(&buf[i], vals[:0])
-				row.Values, row.N = vals, n
-				if err := f(row); err != nil {
-					r.Close()
-					return err
-				}
-			}
-			if errors.Is(rerr, io.EOF) {
-				break
-			}
-			if rerr != nil {
-				r.Close()
-				return fmt.Errorf("%s row %d: %w", path, n+1, rerr)
-			}
-		}
-		if err := r.Close(); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return nil
+// columns are the columns of each table, as in its CSV file.
+var columns = map[Table][]string{
+	Vehicles:   {"t_ns", "id", "x", "y", "z", "vx", "vy", "vz", "roll", "pitch", "yaw", "mode", "armed", "energy_j", "battery_v", "current_a", "pressure_pa"},
+	Trace:      {"event", "t_ns", "src", "dst", "seq", "t_gen_ns", "bytes", "kind", "reason"},
+	Deliveries: {"t_rx_ns", "t_tick_ns", "src", "dst", "seq", "t_gen_ns", "t_send_ns", "bytes", "kind", "latency_ns", "rx_dbm"},
 }
 
-// columns describes a schema's top-level columns for an error
-// ("t_ns int64, id int64, ...").
-func columns(s *parquet.Schema) string {
-	out := ""
-	for i, f := range s.Fields() {
-		if i > 0 {
-			out += ", "
-		}
-		if i == 32 {
-			return out + "..."
-		}
-		out += f.Name()
-		if f.Leaf() {
-			out += " " + f.Type().String()
-		}
+// readParquet reads the rows of a Parquet file of row type T, formatting
+// each with fields into CSV fields.
+func readParquet[T tables.Row](file *untrusted.File, path string, t Table, lim Limits, fields func(*T, []string) []string, f func(*Row) error) error {
+	row := &Row{File: path, Col: map[string]int{}, parquet: true}
+	for i, c := range columns[t] {
+		row.Col[c] = i
 	}
-	return out
+	var vals []string
+	n := 0
+	osf, size := file.Bounded()
+	return tables.Read(osf, size, path, lim.MaxRows, func(r *T) error {
+		n++
+		vals = fields(r, vals[:0])
+		row.Values, row.N = vals, n
+		return f(row)
+	})
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,7 +1,6 @@
 package runread
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -22,15 +21,19 @@ import (
 // does.
 func writeParquet[T tables.Row](t *testing.T, dir, name string, rows ...T) {
 	t.Helper()
-	var b bytes.Buffer
-	tab := tables.NewTable[T](&b, name)
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tab, err := tables.NewWriter[T](f, name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rows {
 		tab.Add(r)
 	}
 	if err := tab.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

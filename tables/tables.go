@@ -1,18 +1,22 @@
-// Package tables writes a run's per-packet and per-sample tables as Apache
-// Parquet files (github.com/parquet-go/parquet-go) instead of CSV, for runs
-// too large for text: trace.parquet, deliveries.parquet and
+// Package tables holds the rows of a run's per-packet and per-sample tables
+// as Apache Parquet files, for runs too large for text (scenario: outputs:
+// {format: parquet}): trace.parquet, deliveries.parquet and
 // vehicles.parquet, with the columns of trace.csv, deliveries.csv and
-// vehicles.csv in the same order (scenario: outputs: {format: parquet}).
-// Numbers keep their full precision (the CSV files round some to a few
-// decimals); a power the backend does not model is null.
+// vehicles.csv in the same order. Numbers keep their full precision (the
+// CSV files round some to a few decimals); a power the backend does not
+// model is null.
+//
+// The Parquet library (github.com/parquet-go/parquet-go, used by package
+// tables/parquetio) is heavy to compile, so skyloop itself does not link
+// it: it hands the rows to a separate program, skyloop-parquet
+// (cmd/skyloop-parquet), over a pipe in the simple row format of this
+// package (wire.go), and reads Parquet tables back through it
+// (child.go). skyloop runs it only when a scenario asks for Parquet or a
+// run directory holds Parquet tables; `go install ./cmd/...` installs both.
 package tables
 
 import (
-	"fmt"
-	"io"
 	"math"
-
-	"github.com/parquet-go/parquet-go"
 
 	"skyloop/netsim"
 	"skyloop/sim"
@@ -68,13 +72,9 @@ type VehicleRow struct {
 	PressurePa float64 `parquet:"pressure_pa"`
 }
 
-// batch is how many rows a table buffers before handing them to the
-// Parquet writer.
-const batch = 4096
-
 // Row-group bounds: a table ends its row group (and the group goes to the
 // file) once it holds GroupRows rows or about GroupBytes bytes of values
-// (Row.size), whichever comes first. So a run's memory for its tables
+// (Row.Size), whichever comes first. So a run's memory for its tables
 // stays bounded however long it runs, the rows written so far are in the
 // file as the run goes, and a stopped run loses nothing: Close ends the
 // last group and writes the footer. The boundaries depend only on the
@@ -84,91 +84,22 @@ const (
 	GroupBytes = 8 << 20
 )
 
-// Row is a row type of the tables; size is roughly how many bytes its
-// values take (fixed-width columns plus the text), for GroupBytes.
+// Row is a row type of the tables.
 type Row interface {
 	TraceRow | DeliveryRow | VehicleRow
-	size() int
+	// Size is roughly how many bytes the row's values take (fixed-width
+	// columns plus the text), for GroupBytes.
+	Size() int
 }
 
-func (r TraceRow) size() int    { return 6*8 + len(r.Event) + len(r.Kind) + len(r.Reason) }
-func (r DeliveryRow) size() int { return 10*8 + len(r.Kind) }
-func (r VehicleRow) size() int  { return 16*8 + len(r.Mode) }
+// Size implements Row.
+func (r TraceRow) Size() int { return 6*8 + len(r.Event) + len(r.Kind) + len(r.Reason) }
 
-// Table writes rows of type T to one Parquet file, one row group after
-// another (GroupRows, GroupBytes). The first error stops writing and is
-// returned by Close; rows added after Close are ignored.
-type Table[T Row] struct {
-	w      *parquet.GenericWriter[T]
-	rows   []T
-	err    error
-	name   string
-	closed bool
-	// the row group being filled: rows and bytes (Row.size)
-	groupRows, groupBytes int
-}
+// Size implements Row.
+func (r DeliveryRow) Size() int { return 10*8 + len(r.Kind) }
 
-// NewTable starts a Parquet file named name (for errors) on out.
-func NewTable[T Row](out io.Writer, name string) *Table[T] {
-	return &Table[T]{w: parquet.NewGenericWriter[T](out, parquet.Compression(&parquet.Snappy)), rows: make([]T, 0, batch), name: name}
-}
-
-// Add appends a row.
-func (t *Table[T]) Add(r T) {
-	if t == nil || t.err != nil || t.closed {
-		return
-	}
-	t.rows = append(t.rows, r)
-	t.groupRows++
-	t.groupBytes += r.size()
-	switch {
-	case t.groupRows >= GroupRows || t.groupBytes >= GroupBytes:
-		t.endGroup()
-	case len(t.rows) == batch:
-		t.flush()
-	}
-}
-
-// flush hands the buffered rows to the Parquet writer.
-func (t *Table[T]) flush() {
-	if len(t.rows) == 0 {
-		return
-	}
-	if _, err := t.w.Write(t.rows); err != nil && t.err == nil {
-		t.err = fmt.Errorf("writing %s: %w", t.name, err)
-	}
-	clear(t.rows)
-	t.rows = t.rows[:0]
-}
-
-// endGroup writes the row group being filled to the file.
-func (t *Table[T]) endGroup() {
-	t.flush()
-	if t.groupRows > 0 && t.err == nil {
-		if err := t.w.Flush(); err != nil {
-			t.err = fmt.Errorf("writing %s: %w", t.name, err)
-		}
-	}
-	t.groupRows, t.groupBytes = 0, 0
-}
-
-// Close writes the remaining rows and the file's footer, making the file
-// complete and readable whatever the run's end; it can be called again
-// (it returns the same error).
-func (t *Table[T]) Close() error {
-	if t == nil || t.closed {
-		if t == nil {
-			return nil
-		}
-		return t.err
-	}
-	t.closed = true
-	t.flush()
-	if err := t.w.Close(); err != nil && t.err == nil {
-		t.err = fmt.Errorf("closing %s: %w", t.name, err)
-	}
-	return t.err
-}
+// Size implements Row.
+func (r VehicleRow) Size() int { return 16*8 + len(r.Mode) }
 
 // Trace returns e as a trace row.
 func Trace(e *netsim.TraceEvent) TraceRow {

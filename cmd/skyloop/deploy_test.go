@@ -657,12 +657,13 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("the runtime stage is FROM %s, want debian:bookworm", run.from)
 	}
 	var pkgs []string
-	var copied, entry, cache, warm bool
+	var copied, parquet, entry, cache, warm bool
 	for _, l := range run.lines {
 		if m := regexp.MustCompile(`apt-get install -y --no-install-recommends ([^&]+)`).FindStringSubmatch(l); m != nil {
 			pkgs = append(pkgs, strings.Fields(m[1])...)
 		}
 		copied = copied || l == "COPY --from="+build.name+" /out/skyloop /usr/local/bin/skyloop"
+		parquet = parquet || l == "COPY --from="+build.name+" /out/skyloop-parquet /usr/local/bin/skyloop-parquet"
 		entry = entry || l == `ENTRYPOINT ["skyloop"]`
 		cache = cache || strings.HasPrefix(l, "ENV SKYLOOP_CACHE=")
 		if m := regexp.MustCompile(`skyloop run (\S+) `).FindStringSubmatch(l); m != nil {
@@ -672,6 +673,9 @@ func TestDockerfile(t *testing.T) {
 	}
 	if !copied || !entry {
 		t.Errorf("the runtime stage does not copy the binary from %s to /usr/local/bin/skyloop and run it", build.name)
+	}
+	if !parquet || !slices.ContainsFunc(build.lines, func(l string) bool { return strings.Contains(l, "-o /out/skyloop-parquet ./cmd/skyloop-parquet") }) {
+		t.Errorf("the image has no skyloop-parquet next to skyloop (built in %s, copied to /usr/local/bin): runs in format parquet would fail", build.name)
 	}
 	if !cache || !warm {
 		t.Errorf("the runtime stage does not build the ns-3 program into SKYLOOP_CACHE with a built-in ns-3 scenario")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"skyloop/internal/parquettest"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,7 +25,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SKYLOOP_CLI_CHILD") == "1" {
 		os.Exit(run(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	// skyloop-parquet writes the Parquet tables of the runs started.
+	os.Exit(parquettest.Main(m))
 }
 
 func needNetns(t *testing.T) {

@@ -103,6 +103,11 @@ func check(f *os.File, path string, max int64) (*File, error) {
 // Name returns the path the file was opened with.
 func (f *File) Name() string { return f.name }
 
+// Bounded returns the open file and how many bytes of it may be read (its
+// size, at most its cap), to hand it to a child process (a reader in
+// another program), which must read no more than that.
+func (f *File) Bounded() (*os.File, int64) { return f.f, min(f.Size(), f.max) }
+
 // Size returns the file's size when it was opened.
 func (f *File) Size() int64 {
 	st, err := f.f.Stat()

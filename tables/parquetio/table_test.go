@@ -1,15 +1,17 @@
-package tables
+package parquetio
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"skyloop/tables"
 )
 
 // traceRow is the i-th row of a made-up trace.
-func traceRow(i int) TraceRow {
-	r := TraceRow{Event: "rx", TNs: int64(i) * 1000, Src: int64(i % 7), Dst: int64(i % 5), Seq: int64(i), TGenNs: int64(i) * 990, Bytes: 60, Kind: "beacon"}
+func traceRow(i int) tables.TraceRow {
+	r := tables.TraceRow{Event: "rx", TNs: int64(i) * 1000, Src: int64(i % 7), Dst: int64(i % 5), Seq: int64(i), TGenNs: int64(i) * 990, Bytes: 60, Kind: "beacon"}
 	if i%11 == 0 {
 		r.Event, r.Reason = "drop", "loss"
 	}
@@ -19,16 +21,16 @@ func traceRow(i int) TraceRow {
 // TestRowGroupsReachTheFileAsRowsCome: a table hands every full row group
 // to its file while rows keep coming (before Close), so memory stays
 // bounded and a stopped run has its rows on disk; row groups are bounded
-// in rows (GroupRows) and in bytes (GroupBytes, the wider vehicle rows),
+// in rows (tables.GroupRows) and in bytes (tables.GroupBytes, the wider vehicle rows),
 // and Close writes the last group and the footer.
 func TestRowGroupsReachTheFileAsRowsCome(t *testing.T) {
 	var buf bytes.Buffer
-	tab := NewTable[TraceRow](&buf, "trace.parquet")
-	n := 3*GroupRows + 5
+	tab := NewTable[tables.TraceRow](&buf, "trace.parquet")
+	n := 3*tables.GroupRows + 5
 	written := []int{}
 	for i := range n {
 		tab.Add(traceRow(i))
-		if (i+1)%GroupRows == 0 {
+		if (i+1)%tables.GroupRows == 0 {
 			written = append(written, buf.Len())
 		}
 	}
@@ -52,16 +54,16 @@ func TestRowGroupsReachTheFileAsRowsCome(t *testing.T) {
 		t.Errorf("%d row groups, want 4", len(groups))
 	}
 	for i, g := range groups {
-		if g.NumRows() > GroupRows {
-			t.Errorf("row group %d has %d rows, more than %d", i, g.NumRows(), GroupRows)
+		if g.NumRows() > tables.GroupRows {
+			t.Errorf("row group %d has %d rows, more than %d", i, g.NumRows(), tables.GroupRows)
 		}
 	}
-	rows := make([]TraceRow, n)
-	r := parquet.NewGenericReader[TraceRow](bytes.NewReader(buf.Bytes()))
+	rows := make([]tables.TraceRow, n)
+	r := parquet.NewGenericReader[tables.TraceRow](bytes.NewReader(buf.Bytes()))
 	if k, err := r.Read(rows); k != n {
 		t.Fatalf("read %d rows back: %v", k, err)
 	}
-	for _, i := range []int{0, GroupRows - 1, GroupRows, n - 1} {
+	for _, i := range []int{0, tables.GroupRows - 1, tables.GroupRows, n - 1} {
 		if rows[i] != traceRow(i) {
 			t.Errorf("row %d read back as %+v, want %+v", i, rows[i], traceRow(i))
 		}
@@ -69,9 +71,9 @@ func TestRowGroupsReachTheFileAsRowsCome(t *testing.T) {
 
 	// Vehicle rows are wider: their groups end on the byte bound first.
 	buf.Reset()
-	vt := NewTable[VehicleRow](&buf, "vehicles.parquet")
-	for i := range 2 * GroupRows {
-		vt.Add(VehicleRow{TNs: int64(i), ID: int64(i % 10), X: float64(i), Mode: "offboard"})
+	vt := NewTable[tables.VehicleRow](&buf, "vehicles.parquet")
+	for i := range 2 * tables.GroupRows {
+		vt.Add(tables.VehicleRow{TNs: int64(i), ID: int64(i % 10), X: float64(i), Mode: "offboard"})
 	}
 	if err := vt.Close(); err != nil {
 		t.Fatal(err)
@@ -80,13 +82,13 @@ func TestRowGroupsReachTheFileAsRowsCome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	per := GroupBytes/(16*8+len("offboard")) + 1
+	per := tables.GroupBytes/(16*8+len("offboard")) + 1
 	for i, g := range f.RowGroups() {
 		if g.NumRows() > int64(per) {
-			t.Errorf("vehicles row group %d has %d rows, more than the %d of %d bytes", i, g.NumRows(), per, GroupBytes)
+			t.Errorf("vehicles row group %d has %d rows, more than the %d of %d bytes", i, g.NumRows(), per, tables.GroupBytes)
 		}
 	}
-	if f.NumRows() != 2*GroupRows || len(f.RowGroups()) < 3 {
+	if f.NumRows() != 2*tables.GroupRows || len(f.RowGroups()) < 3 {
 		t.Errorf("vehicles: %d rows in %d groups", f.NumRows(), len(f.RowGroups()))
 	}
 }
@@ -95,7 +97,7 @@ func TestRowGroupsReachTheFileAsRowsCome(t *testing.T) {
 // ignored, and the file stays the one Close wrote.
 func TestCloseIsFinal(t *testing.T) {
 	var buf bytes.Buffer
-	tab := NewTable[TraceRow](&buf, "trace.parquet")
+	tab := NewTable[tables.TraceRow](&buf, "trace.parquet")
 	for i := range 10 {
 		tab.Add(traceRow(i))
 	}
@@ -117,8 +119,8 @@ func TestCloseIsFinal(t *testing.T) {
 func TestSameRowsSameBytes(t *testing.T) {
 	write := func() []byte {
 		var buf bytes.Buffer
-		tab := NewTable[TraceRow](&buf, "trace.parquet")
-		for i := range GroupRows + 100 {
+		tab := NewTable[tables.TraceRow](&buf, "trace.parquet")
+		for i := range tables.GroupRows + 100 {
 			tab.Add(traceRow(i))
 		}
 		if err := tab.Close(); err != nil {
