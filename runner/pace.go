@@ -46,6 +46,11 @@ type pacer struct {
 	drift  time.Duration
 	late   time.Duration
 	clamps int
+	// The speed measurement's window (measure): its start, and whether
+	// one is open.
+	winWall time.Time
+	winT    sim.Time
+	winOn   bool
 }
 
 func newPacer(factor float64, log *slog.Logger, ctl *PaceControl) *pacer {
@@ -63,6 +68,44 @@ type PaceControl struct {
 	gen    uint64  // bumped by every change
 	// Stopped, when set, ends a pause early (the run is being stopped).
 	Stopped func() bool
+	// speed is the run's pace measured by the pacer: simulated seconds
+	// per wall second over the last window of at least speedWindow (0
+	// until one has passed).
+	speed float64
+}
+
+// speedWindow is the wall time over which the pacer measures the speed
+// PaceControl.Speed reports.
+const speedWindow = time.Second
+
+// Speed returns the run's speed as the pacer measured it over the last
+// second or so of wall time (simulated seconds per wall second; 0 before
+// the first measurement and after a change, until the next one). A page
+// measuring the pace from the time messages it gets is thrown off by its
+// own stalls; this is the run's.
+func (c *PaceControl) Speed() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.speed
+}
+
+// measure updates the speed the control reports from tick t at wall time
+// now: a window starts at the first tick after a change and closes once
+// speedWindow has passed.
+func (p *pacer) measure(t sim.Time, now time.Time) {
+	if p.ctl == nil {
+		return
+	}
+	if !p.winOn {
+		p.winWall, p.winT, p.winOn = now, t, true
+		return
+	}
+	if d := now.Sub(p.winWall); d >= speedWindow {
+		p.ctl.mu.Lock()
+		p.ctl.speed = float64(t-p.winT) / float64(d)
+		p.ctl.mu.Unlock()
+		p.winWall, p.winT = now, t
+	}
 }
 
 // Pause pauses (true) or resumes (false) the run at the next tick.
@@ -71,6 +114,7 @@ func (c *PaceControl) Pause(on bool) {
 	defer c.mu.Unlock()
 	c.paused = on
 	c.gen++
+	c.speed = 0
 }
 
 // Bounds of a real-time factor: slower than MinFactor a run all but
@@ -100,6 +144,7 @@ func (c *PaceControl) SetFactor(f float64) error {
 	defer c.mu.Unlock()
 	c.factor = f
 	c.gen++
+	c.speed = 0
 	return nil
 }
 
@@ -131,6 +176,7 @@ func (p *pacer) control(t sim.Time) {
 		if gen != p.seen {
 			p.seen = gen
 			p.started = false // latch (wall0, t0) again at t
+			p.winOn = false   // and measure the speed afresh
 			p.factor = p.base
 			if factor > 0 {
 				p.factor = factor
@@ -160,6 +206,7 @@ func (p *pacer) wait(t sim.Time) error {
 			p.log.Warn("the run cannot keep up with the real-time factor; the wall clock was clamped back to the simulation",
 				"drift", p.drift, "sim_time", t)
 		}
+		p.measure(t, now)
 		return nil
 	}
 	if p.drift < 0 {
@@ -173,7 +220,9 @@ func (p *pacer) wait(t sim.Time) error {
 		for time.Now().Before(due) {
 		}
 	}
-	p.late = time.Duration(p.factor*float64(time.Since(p.wall0))) - time.Duration(t-p.t0)
+	end := time.Now()
+	p.late = time.Duration(p.factor*float64(end.Sub(p.wall0))) - time.Duration(t-p.t0)
+	p.measure(t, end)
 	return nil
 }
 

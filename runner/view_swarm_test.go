@@ -141,6 +141,25 @@ func TestLiveViewReconnects(t *testing.T) {
 	}
 }
 
+// holdStill waits until the page of a paused run has drawn its last
+// state: every vehicle's place on screen stays the same over two reads
+// 300 ms apart, with frames drawn between them.
+func holdStill(t *testing.T, eval func(string) any) {
+	t.Helper()
+	const places = `JSON.stringify(Object.keys(window.skyloop.positions()).map(n => window.skyloop.screen(n)))`
+	last, frames := "", 0.0
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(300 * time.Millisecond) {
+		at, f := eval(places).(string), eval(`window.skyloop.frames()`).(float64)
+		if at == last && f > frames {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the vehicles still move on the page of a paused run")
+		}
+		last, frames = at, f
+	}
+}
+
 // speedRe reads the speed the panel shows: "1.02x real time (set 1x)".
 var speedRe = regexp.MustCompile(`^([0-9.]+)x real time`)
 
@@ -255,7 +274,12 @@ func TestSwarmViewInChromium(t *testing.T) {
 		t.Errorf("scale bar %q, %v px", s, st["scalePx"])
 	}
 
-	// Hover over uav-37 with the mouse: its name shows.
+	// Hover over uav-37 with the mouse: its name shows. The run is paused
+	// meanwhile: a vehicle flying at 5 m/s crosses its marker in a
+	// fraction of a second, so on a busy machine the page could move it
+	// away between reading its place and the mouse getting there.
+	pace.Pause(true)
+	holdStill(t, eval)
 	xy := eval(`window.skyloop.screen("uav-37")`).([]any)
 	x, y := xy[0].(float64), xy[1].(float64)
 	if err := chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y)); err != nil {
@@ -268,6 +292,7 @@ func TestSwarmViewInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the click selects uav-37, labelled", `(v => v.selected === "uav-37" && v.selectedLabel === "uav-37")(window.skyloop.view())`)
+	pace.Pause(false)
 	waitFor(t, ctx, "uav-37's links are drawn", `window.skyloop.view().linksDrawn > 0`)
 	heardNow := func() float64 {
 		f, _ := strconv.ParseFloat(strings.SplitN(eval(`document.getElementById("links").textContent`).(string), " ", 2)[0], 64)
@@ -294,6 +319,11 @@ func TestSwarmViewInChromium(t *testing.T) {
 	// (a simple pixel check at each vehicle's place on screen).
 	frames0, bytes0, t0 := eval(`window.skyloop.frames()`).(float64), eval(`window.skyloop.bytes`).(float64), time.Now()
 	eval(`window.skyloop.follow(false)`)
+	// Paused while the places are read and the picture taken: on a busy
+	// machine the page may draw a frame or two between them.
+	pace.Pause(true)
+	holdStill(t, eval)
+	defer pace.Pause(false)
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	places := eval(`Object.keys(window.skyloop.positions()).map(n => [n, window.skyloop.screen(n), window.skyloop.markerColor(n)])`).([]any)

@@ -3,10 +3,12 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/png"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -289,5 +291,39 @@ func TestDNSRebindingInChromium(t *testing.T) {
 	}
 	if paused, _ := pace.State(); paused {
 		t.Error("a page from attacker.example paused the run")
+	}
+}
+
+// TestPaceSpeedMeasured: the pacer measures the run's speed for /control
+// over windows of a second of wall time: never above the pace set (here
+// 20x, 1 ms ticks), zero again after a change until the next window
+// closes, and in /control's answer.
+func TestPaceSpeedMeasured(t *testing.T) {
+	ctl := &PaceControl{}
+	p := newPacer(20, slog.New(slog.DiscardHandler), ctl)
+	tick := sim.Time(sim.Millisecond)
+	var now sim.Time
+	for deadline := time.Now().Add(waitLimit); ctl.Speed() == 0; now += tick {
+		if time.Now().After(deadline) {
+			t.Fatalf("no speed measured in %v", waitLimit)
+		}
+		if err := p.wait(now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := ctl.Speed(); s <= 0 || s > 20*1.05 {
+		t.Fatalf("speed %v of a run paced at 20x", s)
+	}
+	body := httptest.NewRecorder()
+	view.LivePages(ctl, 20).ServeHTTP(body, httptest.NewRequest("GET", "/control", nil))
+	var c struct{ Speed float64 }
+	if err := json.Unmarshal(body.Body.Bytes(), &c); err != nil || c.Speed != ctl.Speed() {
+		t.Fatalf("/control says %q (%v), want speed %v", body.Body.String(), err, ctl.Speed())
+	}
+	if err := ctl.SetFactor(10); err != nil {
+		t.Fatal(err)
+	}
+	if s := ctl.Speed(); s != 0 {
+		t.Fatalf("speed %v right after a change, want 0 until measured again", s)
 	}
 }

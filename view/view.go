@@ -50,10 +50,14 @@ type Pacer interface {
 	Pause(on bool)
 	SetFactor(f float64) error
 	State() (paused bool, factor float64)
+	// Speed returns the run's measured pace: simulated seconds per wall
+	// second lately, 0 when not measured yet.
+	Speed() float64
 }
 
 // LivePages serves the page and, for a real-time run paced at realtime,
-// /control: GET returns {"realtime", "paused", "factor"}; POST takes
+// /control: GET returns {"realtime", "paused", "factor", "speed"} (speed:
+// the pace the run measures itself, 0 before it has); POST takes
 // {"pause": bool} and/or {"factor": number} as application/json from the
 // page itself (webguard.CheckChange: another site's page gets 403, a body
 // of another type 415), a factor the pacer refuses or an unknown field
@@ -110,7 +114,7 @@ func LivePages(p Pacer, realtime float64) http.Handler {
 			factor = realtime
 		}
 		var b bytes.Buffer
-		if err := json.NewEncoder(&b).Encode(map[string]any{"realtime": realtime, "paused": paused, "factor": factor}); err != nil {
+		if err := json.NewEncoder(&b).Encode(map[string]any{"realtime": realtime, "paused": paused, "factor": factor, "speed": p.Speed()}); err != nil {
 			http.Error(w, fmt.Sprintf("control state: %v", err), http.StatusInternalServerError)
 			return
 		}

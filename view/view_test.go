@@ -258,6 +258,8 @@ func (p *fakePacer) State() (bool, float64) {
 	return p.paused, p.factor
 }
 
+func (p *fakePacer) Speed() float64 { return 0.5 }
+
 // TestControlRefusesCrossSiteRequests: /control changes the run only for
 // JSON from the page itself. On fc3ddb2 a cross-site text/plain POST (what
 // any web page can send without asking) paused the run.

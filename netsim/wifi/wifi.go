@@ -97,9 +97,10 @@ type node struct {
 	lockW   float64  // power of the frame being received, watts
 	hdrDone bool     // the locked frame's PHY header outcome is known (and was a success)
 	sigs    []signal // signals that may still matter: overlapping now or the frame being received
-	// sigBuf holds sigs while they are few (nearly always): next to the
-	// rest of the node's reception state rather than in an allocation of
-	// its own, which every arrival at the node would miss in cache.
+	// sigBuf holds sigs until more than six signals overlap at the node
+	// (then they move to an allocation of their own, kept for the rest of
+	// the run): next to the rest of the node's reception state, where
+	// arrivals do not miss it in cache.
 	sigBuf [6]signal
 
 	// medium state: the current (or next) busy period [busyFrom, busyUntil)
@@ -947,9 +948,6 @@ func (b *Backend) pruneNode(r *node, t sim.Time) {
 	}
 	clear(r.sigs[k:])
 	r.sigs = r.sigs[:k]
-	if k == 0 && cap(r.sigs) > len(r.sigBuf) {
-		r.sigs = r.sigBuf[:0] // none left: back into the node
-	}
 }
 
 // success returns the probability that receiver r decodes the PHY header

@@ -782,7 +782,8 @@ function pace(t) {
   p.push([wall, t]);
   while (p.length > 2 && wall - p[1][0] >= 4) p.shift();
   const [w0, t0] = p[0];
-  if (wall - w0 >= 1) state.speed = (t - t0) / (wall - w0);
+  if (state.serverSpeed > 0) state.speed = state.serverSpeed; // the run's own measure (liveControls)
+  else if (wall - w0 >= 1) state.speed = (t - t0) / (wall - w0);
 }
 
 // A replay (skyloop view RUN_DIR) serves run.json; a live run does not.
@@ -820,6 +821,18 @@ async function liveControls() {
   window.skyloop.pause = (on) => post({ pause: on });
   state.factor = c.factor; state.paused = c.paused;
   show();
+  // A paced run measures its own speed: ask for it every second (the
+  // pace the page measures from the time messages it gets is thrown off
+  // while the page itself is busy).
+  setInterval(async () => {
+    if (!state.connected) return;
+    try {
+      const r = await fetch("control");
+      if (!r.ok) return;
+      const n = await r.json();
+      if (typeof n.speed === "number" && Number.isFinite(n.speed) && n.speed >= 0) state.serverSpeed = n.speed;
+    } catch (e) { /* the run has ended or the server is gone: the page's own measure stays */ }
+  }, 1000);
 }
 
 // --- drawing ---
