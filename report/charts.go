@@ -100,6 +100,9 @@ func cdfPanelsFigure(title, xlabel, ylabel string, series []Series) (*figure, er
 			return nil, fmt.Errorf("series %s: %w", s.Name, err)
 		}
 		l.LineStyle = draw.LineStyle{Color: palette(i), Width: vg.Points(2)}
+		// An empirical distribution is a staircase: it holds each
+		// fraction until the next value, then jumps.
+		l.StepStyle = plotter.PostStep
 		p.Add(l)
 		p.Y.Label.Text = s.Name + "\n" + ylabel
 		if i == len(kept)-1 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -145,6 +146,13 @@ func TestFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkFigure(t, "latency CDF", f)
+		for i, r := range f.Panels {
+			for _, pl := range r[0].Plotters() {
+				if l, ok := pl.(*plotter.Line); ok && l.StepStyle != plotter.PostStep {
+					t.Errorf("panel %d draws its distribution as slopes, not steps", i)
+				}
+			}
+		}
 		if len(f.Panels) != 3 {
 			t.Fatalf("%d panels for 3 kinds", len(f.Panels))
 		}

@@ -416,7 +416,7 @@ func readDeliveries(dir string, nodes int, endNs int64) ([]Series, [][]float64, 
 	for _, k := range lat.Keys() {
 		v := lat.Values(k)
 		slices.Sort(v)
-		s := Series{Name: k}
+		s := Series{Name: k, X: []float64{v[0]}, Y: []float64{0}} // the jump at the least value
 		step := max(1, len(v)/cdfPoints)
 		for i := 0; i < len(v); i += step {
 			s.X = append(s.X, v[i])
