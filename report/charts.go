@@ -95,14 +95,10 @@ func cdfPanelsFigure(title, xlabel, ylabel string, series []Series) (*figure, er
 			p.Title.Text = title
 		}
 		p.Add(plotter.NewGrid())
-		l, err := line(s.X, s.Y)
+		l, err := cdfLine(s, i)
 		if err != nil {
-			return nil, fmt.Errorf("series %s: %w", s.Name, err)
+			return nil, err
 		}
-		l.LineStyle = draw.LineStyle{Color: palette(i), Width: vg.Points(2)}
-		// An empirical distribution is a staircase: it holds each
-		// fraction until the next value, then jumps.
-		l.StepStyle = plotter.PostStep
 		p.Add(l)
 		p.Y.Label.Text = s.Name + "\n" + ylabel
 		if i == len(kept)-1 {
@@ -113,6 +109,19 @@ func cdfPanelsFigure(title, xlabel, ylabel string, series []Series) (*figure, er
 		f.Panels = append(f.Panels, []*plot.Plot{p})
 	}
 	return f, nil
+}
+
+// cdfLine is the line of distribution s, the i-th: a staircase, as an
+// empirical distribution holds each fraction until the next value and
+// then jumps.
+func cdfLine(s Series, i int) (*plotter.Line, error) {
+	l, err := line(s.X, s.Y)
+	if err != nil {
+		return nil, fmt.Errorf("series %s: %w", s.Name, err)
+	}
+	l.LineStyle = draw.LineStyle{Color: palette(i), Width: vg.Points(2)}
+	l.StepStyle = plotter.PostStep
+	return l, nil
 }
 
 // ProfilePNG draws, one above the other, every track's altitude and its
