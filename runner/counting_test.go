@@ -32,21 +32,52 @@ network:
   backend: wifi
 `
 
+// wideImpair is a 10 x 10 grid of point masses 10 m apart over impair
+// with a 25 m range and some loss, moving: most pairs are out of range
+// (counted in bulk through the spatial index when no trace file names
+// them).
+const wideImpair = `
+name: wide-impair
+seed: 4
+duration: 3s
+tick: 1ms
+vehicles:
+  - name: p
+    kind: pointmass
+    count: 100
+    spawn: {layout: grid, origin: [0, 0, 10], spacing: 10}
+    behaviors:
+      - {type: waypoints, relative: true, loop: true, points: [[20, 0, 0], [20, 20, 5], [0, 20, 0], [0, 0, 0]]}
+      - {type: beacon, period: 100ms}
+network:
+  backend: impair
+  range: 25
+  loss: 0.1
+  latency: 2ms
+`
+
 // TestCountedDropsMatchTrace checks that a run whose drops are counted in
 // bulk (no trace file) reports exactly the network figures of the same run
 // writing every drop to trace.csv, and that trace.csv holds as many drops
-// per reason as the summary says.
+// per reason as the summary says: over native Wi-Fi (drops at the
+// sensitivity) and over impair with a range (drops out of range).
 func TestCountedDropsMatchTrace(t *testing.T) {
-	withFiles := runYAML(t, wideWifi, engine.Options{Registry: registry, Workers: 1}, filepath.Join(t.TempDir(), "run"))
-	counted := runYAML(t, wideWifi, engine.Options{Registry: registry, Workers: 1, NoFiles: true}, "")
+	for _, c := range []struct{ yaml, reason string }{{wideWifi, "below_sensitivity"}, {wideImpair, "range"}} {
+		countedDropsMatchTrace(t, c.yaml, c.reason)
+	}
+}
+
+func countedDropsMatchTrace(t *testing.T, yaml, reason string) {
+	withFiles := runYAML(t, yaml, engine.Options{Registry: registry, Workers: 1}, filepath.Join(t.TempDir(), "run"))
+	counted := runYAML(t, yaml, engine.Options{Registry: registry, Workers: 1, NoFiles: true}, "")
 	a, _ := json.Marshal(withFiles.Summary.Network)
 	b, _ := json.Marshal(counted.Summary.Network)
 	if string(a) != string(b) {
 		t.Fatalf("network figures differ with and without trace.csv:\nfiles: %s\ncounted: %s", a, b)
 	}
 	drops := withFiles.Summary.Network.Total.Drops
-	if drops["below_sensitivity"] == 0 || withFiles.Summary.Network.Total.Rx == 0 {
-		t.Fatalf("the scenario should have receptions and drops at the sensitivity: %s", a)
+	if drops[reason] == 0 || withFiles.Summary.Network.Total.Rx == 0 {
+		t.Fatalf("the scenario should have receptions and drops %s: %s", reason, a)
 	}
 	f, err := os.Open(filepath.Join(withFiles.Dir, "trace.csv"))
 	if err != nil {

@@ -33,6 +33,7 @@ import (
 	"skyloop/fields"
 	"skyloop/geom"
 	"skyloop/netsim"
+	"skyloop/netsim/spatial"
 	"skyloop/sim"
 )
 
@@ -143,6 +144,11 @@ type Backend struct {
 	dead       netsim.Graveyard
 	ev         netsim.TraceEvent
 	now        sim.Time
+	// With a range and drops counted in bulk (netsim.DropCounter), a
+	// broadcast visits only the nodes in range, found through idx, and
+	// counts the others' range drops at once.
+	counter netsim.DropCounter
+	idx     *spatial.Index
 }
 
 // New returns an impaired network with parameters p, random streams derived
@@ -176,11 +182,20 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	if b.p.Gilbert != nil {
 		b.bad.init(n)
 	}
+	if c, ok := b.tr.(netsim.DropCounter); ok && c.CountsDrops() && b.p.Range > 0 {
+		b.counter, b.idx = c, spatial.New(b.p.Range)
+		b.idx.Build(b.pos)
+	}
 	return nil
 }
 
 // SetPositions records node positions for range checks.
-func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) { copy(b.pos, pos) }
+func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) {
+	copy(b.pos, pos)
+	if b.idx != nil {
+		b.idx.Build(b.pos)
+	}
+}
 
 func (b *Backend) trace(typ netsim.EventType, t sim.Time, p *netsim.Packet, nd netsim.NodeID, r netsim.DropReason) {
 	b.ev = netsim.TraceEvent{Type: typ, T: t, P: p, Node: nd, Reason: r, RxPower: netsim.NoPower}
@@ -252,7 +267,17 @@ func (b *Backend) txEnd(t sim.Time, p *netsim.Packet) {
 	p.Refs = 0
 	k := b.nodes[p.Src].sent
 	b.nodes[p.Src].sent++
-	if p.Dst == netsim.Broadcast {
+	if p.Dst == netsim.Broadcast && b.idx != nil {
+		reached := 0
+		b.idx.Collect(b.pos[p.Src], int32(p.Src), b.p.Range*b.p.Range, b.pos, func(r int32, _ float64) {
+			reached++
+			b.decide(t, p, netsim.NodeID(r), k)
+		})
+		if out := len(b.nodes) - 1 - reached; out > 0 {
+			b.ev = netsim.TraceEvent{Type: netsim.EvDrop, T: t, P: p, Node: -1, Reason: netsim.DropRange, RxPower: netsim.NoPower}
+			b.counter.TraceDrops(&b.ev, out)
+		}
+	} else if p.Dst == netsim.Broadcast {
 		for i := range b.nodes {
 			if netsim.NodeID(i) != p.Src {
 				b.decide(t, p, netsim.NodeID(i), k)

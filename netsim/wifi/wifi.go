@@ -26,6 +26,7 @@ import (
 
 	"skyloop/geom"
 	"skyloop/netsim"
+	"skyloop/netsim/spatial"
 	"skyloop/sim"
 )
 
@@ -140,7 +141,7 @@ type Backend struct {
 	nodes  []node
 	mark   []uint64 // per node: id of the last frame unseen marked it for
 	pos    []geom.Vec3
-	idx    grid
+	idx    *spatial.Index
 	// reachSq is the square of the range a transmission looks at
 	// (lookSq); the spatial index's cells are at least that large.
 	reachSq float64
@@ -278,8 +279,8 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 		b.counting, b.counter = true, c
 	}
 	b.reachSq = b.lookSq()
-	b.idx = grid{cell: max(math.Sqrt(b.reachSq), 1) * max(b.cellScale, 1)}
-	b.idx.build(b.pos)
+	b.idx = spatial.New(max(math.Sqrt(b.reachSq), 1) * max(b.cellScale, 1))
+	b.idx.Build(b.pos)
 	if b.p.Pcap && b.open != nil {
 		f, err := b.open("capture.pcap")
 		if err != nil {
@@ -303,7 +304,7 @@ func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) {
 	for i := range b.nodes {
 		b.nodes[i].pos = pos[i]
 	}
-	b.idx.build(b.pos)
+	b.idx.Build(b.pos)
 }
 
 // Send queues p at its sender at p.TSend.
@@ -598,7 +599,7 @@ func (b *Backend) transmit(n *node, f *frame) {
 		b.capture.Write(t, f.pkt)
 	}
 	f.recv = f.recv[:0]
-	b.idx.collect(n.pos, n.id, b.reachSq, b.pos, func(r int32, d2 float64) { b.reach(f, n, r, d2) })
+	b.idx.Collect(n.pos, n.id, b.reachSq, b.pos, func(r int32, d2 float64) { b.reach(f, n, r, d2) })
 	b.push(f.end, event{kind: evTxEnd, node: n.id, f: f})
 }
 
