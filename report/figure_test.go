@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -107,6 +108,33 @@ func TestFigures(t *testing.T) {
 		p := f.Panels[0][0]
 		if dx, dy := p.X.Max-p.X.Min, p.Y.Max-p.Y.Min; math.Abs(dx-dy) > 1e-9 {
 			t.Errorf("x spans %g m, y %g m: not the same scale", dx, dy)
+		}
+	})
+	t.Run("trajectory of a swarm", func(t *testing.T) {
+		// 10,000 vehicles on a 20 m grid, each with four targets: the
+		// marks must not bury the tracks.
+		var swarm []Track
+		for i := 0; i < 10_000; i++ {
+			x, y := float64(i%100)*20, float64(i/100)*20
+			swarm = append(swarm, Track{Name: fmt.Sprintf("uav-%d", i), Points: []geom.Vec3{geom.V(x, y, 10), geom.V(x+3, y+1, 10)},
+				Targets: []geom.Vec3{geom.V(x+20, y, 10), geom.V(x+20, y+20, 15), geom.V(x, y+20, 10), geom.V(x, y, 10)}})
+		}
+		f, err := trajectoryFigure("s, seed 1: trajectories, top view", swarm, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range f.Legend {
+			switch e.Name {
+			case "target":
+				t.Errorf("40,000 targets drawn over 10,000 tracks")
+			case "start":
+				if r := e.Thumbs[0].(*plotter.Scatter).GlyphStyle.Radius; r > vg.Points(1) {
+					t.Errorf("start dots of %v for 10,000 vehicles 20 m apart", r)
+				}
+			}
+		}
+		if !strings.Contains(f.LegendTitle, "10000 vehicles") || !strings.Contains(f.LegendTitle, "targets not drawn") {
+			t.Errorf("legend title %q: want the count and that targets are not drawn", f.LegendTitle)
 		}
 	})
 	t.Run("profile", func(t *testing.T) {

@@ -85,6 +85,9 @@ func TrajectoryPNG(title string, tracks []Track, obstacles []geom.Box) ([]byte, 
 	return f.png()
 }
 
+// manyTracks is the most vehicles whose targets the trajectory plot draws.
+const manyTracks = 200
+
 func trajectoryFigure(title string, tracks []Track, obstacles []geom.Box) (*figure, error) {
 	p := plot.New()
 	p.Title.Text = title
@@ -102,6 +105,11 @@ func trajectoryFigure(title string, tracks []Track, obstacles []geom.Box) (*figu
 		p.Add(poly)
 		obstacle = poly
 	}
+	// A swarm's marks shrink with its size, so that thousands of them do
+	// not bury the tracks (at 10,000 the targets alone would paint the
+	// whole square): lines and start dots thin out beyond 100 vehicles,
+	// and targets are drawn for at most manyTracks vehicles.
+	scale := min(1, math.Sqrt(100/float64(max(len(tracks), 1))))
 	var starts, targets plotter.XYs
 	for i, tr := range tracks {
 		if len(tr.Points) == 0 {
@@ -116,17 +124,21 @@ func trajectoryFigure(title string, tracks []Track, obstacles []geom.Box) (*figu
 			return nil, fmt.Errorf("track %s: %w", tr.Name, err)
 		}
 		l.Color = palette(i)
-		l.Width = vg.Points(1.2)
+		l.Width = vg.Points(max(0.3, 1.2*scale))
 		p.Add(l)
 		if len(tracks) <= 12 {
 			f.Legend = append(f.Legend, legendEntry{Name: tr.Name, Thumbs: []plot.Thumbnailer{l}})
 		}
 		starts = append(starts, plotter.XY{X: tr.Points[0].X, Y: tr.Points[0].Y})
-		for _, tg := range tr.Targets {
-			targets = append(targets, plotter.XY{X: tg.X, Y: tg.Y})
+		if len(tracks) <= manyTracks {
+			for _, tg := range tr.Targets {
+				targets = append(targets, plotter.XY{X: tg.X, Y: tg.Y})
+			}
 		}
 	}
-	if len(tracks) > 12 {
+	if len(tracks) > manyTracks {
+		f.LegendTitle = fmt.Sprintf("%d vehicles\n(targets not drawn)", len(tracks))
+	} else if len(tracks) > 12 {
 		f.LegendTitle = fmt.Sprintf("%d vehicles", len(tracks))
 	}
 	if len(starts) > 0 {
@@ -135,7 +147,7 @@ func trajectoryFigure(title string, tracks []Track, obstacles []geom.Box) (*figu
 			return nil, err
 		}
 		s.GlyphStyle.Shape = draw.CircleGlyph{}
-		s.GlyphStyle.Radius = vg.Points(3)
+		s.GlyphStyle.Radius = vg.Points(max(0.5, 3*scale))
 		p.Add(s)
 		f.Legend = append(f.Legend, legendEntry{Name: "start", Thumbs: []plot.Thumbnailer{s}})
 	}
@@ -145,7 +157,7 @@ func trajectoryFigure(title string, tracks []Track, obstacles []geom.Box) (*figu
 			return nil, err
 		}
 		s.GlyphStyle.Shape = draw.CrossGlyph{}
-		s.GlyphStyle.Radius = vg.Points(4)
+		s.GlyphStyle.Radius = vg.Points(max(1.5, 4*scale))
 		s.GlyphStyle.Color = color.RGBA{R: 200, A: 255}
 		p.Add(s)
 		f.Legend = append(f.Legend, legendEntry{Name: "target", Thumbs: []plot.Thumbnailer{s}})
