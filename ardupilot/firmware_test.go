@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"skyloop/internal/runtest"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,20 +40,7 @@ func needArduPilot(t *testing.T) {
 
 func runText(t *testing.T, name, text string) (*runner.Result, string) {
 	t.Helper()
-	sc, err := scenario.Parse(name, []byte(text), registry.Schema())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{Registry: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "run")
-	res, err := runner.Execute(r, dir, runner.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, dir
+	return runtest.Run(t, registry, name, text)
 }
 
 // tracks reads vehicles.csv: per vehicle, its positions and whether its

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"skyloop/internal/runtest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -89,20 +90,7 @@ outputs:
 
 func runText(t *testing.T, text string) (*runner.Result, string) {
 	t.Helper()
-	sc, err := scenario.Parse("px4-test.yaml", []byte(text), registry.Schema())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{Registry: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "run")
-	res, err := runner.Execute(r, dir, runner.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, dir
+	return runtest.Run(t, registry, "px4-test.yaml", text)
 }
 
 // track is one vehicle's sampled positions.

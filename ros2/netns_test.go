@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"skyloop/internal/runtest"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,8 +21,6 @@ import (
 	"skyloop/netsim/tap"
 	"skyloop/netsim/wifi"
 	"skyloop/orchestrate"
-	"skyloop/runner"
-	"skyloop/scenario"
 )
 
 // chatterEnv makes this test binary a DDS talker or listener on ROS 2's
@@ -166,18 +165,7 @@ network: {backend: wifi}
 	reg := engine.Core()
 	reg.AddBackend(wifi.SpecWith(pcap.NewWriter))
 	reg.AddBehavior(tap.BridgeSpec)
-	sc, err := scenario.Parse(name+".yaml", []byte(text), reg.Schema())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := runner.Execute(r, dir, runner.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	_, dir := runtest.Run(t, reg, name+".yaml", text)
 	heard, _ := os.ReadFile(filepath.Join(dir, "procs", "1-listener.out"))
 	if n := strings.Count(string(heard), "heard hello"); n < 10 {
 		errs, _ := os.ReadFile(filepath.Join(dir, "procs", "1-listener.err"))

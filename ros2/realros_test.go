@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"skyloop/internal/runtest"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,7 +22,6 @@ import (
 	"skyloop/internal/syncbuf"
 	"skyloop/orchestrate"
 	"skyloop/runner"
-	"skyloop/scenario"
 )
 
 // EnvDir names a ROS 2 install (the directory with setup.bash; the
@@ -91,20 +91,7 @@ func runROS(t *testing.T, text string) (*runner.Result, string) {
 	t.Helper()
 	reg := engine.Core()
 	reg.AddBehavior(Spec)
-	sc, err := scenario.Parse("ros.yaml", []byte(text), reg.Schema())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := engine.Build(sc, engine.Options{Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "run")
-	res, err := runner.Execute(r, dir, runner.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, dir
+	return runtest.Run(t, reg, "ros.yaml", text)
 }
 
 // TestRclpyFliesASquare: an rclpy node (testdata/square.py) in lockstep
