@@ -24,49 +24,23 @@ import (
 	"skyloop/internal/untrusted"
 	"skyloop/runread"
 	"skyloop/scenario"
+	"skyloop/twin"
 )
 
 // runSummary is the part of summary.json the report shows.
 type runSummary struct {
-	Scenario   string   `json:"scenario"`
-	Seed       uint64   `json:"seed"`
-	DurationNs int64    `json:"duration_ns"`
-	Backend    string   `json:"backend"`
-	Nodes      int      `json:"nodes"`
-	Network    netSum   `json:"network"`
-	Vehicles   []vehSum `json:"vehicles"`
-	Twin       *twinSum `json:"twin"`
+	Scenario   string       `json:"scenario"`
+	Seed       uint64       `json:"seed"`
+	DurationNs int64        `json:"duration_ns"`
+	Backend    string       `json:"backend"`
+	Nodes      int          `json:"nodes"`
+	Network    netSum       `json:"network"`
+	Vehicles   []vehSum     `json:"vehicles"`
+	Twin       *twin.Report `json:"twin"`
 	Separation *struct {
 		MinM       float64 `json:"min_m"`
 		Collisions int     `json:"collisions"`
 	} `json:"separation"`
-}
-
-// twinSum is summary.json's twin section (package twin's Report).
-type twinSum struct {
-	Dir     string `json:"dir"`
-	Network string `json:"network"`
-	Overall struct {
-		Missions      int `json:"missions"`
-		Completed     int `json:"completed"`
-		TwinCompleted int `json:"twin_completed"`
-		twinCost
-	} `json:"overall"`
-	Measures map[string]map[string]float64 `json:"measures"`
-	Vehicles []struct {
-		Name string `json:"name"`
-		twinCost
-	} `json:"vehicles"`
-}
-
-type twinCost struct {
-	CompletionS      *float64 `json:"completion_s"`
-	TwinCompletionS  *float64 `json:"twin_completion_s"`
-	CompletionDeltaS *float64 `json:"completion_delta_s"`
-	ExtraDistanceM   float64  `json:"extra_distance_m"`
-	ExtraEnergyJ     float64  `json:"extra_energy_j"`
-	TrajDevMeanM     *float64 `json:"traj_dev_mean_m"`
-	TrajDevMaxM      *float64 `json:"traj_dev_max_m"`
 }
 
 type netSum struct {
