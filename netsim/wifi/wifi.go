@@ -620,17 +620,14 @@ func (b *Backend) lookSq() float64 {
 	return sq(b.cutoff)
 }
 
-// reach handles f's arrival at node r, d2 square metres away: signals that are surely below the
-// cutoff or the sensitivity by distance alone are classified without
-// computing their power.
+// reach handles f's arrival at node r, d2 square metres away (within
+// lookSq, so never beyond the cutoff): a signal surely below the
+// sensitivity by distance alone is recorded as such without computing its
+// power (only when every drop is traced: with drops counted, lookSq stops
+// at the sensitivity range).
 func (b *Backend) reach(f *frame, tx *node, r int32, d2 float64) {
-	switch {
-	case d2 > b.farSq:
-		return
-	case d2 > b.quietSq:
-		if !b.counting { // else unseen counts it
-			f.recv = append(f.recv, reception{node: r, why: netsim.DropSensitivity})
-		}
+	if d2 > b.quietSq {
+		f.recv = append(f.recv, reception{node: r, why: netsim.DropSensitivity})
 		return
 	}
 	b.arrive(f, tx, &b.nodes[r], math.Sqrt(d2))
