@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"skyloop/agent"
 	"skyloop/fields"
@@ -181,8 +182,28 @@ type runNet struct {
 	outbox      []*netsim.Packet
 	nextPktID   uint64
 	deliv       []netsim.Delivery
-	msg         agent.Message
-	memo        agent.StateMemo // the state decoded from the packet being delivered, shared by its receivers
+	// rx holds a receiving scratch per worker (receive). recvD and recvT
+	// are the deliveries and tick being received in parallel, rxOrder
+	// their indices sorted by part of the node range (part k's are
+	// rxOrder[rxStart[k]:rxStart[k+1]]), and rxBase the first node of the
+	// shared job.
+	rx      []rxScratch
+	recvD   []netsim.Delivery
+	recvT   sim.Time
+	rxOrder []int32
+	rxStart [rxParts + 1]int32
+	rxBase  int
+}
+
+// rxScratch is what one goroutine needs to hand deliveries to receivers:
+// the message it fills, and the state decoded from the packet being
+// delivered, shared by that packet's receivers. busy marks it taken by a
+// receiving job. Padded to its own cache lines.
+type rxScratch struct {
+	busy atomic.Bool
+	msg  agent.Message
+	memo agent.StateMemo
+	_    [64]byte
 }
 
 // runPar is the tick in progress and the parallel machinery that steps it.
@@ -191,6 +212,7 @@ type runPar struct {
 	curTick   int64
 	curT      sim.Time
 	vehicleFn func(lo, hi int)
+	receiveFn func(lo, hi int) // receiveRange, made once
 	// overlap lets the network step to the next tick while the workers
 	// step the vehicles (see vehiclePhase); until is where the current
 	// RunUntil stops, pre the step taken ahead.

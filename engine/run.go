@@ -102,6 +102,8 @@ func (r *Run) Start(first ...sim.Phase) error {
 		r.par.pool.AlwaysParallel()
 	}
 	r.par.vehicleFn = r.vehicleRange
+	r.par.receiveFn = r.receiveRange
+	r.net.rx = make([]rxScratch, r.workers)
 	// The network runs ahead beside the vehicles only when nothing paces
 	// the run to the wall clock (first phases do) and it steps every tick.
 	il, ok := r.out.rec.(InterleavedRecorder)
@@ -194,25 +196,164 @@ func (r *Run) record(d []netsim.Delivery, t sim.Time) {
 
 // receive hands the deliveries of tick t to their nodes' receiving
 // behaviours, in order.
+//
+// When every receiving behaviour is local (agent.LocalReceiver: it
+// changes nothing but its own node's state) and the tick has many
+// deliveries, the nodes are split among the workers: each node still gets
+// its deliveries in order, and no two nodes share anything a receiver
+// changes, so the results are those of the serial loop.
 func (r *Run) receive(d []netsim.Delivery, t sim.Time) {
+	if !r.receivesInParallel(len(d)) {
+		r.receiveAll(d, t)
+		return
+	}
+	r.sortReceptions(d, t)
+	r.receiveShared(0)
+}
+
+// receiveAll hands every delivery of d to its receivers, on this
+// goroutine.
+func (r *Run) receiveAll(d []netsim.Delivery, t sim.Time) {
+	var last *netsim.Packet
+	sc := &r.net.rx[0]
 	for i := range d {
-		dl := &d[i]
-		ns := &r.fleet.nodes[dl.Dst]
-		if len(ns.slots) == 0 {
-			continue
+		r.receiveOne(&d[i], t, sc, &last)
+	}
+}
+
+// receiveAhead receives the deliveries of tick t while the workers step
+// the vehicles of the tick before (stepAhead), then joins them: with many
+// deliveries, this goroutine takes them part by part (parts of the node
+// range) while the vehicles are still stepping, and shares the parts left
+// among the workers once they are done. With few, it receives them all
+// at once.
+func (r *Run) receiveAhead(d []netsim.Delivery, t sim.Time) {
+	if !r.receivesInParallel(len(d)) {
+		r.receiveAll(d, t)
+		r.par.pool.Join()
+		return
+	}
+	r.sortReceptions(d, t)
+	part := 0
+	if !r.opt.AlwaysParallel { // tests: share every part
+		for ; part < rxParts && r.par.pool.Pending(); part++ {
+			r.receivePart(part, 0, len(r.fleet.nodes), &r.net.rx[0])
 		}
-		p := dl.P
-		if i == 0 || d[i-1].P != p {
-			r.net.memo.Reset() // another packet: decode it afresh
-		}
-		r.net.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
-			TSend: p.TSend, TArrive: dl.At, TRecv: t, Size: p.Size, Payload: p.Payload, RxPower: dl.RxPower}
-		r.net.msg.ShareDecoded(&r.net.memo)
-		ns.drv.SetNow(t)
-		for j := range ns.slots {
-			if rc := ns.slots[j].recv; rc != nil {
-				rc.Receive(ns.ctx, &r.net.msg)
+	}
+	r.par.pool.Join()
+	r.receiveShared(part)
+}
+
+// receivesInParallel reports whether n deliveries are worth sharing among
+// the workers.
+func (r *Run) receivesInParallel(n int) bool {
+	least := parallelReceiveMin
+	if r.opt.AlwaysParallel {
+		least = 2 // tests: share whenever there is something to share
+	}
+	return r.fleet.localRecv && n >= least && r.par.pool.Workers() > 1
+}
+
+// parallelReceiveMin is the fewest deliveries in a tick worth sharing
+// among the workers: below it, handing the job over costs more than the
+// receivers' work (a delivery costs a hundred to a few hundred
+// nanoseconds).
+const parallelReceiveMin = 128
+
+// rxParts is the number of parts of the node range the deliveries of a
+// tick are sorted into for receiving in parallel.
+const rxParts = 64
+
+// sortReceptions sorts the deliveries d of tick t into rxParts parts by
+// receiving node (a counting sort of their indices, in delivery order
+// within a part), for receivePart.
+func (r *Run) sortReceptions(d []netsim.Delivery, t sim.Time) {
+	n := len(r.fleet.nodes)
+	st := &r.net.rxStart
+	*st = [rxParts + 1]int32{}
+	for i := range d {
+		st[int(d[i].Dst)*rxParts/n+1]++
+	}
+	for k := 1; k <= rxParts; k++ {
+		st[k] += st[k-1]
+	}
+	if cap(r.net.rxOrder) < len(d) {
+		r.net.rxOrder = make([]int32, len(d), 2*len(d))
+	}
+	r.net.rxOrder = r.net.rxOrder[:len(d)]
+	var next [rxParts]int32
+	copy(next[:], st[:rxParts])
+	for i := range d {
+		k := int(d[i].Dst) * rxParts / n
+		r.net.rxOrder[next[k]] = int32(i)
+		next[k]++
+	}
+	r.net.recvD, r.net.recvT = d, t
+}
+
+// receiveShared receives the deliveries of parts [first, rxParts) on the
+// workers (sortReceptions sorted them).
+func (r *Run) receiveShared(first int) {
+	n := len(r.fleet.nodes)
+	lo := (first*n + rxParts - 1) / rxParts // the first node of part first
+	r.net.rxBase = lo
+	if lo < n {
+		r.par.pool.Run(n-lo, r.par.receiveFn)
+	}
+	r.net.recvD = nil
+}
+
+// receiveRange is receiveShared's job for the nodes [rxBase+lo,
+// rxBase+hi), on any worker: it takes a free receiving scratch for the
+// time of the call.
+func (r *Run) receiveRange(lo, hi int) {
+	lo, hi = lo+r.net.rxBase, hi+r.net.rxBase
+	n := len(r.fleet.nodes)
+	for i := range r.net.rx {
+		sc := &r.net.rx[i]
+		if sc.busy.CompareAndSwap(false, true) {
+			for k := lo * rxParts / n; k <= (hi-1)*rxParts/n; k++ {
+				r.receivePart(k, lo, hi, sc)
 			}
+			sc.busy.Store(false)
+			return
+		}
+	}
+	panic("engine: more receiving jobs at once than workers")
+}
+
+// receivePart hands the deliveries of part k to nodes [lo, hi) to their
+// receivers, in order, with the message and decode memo of sc.
+func (r *Run) receivePart(k, lo, hi int, sc *rxScratch) {
+	d, t := r.net.recvD, r.net.recvT
+	var last *netsim.Packet
+	for _, i := range r.net.rxOrder[r.net.rxStart[k]:r.net.rxStart[k+1]] {
+		if dl := &d[i]; int(dl.Dst) >= lo && int(dl.Dst) < hi {
+			r.receiveOne(dl, t, sc, &last)
+		}
+	}
+}
+
+// receiveOne hands delivery dl of tick t to its node's receivers, with
+// the message and decode memo of sc; *last is the packet sc's memo
+// decoded (a packet's receivers share the decoding).
+func (r *Run) receiveOne(dl *netsim.Delivery, t sim.Time, sc *rxScratch, last **netsim.Packet) {
+	ns := &r.fleet.nodes[dl.Dst]
+	if len(ns.slots) == 0 {
+		return
+	}
+	p := dl.P
+	if p != *last {
+		sc.memo.Reset() // another packet: decode it afresh
+		*last = p
+	}
+	sc.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
+		TSend: p.TSend, TArrive: dl.At, TRecv: t, Size: p.Size, Payload: p.Payload, RxPower: dl.RxPower}
+	sc.msg.ShareDecoded(&sc.memo)
+	ns.drv.SetNow(t)
+	for j := range ns.slots {
+		if rc := ns.slots[j].recv; rc != nil {
+			rc.Receive(ns.ctx, &sc.msg)
 		}
 	}
 }
@@ -335,12 +476,12 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 // and the next tick's agent phase (records, world checks, measures) read
 // vehicles, and write files no receiver or recording here writes.
 func (r *Run) stepAhead(next sim.Time) {
-	defer r.par.pool.Join()
+	defer r.par.pool.Join() // also when the network panics
 	d, err := r.net.backend.AdvanceTo(next)
 	r.par.pre = prefetch{ok: true, t: next, d: d, err: err}
 	if err == nil && r.fleet.localRecv {
 		r.record(d, next)
-		r.receive(d, next)
+		r.receiveAhead(d, next)
 		r.par.pre.consumed = true
 	}
 }

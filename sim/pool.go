@@ -299,6 +299,14 @@ func (p *Pool) Go(n int, fn func(lo, hi int)) {
 	p.started = true
 }
 
+// Pending reports whether the job started by Go has chunks not finished
+// yet (untaken, or running on a worker): the caller has time for other
+// work before Join returns. It is false when Go ran the job inline, and
+// after Join.
+func (p *Pool) Pending() bool {
+	return p.started && p.left.Load() > 0
+}
+
 // Join runs the chunks of the job started by Go that no helper has
 // claimed yet and waits until all are done; it re-raises, in the caller's
 // goroutine, the first panic of a chunk. It returns at once when Go ran

@@ -652,6 +652,45 @@ func TestPoolGoJoin(t *testing.T) {
 	}
 }
 
+// TestPoolPending: Pending is true while a job started by Go has chunks
+// not finished, and false once all are done, after Join, and for a job Go
+// ran inline.
+func TestPoolPending(t *testing.T) {
+	p := forcedPool(2)
+	defer p.Close()
+	release := make(chan struct{})
+	var ran atomic.Int32
+	// The helper takes a chunk and blocks in it until released.
+	p.Go(64, func(lo, hi int) {
+		if ran.Add(1) == 1 {
+			<-release
+		}
+	})
+	if !p.Pending() {
+		t.Fatal("Pending is false with no chunk finished")
+	}
+	close(release)
+	// The helper does every chunk (it takes the caller's share after its
+	// own); Join is not called yet.
+	for ran.Load() < 4 { // 64 items in chunks of MinChunk
+		runtime.Gosched()
+	}
+	for p.Pending() { // the last chunk's count comes just after its body
+		runtime.Gosched()
+	}
+	p.Join()
+	if p.Pending() {
+		t.Error("Pending is true after Join")
+	}
+	inline := forcedPool(1)
+	defer inline.Close()
+	inline.Go(64, func(lo, hi int) {})
+	if inline.Pending() {
+		t.Error("Pending is true for a job run inline")
+	}
+	inline.Join()
+}
+
 var poolSink [128]float64
 
 // poolItem is about 150 ns of arithmetic, a vehicle's step.
