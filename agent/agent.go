@@ -105,7 +105,10 @@ type Sleeper interface {
 // Receiver is implemented by behaviours that want messages. Receive is
 // called in the agent phase of the first tick at or after the message's
 // arrival, before any Step of that tick, once per behaviour of the node in
-// stack order.
+// stack order. The message belongs to the engine, which hands the same one
+// to every receiver of a packet in the tick (with each delivery's TArrive
+// and RxPower): read it, do not change it, and do not keep it past
+// Receive.
 type Receiver interface {
 	Receive(ctx *Context, m *Message)
 }

@@ -342,14 +342,16 @@ func (r *Run) receiveOne(dl *netsim.Delivery, t sim.Time, sc *rxScratch, last **
 	if len(ns.slots) == 0 {
 		return
 	}
-	p := dl.P
-	if p != *last {
-		sc.memo.Reset() // another packet: decode it afresh
+	if p := dl.P; p != *last {
+		// Another packet: its message, and its state decoded afresh. The
+		// receivers of one packet share both (agent.Receiver).
+		sc.memo.Reset()
 		*last = p
+		sc.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
+			TSend: p.TSend, TRecv: t, Size: p.Size, Payload: p.Payload}
+		sc.msg.ShareDecoded(&sc.memo)
 	}
-	sc.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
-		TSend: p.TSend, TArrive: dl.At, TRecv: t, Size: p.Size, Payload: p.Payload, RxPower: dl.RxPower}
-	sc.msg.ShareDecoded(&sc.memo)
+	sc.msg.TArrive, sc.msg.RxPower = dl.At, dl.RxPower
 	ns.drv.SetNow(t)
 	for j := range ns.slots {
 		if rc := ns.slots[j].recv; rc != nil {
