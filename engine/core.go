@@ -42,6 +42,14 @@ type DropRecorder interface {
 	RecordsDrops() bool
 }
 
+// ReceptionRecorder is implemented by recorders that can say whether they
+// use reception events one by one (a per-packet trace file and the
+// Foxglove outputs do). A recorder that does not implement it gets every
+// reception.
+type ReceptionRecorder interface {
+	RecordsReceptions() bool
+}
+
 // InterleavedRecorder is implemented by recorders that may write every
 // kind of record into one stream (run.mcap), where the order across kinds
 // is part of the output. While Interleaved reports true, the network never

@@ -576,6 +576,19 @@ func (t *tracer) CountsDrops() bool {
 // TraceDrops counts n drops like e in bulk.
 func (t *tracer) TraceDrops(e *netsim.TraceEvent, n int) { t.met.TraceDrops(e, n) }
 
+// CountsReceptions says that receptions may be counted in bulk unless the
+// recorder uses each one (trace.csv, run.mcap, the live view).
+func (t *tracer) CountsReceptions() bool {
+	if t.out.rec == nil {
+		return true
+	}
+	d, ok := t.out.rec.(ReceptionRecorder)
+	return ok && !d.RecordsReceptions()
+}
+
+// TraceReceptions counts n receptions like e in bulk.
+func (t *tracer) TraceReceptions(e *netsim.TraceEvent, n int) { t.met.TraceReceptions(e, n) }
+
 // SetOptions replaces the run-time options (progress, stop) after Build.
 func (r *Run) SetOptions(opt Options) {
 	r.opt.Progress, r.opt.Stop = opt.Progress, opt.Stop

@@ -72,6 +72,14 @@ func (c *Collector) Trace(e *netsim.TraceEvent) {
 	}
 }
 
+// TraceReceptions counts n reception events like e
+// (netsim.ReceptionCounter).
+func (c *Collector) TraceReceptions(e *netsim.TraceEvent, n int) {
+	if n > 0 {
+		c.kind(e.P.Kind).rx += uint64(n)
+	}
+}
+
 // TraceDrops counts n drop events like e (netsim.DropCounter).
 func (c *Collector) TraceDrops(e *netsim.TraceEvent, n int) {
 	if n > 0 {

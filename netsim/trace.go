@@ -112,3 +112,20 @@ type DropCounter interface {
 	// backend does not name (e.Node means nothing).
 	TraceDrops(e *TraceEvent, n int)
 }
+
+// ReceptionCounter is a Tracer whose consumers may need only the number
+// of reception events, not each receiver's: metrics count receptions, and
+// only a per-packet trace file or a viewer names the receivers. A backend
+// that asks CountsReceptions at Start and gets true may report the
+// receptions of one packet at one time in one TraceReceptions call
+// instead of one Trace call per receiver. Results are the same; only the
+// work differs.
+type ReceptionCounter interface {
+	Tracer
+	// CountsReceptions reports whether reception events may be counted
+	// in bulk for the rest of the run.
+	CountsReceptions() bool
+	// TraceReceptions stands for n reception events like e, at receivers
+	// the backend does not name (e.Node means nothing).
+	TraceReceptions(e *TraceEvent, n int)
+}

@@ -61,6 +61,10 @@ type (
 	// dropsSink is a traceSink that uses drop events one by one (see
 	// engine.DropRecorder).
 	dropsSink interface{ recordsDrops() bool }
+	// receptionsSink is a sink that can say whether it uses reception
+	// events one by one; a trace sink that does not implement it gets
+	// them all.
+	receptionsSink interface{ recordsReceptions() bool }
 	// interleavedSink is a sink that writes every kind of record into one
 	// stream (see engine.InterleavedRecorder).
 	interleavedSink interface{ interleaved() bool }
@@ -112,6 +116,7 @@ type outputs struct {
 	events     []eventSink
 	clocks     []clockSink
 	drops      bool // a sink uses drops one by one
+	receptions bool // a sink uses receptions one by one
 	inter      bool // a sink interleaves every kind of record
 	track      *trackSink
 }
@@ -136,6 +141,11 @@ func (o *outputs) add(s sink) {
 	}
 	if d, ok := s.(dropsSink); ok && d.recordsDrops() {
 		o.drops = true
+	}
+	if _, ok := s.(traceSink); ok {
+		if r, ok := s.(receptionsSink); !ok || r.recordsReceptions() {
+			o.receptions = true
+		}
 	}
 	if i, ok := s.(interleavedSink); ok && i.interleaved() {
 		o.inter = true
@@ -204,6 +214,10 @@ func (o *outputs) clock(t sim.Time, module string, off int64) {
 // RecordsDrops implements engine.DropRecorder: drops are written one by
 // one to trace.csv and run.mcap (the live server shows those it gets).
 func (o *outputs) RecordsDrops() bool { return o != nil && o.drops }
+
+// RecordsReceptions implements engine.ReceptionRecorder: receptions are
+// written one by one to trace.csv and run.mcap, and shown by the live view.
+func (o *outputs) RecordsReceptions() bool { return o != nil && o.receptions }
 
 // Interleaved implements engine.InterleavedRecorder: run.mcap has every
 // kind of record in one stream, in the order they come.
@@ -350,6 +364,9 @@ func openPcap(e *execution) ([]sink, error) {
 	}
 	return []sink{pcapSink{w}}, nil
 }
+
+// recordsReceptions: the capture holds transmissions only.
+func (pcapSink) recordsReceptions() bool { return false }
 
 func (s pcapSink) Trace(e *netsim.TraceEvent) {
 	if e.Type == netsim.EvTx {

@@ -149,6 +149,10 @@ type Backend struct {
 	// counts the others' range drops at once.
 	counter netsim.DropCounter
 	idx     *spatial.Index
+	// rxCounter, when receptions may be counted in bulk
+	// (netsim.ReceptionCounter), takes a broadcast's receptions at one
+	// time in one call.
+	rxCounter netsim.ReceptionCounter
 }
 
 // New returns an impaired network with parameters p, random streams derived
@@ -181,6 +185,9 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	}
 	if b.p.Gilbert != nil {
 		b.bad.init(n)
+	}
+	if c, ok := b.tr.(netsim.ReceptionCounter); ok && c.CountsReceptions() {
+		b.rxCounter = c
 	}
 	if c, ok := b.tr.(netsim.DropCounter); ok && c.CountsDrops() && b.p.Range > 0 {
 		b.counter, b.idx = c, spatial.New(b.p.Range)
@@ -369,6 +376,10 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 		case evArrive:
 			b.arrive(et, e.pkt, e.dst)
 		case evArriveGroup:
+			if b.rxCounter != nil {
+				b.arriveAll(et, e.pkt, b.groups[e.dst])
+				break
+			}
 			for _, r := range b.groups[e.dst] {
 				b.arrive(et, e.pkt, r)
 			}
@@ -383,6 +394,19 @@ func (b *Backend) arrive(t sim.Time, p *netsim.Packet, r netsim.NodeID) {
 	b.trace(netsim.EvRx, t, p, r, 0)
 	b.out = append(b.out, netsim.Delivery{P: p, Dst: r, At: t, RxPower: netsim.NoPower})
 	if p.Refs--; p.Refs == 0 {
+		b.dead.Bury(p)
+	}
+}
+
+// arriveAll delivers p to the receivers rs at once, its receptions
+// counted in one call (rxCounter).
+func (b *Backend) arriveAll(t sim.Time, p *netsim.Packet, rs []netsim.NodeID) {
+	b.ev = netsim.TraceEvent{Type: netsim.EvRx, T: t, P: p, Node: netsim.Broadcast, RxPower: netsim.NoPower}
+	b.rxCounter.TraceReceptions(&b.ev, len(rs))
+	for _, r := range rs {
+		b.out = append(b.out, netsim.Delivery{P: p, Dst: r, At: t, RxPower: netsim.NoPower})
+	}
+	if p.Refs -= int32(len(rs)); p.Refs == 0 {
 		b.dead.Bury(p)
 	}
 }

@@ -2,6 +2,7 @@ package impair
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"slices"
@@ -1210,4 +1211,79 @@ func TestBroadcast100SteadyStateAllocs(t *testing.T) {
 	if pool.Live() != 0 {
 		t.Errorf("leaked %d packets", pool.Live())
 	}
+}
+
+// rxBulk is a tracer that counts receptions in bulk
+// (netsim.ReceptionCounter) and keeps every other event.
+type rxBulk struct {
+	events []evRec
+	rx     map[uint64]int // receptions per packet id, counted in bulk
+	calls  int
+}
+
+func (r *rxBulk) Trace(e *netsim.TraceEvent) {
+	r.events = append(r.events, evRec{typ: e.Type, t: e.T, id: e.P.ID, node: e.Node, reason: e.Reason})
+}
+func (r *rxBulk) CountsReceptions() bool { return true }
+func (r *rxBulk) TraceReceptions(e *netsim.TraceEvent, n int) {
+	if e.Type != netsim.EvRx {
+		panic("TraceReceptions with a " + e.Type.String() + " event")
+	}
+	r.rx[e.P.ID] += n
+	r.calls++
+}
+
+// TestReceptionsCountedInBulk: with a tracer that counts receptions in
+// bulk, a broadcast's receptions come in one call, and the deliveries,
+// the other events and the number of receptions of every packet are those
+// of a tracer that gets each one.
+func TestReceptionsCountedInBulk(t *testing.T) {
+	p := Params{Latency: 5 * ms, Loss: 0.2, Range: 60}
+	pos := make([]geom.Vec3, 12)
+	for i := range pos {
+		pos[i] = geom.V(float64(i)*10, 0, 0)
+	}
+	each := newHarness(t, p, 9, len(pos), pos)
+	each.run(sim.Time(sim.Second), each.roundRobin(1, 500, 64))
+	each.drain(50 * ms)
+
+	bulk := &rxBulk{rx: map[uint64]int{}}
+	b, err := New(p, 9, bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := make([]netsim.NodeInfo, len(pos))
+	for i := range nodes {
+		nodes[i] = netsim.NodeInfo{ID: netsim.NodeID(i), Name: fmt.Sprintf("n%d", i), Vehicle: true, Pos: pos[i]}
+	}
+	if err := b.Start(nodes); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{tb: t, n: len(pos), last: -1, b: b}
+	h.run(sim.Time(sim.Second), h.roundRobin(1, 500, 64))
+	h.drain(50 * ms)
+
+	if !slices.Equal(h.dels, each.dels) {
+		t.Errorf("deliveries differ with receptions counted in bulk: %d vs %d", len(h.dels), len(each.dels))
+	}
+	want := map[uint64]int{}
+	var others []evRec
+	for _, e := range each.events {
+		if e.typ == netsim.EvRx {
+			want[e.id]++
+		} else {
+			others = append(others, e)
+		}
+	}
+	if !maps.Equal(bulk.rx, want) {
+		t.Errorf("receptions per packet differ: %d packets counted in bulk, %d one by one", len(bulk.rx), len(want))
+	}
+	if !slices.Equal(bulk.events, others) {
+		t.Errorf("other events differ: %d vs %d", len(bulk.events), len(others))
+	}
+	if bulk.calls == 0 || bulk.calls >= len(h.dels) {
+		t.Errorf("%d bulk calls for %d receptions: not counted in bulk", bulk.calls, len(h.dels))
+	}
+	each.close()
+	h.close()
 }
