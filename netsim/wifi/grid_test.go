@@ -2,7 +2,9 @@ package wifi
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -130,4 +132,68 @@ func BenchmarkSwarm10000(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(sends)), "ns/frame")
+}
+
+// rxCounter is a recorder that also counts receptions in bulk
+// (netsim.ReceptionCounter).
+type rxCounter struct {
+	recorder
+	rx    map[uint64]int // receptions per packet id
+	calls int
+}
+
+func (r *rxCounter) CountsReceptions() bool { return true }
+
+func (r *rxCounter) TraceReceptions(e *netsim.TraceEvent, n int) {
+	if e.Type != netsim.EvRx {
+		panic("TraceReceptions with a " + e.Type.String() + " event")
+	}
+	r.rx[e.P.ID] += n
+	r.calls++
+}
+
+// TestReceptionsCountedInBulk: with a tracer that counts receptions in
+// bulk, the deliveries, every other event and the number of receptions of
+// each packet are those of a tracer that gets each reception, and a
+// broadcast's receptions come in few calls.
+func TestReceptionsCountedInBulk(t *testing.T) {
+	pos, sends := randomBroadcast(60, 400, 56, sim.Second, false, 3)
+	each := &recorder{bulk: true}
+	oe := drive(t, nativeBackend(t, DefaultParams(), each), pos, sends, sim.Time(sim.Second), nil)
+	bulk := &rxCounter{recorder: recorder{bulk: true}, rx: map[uint64]int{}}
+	ob := drive(t, nativeBackend(t, DefaultParams(), bulk), pos, sends, sim.Time(sim.Second), nil)
+	if pdr(oe) <= 0 {
+		t.Fatal("no receptions")
+	}
+	if !reflect.DeepEqual(ob.rx, oe.rx) || !reflect.DeepEqual(ob.lat, oe.lat) {
+		t.Error("deliveries differ with receptions counted in bulk")
+	}
+	want := map[uint64]int{}
+	var others []string
+	for _, l := range each.lines {
+		var id uint64
+		if _, err := fmt.Sscanf(l, "rx %d %d", new(int64), &id); err == nil {
+			want[id]++
+		} else {
+			others = append(others, l)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no rx lines: the recorder's format changed?")
+	}
+	if !maps.Equal(bulk.rx, want) {
+		t.Errorf("receptions per packet differ: %d packets counted in bulk, %d one by one", len(bulk.rx), len(want))
+	}
+	if !slices.Equal(bulk.lines, others) {
+		t.Errorf("other events differ: %d vs %d", len(bulk.lines), len(others))
+	}
+	n := 0
+	for _, row := range ob.rx {
+		for _, k := range row {
+			n += k
+		}
+	}
+	if bulk.calls == 0 || 2*bulk.calls > n {
+		t.Errorf("%d bulk calls for %d receptions: not counted in bulk", bulk.calls, n)
+	}
 }

@@ -181,7 +181,15 @@ type Backend struct {
 	// receivers below the sensitivity are then counted, not recorded.
 	counting bool
 	counter  netsim.DropCounter
-	drops    [netsim.NumDropReasons]int // counted by dropAt, for flushDrops
+	// rxCounter is set when the tracer needs only the number of
+	// receptions (netsim.ReceptionCounter): deliveries of one packet that
+	// come one after another are counted in one call (rxN of rxP, the
+	// first at rxT; flushReceptions).
+	rxCounter netsim.ReceptionCounter
+	rxP       *netsim.Packet
+	rxT       sim.Time
+	rxN       int
+	drops     [netsim.NumDropReasons]int // counted by dropAt, for flushDrops
 	// Linear-domain received power (see linWatts): with log-distance
 	// loss of exponent 2, 3 or 4, or Friis, and no fading, the power in
 	// watts is a product, with no logarithm or exponential; thresholds
@@ -278,6 +286,9 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	if c, ok := b.tr.(netsim.DropCounter); ok && c.CountsDrops() {
 		b.counting, b.counter = true, c
 	}
+	if c, ok := b.tr.(netsim.ReceptionCounter); ok && c.CountsReceptions() {
+		b.rxCounter = c
+	}
 	b.reachSq = b.lookSq()
 	b.idx = spatial.New(max(math.Sqrt(b.reachSq), 1) * max(b.cellScale, 1))
 	b.idx.Build(b.pos)
@@ -363,6 +374,7 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 			b.drop(e.f)
 		}
 	}
+	b.flushReceptions()
 	return b.out, nil
 }
 
@@ -1220,8 +1232,27 @@ func (b *Backend) unseen(f *frame, t sim.Time) {
 // the end of this call, and the graveyard frees only at the next call, so
 // the delivery stays valid as the Backend contract requires.
 func (b *Backend) deliver(p *netsim.Packet, r int32, at sim.Time, dbm float64) {
-	b.trace(netsim.EvRx, at, p, netsim.NodeID(r), 0, dbm)
+	if b.rxCounter != nil {
+		if p != b.rxP {
+			b.flushReceptions()
+			b.rxP, b.rxT = p, at
+		}
+		b.rxN++
+	} else {
+		b.trace(netsim.EvRx, at, p, netsim.NodeID(r), 0, dbm)
+	}
 	b.out = append(b.out, netsim.Delivery{P: p, Dst: netsim.NodeID(r), At: at, RxPower: dbm})
+}
+
+// flushReceptions reports the receptions counted since the last flush.
+// Within AdvanceTo the packet stays valid (freed packets are recycled only
+// at the next call's start).
+func (b *Backend) flushReceptions() {
+	if b.rxN > 0 {
+		b.ev = netsim.TraceEvent{Type: netsim.EvRx, T: b.rxT, P: b.rxP, Node: netsim.Broadcast, RxPower: netsim.NoPower}
+		b.rxCounter.TraceReceptions(&b.ev, b.rxN)
+	}
+	b.rxP, b.rxN = nil, 0
 }
 
 // done finishes the current packet of n at t: post-backoff, next packet.
