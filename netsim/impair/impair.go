@@ -378,10 +378,10 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 		case evArriveGroup:
 			if b.rxCounter != nil {
 				b.arriveAll(et, e.pkt, b.groups[e.dst])
-				break
-			}
-			for _, r := range b.groups[e.dst] {
-				b.arrive(et, e.pkt, r)
+			} else {
+				for _, r := range b.groups[e.dst] {
+					b.arrive(et, e.pkt, r)
+				}
 			}
 			b.freeGroups = append(b.freeGroups, int32(e.dst))
 		}

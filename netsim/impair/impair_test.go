@@ -1284,6 +1284,11 @@ func TestReceptionsCountedInBulk(t *testing.T) {
 	if bulk.calls == 0 || bulk.calls >= len(h.dels) {
 		t.Errorf("%d bulk calls for %d receptions: not counted in bulk", bulk.calls, len(h.dels))
 	}
+	// The receiver groups are reused as when each reception is traced.
+	if len(b.groups) > len(each.b.groups) {
+		t.Errorf("%d receiver groups for 500 packets, %d when each reception is traced: groups delivered in bulk are not reused",
+			len(b.groups), len(each.b.groups))
+	}
 	each.close()
 	h.close()
 }
