@@ -196,14 +196,50 @@ type runNet struct {
 }
 
 // rxScratch is what one goroutine needs to hand deliveries to receivers:
-// the message it fills, and the state decoded from the packet being
-// delivered, shared by that packet's receivers. busy marks it taken by a
-// receiving job. Padded to its own cache lines.
+// the message it fills, and the states decoded from the last packets it
+// delivered (round robin from next), each shared by all its receivers the
+// goroutine serves in the tick. busy marks it taken by a receiving job.
+// Padded to its own cache lines.
 type rxScratch struct {
-	busy atomic.Bool
-	msg  agent.Message
-	memo agent.StateMemo
-	_    [64]byte
+	busy  atomic.Bool
+	msg   agent.Message
+	memos [rxMemos]rxMemo
+	next  int
+	_     [64]byte
+}
+
+// rxMemo is the state decoded from packet p (agent.StateMemo).
+type rxMemo struct {
+	p *netsim.Packet
+	m agent.StateMemo
+}
+
+// rxMemos is how many packets' decoded states a receiving goroutine
+// keeps: the deliveries of a tick come sorted by node part, so the
+// receivers of one packet in the parts a goroutine serves come
+// interleaved with those of the other packets of the tick.
+const rxMemos = 8
+
+// memoFor returns the decoded state kept for p, or makes room for it.
+func (sc *rxScratch) memoFor(p *netsim.Packet) *agent.StateMemo {
+	for i := range sc.memos {
+		if sc.memos[i].p == p {
+			return &sc.memos[i].m
+		}
+	}
+	k := sc.next
+	sc.next = (k + 1) % rxMemos
+	sc.memos[k].p = p
+	sc.memos[k].m.Reset()
+	return &sc.memos[k].m
+}
+
+// forget drops the decoded states: packets are recycled between ticks, so
+// a pointer may stand for another packet in the next one.
+func (sc *rxScratch) forget() {
+	for i := range sc.memos {
+		sc.memos[i].p = nil
+	}
 }
 
 // runPar is the tick in progress and the parallel machinery that steps it.

@@ -203,6 +203,7 @@ func (r *Run) record(d []netsim.Delivery, t sim.Time) {
 // its deliveries in order, and no two nodes share anything a receiver
 // changes, so the results are those of the serial loop.
 func (r *Run) receive(d []netsim.Delivery, t sim.Time) {
+	r.forgetPackets()
 	if !r.receivesInParallel(len(d)) {
 		r.receiveAll(d, t)
 		return
@@ -228,6 +229,7 @@ func (r *Run) receiveAll(d []netsim.Delivery, t sim.Time) {
 // among the workers once they are done. With few, it receives them all
 // at once.
 func (r *Run) receiveAhead(d []netsim.Delivery, t sim.Time) {
+	r.forgetPackets()
 	if !r.receivesInParallel(len(d)) {
 		r.receiveAll(d, t)
 		r.par.pool.Join()
@@ -242,6 +244,14 @@ func (r *Run) receiveAhead(d []netsim.Delivery, t sim.Time) {
 	}
 	r.par.pool.Join()
 	r.receiveShared(part)
+}
+
+// forgetPackets drops the receiving goroutines' decoded states before a
+// tick's deliveries (rxScratch.forget).
+func (r *Run) forgetPackets() {
+	for i := range r.net.rx {
+		r.net.rx[i].forget()
+	}
 }
 
 // receivesInParallel reports whether n deliveries are worth sharing among
@@ -343,13 +353,12 @@ func (r *Run) receiveOne(dl *netsim.Delivery, t sim.Time, sc *rxScratch, last **
 		return
 	}
 	if p := dl.P; p != *last {
-		// Another packet: its message, and its state decoded afresh. The
+		// Another packet: its message, and its decoded state. The
 		// receivers of one packet share both (agent.Receiver).
-		sc.memo.Reset()
 		*last = p
 		sc.msg = agent.Message{Src: p.Src, Dst: p.Dst, Port: p.Port, Kind: p.Kind, Seq: p.Seq, TGen: p.TGen,
 			TSend: p.TSend, TRecv: t, Size: p.Size, Payload: p.Payload}
-		sc.msg.ShareDecoded(&sc.memo)
+		sc.msg.ShareDecoded(sc.memoFor(p))
 	}
 	sc.msg.TArrive, sc.msg.RxPower = dl.At, dl.RxPower
 	ns.drv.SetNow(t)
