@@ -308,7 +308,7 @@ func (r *Run) receiveShared(first int) {
 	lo := (first*n + rxParts - 1) / rxParts // the first node of part first
 	r.net.rxBase = lo
 	if lo < n {
-		r.par.pool.Run(n-lo, r.par.receiveFn)
+		r.par.pool.Share(n-lo, r.par.receiveFn)
 	}
 	r.net.recvD = nil
 }

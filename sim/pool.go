@@ -57,6 +57,7 @@ type Pool struct {
 	panicV any // first panic of a chunk during the current Run
 
 	started bool // Go published a job that Join has not finished
+	lastPar bool // the last job Go started ran on the helpers
 
 	tune tuner
 }
@@ -265,6 +266,7 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 // it before returning. Every Go must be followed by Join before the next
 // Go or Run.
 func (p *Pool) Go(n int, fn func(lo, hi int)) {
+	p.lastPar = false
 	w := p.workers
 	if m := n / max(p.MinChunk, 1); m < w {
 		w = m
@@ -281,6 +283,31 @@ func (p *Pool) Go(n int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
+	p.publish(n, w, fn)
+}
+
+// Share runs fn on chunks covering [0, n) like Run, on the helpers only
+// when the last job Go started ran on them (they are awake, and the tuner
+// found that parallel runs pay), else inline; it neither times the job
+// nor counts it in the tuner's checks. It is for a second, smaller job
+// in the same period as a timed one. Like Run, it must not come between a
+// Go and its Join.
+func (p *Pool) Share(n int, fn func(lo, hi int)) {
+	w := p.workers
+	if m := n / max(p.MinChunk, 1); m < w {
+		w = m
+	}
+	if !p.lastPar || w <= 1 {
+		fn(0, n)
+		return
+	}
+	p.publish(n, w, fn)
+	p.Join()
+}
+
+// publish hands the job fn over [0, n) to w workers.
+func (p *Pool) publish(n, w int, fn func(lo, hi int)) {
+	p.lastPar = true
 	chunks := min(w*chunksPerWorker, n/max(p.MinChunk, 1), 0xffff)
 	p.fn, p.n, p.chunks = fn, n, chunks
 	p.left.Store(int64(chunks))

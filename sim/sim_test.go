@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -689,6 +690,56 @@ func TestPoolPending(t *testing.T) {
 		t.Error("Pending is true for a job run inline")
 	}
 	inline.Join()
+}
+
+// TestPoolShare: Share covers every index once, on the helpers after a
+// job Go ran on them and inline after one it ran inline, and the tuner
+// does not count it.
+func TestPoolShare(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		// A forced pool runs every job in parallel; a timed one starts by
+		// timing jobs inline.
+		p := forcedPool(2)
+		if timed {
+			p = NewPool(2, time.Now)
+		}
+		p.Run(64, func(lo, hi int) {})
+		calls := p.tune.i
+		var mu sync.Mutex
+		goroutines := map[int64]bool{}
+		cnt := make([]atomic.Int32, 100)
+		p.Share(len(cnt), func(lo, hi int) {
+			mu.Lock()
+			goroutines[goid()] = true
+			mu.Unlock()
+			for i := lo; i < hi; i++ {
+				cnt[i].Add(1)
+				poolItem(i)
+			}
+		})
+		for i := range cnt {
+			if c := cnt[i].Load(); c != 1 {
+				t.Fatalf("timed %v: index %d covered %d times", timed, i, c)
+			}
+		}
+		if timed {
+			if len(goroutines) != 1 {
+				t.Errorf("after a job run inline, Share ran on %d goroutines", len(goroutines))
+			}
+			if p.tune.i != calls {
+				t.Errorf("Share counted in the tuner: %d calls, was %d", p.tune.i, calls)
+			}
+		}
+		p.Close()
+	}
+}
+
+// goid returns the calling goroutine's id, from its stack header.
+func goid() int64 {
+	var buf [64]byte
+	s := strings.TrimPrefix(string(buf[:runtime.Stack(buf[:], false)]), "goroutine ")
+	id, _ := strconv.ParseInt(s[:strings.IndexByte(s, ' ')], 10, 64)
+	return id
 }
 
 var poolSink [128]float64
