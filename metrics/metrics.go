@@ -6,7 +6,9 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 
 	"skyloop/netsim"
@@ -419,17 +421,27 @@ type aoiPair struct {
 type aoiTable struct {
 	n     int
 	dense []aoiPair
-	// sparse maps a pair (receiver<<32 | source) to its index in slabs:
-	// pairs live in blocks of slabLen, so a new pair allocates nothing
-	// (a pair per allocation cost 12 allocations per tick at 3000 nodes).
-	sparse  map[uint64]int32
-	slabs   [][]aoiPair
-	senders []bool // nodes that sent at least one state update
+	// sparse is an open-addressing hash table (linear probing) of the
+	// pairs heard, at most 3/4 full: a pair's state lies next to its key,
+	// so an update touches one cache line or two (a map of indices into
+	// blocks touched three, and grew a table on the way).
+	sparse []aoiEntry
+	used   int  // occupied entries of sparse
+	shift  uint // 64 - log2(len(sparse))
+	// senders marks the nodes that sent at least one state update.
+	senders []bool
 	any     bool
 }
 
-// slabLen is the number of sparse pairs per block.
-const slabLen = 4096
+// aoiEntry is a sparse pair: its key (receiver<<32 | source, plus one: 0
+// marks an empty entry) and its state.
+type aoiEntry struct {
+	key uint64
+	p   aoiPair
+}
+
+// sparseStart is the size of the sparse table at the first state update.
+const sparseStart = 1024
 
 const denseLimit = 1500
 
@@ -445,22 +457,44 @@ func (t *aoiTable) pair(r, s int) *aoiPair {
 		if t.n <= denseLimit {
 			t.dense = make([]aoiPair, t.n*t.n)
 		} else {
-			t.sparse = map[uint64]int32{}
+			t.sparse, t.shift = make([]aoiEntry, sparseStart), uint(64-bits.TrailingZeros(sparseStart))
 		}
 	}
 	if t.dense != nil {
 		return &t.dense[r*t.n+s]
 	}
-	k := uint64(r)<<32 | uint64(s)
-	i, ok := t.sparse[k]
-	if !ok {
-		i = int32(len(t.sparse))
-		if int(i)%slabLen == 0 {
-			t.slabs = append(t.slabs, make([]aoiPair, slabLen))
-		}
-		t.sparse[k] = i
+	k := uint64(r)<<32 | uint64(s) + 1
+	if 4*(t.used+1) > 3*len(t.sparse) {
+		t.grow()
 	}
-	return &t.slabs[i/slabLen][i%slabLen]
+	e := t.slot(k)
+	if e.key == 0 {
+		e.key = k
+		t.used++
+	}
+	return &e.p
+}
+
+// slot returns the entry of key k in sparse, or the empty entry where it
+// would go.
+func (t *aoiTable) slot(k uint64) *aoiEntry {
+	mask := uint64(len(t.sparse) - 1)
+	for i := (k * 0x9E3779B97F4A7C15) >> t.shift; ; i = (i + 1) & mask {
+		if e := &t.sparse[i]; e.key == k || e.key == 0 {
+			return e
+		}
+	}
+}
+
+// grow doubles the sparse table.
+func (t *aoiTable) grow() {
+	old := t.sparse
+	t.sparse, t.shift = make([]aoiEntry, 2*len(old)), t.shift-1
+	for i := range old {
+		if old[i].key != 0 {
+			*t.slot(old[i].key) = old[i]
+		}
+	}
 }
 
 // area returns the integral of (tau - g) over [a, b] in s^2.
@@ -508,14 +542,16 @@ func (t *aoiTable) summary(end sim.Time) *AoI {
 			visit(&t.dense[i])
 		}
 	} else {
-		keys := make([]uint64, 0, len(t.sparse))
-		for k := range t.sparse {
-			keys = append(keys, k)
+		// In key order, as the pairs' figures are summed.
+		idx := make([]int, 0, t.used)
+		for i := range t.sparse {
+			if t.sparse[i].key != 0 {
+				idx = append(idx, i)
+			}
 		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			i := t.sparse[k]
-			visit(&t.slabs[i/slabLen][i%slabLen])
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(t.sparse[a].key, t.sparse[b].key) })
+		for _, i := range idx {
+			visit(&t.sparse[i].p)
 		}
 	}
 	senders := 0

@@ -122,8 +122,8 @@ func TestPDRWithQueueDrops(t *testing.T) {
 }
 
 // TestAoISparseMatchesDense: above denseLimit nodes the AoI pairs live in
-// a map of slab indices; fed the same updates among the same pairs (more
-// pairs than a slab holds), it gives the dense table's figures.
+// a hash table; fed the same updates among the same pairs (enough for the
+// table to grow twice), it gives the dense table's figures.
 func TestAoISparseMatchesDense(t *testing.T) {
 	const k = 70 // 70*69 = 4830 pairs: more than one slab
 	small, big := New(k), New(denseLimit+500)
@@ -146,11 +146,11 @@ func TestAoISparseMatchesDense(t *testing.T) {
 	if a == nil || b == nil || a.Pairs != b.Pairs || a.MeanS != b.MeanS || a.MinS != b.MinS || a.MaxS != b.MaxS {
 		t.Fatalf("dense %+v, sparse %+v", a, b)
 	}
-	if a.Pairs <= slabLen {
-		t.Fatalf("only %d pairs: the test should fill more than one slab", a.Pairs)
+	if a.Pairs <= 2*sparseStart {
+		t.Fatalf("only %d pairs: the test should make the table grow", a.Pairs)
 	}
-	if len(big.aoi.slabs) < 2 || big.aoi.dense != nil {
-		t.Fatalf("the big table should be sparse over several slabs")
+	if len(big.aoi.sparse) < 4*sparseStart || big.aoi.dense != nil || big.aoi.used != a.Pairs {
+		t.Fatalf("the big table should be sparse, grown, with an entry per pair: %d entries, %d used", len(big.aoi.sparse), big.aoi.used)
 	}
 }
 
