@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	"skyloop/autopilot/px4like"
 	"skyloop/fields"
@@ -109,36 +108,6 @@ type Shared struct {
 	Cfg   *Config
 	Model *physics.Model
 	Ctrl  *px4like.Group
-
-	// units is the block New takes its vehicles from (the next at
-	// units[0]): the vehicles built one after another lie one after
-	// another in memory, each in one stretch.
-	mu    sync.Mutex
-	units []unit
-}
-
-// unit is one multirotor's parts in one allocation: a step walks one
-// stretch of memory, and the next vehicle's follows it.
-type unit struct {
-	mr   Multirotor
-	comp vehicle.Composed
-	phys physics.Physics
-	ctrl px4like.Controller
-}
-
-// unitBlock is how many vehicles' units New allocates at once.
-const unitBlock = 64
-
-// unit returns the next vehicle's unit.
-func (sh *Shared) unit() *unit {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if len(sh.units) == 0 {
-		sh.units = make([]unit, unitBlock)
-	}
-	u := &sh.units[0]
-	sh.units = sh.units[1:]
-	return u
 }
 
 // NewShared prepares a group's shared models; cfg must be valid.
@@ -162,12 +131,9 @@ type Multirotor struct {
 // wind turbulence and noise its sensors (sim.Stream(seed, "turbulence",
 // id) and sim.Stream(seed, "sensors", id) in a run).
 func New(sh *Shared, pos geom.Vec3, yaw float64, turb, noise *rand.Rand) *Multirotor {
-	u := sh.unit()
-	u.phys = *physics.NewPhysics(sh.Model, &sh.Cfg.Autopilot.SensorParams, pos, yaw, turb, noise)
-	u.ctrl = *px4like.New(sh.Ctrl, pos, yaw)
-	u.comp = *vehicle.Compose(&u.phys, &u.ctrl)
-	u.mr = Multirotor{Composed: &u.comp, Phys: &u.phys, Ctrl: &u.ctrl}
-	return &u.mr
+	ph := physics.NewPhysics(sh.Model, &sh.Cfg.Autopilot.SensorParams, pos, yaw, turb, noise)
+	c := px4like.New(sh.Ctrl, pos, yaw)
+	return &Multirotor{Composed: vehicle.Compose(ph, c), Phys: ph, Ctrl: c}
 }
 
 // Params returns the vehicle's controller parameters.
