@@ -267,10 +267,7 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 // Go or Run.
 func (p *Pool) Go(n int, fn func(lo, hi int)) {
 	p.lastPar = false
-	w := p.workers
-	if m := n / max(p.MinChunk, 1); m < w {
-		w = m
-	}
+	w := p.width(n)
 	if w <= 1 {
 		fn(0, n)
 		return
@@ -293,16 +290,19 @@ func (p *Pool) Go(n int, fn func(lo, hi int)) {
 // in the same period as a timed one. Like Run, it must not come between a
 // Go and its Join.
 func (p *Pool) Share(n int, fn func(lo, hi int)) {
-	w := p.workers
-	if m := n / max(p.MinChunk, 1); m < w {
-		w = m
-	}
+	w := p.width(n)
 	if !p.lastPar || w <= 1 {
 		fn(0, n)
 		return
 	}
 	p.publish(n, w, fn)
 	p.Join()
+}
+
+// width returns how many workers a job of n items is worth: at most one
+// per MinChunk items.
+func (p *Pool) width(n int) int {
+	return min(p.workers, n/max(p.MinChunk, 1))
 }
 
 // publish hands the job fn over [0, n) to w workers.
