@@ -472,7 +472,9 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 	for i := range r.fleet.vev {
 		ev := &r.fleet.vev[i]
 		for _, e := range ev.List {
-			r.event(e.T, netsim.NodeID(i), "vehicle", e.Name, e.Detail)
+			if r.out.rec != nil {
+				r.event(e.T, netsim.NodeID(i), "vehicle", e.Name, e.Text())
+			}
 		}
 		ev.List = ev.List[:0]
 	}

@@ -92,7 +92,7 @@ func (b *Bridge) Ground(t sim.Time, s *vehicle.Sensors, ev *vehicle.Events) {
 	if s.Contact {
 		name = "touchdown"
 	}
-	ev.Add(t, name, fmt.Sprintf("%.2f %.2f", s.Truth.Pos.X, s.Truth.Pos.Y))
+	ev.Addf(t, name, "%.2f %.2f", s.Truth.Pos.X, s.Truth.Pos.Y)
 }
 
 // Who names the instance in messages, e.g. "PX4 instance 0 (iris-0, TCP

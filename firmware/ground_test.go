@@ -31,7 +31,7 @@ func TestGround(t *testing.T) {
 	contact(5200*sim.Millisecond, 7*sim.Second, true)
 	var got []string
 	for _, e := range ev.List {
-		got = append(got, e.Name+"@"+sim.Duration(e.T).String()+" "+e.Detail)
+		got = append(got, e.Name+"@"+sim.Duration(e.T).String()+" "+e.Text())
 	}
 	want := "takeoff@2.3s 1.00 2.00, touchdown@5.5s 1.00 2.00"
 	if strings.Join(got, ", ") != want {

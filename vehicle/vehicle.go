@@ -198,9 +198,29 @@ type Timing struct {
 // Event is something a vehicle reports for events.csv, such as a mode
 // change or touchdown.
 type Event struct {
-	T      sim.Time
-	Name   string
+	T    sim.Time
+	Name string
+	// Detail is the event's text; with NArgs > 0 it is a format (one
+	// float verb per argument) that Text applies to Args, so that a
+	// vehicle's step never formats (or allocates) a text nobody records.
 	Detail string
+	Args   [MaxEventArgs]float64
+	NArgs  uint8
+}
+
+// MaxEventArgs is the largest number of arguments an event's detail takes.
+const MaxEventArgs = 3
+
+// Text returns the event's detail, formatted.
+func (e *Event) Text() string {
+	if e.NArgs == 0 {
+		return e.Detail
+	}
+	var a [MaxEventArgs]any
+	for i := range e.Args[:e.NArgs] {
+		a[i] = e.Args[i]
+	}
+	return fmt.Sprintf(e.Detail, a[:e.NArgs]...)
 }
 
 // Events is a per-vehicle append-only buffer of events. The kernel drains
@@ -213,6 +233,37 @@ type Events struct {
 // Add appends an event.
 func (e *Events) Add(t sim.Time, name, detail string) {
 	e.List = append(e.List, Event{T: t, Name: name, Detail: detail})
+}
+
+// Addf appends an event whose detail is format applied to args (at most
+// MaxEventArgs; more panic), formatted only when it is read (Event.Text).
+func (e *Events) Addf(t sim.Time, name, format string, args ...float64) {
+	if len(args) > MaxEventArgs {
+		panic(fmt.Sprintf("vehicle: event %q with %d arguments (at most %d)", name, len(args), MaxEventArgs))
+	}
+	ev := Event{T: t, Name: name, Detail: format, NArgs: uint8(len(args))}
+	copy(ev.Args[:], args)
+	e.List = append(e.List, ev)
+}
+
+// modeChanges holds the detail of every mode change between named modes,
+// "from->to", so that reporting one allocates nothing.
+var modeChanges = func() (c [len(modeNames)][len(modeNames)]string) {
+	for i := range c {
+		for j := range c[i] {
+			c[i][j] = modeNames[i] + "->" + modeNames[j]
+		}
+	}
+	return c
+}()
+
+// ModeChange returns the detail of a change from mode from to mode to as
+// events.csv writes it: "from->to".
+func ModeChange(from, to Mode) string {
+	if int(from) < len(modeNames) && int(to) < len(modeNames) {
+		return modeChanges[from][to]
+	}
+	return from.String() + "->" + to.String()
 }
 
 // Vehicle is one simulated vehicle: an autopilot and a physics model

@@ -53,3 +53,28 @@ func TestCommandValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsNoAllocation: a vehicle reports mode changes and formatted
+// details without allocating once its buffer has room, and the details
+// read back as the formatting would have written them.
+func TestEventsNoAllocation(t *testing.T) {
+	ev := Events{List: make([]Event, 0, 4)}
+	x, y, z := 1.234, -5.678, 10.0
+	if n := testing.AllocsPerRun(100, func() {
+		ev.List = ev.List[:0]
+		ev.Add(0, "mode", ModeChange(ModeGoto, ModeHold))
+		ev.Addf(0, "arrived", "%.2f %.2f %.2f", x, y, z)
+		ev.Addf(0, "takeoff_done", "%.2f", z)
+	}); n != 0 {
+		t.Fatalf("%v allocations per call", n)
+	}
+	want := []string{"goto->hold", "1.23 -5.68 10.00", "10.00"}
+	for i, e := range ev.List {
+		if got := e.Text(); got != want[i] {
+			t.Errorf("event %d (%s): detail %q, want %q", i, e.Name, got, want[i])
+		}
+	}
+	if got := ModeChange(Mode(200), ModeIdle); got != "mode200->idle" {
+		t.Errorf("unknown mode change: %q", got)
+	}
+}

@@ -8,7 +8,6 @@
 package groundbotctl
 
 import (
-	"fmt"
 	"math"
 
 	"skyloop/geom"
@@ -65,7 +64,7 @@ func (v *Controller) setMode(t sim.Time, m vehicle.Mode, ev *vehicle.Events) {
 	if m == v.mode {
 		return
 	}
-	ev.Add(t, "mode", v.mode.String()+"->"+m.String())
+	ev.Add(t, "mode", vehicle.ModeChange(v.mode, m))
 	v.mode = m
 }
 
@@ -128,7 +127,7 @@ func (v *Controller) control(t sim.Time, ev *vehicle.Events) {
 		if d < p.AcceptRadius {
 			if !v.arrived {
 				v.arrived = true
-				ev.Add(t, "arrived", fmt.Sprintf("%.2f %.2f", v.target.X, v.target.Y))
+				ev.Addf(t, "arrived", "%.2f %.2f", v.target.X, v.target.Y)
 			}
 			break
 		}

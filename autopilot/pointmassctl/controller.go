@@ -6,7 +6,6 @@
 package pointmassctl
 
 import (
-	"fmt"
 	"math"
 
 	"skyloop/geom"
@@ -90,7 +89,7 @@ func (v *Controller) setMode(t sim.Time, m vehicle.Mode, ev *vehicle.Events) {
 	if m == v.mode {
 		return
 	}
-	ev.Add(t, "mode", v.mode.String()+"->"+m.String())
+	ev.Add(t, "mode", vehicle.ModeChange(v.mode, m))
 	v.mode = m
 }
 
@@ -180,7 +179,7 @@ func (v *Controller) control(t sim.Time, ev *vehicle.Events) {
 			case vehicle.ModeTakeoff:
 				v.setMode(t, vehicle.ModeHold, ev)
 			case vehicle.ModeGoto:
-				ev.Add(t, "arrived", fmtVec(v.target))
+				ev.Addf(t, "arrived", "%.2f %.2f %.2f", v.target.X, v.target.Y, v.target.Z)
 			case vehicle.ModeRTL:
 				v.setMode(t, vehicle.ModeLand, ev)
 			}
@@ -225,5 +224,3 @@ func (v *Controller) track(target geom.Vec3) geom.Vec3 {
 	sp.Z = math.Max(-p.MaxDescent, math.Min(p.MaxClimb, sp.Z))
 	return sp
 }
-
-func fmtVec(p geom.Vec3) string { return fmt.Sprintf("%.2f %.2f %.2f", p.X, p.Y, p.Z) }

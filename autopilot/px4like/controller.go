@@ -226,7 +226,7 @@ func (v *Controller) setMode(t sim.Time, m vehicle.Mode, ev *vehicle.Events) {
 	if m == v.mode {
 		return
 	}
-	ev.Add(t, "mode", v.mode.String()+"->"+m.String())
+	ev.Add(t, "mode", vehicle.ModeChange(v.mode, m))
 	v.mode = m
 	v.arrived = false
 }
@@ -466,13 +466,13 @@ func (v *Controller) modes(t sim.Time, ev *vehicle.Events) {
 	switch v.mode {
 	case vehicle.ModeTakeoff:
 		if math.Abs(v.estPos.Z-v.posSP.Z) < 0.2 && math.Abs(v.estVel.Z) < 0.3 {
-			ev.Add(t, "takeoff_done", fmt.Sprintf("%.2f", v.estPos.Z))
+			ev.Addf(t, "takeoff_done", "%.2f", v.estPos.Z)
 			v.setMode(t, vehicle.ModeHold, ev)
 		}
 	case vehicle.ModeGoto:
 		if !v.arrived && v.estPos.Dist(v.posSP) < ap.Accept && v.estVel.Norm() < 0.5 {
 			v.arrived = true
-			ev.Add(t, "arrived", fmt.Sprintf("%.2f %.2f %.2f", v.posSP.X, v.posSP.Y, v.posSP.Z))
+			ev.Addf(t, "arrived", "%.2f %.2f %.2f", v.posSP.X, v.posSP.Y, v.posSP.Z)
 		}
 	case vehicle.ModeRTL:
 		alt := max(v.home.Z+ap.RTLAlt, v.estPos.Z)
@@ -502,7 +502,7 @@ func (v *Controller) modes(t sim.Time, ev *vehicle.Events) {
 			if !v.landMaybe {
 				v.landMaybe, v.landSince = true, t
 			} else if t.Sub(v.landSince) >= 300*sim.Millisecond {
-				ev.Add(t, "touchdown", fmt.Sprintf("%.2f %.2f", v.estPos.X, v.estPos.Y))
+				ev.Addf(t, "touchdown", "%.2f %.2f", v.estPos.X, v.estPos.Y)
 				v.setMode(t, vehicle.ModeIdle, ev)
 				v.idleSince, v.idlePre, v.hasTarget = t, false, false
 			}
