@@ -131,6 +131,10 @@ type node struct {
 
 // Backend is the native 802.11 network.
 type Backend struct {
+	// sigSpare is the unused room of the block nodes' signal lists grow
+	// into (growSigs).
+	sigSpare []signal
+
 	p      Params
 	tm     timing
 	mode   Mode
@@ -773,6 +777,9 @@ func (b *Backend) arrive(f *frame, tx *node, r *node, d float64) {
 	delay := sim.Duration(math.Round(d / speedOfLight * 1e9))
 	s := signal{id: f.id, start: f.start.Add(delay), end: f.end.Add(delay), w: w}
 	b.pruneNode(r, s.start)
+	if len(r.sigs) == cap(r.sigs) {
+		b.growSigs(r)
+	}
 	r.sigs = append(r.sigs, s)
 	rec := reception{node: r.id}
 	if r.locked != 0 && !r.hdrDone && b.prof.headerAbort && r.lockEnd > s.start && s.start >= r.lockBeg.Add(b.tm.preamble+b.tm.header) {
@@ -940,6 +947,28 @@ func (b *Backend) detectInterference(r *node, id uint64, start sim.Time) float64
 		t = start.Add(b.prof.detect - 1)
 	}
 	return b.interference(r, id, t)
+}
+
+// sigBlock is the number of signals the nodes' grown signal lists are
+// carved from at a time (growSigs): 512 KiB.
+const sigBlock = 1 << 14
+
+// growSigs moves r's signals to a list twice as long, carved from a block
+// shared by all nodes. Nodes outgrow their inline room (sigBuf) one by one
+// as the run goes on, the more so the larger the swarm; carving their lists
+// from shared blocks makes that a few allocations per run, not one per
+// node, so that a long run does not keep allocating. A list given up stays
+// unused: nodes grow a few times at most.
+func (b *Backend) growSigs(r *node) {
+	n := 2 * cap(r.sigs)
+	if len(b.sigSpare) < n {
+		b.sigSpare = make([]signal, max(sigBlock, n))
+	}
+	grown := b.sigSpare[:len(r.sigs):n]
+	b.sigSpare = b.sigSpare[n:]
+	copy(grown, r.sigs)
+	clear(r.sigs)
+	r.sigs = grown
 }
 
 // pruneNode forgets the signals at r that ended before t and before the

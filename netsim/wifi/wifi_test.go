@@ -228,3 +228,42 @@ func TestLinearPowerMatchesDecibels(t *testing.T) {
 		t.Error("exponent 2.5 should use the decibel formula")
 	}
 }
+
+// TestGrowSigsSharesBlocks: nodes whose overlapping signals outgrow their
+// inline room get longer lists carved from one shared block (one
+// allocation for them all), and keep every signal in order.
+func TestGrowSigsSharesBlocks(t *testing.T) {
+	var b Backend
+	nodes := make([]node, 50)
+	const per = 40
+	push := func(r *node, s signal) {
+		if len(r.sigs) == cap(r.sigs) {
+			b.growSigs(r)
+		}
+		r.sigs = append(r.sigs, s)
+	}
+	allocs := testing.AllocsPerRun(1, func() {
+		b.sigSpare = nil
+		for i := range nodes {
+			r := &nodes[i]
+			r.sigs = r.sigBuf[:0]
+			for k := range per {
+				push(r, signal{id: uint64(i*per + k + 1), w: float64(k)})
+			}
+		}
+	})
+	if allocs != 1 {
+		t.Errorf("%v allocations for %d nodes of %d signals, want 1 (one block)", allocs, len(nodes), per)
+	}
+	for i := range nodes {
+		r := &nodes[i]
+		if len(r.sigs) != per {
+			t.Fatalf("node %d: %d signals, want %d", i, len(r.sigs), per)
+		}
+		for k, s := range r.sigs {
+			if s.id != uint64(i*per+k+1) || s.w != float64(k) {
+				t.Fatalf("node %d signal %d: %+v", i, k, s)
+			}
+		}
+	}
+}
