@@ -267,3 +267,30 @@ func TestAccelFeelsTouchdown(t *testing.T) {
 		t.Fatalf("integrated accelerometer velocity %v after a %.2f m/s touchdown, want the truth %v (within 0.05 m/s)", v, impact, ph.S.Vel)
 	}
 }
+
+// BenchmarkPhysicsSwarm is BenchmarkPhysicsStep for a swarm of 10,000
+// vehicles built as a run builds them, stepped one after another: each
+// vehicle's state is cold in cache, as in bench-full10000.
+func BenchmarkPhysicsSwarm(b *testing.B) {
+	m := iris(b)
+	sp := DefaultSensorParams()
+	const n = 10_000
+	phs := make([]*Physics, n)
+	for i := range phs {
+		phs[i] = NewPhysics(m, &sp, geom.V(float64(i%100)*20, float64(i/100)*20, 10), 0, sim.Stream(1, "turbulence", i), sim.Stream(1, "sensors", i))
+	}
+	a := hover(m)
+	var s vehicle.Sensors
+	var ev vehicle.Events
+	now := sim.Time(0)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		ph := phs[i]
+		ph.Sense(now, &s)
+		ph.Step(now, a, &ev)
+		if i++; i == n {
+			i, now = 0, now.Add(sim.Millisecond)
+		}
+	}
+}
