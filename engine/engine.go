@@ -160,6 +160,8 @@ type runFleet struct {
 	// agent.LocalReceiver (deliveries stepped ahead are then consumed
 	// ahead too), sharedRecv when some is not.
 	preparers, localRecv, sharedRecv bool
+	// steps is the agent phase's timetable of the slots that step.
+	steps stepQueue
 	// worlds are the shared physics worlds (MuJoCo); worldList and
 	// worldEvery, once built, the worlds and their periods in ticks.
 	worlds     vehicle.Worlds
@@ -472,6 +474,7 @@ func (r *Run) buildBehaviors() error {
 					s.sleep = sl
 					s.wake(r.cfg.tick)
 				}
+				r.fleet.steps.push(dueSlot{next: s.next, node: int32(i), slot: int32(j)})
 			}
 		}
 	}

@@ -373,31 +373,27 @@ func (r *Run) agentPhase(t sim.Time) error {
 	idx := int64(t) / int64(r.cfg.tick)
 	r.receive(r.net.deliv, t)
 	r.net.deliv = nil
+	due := r.fleet.steps.take(idx)
 	if r.fleet.preparers {
-		for i := range r.fleet.nodes {
-			ns := &r.fleet.nodes[i]
-			for j := range ns.slots {
-				s := &ns.slots[j]
-				if s.prep != nil && s.every > 0 && s.next == idx {
-					ns.drv.SetNow(t)
-					s.prep.Prepare(ns.ctx)
-				}
+		for _, d := range due {
+			ns := &r.fleet.nodes[d.node]
+			if s := &ns.slots[d.slot]; s.prep != nil {
+				ns.drv.SetNow(t)
+				s.prep.Prepare(ns.ctx)
 			}
 		}
 	}
-	for i := range r.fleet.nodes {
-		ns := &r.fleet.nodes[i]
-		for j := range ns.slots {
-			s := &ns.slots[j]
-			if s.every > 0 && s.next == idx {
-				ns.drv.SetNow(t)
-				s.b.Step(ns.ctx)
-				s.next += s.every
-				if s.sleep != nil {
-					s.wake(r.cfg.tick)
-				}
-			}
+	for _, d := range due {
+		ns := &r.fleet.nodes[d.node]
+		s := &ns.slots[d.slot]
+		ns.drv.SetNow(t)
+		s.b.Step(ns.ctx)
+		s.next += s.every
+		if s.sleep != nil {
+			s.wake(r.cfg.tick)
 		}
+		d.next = s.next
+		r.fleet.steps.push(d)
 	}
 	if r.failed != nil {
 		return r.failed
