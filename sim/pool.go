@@ -384,7 +384,10 @@ func (p *Pool) Close() {
 // keeps the faster way for a stretch of calls that doubles while the
 // choice holds. The time of a call is the period from its start to the
 // next call's start: everything the way of running costs, the caller's
-// other work included.
+// other work included. While parallel is kept, the stretch's own calls
+// time it: a check whose inline probe is clearly slower than that stops
+// there, and parallel is kept without probing it again (in a large swarm
+// an inline call costs twice a parallel one, and a full check 64 of them).
 type tuner struct {
 	stage   int   // stageInline, stageParallel or stageKeep
 	i       int   // calls made in the stage
@@ -394,7 +397,11 @@ type tuner struct {
 	par     bool  // the way kept in the keep stage
 	decided bool  // an earlier check chose par
 	fixed   bool  // tests: always par, no timing
-	last    time.Time
+	// parNs and parN are the periods of the last stretch kept parallel
+	// and their count (0: none since the last full check).
+	parNs int64
+	parN  int
+	last  time.Time
 }
 
 const (
@@ -403,6 +410,7 @@ const (
 	stageKeep
 
 	probeRuns  = 64
+	minProbe   = 8 // calls an inline probe runs before it may stop early
 	minStretch = 256
 	maxStretch = 16384
 )
@@ -427,6 +435,11 @@ func (t *tuner) parallel(now time.Time) bool {
 		if t.i > probeRuns {
 			t.inline = t.ns
 			t.start(stageParallel)
+		} else if t.parN > 0 && t.i >= minProbe && t.ns*int64(t.parN)*10 > t.parNs*int64(t.i)*13 {
+			// Clearly slower than the stretch just kept parallel.
+			t.stretch = min(t.stretch*2, maxStretch)
+			t.parN = 0
+			t.start(stageKeep)
 		}
 	case stageParallel:
 		done := t.i > probeRuns
@@ -442,6 +455,10 @@ func (t *tuner) parallel(now time.Time) bool {
 		}
 	default:
 		if t.i >= t.stretch {
+			t.parNs, t.parN = 0, 0
+			if t.par {
+				t.parNs, t.parN = t.ns, t.i
+			}
 			t.start(stageInline)
 		}
 	}

@@ -530,7 +530,8 @@ func TestPoolManyJobsWithSleepingHelpers(t *testing.T) {
 
 // TestTunerChoosesTheFasterWay: fed periods where parallel calls take half
 // as long, the tuner settles on parallel; fed the opposite, on inline; it
-// re-checks, and cuts a slow parallel probe short.
+// re-checks, cuts a slow parallel probe short, and once parallel is kept,
+// cuts short an inline probe clearly slower than the stretch it kept.
 func TestTunerChoosesTheFasterWay(t *testing.T) {
 	for _, c := range []struct {
 		name            string
@@ -544,12 +545,15 @@ func TestTunerChoosesTheFasterWay(t *testing.T) {
 		var tu tuner
 		tu.reset()
 		now := time.Unix(0, 0)
-		var probes, parCalls, cut int
+		var probes, parCalls, inlineCalls, cut int
 		prevPar := false
 		for call := 0; call < 40000; call++ {
 			par := tu.parallel(now)
-			if tu.stage == stageParallel && tu.i == 1 {
+			if tu.stage == stageInline && tu.i == 1 {
 				probes++
+			}
+			if tu.stage == stageInline {
+				inlineCalls++ // probing
 			}
 			if par {
 				parCalls++
@@ -573,6 +577,12 @@ func TestTunerChoosesTheFasterWay(t *testing.T) {
 		}
 		if c.want && parCalls < 30000 {
 			t.Errorf("%s: only %d of 40000 calls in parallel", c.name, parCalls)
+		}
+		if c.want && c.inlineNs*10 > c.parNs*13 && inlineCalls > probeRuns+1+(probes-1)*minProbe {
+			t.Errorf("%s: %d inline calls in %d checks: slow inline probes not cut short", c.name, inlineCalls, probes)
+		}
+		if !c.want && 40000-parCalls < 30000 {
+			t.Errorf("%s: only %d of 40000 calls inline", c.name, 40000-parCalls)
 		}
 	}
 }
