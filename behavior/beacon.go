@@ -9,6 +9,7 @@ import (
 	"skyloop/geom"
 	"skyloop/netsim"
 	"skyloop/sim"
+	"skyloop/vehicle"
 )
 
 var nan = math.NaN()
@@ -215,10 +216,12 @@ func (b *Beacon) due(ctx *agent.Context) bool {
 // as content, or deferred (bound at its time by Bind).
 func (b *Beacon) send(ctx *agent.Context, at sim.Time, deferred bool) {
 	m := agent.Message{Dst: netsim.Broadcast, Kind: netsim.KindState, Seq: b.seq, Port: b.p.Port}
+	var tel vehicle.Telemetry
 	if deferred {
 		m.Deferred, m.Size = true, b.size()
 	} else {
-		b.buf = b.content(ctx, b.seq, at, b.buf[:0])
+		tel = ctx.Telemetry()
+		b.buf = b.content(ctx, &tel, b.seq, at, b.buf[:0])
 		m.Payload = b.buf
 	}
 	if err := ctx.SendAt(at, m); err != nil {
@@ -227,7 +230,6 @@ func (b *Beacon) send(ctx *agent.Context, at sim.Time, deferred bool) {
 	}
 	b.seq++
 	if !deferred {
-		tel := ctx.Telemetry()
 		b.lastPos, b.lastYaw, b.lastSent, b.sent = tel.Pos, tel.Yaw, at, true
 	}
 }
@@ -253,8 +255,7 @@ func (b *Beacon) size() int {
 // current state, in the beacon's format. Sending now and binding a planned
 // update later both use it, so an update's bytes do not depend on how the
 // run drives its network.
-func (b *Beacon) content(ctx *agent.Context, seq uint32, tgen sim.Time, buf []byte) []byte {
-	tel := ctx.Telemetry()
+func (b *Beacon) content(ctx *agent.Context, tel *vehicle.Telemetry, seq uint32, tgen sim.Time, buf []byte) []byte {
 	s := agent.State{ID: uint32(ctx.ID()), Seq: seq, TGen: tgen, Pos: tel.Pos, Vel: tel.Vel,
 		Yaw: tel.Yaw, V: tel.Vel.NormXY(), Omega: tel.YawRate}
 	if b.p.Format == Planar {
@@ -293,7 +294,8 @@ func (b *Beacon) Plan(ctx *agent.Context, end sim.Time) {
 
 // Bind returns a planned update's content: the vehicle's state now.
 func (b *Beacon) Bind(ctx *agent.Context, m *agent.Message, buf []byte) []byte {
-	return b.content(ctx, m.Seq, m.TGen, buf)
+	tel := ctx.Telemetry()
+	return b.content(ctx, &tel, m.Seq, m.TGen, buf)
 }
 
 // Receive applies state updates to the node's beliefs.
