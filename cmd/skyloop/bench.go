@@ -27,6 +27,7 @@ import (
 // benchFlags are bench's command-line settings.
 type benchFlags struct {
 	runs, workers, vehicles int
+	memProfileRate          int
 	files, contend, asJSON  bool
 	cpuProfile, memProfile  string
 	duration, warmup        string
@@ -66,7 +67,12 @@ formatted and written to a temporary directory.
 
 With --contend a CPU-bound process runs beside the benchmark for its whole
 duration, as on a machine where something else is busy: compare --workers 1
-and 2 (and the default) with and without it.`,
+and 2 (and the default) with and without it.
+
+To find what allocates once a run is warm, write two allocation profiles
+recording every allocation (--memprofile FILE --memprofilerate 1) of the
+same run with two durations and subtract one from the other:
+go tool pprof -sample_index=alloc_objects -diff_base SHORT -top LONG.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, args, &fl) },
 	}
@@ -81,6 +87,7 @@ and 2 (and the default) with and without it.`,
 	c.Flags().BoolVar(&fl.asJSON, "json", false, "print the figures as one JSON object")
 	c.Flags().StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of all runs to this file (go tool pprof)")
 	c.Flags().StringVar(&fl.memProfile, "memprofile", "", "write an allocation profile of all runs to this file (go tool pprof -sample_index=alloc_space)")
+	c.Flags().IntVar(&fl.memProfileRate, "memprofilerate", 4096, "with --memprofile, record one allocation per this many bytes allocated; 1 records every one (exact counts, slower), to find what allocates per tick")
 	return c
 }
 
@@ -117,7 +124,7 @@ func runBench(cmd *cobra.Command, args []string, fl *benchFlags) error {
 		defer stop()
 	}
 	if fl.memProfile != "" {
-		runtime.MemProfileRate = 4096
+		runtime.MemProfileRate = fl.memProfileRate
 	}
 	samples := make([]benchSample, 0, fl.runs)
 	for i := 0; i < fl.runs; i++ {
@@ -163,6 +170,9 @@ func (fl *benchFlags) plan(cmd *cobra.Command, args []string) (benchPlan, error)
 	}
 	if fl.workers < 0 {
 		return p, badInput("--workers must be >= 0, got %d", fl.workers)
+	}
+	if fl.memProfileRate < 1 {
+		return p, badInput("--memprofilerate must be >= 1, got %d", fl.memProfileRate)
 	}
 	if cmd.Flags().Changed("vehicles") && fl.vehicles < 1 {
 		return p, badInput("--vehicles must be >= 1, got %d", fl.vehicles)

@@ -143,6 +143,7 @@ vehicles:
 		want string
 	}{
 		{[]string{"--vehicles", "0"}, "--vehicles must be >= 1, got 0"},
+		{[]string{"--memprofilerate", "0"}, "--memprofilerate must be >= 1, got 0"},
 		{[]string{"--vehicles", "-3"}, "--vehicles must be >= 1, got -3"},
 		{[]string{two, "--vehicles", "5"}, "--vehicles needs a scenario with exactly one vehicle group; two has 2"},
 		{[]string{"--vehicles", "100000000"}, "count"},
