@@ -176,6 +176,22 @@ type NodeInfo struct {
 	Vehicle bool // false for fixed nodes such as ground stations
 }
 
+// Work is what a backend's radio model did: the frames it put on the air
+// (data and acknowledgements) and their arrivals at the nodes within
+// reception range, each a decision of a receiver's PHY (lock, busy or
+// drop). A packet-level radio model spends its time on the arrivals.
+type Work struct {
+	Transmissions uint64
+	Arrivals      uint64
+}
+
+// WorkCounter is implemented by backends that count their Work (the
+// native Wi-Fi model). Work is called from the goroutine that calls
+// AdvanceTo, between two calls of it.
+type WorkCounter interface {
+	Work() Work
+}
+
 // Backend is a network model. All methods are called from one goroutine,
 // in time order: Send and SetPositions at the current tick time t, which is
 // never earlier than the last AdvanceTo.

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"skyloop/engine"
+	"skyloop/netsim"
 	"skyloop/runner"
 	"skyloop/scenario"
 	"skyloop/sim"
@@ -46,7 +47,11 @@ or the end of the warm-up, to the last tick: the summary built after it is
 not counted), and memory per
 vehicle: the live heap the built run holds (Go's HeapInuse after a
 garbage collection, less what was in use before the build), and what it
-holds at the end of the run, divided by the vehicle count.
+holds at the end of the run, divided by the vehicle count. Over the native
+Wi-Fi model it also reports the radio model's work, the same in every run:
+frames on the air and their arrivals at the receivers in reception range
+(each a PHY decision) per measured simulated second, and the wall time per
+arrival, which is what a packet-level radio model's cost grows with.
 
 --vehicles N sets the vehicle count of the scenario's vehicle group (the
 scenario must have exactly one); a grid spawn layout gets ceil(sqrt(N))
@@ -236,6 +241,9 @@ type benchSample struct {
 	ticks   int64
 	workers int
 	res     *runner.Result
+	// work is what the network's radio model did in the measured span
+	// (netsim.WorkCounter; zero for other backends).
+	work netsim.Work
 }
 
 // benchOnce builds and runs the scenario once (run i) and measures it.
@@ -250,15 +258,25 @@ func benchOnce(p benchPlan, fl *benchFlags, i int) (benchSample, error) {
 	// progress report at the end), without the summary.
 	var warmed time.Time
 	kernelDone := false
+	var r *engine.Run
+	var w0, w1 netsim.Work // the radio model's work at the warm-up's end and the run's
+	work := func() netsim.Work {
+		if wc, ok := r.Backend().(netsim.WorkCounter); ok {
+			return wc.Work()
+		}
+		return netsim.Work{}
+	}
 	opt := engine.Options{NoFiles: !fl.files, Workers: fl.workers, Duration: p.dur, Registry: registry}
 	opt.Progress = func(now, end sim.Time) {
 		if p.warmup > 0 && now == sim.Time(p.warmup) {
 			runtime.ReadMemStats(&m0)
 			warmed = time.Now()
+			w0 = work()
 		}
 		if now == end {
 			runtime.ReadMemStats(&mk)
 			kernelDone = true
+			w1 = work()
 		}
 	}
 	r, err := engine.Build(p.sc, opt)
@@ -299,6 +317,7 @@ func benchOnce(p benchPlan, fl *benchFlags, i int) (benchSample, error) {
 		m1.Mallocs = mk.Mallocs
 	}
 	s.mallocs = m1.Mallocs - m0.Mallocs
+	s.work = netsim.Work{Transmissions: w1.Transmissions - w0.Transmissions, Arrivals: w1.Arrivals - w0.Arrivals}
 	s.ticks = res.Summary.Ticks - int64(p.warmup/p.sc.Tick)
 	s.res = res
 	return s, nil
@@ -355,6 +374,12 @@ func benchSummary(samples []benchSample, fl *benchFlags, warmup sim.Duration) be
 	if f.Deliveries > 0 {
 		f.NsDelivery = median(fullWalls) * 1e9 / float64(f.Deliveries)
 	}
+	if w := last.work; w.Arrivals > 0 {
+		measured := f.SimSeconds - f.Warmup
+		f.TransmissionsPerS = float64(w.Transmissions) / measured
+		f.ArrivalsPerS = float64(w.Arrivals) / measured
+		f.NsArrival = med * 1e9 / float64(w.Arrivals)
+	}
 	return f
 }
 
@@ -374,6 +399,10 @@ func printBench(out io.Writer, f benchFigures, simulated, warmup sim.Duration) {
 	}
 	if f.Deliveries > 0 {
 		fmt.Fprintf(out, "%.1f ns per delivery (whole run time / deliveries)\n", f.NsDelivery)
+	}
+	if f.ArrivalsPerS > 0 {
+		fmt.Fprintf(out, "radio model: %.0f frames on the air and %.0f arrivals at receivers in range per simulated second, %.1f ns per arrival (wall time / arrivals)\n",
+			f.TransmissionsPerS, f.ArrivalsPerS, f.NsArrival)
 	}
 	fmt.Fprintf(out, "%.4f heap allocations per tick\n", f.Allocs)
 	if f.Vehicles > 0 {
@@ -415,6 +444,15 @@ type benchFigures struct {
 	// HeapEndPerVehicle is the same at the end of the run, the run still
 	// held.
 	HeapEndPerVehicle float64 `json:"heap_end_bytes_per_vehicle"`
+	// TransmissionsPerS and ArrivalsPerS are the frames the radio model
+	// put on the air and their arrivals at the nodes in reception range
+	// (each a receiver's PHY decision) per measured simulated second, and
+	// NsArrival the median wall time per arrival; 0 for backends that do
+	// not count their work (netsim.WorkCounter: the native Wi-Fi model
+	// does). The counts are the same in every run.
+	TransmissionsPerS float64 `json:"transmissions_per_s,omitempty"`
+	ArrivalsPerS      float64 `json:"arrivals_per_s,omitempty"`
+	NsArrival         float64 `json:"ns_per_arrival,omitempty"`
 }
 
 // median returns the median of xs (the upper one of an even count), which

@@ -123,6 +123,30 @@ func TestBenchJSON(t *testing.T) {
 		t.Errorf("x_realtime = %v, want 1 s / %v s", v, wall)
 	}
 
+	if _, ok := f["arrivals_per_s"]; ok {
+		t.Errorf("arrivals_per_s from the impair backend, which does not count its work: %v", stdout)
+	}
+
+	// Over the native Wi-Fi model, the radio model's work in the measured
+	// second: 4 drones 20 m apart beacon at 10 Hz, each frame arriving at
+	// the 3 others.
+	code, stdout, stderr = capture(t, "bench", "bench-full100", "--vehicles", "4", "--duration", "2s", "--warmup", "1s", "--runs", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f = nil
+	if err := json.Unmarshal([]byte(stdout), &f); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, stdout)
+	}
+	tx, _ := f["transmissions_per_s"].(float64)
+	arr, _ := f["arrivals_per_s"].(float64)
+	if tx < 36 || tx > 44 || arr != 3*tx {
+		t.Errorf("transmissions_per_s %v, arrivals_per_s %v; want about 40 and 3 times that", tx, arr)
+	}
+	if v, want := f["ns_per_arrival"].(float64), f["wall_median_s"].(float64)*1e9/arr; arr > 0 && (v < want*0.999 || v > want*1.001) {
+		t.Errorf("ns_per_arrival = %v, want the measured wall time / arrivals = %v", v, want)
+	}
+
 	// The text output names the memory per vehicle.
 	code, stdout, stderr = capture(t, "bench", "bench-swarm100", "--vehicles", "4", "--duration", "500ms", "--runs", "1")
 	if code != 0 || !strings.Contains(stdout, "bench-swarm100: 4 vehicles, 500ms simulated") || !strings.Contains(stdout, "memory per vehicle: ") {

@@ -134,6 +134,7 @@ type Backend struct {
 	// sigSpare is the unused room of the block nodes' signal lists grow
 	// into (growSigs).
 	sigSpare []signal
+	work     netsim.Work
 
 	p      Params
 	tm     timing
@@ -332,6 +333,10 @@ func (b *Backend) trace(typ netsim.EventType, t sim.Time, p *netsim.Packet, nd n
 	b.ev = netsim.TraceEvent{Type: typ, T: t, P: p, Node: nd, Reason: r, RxPower: pw}
 	b.tr.Trace(&b.ev)
 }
+
+// Work returns the frames put on the air and their arrivals at nodes
+// within the reception range so far (netsim.WorkCounter).
+func (b *Backend) Work() netsim.Work { return b.work }
 
 // AdvanceTo processes every event up to t.
 func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
@@ -615,6 +620,7 @@ func (b *Backend) transmit(n *node, f *frame) {
 		b.capture.Write(t, f.pkt)
 	}
 	f.recv = f.recv[:0]
+	b.work.Transmissions++
 	b.idx.Collect(n.pos, n.id, b.reachSq, b.pos, func(r int32, d2 float64) { b.reach(f, n, r, d2) })
 	b.push(f.end, event{kind: evTxEnd, node: n.id, f: f})
 }
@@ -748,6 +754,7 @@ func (b *Backend) linWatts(d float64) float64 {
 
 // arrive registers f's signal at receiver r, d metres away.
 func (b *Backend) arrive(f *frame, tx *node, r *node, d float64) {
+	b.work.Arrivals++
 	var w float64
 	var sensitive, preambleQuiet bool
 	if b.lin != 0 {

@@ -267,3 +267,29 @@ func TestGrowSigsSharesBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkCounts: the backend counts the frames it puts on the air and
+// their arrivals at the nodes within the reception range: a broadcast
+// heard by the two nodes near its sender (not by one 2 km away) is one
+// transmission and two arrivals; a unicast to a near node adds its data
+// frame and the ACK, each arriving at the two other near nodes.
+func TestWorkCounts(t *testing.T) {
+	c := &counter{}
+	b := nativeBackend(t, DefaultParams(), c)
+	pos := []geom.Vec3{{}, geom.V(20, 0, 0), geom.V(40, 0, 0), geom.V(2000, 0, 0)}
+	sends := []send{{t: sim.Time(10 * sim.Millisecond), src: 0, dst: netsim.Broadcast, size: 100}}
+	drive(t, b, pos, sends, sim.Time(sim.Second), c)
+	if w := b.Work(); w != (netsim.Work{Transmissions: 1, Arrivals: 2}) {
+		t.Fatalf("broadcast: %+v, want 1 transmission and 2 arrivals", w)
+	}
+	c = &counter{}
+	b = nativeBackend(t, DefaultParams(), c)
+	sends = []send{{t: sim.Time(10 * sim.Millisecond), src: 0, dst: 1, size: 100}}
+	o := drive(t, b, pos, sends, sim.Time(sim.Second), c)
+	if o.rx[0][1] != 1 {
+		t.Fatalf("unicast not delivered once: %v", o.rx[0])
+	}
+	if w := b.Work(); w != (netsim.Work{Transmissions: 2, Arrivals: 4}) {
+		t.Fatalf("unicast: %+v, want 2 transmissions (data, ACK) and 4 arrivals", w)
+	}
+}
