@@ -468,7 +468,7 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 	for i := range r.fleet.vev {
 		ev := &r.fleet.vev[i]
 		for _, e := range ev.List {
-			if r.out.rec != nil {
+			if r.out.rec != nil { // else nothing reads the text: do not format it
 				r.event(e.T, netsim.NodeID(i), "vehicle", e.Name, e.Text())
 			}
 		}
