@@ -42,6 +42,54 @@ func TestKthMatchesSort(t *testing.T) {
 		if got := kth([]*latStore{&a, &b}, uint64(k)); got != all[k] {
 			t.Fatalf("trial %d n=%d k=%d spread=%d: got %d want %d", trial, n, k, spread, got, all[k])
 		}
+		// Several ranks at once, equal ones and the extremes included:
+		// they share histograms while their ranges are the same.
+		ks := []uint64{uint64(rng.IntN(n)), 0, uint64(n - 1), uint64(k), uint64(rng.IntN(n))}
+		got := kths([]*latStore{&a, &b}, ks)
+		for i, k := range ks {
+			if got[i] != all[k] {
+				t.Fatalf("trial %d n=%d ranks %v: rank %d got %d want %d", trial, n, ks, k, got[i], all[k])
+			}
+		}
+	}
+}
+
+// TestKthsExtremeValues checks ranks over values that span the whole
+// int64 range (negative and huge values go to the overflow list), where
+// a histogram's bins are as wide as they get and the last one is cut
+// short at the range's end.
+func TestKthsExtremeValues(t *testing.T) {
+	vals := []int64{math.MaxInt64, math.MinInt64, 0, -1, 1, math.MaxUint32, math.MaxUint32 + 1, math.MaxInt64 - 1, 7, 7, 7, math.MinInt64 + 1}
+	var s latStore
+	for _, v := range vals {
+		s.add(v)
+	}
+	sorted := slices.Clone(vals)
+	slices.Sort(sorted)
+	ks := make([]uint64, len(sorted))
+	for i := range ks {
+		ks[i] = uint64(i)
+	}
+	got := kths([]*latStore{&s}, ks)
+	if !slices.Equal(got, sorted) {
+		t.Fatalf("got %v, want %v", got, sorted)
+	}
+}
+
+// BenchmarkLatencyOver measures the summary's exact median and 95th
+// percentile over ten million latencies (a long bench-full100 run holds
+// about as many).
+func BenchmarkLatencyOver(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var s latStore
+	for range 10_000_000 {
+		s.add(200_000 + rng.Int64N(5_000_000))
+	}
+	b.ResetTimer()
+	for range b.N {
+		if l := latencyOver(&s); l.P50 <= 0 || l.P95 < l.P50 {
+			b.Fatalf("got %+v", l)
+		}
 	}
 }
 
