@@ -157,6 +157,13 @@ func ErrorModelByName(s string) (ErrorModel, bool) {
 // approximation exceeds 1/2 below -14.3 dB and diverges at 0, is capped at
 // 1/2.
 func (e ErrorModel) ChunkSuccess(m Mode, snr float64, nbits int) float64 {
+	return e.chunkSuccess(&m, snr, nbits)
+}
+
+// chunkSuccess is ChunkSuccess with the mode passed by reference: the
+// receivers' hot loop calls it for every chunk of every arrival, and a
+// Mode is a dozen words to copy at each call.
+func (e ErrorModel) chunkSuccess(m *Mode, snr float64, nbits int) float64 {
 	if !(snr > 0) {
 		snr = 0
 	}
@@ -183,7 +190,7 @@ func (e ErrorModel) ChunkSuccess(m Mode, snr float64, nbits int) float64 {
 // SINR to Eb/N0 with a 22 MHz noise bandwidth.
 const ermDsssBandwidth = 22e6
 
-func ermDsss(m Mode, snr float64, nbits int) float64 {
+func ermDsss(m *Mode, snr float64, nbits int) float64 {
 	n := float64(nbits)
 	switch {
 	case m.Modulation == ModDBPSK:
@@ -371,7 +378,7 @@ func ermLegendreRule(n int) [2][]float64 {
 
 // ermTableMcs maps an OFDM mode to the HT MCS with the same modulation and
 // code rate, the index of ns-3's PER tables; -1 for BPSK 3/4 (9 Mbps).
-func ermTableMcs(m Mode) int {
+func ermTableMcs(m *Mode) int {
 	half := m.CodeRateNum == 1 && m.CodeRateDen == 2
 	threeQ := m.CodeRateNum == 3 && m.CodeRateDen == 4
 	switch m.Modulation {
@@ -486,7 +493,7 @@ func (c *ermPerCurve) at(snrDb float64) float64 {
 	return a + (snrDb-lo)*(b-a)/ermSnrStepDb
 }
 
-func ermTableBased(m Mode, snr float64, nbits int) float64 {
+func ermTableBased(m *Mode, snr float64, nbits int) float64 {
 	mcs := ermTableMcs(m)
 	if mcs < 0 {
 		return ermYans(m, snr, nbits) // ns-3's fallback model
@@ -544,7 +551,7 @@ func ermNistCodedPe(p float64, sp *ermNistSpectrum) float64 {
 	return sum / (2 * sp.b)
 }
 
-func ermNist(m Mode, snr float64, nbits int) float64 {
+func ermNist(m *Mode, snr float64, nbits int) float64 {
 	var ber float64
 	switch m.Modulation {
 	case ModBPSK:
@@ -584,7 +591,7 @@ func ermNist(m Mode, snr float64, nbits int) float64 {
 
 const ermOfdmBandwidth = 20e6
 
-func ermYans(m Mode, snr float64, nbits int) float64 {
+func ermYans(m *Mode, snr float64, nbits int) float64 {
 	ebn0 := snr * ermOfdmBandwidth / m.PhyRateBps()
 	var ber float64
 	if m.Modulation == ModBPSK {

@@ -234,7 +234,7 @@ func BenchmarkChunkSuccess(b *testing.B) {
 // of 0 or 1) give exactly what the full computation gives.
 func TestTableBasedShortcutsExact(t *testing.T) {
 	full := func(m Mode, snr float64, nbits int) float64 {
-		mcs := ermTableMcs(m)
+		mcs := ermTableMcs(&m)
 		size := max(1, nbits/8)
 		db := math.Floor(10*math.Log10(snr)*100+0.5) / 100
 		curve, ref := &ermBcc32[mcs], ermSmallFrame
@@ -253,14 +253,14 @@ func TestTableBasedShortcutsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	n := 0
 	for _, m := range Modes {
-		if !m.OFDM() || ermTableMcs(m) < 0 {
+		if !m.OFDM() || ermTableMcs(&m) < 0 {
 			continue
 		}
 		for i := 0; i < 200_000; i++ {
 			db := -10 + rng.Float64()*50
 			snr := math.Pow(10, db/10)
 			nbits := []int{4, 24, 256, 448, 3200, 11664, 12000}[i%7]
-			if got, want := ermTableBased(m, snr, nbits), full(m, snr, nbits); got != want {
+			if got, want := ermTableBased(&m, snr, nbits), full(m, snr, nbits); got != want {
 				t.Fatalf("%s at %.4f dB, %d bits: %v, the full computation %v", m.Name, db, nbits, got, want)
 			}
 			n++

@@ -187,7 +187,7 @@ func TestProfile326ErrorModel(t *testing.T) {
 		r := &node{}
 		s := signal{id: 1, start: 0, end: sim.Time(dur), w: dbmToW(c.dbm)}
 		r.sigs = append(r.sigs, s)
-		ph, pt, _ := b.success(r, &s, m, false)
+		ph, pt, _ := b.success(r, &s, &m, false)
 		noise := 1.3803e-23 * 290 * 20e6 * math.Pow(10, 0.7)
 		if c.std == "80211b" {
 			noise *= 22.0 / 20

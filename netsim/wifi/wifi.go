@@ -902,7 +902,7 @@ func (b *Backend) decodeDraw(id uint64, r int32) float64 {
 // ns-3.37 does, without EIFS, the medium then busy only by energy.
 func (b *Backend) checkHeader(r *node) {
 	s := b.lockedSignal(r)
-	ph, _, interfered := b.success(r, s, r.lockF.mode, true)
+	ph, _, interfered := b.success(r, s, &r.lockF.mode, true)
 	if b.decodeDraw(s.id, r.id) < ph {
 		r.hdrDone = true
 		return
@@ -1002,7 +1002,7 @@ func (b *Backend) pruneNode(r *node, t sim.Time) {
 // model's success for the PHY header and the payload. With headerOnly only
 // the first is computed (the second is returned as 0). interfered reports
 // whether another signal overlapped the part computed.
-func (b *Backend) success(r *node, s *signal, mode Mode, headerOnly bool) (ph, p float64, interfered bool) {
+func (b *Backend) success(r *node, s *signal, mode *Mode, headerOnly bool) (ph, p float64, interfered bool) {
 	id := s.id
 	hs := s.start.Add(b.tm.preamble)
 	he := hs.Add(b.tm.header)
@@ -1042,14 +1042,14 @@ func (b *Backend) success(r *node, s *signal, mode Mode, headerOnly bool) (ph, p
 		sinr := s.w / (b.noise + iw)
 		m := mode
 		if a < he {
-			m = b.tm.headerMode
+			m = &b.tm.headerMode
 		}
 		rate := m.RateBps
 		if b.prof.codedBits {
 			rate = m.PhyRateBps()
 		}
 		// ns-3 truncates the chunk's bit count.
-		cs := b.p.ErrorModel.ChunkSuccess(m, sinr, int(c.Sub(a).Seconds()*rate))
+		cs := b.p.ErrorModel.chunkSuccess(m, sinr, int(c.Sub(a).Seconds()*rate))
 		p *= cs
 		if a < he {
 			ph *= cs
@@ -1104,7 +1104,7 @@ func (b *Backend) txEnd(f *frame) {
 			continue
 		}
 		s := *b.lockedSignal(r)
-		ph, ps, interfered := b.success(r, &s, f.mode, false)
+		ph, ps, interfered := b.success(r, &s, &f.mode, false)
 		r.locked, r.lockF = 0, nil
 		u := b.decodeDraw(f.id, rc.node)
 		headerOK := u < ph
