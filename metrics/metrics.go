@@ -211,9 +211,10 @@ func (a *kindAcc) summary(secs float64, lat Latency) KindSummary {
 // latencies (a constant-latency network gives nothing else) are kept as
 // one value and a count: only the multiset matters.
 type latStore struct {
-	blocks [][]uint32
-	runs   []latRun // flushed runs of two or more equal values
-	cur    latRun   // the run being counted (n = 0: none)
+	blocks [][]uint32 // full blocks
+	tail   []uint32   // the block being filled
+	runs   []latRun   // flushed runs of two or more equal values
+	cur    latRun     // the run being counted (n = 0: none)
 	big    []int64
 	n      int
 	sum    float64
@@ -235,15 +236,16 @@ const (
 )
 
 func (c *latStore) add(v int64) {
-	if c.n == 0 || v < c.min {
+	if c.n == 0 {
+		c.min, c.max = v, v
+	} else if v < c.min {
 		c.min = v
-	}
-	if c.n == 0 || v > c.max {
+	} else if v > c.max {
 		c.max = v
 	}
 	c.n++
 	c.sum += float64(v)
-	if v < 0 || v > math.MaxUint32 {
+	if uint64(v) > math.MaxUint32 { // negative or 4.29 s and more
 		c.big = append(c.big, v)
 		return
 	}
@@ -267,17 +269,22 @@ func (c *latStore) flush() {
 		return
 	}
 	c.cur.n = 0
-	if k := len(c.blocks); k == 0 || len(c.blocks[k-1]) == cap(c.blocks[k-1]) {
-		// Blocks double up to maxBlockLen: a long run makes a few dozen
-		// allocations for millions of latencies.
-		size := blockLen
-		if k > 0 {
-			size = min(2*cap(c.blocks[k-1]), maxBlockLen)
-		}
-		c.blocks = append(c.blocks, make([]uint32, 0, size))
+	if len(c.tail) == cap(c.tail) {
+		c.grow()
 	}
-	k := len(c.blocks) - 1
-	c.blocks[k] = append(c.blocks[k], c.cur.v)
+	c.tail = append(c.tail, c.cur.v)
+}
+
+// grow files the full tail block and starts a new one. Blocks double up
+// to maxBlockLen: a long run makes a few dozen allocations for millions
+// of latencies.
+func (c *latStore) grow() {
+	size := blockLen
+	if cap(c.tail) > 0 {
+		c.blocks = append(c.blocks, c.tail)
+		size = min(2*cap(c.tail), maxBlockLen)
+	}
+	c.tail = make([]uint32, 0, size)
 }
 
 // kths returns the ks[i]-th smallest values (0-based) over the given
@@ -377,36 +384,45 @@ func (h *histogram) reset(r valueRange) {
 
 // fill counts the values of st.
 func (h *histogram) fill(st *latStore) {
+	for _, blk := range st.blocks {
+		h.countBlock(blk)
+	}
+	h.countBlock(st.tail)
+	for _, r := range st.runs {
+		h.count(int64(r.v), r.n)
+	}
+	if st.cur.n > 0 {
+		h.count(int64(st.cur.v), st.cur.n)
+	}
+	for _, v := range st.big {
+		h.count(v, 1)
+	}
+}
+
+// countBlock counts the values of a block: the loop over nearly every
+// latency, so it keeps what it reads in locals.
+func (h *histogram) countBlock(blk []uint32) {
 	lo, width, shift := h.r.lo, uint64(h.r.hi)-uint64(h.r.lo), h.shift
 	bins := h.bins[:histBins]
 	var below uint64
-	for _, blk := range st.blocks {
-		for _, x := range blk {
-			v := int64(x)
-			if d := uint64(v) - uint64(lo); d <= width {
-				bins[(d>>shift)&(histBins-1)]++
-			} else if v < lo {
-				below++
-			}
-		}
-	}
-	add := func(v int64, n uint64) {
+	for _, x := range blk {
+		v := int64(x)
 		if d := uint64(v) - uint64(lo); d <= width {
-			bins[(d>>shift)&(histBins-1)] += n
+			bins[(d>>shift)&(histBins-1)]++
 		} else if v < lo {
-			below += n
+			below++
 		}
-	}
-	for _, r := range st.runs {
-		add(int64(r.v), r.n)
-	}
-	if st.cur.n > 0 {
-		add(int64(st.cur.v), st.cur.n)
-	}
-	for _, v := range st.big {
-		add(v, 1)
 	}
 	h.below += below
+}
+
+// count counts n times the value v.
+func (h *histogram) count(v int64, n uint64) {
+	if d := uint64(v) - uint64(h.r.lo); d <= uint64(h.r.hi)-uint64(h.r.lo) {
+		h.bins[(d>>h.shift)&(histBins-1)] += n
+	} else if v < h.r.lo {
+		h.below += n
+	}
 }
 
 // narrow returns the range of the bin that holds the k-th smallest value

@@ -204,3 +204,21 @@ func TestAoISparseMatchesDense(t *testing.T) {
 
 // kth returns the k-th smallest value over the stores.
 func kth(stores []*latStore, k uint64) int64 { return kths(stores, []uint64{k})[0] }
+
+// BenchmarkLatStoreAdd measures recording one delivery's latency, which
+// the network's goroutine does for every delivery of a run.
+func BenchmarkLatStoreAdd(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	vals := make([]int64, 1<<16)
+	for i := range vals {
+		vals[i] = 200_000 + rng.Int64N(5_000_000)
+	}
+	var s latStore
+	b.ResetTimer()
+	for i := range b.N {
+		if i&(1<<22-1) == 0 {
+			s = latStore{} // bound the memory a long benchmark holds
+		}
+		s.add(vals[i&(len(vals)-1)])
+	}
+}
