@@ -257,6 +257,17 @@ type runPar struct {
 	overlap bool
 	until   sim.Time
 	pre     prefetch
+	// gather lets the vehicle step read what the next world check and
+	// the position update read, each vehicle right after its step, while
+	// it is in cache and on the worker that stepped it: nothing changes a
+	// vehicle between its step and those phases (no shared world steps
+	// after the vehicles, no first phase runs before the check).
+	// gatherMotion and gatherPos say whether the tick in progress does it;
+	// motionTick is the tick whose world check the gathered motions serve
+	// (-1: none), posTick the tick whose position update the gathered
+	// positions serve (-1: none).
+	gather, gatherMotion, gatherPos bool
+	motionTick, posTick             int64
 }
 
 // runOut is where a run's records and files go.

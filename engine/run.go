@@ -108,6 +108,9 @@ func (r *Run) Start(first ...sim.Phase) error {
 	// the run to the wall clock (first phases do) and it steps every tick.
 	il, ok := r.out.rec.(InterleavedRecorder)
 	r.par.overlap = r.workers > 1 && r.net.ep == nil && len(first) == 0 && r.cfg.realtime == 0 && !(ok && il.Interleaved())
+	r.par.gather = len(first) == 0 && len(r.fleet.worldList) == 0
+	r.par.motionTick, r.par.posTick = -1, -1
+	r.motionBuf()
 	r.fleet.localRecv = !r.fleet.sharedRecv
 	sampleEvery := int64(r.cfg.sc.Outputs.SamplePeriod / r.cfg.tick)
 	second := max(int64(sim.Second/r.cfg.tick), 1)
@@ -420,17 +423,35 @@ func (r *Run) agentPhase(t sim.Time) error {
 // per tick instead of two.
 func (r *Run) vehicleRange(lo, hi int) {
 	for i := lo; i < hi; i++ {
+		v := r.fleet.veh[i]
 		if r.par.curTick%r.fleet.ctrlEv[i] == 0 {
-			r.fleet.veh[i].Control(r.par.curT, &r.fleet.vev[i])
+			v.Control(r.par.curT, &r.fleet.vev[i])
 		}
 		if r.par.curTick%r.fleet.physEv[i] == 0 {
-			r.fleet.veh[i].Step(r.par.curT, &r.fleet.vev[i])
+			v.Step(r.par.curT, &r.fleet.vev[i])
+		}
+		if r.par.gatherMotion {
+			r.fleet.motion[i] = v.Motion()
+		}
+		if r.par.gatherPos {
+			r.net.pos[i] = v.Pos()
 		}
 	}
 }
 
 func (r *Run) vehiclePhase(t sim.Time) error {
 	r.par.curT, r.par.curTick = t, int64(t)/int64(r.cfg.tick)
+	// The next tick's world check and this tick's position update read
+	// what the step leaves: the step gathers it (runPar.gather).
+	r.par.gatherMotion = r.par.gather && (r.par.curTick+1)%r.cfg.checkEvery == 0
+	r.par.gatherPos = r.par.gather && r.par.curTick%r.net.posEvery == 0
+	r.par.motionTick, r.par.posTick = -1, -1
+	if r.par.gatherMotion {
+		r.par.motionTick = r.par.curTick + 1
+	}
+	if r.par.gatherPos {
+		r.par.posTick = r.par.curTick
+	}
 	// Controllers in other processes get their sensors first, all of
 	// them, so that they compute at once while the control steps wait.
 	for _, i := range r.fleet.remotes {
@@ -496,8 +517,10 @@ func (r *Run) stepAhead(next sim.Time) {
 }
 
 func (r *Run) positionPhase(t sim.Time) error {
-	for i, v := range r.fleet.veh {
-		r.net.pos[i] = v.Pos()
+	if r.par.posTick != int64(t)/int64(r.cfg.tick) { // else the step gathered them
+		for i, v := range r.fleet.veh {
+			r.net.pos[i] = v.Pos()
+		}
 	}
 	r.net.backend.SetPositions(t.Add(r.cfg.tick), r.net.pos)
 	return nil
@@ -525,8 +548,10 @@ func (r *Run) sample(t sim.Time) {
 // checkWorld runs the separation, collision, obstacle and bounds checks.
 func (r *Run) checkWorld(t sim.Time) {
 	m := r.motionBuf()
-	for i, v := range r.fleet.veh {
-		m[i] = v.Motion()
+	if r.par.motionTick != int64(t)/int64(r.cfg.tick) { // else the step gathered them
+		for i, v := range r.fleet.veh {
+			m[i] = v.Motion()
+		}
 	}
 	r.world.sample(t, m, r.event)
 }
