@@ -59,7 +59,11 @@ type listed struct {
 // (the non-test files), with their dependencies read from the compiler's
 // export data.
 func Load(dir string) (*Program, error) {
-	cmd := exec.Command("go", "list", "-e", "-export", "-deps", "-json", "./...")
+	// -pgo=off: with cmd/skyloop's default.pgo, go list would report
+	// that command's dependencies as profile-guided variants ("runtime/pprof
+	// [skyloop/cmd/skyloop]"), under other import paths; the walk is about
+	// the source, which the profile does not change.
+	cmd := exec.Command("go", "list", "-pgo=off", "-e", "-export", "-deps", "-json", "./...")
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
