@@ -133,6 +133,17 @@ func (r *Run) RunUntil(t sim.Time) error {
 // Now returns the simulated time the run has reached.
 func (r *Run) Now() sim.Time { return r.kernel.Now() }
 
+// TimePhases makes the run time its phases (record, world, network,
+// agents, vehicles, positions, ...) with clock, the edge's wall clock,
+// from zero; nil stops it. When the network steps ahead beside the
+// vehicles, that step is part of the vehicles phase. Timing changes
+// nothing the run computes.
+func (r *Run) TimePhases(clock sim.WallClock) { r.kernel.TimePhases(clock) }
+
+// PhaseTimes returns the calls and wall time of every phase since
+// TimePhases, in the order they run in a tick (nil when not timing).
+func (r *Run) PhaseTimes() []sim.PhaseTime { return r.kernel.PhaseTimes() }
+
 // Finish ends a run that reached its end: it closes the backend, checks
 // that every packet was released, records the final sample and world
 // check, and returns the summary. Call it once, after Run returned nil.

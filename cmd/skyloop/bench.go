@@ -30,6 +30,7 @@ type benchFlags struct {
 	runs, workers, vehicles int
 	memProfileRate          int
 	files, contend, asJSON  bool
+	phases                  bool
 	cpuProfile, memProfile  string
 	duration, warmup        string
 	sets                    []string
@@ -64,6 +65,13 @@ i at i*stagger, so N vehicles reach their full load only after that.
 scripts/scaling.sh runs the scaling matrix for docs/performance.md with
 these flags.
 
+--phases also reports where a tick's wall time goes: every phase of the
+tick (record, world, network, agents, vehicles, positions, progress) with
+its wall time per tick, its share of the measured wall time, and per call
+(a phase that runs every 10 ticks costs ten times its per-tick figure
+when it runs). Over several workers the network may step ahead beside
+the vehicles: that step then counts in the vehicles phase.
+
 --json prints one JSON object with the figures instead of the text.
 
 Without --files, per-packet and per-sample CSV output is skipped (metrics stay
@@ -90,6 +98,7 @@ go tool pprof -sample_index=alloc_objects -diff_base SHORT -top LONG.`,
 	c.Flags().StringVar(&fl.warmup, "warmup", "", "leave this much simulated time, whole seconds, out of the measurement (e.g. 1s)")
 	c.Flags().StringArrayVar(&fl.sets, "set", nil, "change the scenario: PATH=VALUE, as a sweep's set (repeatable), e.g. vehicles[0].behaviors[beacon].stagger=100us")
 	c.Flags().BoolVar(&fl.asJSON, "json", false, "print the figures as one JSON object")
+	c.Flags().BoolVar(&fl.phases, "phases", false, "also report the wall time of each phase of the tick (after the warm-up, all runs)")
 	c.Flags().StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of all runs to this file (go tool pprof)")
 	c.Flags().StringVar(&fl.memProfile, "memprofile", "", "write an allocation profile of all runs to this file (go tool pprof -sample_index=alloc_space)")
 	c.Flags().IntVar(&fl.memProfileRate, "memprofilerate", 4096, "with --memprofile, record one allocation per this many bytes allocated; 1 records every one (exact counts, slower), to find what allocates per tick")
@@ -244,6 +253,9 @@ type benchSample struct {
 	// work is what the network's radio model did in the measured span
 	// (netsim.WorkCounter; zero for other backends).
 	work netsim.Work
+	// phases are the phases' calls and wall times in the measured span
+	// (with --phases).
+	phases []sim.PhaseTime
 }
 
 // benchOnce builds and runs the scenario once (run i) and measures it.
@@ -272,6 +284,9 @@ func benchOnce(p benchPlan, fl *benchFlags, i int) (benchSample, error) {
 			runtime.ReadMemStats(&m0)
 			warmed = time.Now()
 			w0 = work()
+			if fl.phases {
+				r.TimePhases(time.Now) // from zero
+			}
 		}
 		if now == end {
 			runtime.ReadMemStats(&mk)
@@ -282,6 +297,9 @@ func benchOnce(p benchPlan, fl *benchFlags, i int) (benchSample, error) {
 	r, err := engine.Build(p.sc, opt)
 	if err != nil {
 		return s, benchError(err)
+	}
+	if fl.phases {
+		r.TimePhases(time.Now)
 	}
 	dir := ""
 	if fl.files {
@@ -320,6 +338,7 @@ func benchOnce(p benchPlan, fl *benchFlags, i int) (benchSample, error) {
 	s.work = netsim.Work{Transmissions: w1.Transmissions - w0.Transmissions, Arrivals: w1.Arrivals - w0.Arrivals}
 	s.ticks = res.Summary.Ticks - int64(p.warmup/p.sc.Tick)
 	s.res = res
+	s.phases = r.PhaseTimes()
 	return s, nil
 }
 
@@ -380,7 +399,50 @@ func benchSummary(samples []benchSample, fl *benchFlags, warmup sim.Duration) be
 		f.ArrivalsPerS = float64(w.Arrivals) / measured
 		f.NsArrival = med * 1e9 / float64(w.Arrivals)
 	}
+	f.Phases = benchPhases(samples, ticks)
 	return f
+}
+
+// benchPhase is one phase of the tick over every run's measured span:
+// its calls, its wall time, per tick measured and per call, and its share
+// of the runs' measured wall time.
+type benchPhase struct {
+	Name      string  `json:"name"`
+	Calls     int64   `json:"calls"`
+	WallS     float64 `json:"wall_s"`
+	UsPerTick float64 `json:"us_per_tick"`
+	UsPerCall float64 `json:"us_per_call"`
+	Share     float64 `json:"share"`
+}
+
+// benchPhases sums the phase times of the runs samples (ticks measured
+// in all); nil without --phases.
+func benchPhases(samples []benchSample, ticks int64) []benchPhase {
+	var out []benchPhase
+	var wall float64
+	for _, s := range samples {
+		wall += s.wall
+		for i, pt := range s.phases {
+			if i == len(out) {
+				out = append(out, benchPhase{Name: pt.Name})
+			}
+			out[i].Calls += pt.Calls
+			out[i].WallS += pt.Wall.Seconds()
+		}
+	}
+	for i := range out {
+		ph := &out[i]
+		if ticks > 0 {
+			ph.UsPerTick = ph.WallS * 1e6 / float64(ticks)
+		}
+		if ph.Calls > 0 {
+			ph.UsPerCall = ph.WallS * 1e6 / float64(ph.Calls)
+		}
+		if wall > 0 {
+			ph.Share = ph.WallS / wall
+		}
+	}
+	return out
 }
 
 // printBench prints the figures f as text; simulated is the run's
@@ -403,6 +465,12 @@ func printBench(out io.Writer, f benchFigures, simulated, warmup sim.Duration) {
 	if f.ArrivalsPerS > 0 {
 		fmt.Fprintf(out, "radio model: %.0f frames on the air and %.0f arrivals at receivers in range per simulated second, %.1f ns per arrival (wall time / arrivals)\n",
 			f.TransmissionsPerS, f.ArrivalsPerS, f.NsArrival)
+	}
+	if len(f.Phases) > 0 {
+		fmt.Fprintf(out, "phases (wall time per tick, share of the wall time, per call; the network's step ahead beside the vehicles counts in vehicles):\n")
+		for _, ph := range f.Phases {
+			fmt.Fprintf(out, "  %-10s %10.2f µs %6.1f%% %10.2f µs per call (%d calls)\n", ph.Name, ph.UsPerTick, 100*ph.Share, ph.UsPerCall, ph.Calls)
+		}
 	}
 	fmt.Fprintf(out, "%.4f heap allocations per tick\n", f.Allocs)
 	if f.Vehicles > 0 {
@@ -453,6 +521,9 @@ type benchFigures struct {
 	TransmissionsPerS float64 `json:"transmissions_per_s,omitempty"`
 	ArrivalsPerS      float64 `json:"arrivals_per_s,omitempty"`
 	NsArrival         float64 `json:"ns_per_arrival,omitempty"`
+	// Phases are the phases of the tick with --phases, over every run's
+	// measured span.
+	Phases []benchPhase `json:"phases,omitempty"`
 }
 
 // median returns the median of xs (the upper one of an even count), which

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -185,5 +186,67 @@ vehicles:
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestBenchPhases: --phases reports every phase of the tick, in the order
+// they run, with exactly the calls of the measured span (after the
+// warm-up, over both runs), and wall times that add up to no more than
+// the runs' measured wall time.
+func TestBenchPhases(t *testing.T) {
+	code, stdout, stderr := capture(t, "bench", "bench-swarm100", "--vehicles", "5", "--duration", "3s", "--warmup", "2s",
+		"--runs", "2", "--workers", "1", "--phases", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var f struct {
+		WallMedian float64 `json:"wall_median_s"`
+		WallMax    float64 `json:"wall_max_s"`
+		Phases     []struct {
+			Name      string  `json:"name"`
+			Calls     int64   `json:"calls"`
+			WallS     float64 `json:"wall_s"`
+			UsPerTick float64 `json:"us_per_tick"`
+			UsPerCall float64 `json:"us_per_call"`
+			Share     float64 `json:"share"`
+		} `json:"phases"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &f); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, stdout)
+	}
+	// 1 s measured per run at a 1 ms tick; world checks and position
+	// updates every 10 ms; one progress report per simulated second.
+	want := map[string]int64{"world": 200, "network": 2000, "agents": 2000, "vehicles": 2000, "positions": 200, "progress": 2}
+	var order []string
+	var sum float64
+	for _, ph := range f.Phases {
+		if n, ok := want[ph.Name]; ok {
+			order = append(order, ph.Name)
+			if ph.Calls != n {
+				t.Errorf("%s: %d calls, want %d", ph.Name, ph.Calls, n)
+			}
+		}
+		if ph.WallS < 0 || ph.Share < 0 || ph.Share > 1 {
+			t.Errorf("%s: wall %v s, share %v", ph.Name, ph.WallS, ph.Share)
+		}
+		if ph.Calls > 0 && ph.UsPerCall*float64(ph.Calls) < ph.UsPerTick*2000*0.999 {
+			t.Errorf("%s: %v µs per call over %d calls, %v µs per tick over 2000 ticks: not the same wall time", ph.Name, ph.UsPerCall, ph.Calls, ph.UsPerTick)
+		}
+		sum += ph.WallS
+	}
+	if got := strings.Join(order, " "); got != "world network agents vehicles positions progress" {
+		t.Errorf("phases %q, want world, network, agents, vehicles, positions, progress in that order:\n%s", got, stdout)
+	}
+	if sum > 2*f.WallMax {
+		t.Errorf("the phases took %v s, more than the two runs' measured wall time (at most %v s)", sum, 2*f.WallMax)
+	}
+
+	// As text: a line per phase.
+	code, stdout, stderr = capture(t, "bench", "bench-swarm100", "--vehicles", "5", "--duration", "1s", "--runs", "1", "--phases")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "phases (wall time per tick") || !regexp.MustCompile(`(?m)^  vehicles +[0-9.]+ µs`).MatchString(stdout) {
+		t.Errorf("no phase table in:\n%s", stdout)
 	}
 }
