@@ -200,16 +200,9 @@ func TestBenchPhases(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var f struct {
-		WallMedian float64 `json:"wall_median_s"`
-		WallMax    float64 `json:"wall_max_s"`
-		Phases     []struct {
-			Name      string  `json:"name"`
-			Calls     int64   `json:"calls"`
-			WallS     float64 `json:"wall_s"`
-			UsPerTick float64 `json:"us_per_tick"`
-			UsPerCall float64 `json:"us_per_call"`
-			Share     float64 `json:"share"`
-		} `json:"phases"`
+		WallMedian float64      `json:"wall_median_s"`
+		WallMax    float64      `json:"wall_max_s"`
+		Phases     []benchPhase `json:"phases"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &f); err != nil {
 		t.Fatalf("not one JSON object: %v\n%s", err, stdout)
