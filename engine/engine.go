@@ -268,6 +268,11 @@ type runPar struct {
 	// positions serve (-1: none).
 	gather, gatherMotion, gatherPos bool
 	motionTick, posTick             int64
+	// aroundPos lets the network's step ahead run at position ticks too
+	// (stepAroundPositions); posSent is the last tick whose positions
+	// went to the backend.
+	aroundPos bool
+	posSent   int64
 }
 
 // runOut is where a run's records and files go.

@@ -109,9 +109,11 @@ func (r *Run) Start(first ...sim.Phase) error {
 	il, ok := r.out.rec.(InterleavedRecorder)
 	r.par.overlap = r.workers > 1 && r.net.ep == nil && len(first) == 0 && r.cfg.realtime == 0 && !(ok && il.Interleaved())
 	r.par.gather = len(first) == 0 && len(r.fleet.worldList) == 0
-	r.par.motionTick, r.par.posTick = -1, -1
+	r.par.motionTick, r.par.posTick, r.par.posSent = -1, -1, -1
 	r.motionBuf()
 	r.fleet.localRecv = !r.fleet.sharedRecv
+	tp, ok := r.net.backend.(netsim.TimedPositions)
+	r.par.aroundPos = r.par.overlap && r.par.gather && r.fleet.localRecv && ok && tp.PositionsAtTheirTime()
 	sampleEvery := int64(r.cfg.sc.Outputs.SamplePeriod / r.cfg.tick)
 	second := max(int64(sim.Second/r.cfg.tick), 1)
 	var phases []sim.Phase
@@ -459,7 +461,9 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 			r.fleet.veh[i].(vehicle.RemoteControlled).Send(t)
 		}
 	}
-	if next := t.Add(r.cfg.tick); r.par.overlap && next < r.par.until && r.par.curTick%r.net.posEvery != 0 {
+	next := t.Add(r.cfg.tick)
+	switch posTick := r.par.curTick%r.net.posEvery == 0; {
+	case r.par.overlap && next < r.par.until && !posTick:
 		// The network's step to the next tick needs nothing the vehicles
 		// change in this one (it has the packets the agents sent, and
 		// positions only change at position ticks, which are excluded):
@@ -468,7 +472,13 @@ func (r *Run) vehiclePhase(t sim.Time) error {
 		// output is written in the same order as without it.
 		r.par.pool.Go(len(r.fleet.veh), r.par.vehicleFn)
 		r.stepAhead(next)
-	} else {
+	case r.par.overlap && next < r.par.until && r.par.aroundPos:
+		// The same at a position tick, for a backend that applies
+		// positions at their time: the events before the next tick run
+		// beside the vehicles, those at it once the positions are set.
+		r.par.pool.Go(len(r.fleet.veh), r.par.vehicleFn)
+		r.stepAroundPositions(t, next)
+	default:
 		r.par.pool.Run(len(r.fleet.veh), r.par.vehicleFn)
 	}
 	// Shared worlds step once their vehicles have handed them this
@@ -516,14 +526,57 @@ func (r *Run) stepAhead(next sim.Time) {
 	}
 }
 
+// stepAroundPositions is stepAhead for position tick t: the network runs
+// its events before next while the vehicles step, and the deliveries are
+// recorded and received; with the vehicles stepped, the positions go to
+// the backend (labelled next, as positionPhase would send them), and the
+// events at next run. The backend holds positions until their time
+// (netsim.TimedPositions), so this is what positionPhase and the next
+// tick's network phase give, with the deliveries of next in two parts, in
+// the same order.
+func (r *Run) stepAroundPositions(t, next sim.Time) {
+	joined := false
+	defer func() {
+		if !joined {
+			r.par.pool.Join() // also when the network panics
+		}
+	}()
+	d, err := r.net.backend.AdvanceTo(next - 1)
+	if err != nil {
+		r.par.pre = prefetch{ok: true, t: next, err: err}
+		return
+	}
+	r.record(d, next)
+	r.receiveAhead(d, next) // joins the vehicles
+	joined = true
+	r.sendPositions(t)
+	if d, err = r.net.backend.AdvanceTo(next); err != nil {
+		r.par.pre = prefetch{ok: true, t: next, err: err}
+		return
+	}
+	r.record(d, next)
+	r.receive(d, next)
+	r.par.pre = prefetch{ok: true, t: next, consumed: true}
+}
+
 func (r *Run) positionPhase(t sim.Time) error {
-	if r.par.posTick != int64(t)/int64(r.cfg.tick) { // else the step gathered them
+	if r.par.posSent != int64(t)/int64(r.cfg.tick) { // else the vehicle phase sent them
+		r.sendPositions(t)
+	}
+	return nil
+}
+
+// sendPositions tells the backend where the vehicles are at the end of
+// tick t (read by the vehicle step, or now).
+func (r *Run) sendPositions(t sim.Time) {
+	idx := int64(t) / int64(r.cfg.tick)
+	if r.par.posTick != idx { // else the step gathered them
 		for i, v := range r.fleet.veh {
 			r.net.pos[i] = v.Pos()
 		}
 	}
 	r.net.backend.SetPositions(t.Add(r.cfg.tick), r.net.pos)
-	return nil
+	r.par.posSent = idx
 }
 
 func (r *Run) progressPhase(t sim.Time) error {

@@ -131,7 +131,8 @@ type Backend struct {
 	seed  uint64
 	nodes []node
 	pos   []geom.Vec3
-	bad   linkStates // Gilbert-Elliott state per directed link
+	held  netsim.HeldPositions // a position update for a time not reached yet
+	bad   linkStates           // Gilbert-Elliott state per directed link
 
 	// Without jitter every receiver of a transmission gets it at the same
 	// time: one calendar event carries them all. Receiver lists live in
@@ -198,6 +199,19 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 
 // SetPositions records node positions for range checks.
 func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) {
+	if t > b.now {
+		b.held.Hold(t, pos) // applied at t (netsim.HeldPositions)
+		return
+	}
+	b.place(pos)
+}
+
+// PositionsAtTheirTime reports that SetPositions applies at its time
+// (netsim.TimedPositions).
+func (b *Backend) PositionsAtTheirTime() bool { return true }
+
+// place moves the nodes to pos.
+func (b *Backend) place(pos []geom.Vec3) {
 	copy(b.pos, pos)
 	if b.idx != nil {
 		b.idx.Build(b.pos)
@@ -360,6 +374,9 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 		if !ok || et > t {
 			break
 		}
+		if pos := b.held.Due(et); pos != nil {
+			b.place(pos)
+		}
 		_, e := b.q.Pop()
 		switch e.typ {
 		case evEnqueue:
@@ -385,6 +402,9 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 			}
 			b.freeGroups = append(b.freeGroups, int32(e.dst))
 		}
+	}
+	if pos := b.held.Due(t); pos != nil {
+		b.place(pos)
 	}
 	b.now = t
 	return b.out, nil

@@ -1292,3 +1292,28 @@ func TestReceptionsCountedInBulk(t *testing.T) {
 	each.close()
 	h.close()
 }
+
+// TestPositionsApplyAtTheirTime: positions given for a time the backend
+// has not reached apply from that time on (netsim.HeldPositions), as the
+// engine labels them (the end of a tick's vehicle step, for the next
+// tick) and as ns-3 schedules them: a broadcast sent at 4 ms, decided in
+// the step to 5 ms, finds node 1 where it was (50 m, in range), not
+// where it is at 5 ms (200 m); one sent at 5 ms finds it at 200 m.
+func TestPositionsApplyAtTheirTime(t *testing.T) {
+	pos := []geom.Vec3{geom.V(0, 0, 0), geom.V(50, 0, 0)}
+	h := newHarness(t, Params{Range: 100, Latency: 1 * ms}, 1, len(pos), pos)
+	h.run(sim.Time(5*ms), nil) // AdvanceTo up to 4 ms
+	before := h.send(0, netsim.Broadcast, netsim.KindState, 0, 50, sim.Time(4*ms))
+	h.b.SetPositions(sim.Time(5*ms), []geom.Vec3{pos[0], geom.V(200, 0, 0)})
+	h.run(sim.Time(6*ms), nil) // AdvanceTo(5 ms)
+	after := h.send(0, netsim.Broadcast, netsim.KindState, 1, 50, sim.Time(5*ms))
+	h.drain(5 * ms)
+	out := h.outcomes()
+	h.checkAccounting(out)
+	if o := out.at(before, 1); o.rx != 1 {
+		t.Errorf("the broadcast sent at 4 ms: %+v at node 1, want delivered (positions of 5 ms applied early)", o)
+	}
+	if o := out.at(after, 1); o.rx != 0 {
+		t.Errorf("the broadcast sent at 5 ms: %+v at node 1, 200 m away, want not delivered", o)
+	}
+}

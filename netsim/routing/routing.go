@@ -268,6 +268,14 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 	return nil
 }
 
+// PositionsAtTheirTime reports whether the link backend applies
+// SetPositions at its time (netsim.TimedPositions): the layer itself
+// reads no positions.
+func (b *Backend) PositionsAtTheirTime() bool {
+	tp, ok := b.inner.(netsim.TimedPositions)
+	return ok && tp.PositionsAtTheirTime()
+}
+
 // SetPositions passes the positions on to the link backend.
 func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) {
 	b.dead.Flush()

@@ -216,3 +216,51 @@ func TestLastTickSendsAreSettled(t *testing.T) {
 	}
 	t.Logf("drops %v", l.drops)
 }
+
+// TestPositionsApplyAtTheirTime: positions given for a time the backend
+// has not reached yet apply from that time on (netsim.HeldPositions), as
+// ns-3 schedules them. The engine reads positions at the end of a tick's
+// vehicle step and labels them with the next tick, after handing over
+// the packets sent in this one: a broadcast sent at 1 ms goes on the air
+// before 2 ms and must find the receiver where it was (20 m away, in
+// range), not where it will be at 2 ms (5 km away); one sent at 2 ms must
+// find it 5 km away.
+func TestPositionsApplyAtTheirTime(t *testing.T) {
+	l := newLedger(2, 2)
+	b := nativeBackend(t, DefaultParams(), l)
+	near, far := []geom.Vec3{{}, geom.V(20, 0, 0)}, []geom.Vec3{{}, geom.V(5000, 0, 0)}
+	if err := b.Start([]netsim.NodeInfo{{ID: 0, Pos: near[0]}, {ID: 1, Pos: near[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	var pool netsim.PacketPool
+	send := func(id int, at sim.Time) {
+		pk := pool.Get(0)
+		pk.ID, pk.Src, pk.Dst, pk.Size, pk.TSend = uint64(id), 0, netsim.Broadcast, 100, at
+		b.Send(pk)
+	}
+	ms := sim.Time(sim.Millisecond)
+	if _, err := b.AdvanceTo(ms); err != nil {
+		t.Fatal(err)
+	}
+	send(0, ms)
+	b.SetPositions(2*ms, far) // where the nodes are at 2 ms
+	if _, err := b.AdvanceTo(2 * ms); err != nil {
+		t.Fatal(err)
+	}
+	send(1, 2*ms)
+	if _, err := b.AdvanceTo(10 * ms); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomeName(l.outcome[0*2+1]); got != "rx" {
+		t.Errorf("the broadcast sent at 1 ms: %s at node 1, want rx (positions of 2 ms applied early)", got)
+	}
+	if got := outcomeName(l.outcome[1*2+1]); got == "rx" {
+		t.Errorf("the broadcast sent at 2 ms: %s at node 1, 5 km away", got)
+	}
+	if pool.Live() != 0 {
+		t.Fatalf("leaked %d packets", pool.Live())
+	}
+}

@@ -146,6 +146,7 @@ type Backend struct {
 	nodes  []node
 	mark   []uint64 // per node: id of the last frame unseen marked it for
 	pos    []geom.Vec3
+	held   netsim.HeldPositions // a position update for a time not reached yet
 	idx    *spatial.Index
 	// reachSq is the square of the range a transmission looks at
 	// (lookSq); the spatial index's cells are at least that large.
@@ -316,6 +317,19 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 
 // SetPositions moves the nodes.
 func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) {
+	if t > b.clock {
+		b.held.Hold(t, pos) // applied at t (netsim.HeldPositions)
+		return
+	}
+	b.place(pos)
+}
+
+// PositionsAtTheirTime reports that SetPositions applies at its time
+// (netsim.TimedPositions).
+func (b *Backend) PositionsAtTheirTime() bool { return true }
+
+// place moves the nodes to pos.
+func (b *Backend) place(pos []geom.Vec3) {
 	copy(b.pos, pos)
 	for i := range b.nodes {
 		b.nodes[i].pos = pos[i]
@@ -347,6 +361,9 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 		et, ok := b.q.PeekTime()
 		if !ok || et > t {
 			break
+		}
+		if pos := b.held.Due(et); pos != nil {
+			b.place(pos)
 		}
 		_, e := b.q.Pop()
 		b.now = et
@@ -382,6 +399,9 @@ func (b *Backend) AdvanceTo(t sim.Time) ([]netsim.Delivery, error) {
 		if e.f != nil {
 			b.drop(e.f)
 		}
+	}
+	if pos := b.held.Due(t); pos != nil {
+		b.place(pos)
 	}
 	b.flushReceptions()
 	return b.out, nil
