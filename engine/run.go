@@ -535,12 +535,7 @@ func (r *Run) stepAhead(next sim.Time) {
 // tick's network phase give, with the deliveries of next in two parts, in
 // the same order.
 func (r *Run) stepAroundPositions(t, next sim.Time) {
-	joined := false
-	defer func() {
-		if !joined {
-			r.par.pool.Join() // also when the network panics
-		}
-	}()
+	defer r.par.pool.Join() // also when the network panics; at once when joined
 	d, err := r.net.backend.AdvanceTo(next - 1)
 	if err != nil {
 		r.par.pre = prefetch{ok: true, t: next, err: err}
@@ -548,7 +543,6 @@ func (r *Run) stepAroundPositions(t, next sim.Time) {
 	}
 	r.record(d, next)
 	r.receiveAhead(d, next) // joins the vehicles
-	joined = true
 	r.sendPositions(t)
 	if d, err = r.net.backend.AdvanceTo(next); err != nil {
 		r.par.pre = prefetch{ok: true, t: next, err: err}
