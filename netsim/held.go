@@ -18,10 +18,17 @@ type HeldPositions struct {
 	held bool
 }
 
-// Hold keeps a copy of pos for time t, replacing any update held before.
-func (h *HeldPositions) Hold(t sim.Time, pos []geom.Vec3) {
+// Hold keeps a copy of pos for time t, replacing any update held before,
+// when t is after now, the latest time the backend has run its events
+// to, and reports whether it did; else the positions apply at once and
+// the backend places them itself.
+func (h *HeldPositions) Hold(t, now sim.Time, pos []geom.Vec3) bool {
+	if t <= now {
+		return false
+	}
 	h.pos = append(h.pos[:0], pos...)
 	h.at, h.held = t, true
+	return true
 }
 
 // Due returns the held positions, and lets go of them, when they apply

@@ -199,11 +199,9 @@ func (b *Backend) Start(nodes []netsim.NodeInfo) error {
 
 // SetPositions records node positions for range checks.
 func (b *Backend) SetPositions(t sim.Time, pos []geom.Vec3) {
-	if t > b.now {
-		b.held.Hold(t, pos) // applied at t (netsim.HeldPositions)
-		return
+	if !b.held.Hold(t, b.now, pos) { // else applied at t (netsim.HeldPositions)
+		b.place(pos)
 	}
-	b.place(pos)
 }
 
 // PositionsAtTheirTime reports that SetPositions applies at its time
