@@ -307,11 +307,11 @@ func kths(stores []*latStore, ks []uint64) []int64 {
 	for i := range span {
 		span[i] = valueRange{lo: lo0, hi: hi0}
 	}
-	var level []*histogram // this level's distinct open ranges
-	var pool []*histogram  // histograms to reuse across levels
+	var level []*histogram     // this level's distinct open ranges
+	var pool []*histogram      // histograms to reuse across levels
+	of := make([]int, len(ks)) // rank -> index in level, or -1: found
 	for {
 		level = level[:0]
-		of := make([]int, len(ks)) // rank -> index in level, or -1: found
 		for i, r := range span {
 			of[i] = -1
 			if r.lo >= r.hi {
