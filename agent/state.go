@@ -113,7 +113,6 @@ func (v Verdict) String() string {
 type belief struct {
 	src    netsim.NodeID // the source it is about
 	s      State
-	tRecv  sim.Time
 	valid  bool
 	newest uint32 // newest applied seq
 	seen   uint64 // bit k set: seq newest-k was seen
@@ -224,7 +223,7 @@ func (bs *Beliefs) Apply(now sim.Time, src netsim.NodeID, s *State) Verdict {
 	}
 	bs.Counts[v]++
 	if v == Applied {
-		e.s, e.tRecv, e.valid, e.newest = *s, now, true, s.Seq
+		e.s, e.valid, e.newest = *s, true, s.Seq
 	}
 	return v
 }
