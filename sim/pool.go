@@ -169,7 +169,7 @@ func (s *spinner) reset() { *s = spinner{} }
 
 // chunksPerWorker splits the work finer than one chunk per worker, so
 // that the caller can take over the share of a helper that is late.
-const chunksPerWorker = 4
+const chunksPerWorker = 16
 
 // NewPool starts workers-1 helper goroutines (the caller is the first
 // worker). A pool of 1 or fewer workers runs everything inline. now is the
