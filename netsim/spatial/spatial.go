@@ -80,8 +80,50 @@ func (g *Index) Build(pos []geom.Vec3) {
 // exceed the square of the cell size. The nodes are those of the cells
 // around p at the last build.
 func (g *Index) Collect(p geom.Vec3, self int32, limSq float64, pos []geom.Vec3, f func(r int32, d2 float64)) {
+	lo, hi := g.mark(p, self, limSq, pos)
+	for w := lo; w <= hi; w++ {
+		b := g.bits[w]
+		g.bits[w] = 0
+		for b != 0 {
+			i := int32(w<<6 + bits.TrailingZeros64(b))
+			b &= b - 1
+			d := pos[i].Sub(p)
+			f(i, d.X*d.X+d.Y*d.Y+d.Z*d.Z)
+		}
+	}
+}
+
+// Near is a node Append found: its id and its squared distance from the
+// query point.
+type Near struct {
+	Node int32
+	D2   float64
+}
+
+// Append appends to dst the nodes Collect would hand over, in the same
+// order, and returns the extended slice: for a caller that visits them
+// knowing which come next (to prefetch their records).
+func (g *Index) Append(dst []Near, p geom.Vec3, self int32, limSq float64, pos []geom.Vec3) []Near {
+	lo, hi := g.mark(p, self, limSq, pos)
+	for w := lo; w <= hi; w++ {
+		b := g.bits[w]
+		g.bits[w] = 0
+		for b != 0 {
+			i := int32(w<<6 + bits.TrailingZeros64(b))
+			b &= b - 1
+			d := pos[i].Sub(p)
+			dst = append(dst, Near{i, d.X*d.X + d.Y*d.Y + d.Z*d.Z})
+		}
+	}
+	return dst
+}
+
+// mark sets the bits of the nodes within sqrt(limSq) of p, self
+// excepted, and returns the range of words of g.bits it set bits in
+// (lo > hi when none).
+func (g *Index) mark(p geom.Vec3, self int32, limSq float64, pos []geom.Vec3) (lo, hi int) {
 	k := g.key(p)
-	lo, hi := len(g.bits), -1
+	lo, hi = len(g.bits), -1
 	for dx := int32(-1); dx <= 1; dx++ {
 		for dy := int32(-1); dy <= 1; dy++ {
 			for dz := int32(-1); dz <= 1; dz++ {
@@ -98,14 +140,5 @@ func (g *Index) Collect(p geom.Vec3, self int32, limSq float64, pos []geom.Vec3,
 			}
 		}
 	}
-	for w := lo; w <= hi; w++ {
-		b := g.bits[w]
-		g.bits[w] = 0
-		for b != 0 {
-			i := int32(w<<6 + bits.TrailingZeros64(b))
-			b &= b - 1
-			d := pos[i].Sub(p)
-			f(i, d.X*d.X+d.Y*d.Y+d.Z*d.Z)
-		}
-	}
+	return lo, hi
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // TestCollectFindsExactlyTheNodesInRange: for random swarms (spread out,
-// clustered, far from the origin, some at the same place), Collect hands
+// clustered, far from the origin, some at the same place), Collect (and
+// Append) hands
 // over exactly the nodes within the range, themselves excepted, in
 // increasing node order with their squared distances, for cells as large
 // as the range and larger, after moving the nodes and building again.
@@ -47,6 +48,16 @@ func TestCollectFindsExactlyTheNodesInRange(t *testing.T) {
 					}
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s, round %d, cells x%v, node %d: got %v, want %v", c.name, round, scale, q, got, want)
+					}
+					// Append finds the same, after what dst held.
+					near := g.Append([]Near{{-1, 0}}, pos[q], int32(q), reach*reach, pos)
+					if len(near) != len(want)+1 || near[0].Node != -1 {
+						t.Fatalf("%s, round %d, cells x%v, node %d: Append gave %d nodes after the one given, want %d", c.name, round, scale, q, len(near)-1, len(want))
+					}
+					for k, nr := range near[1:] {
+						if d := pos[nr.Node].Sub(pos[q]); nr.Node != want[k] || d.Norm2() != nr.D2 {
+							t.Fatalf("%s, round %d, cells x%v, node %d: Append's %dth is %+v, want node %d at %v", c.name, round, scale, q, k, nr, want[k], d.Norm2())
+						}
 					}
 				}
 			}
