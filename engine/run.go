@@ -192,12 +192,19 @@ func (r *Run) networkPhase(t sim.Time) error {
 // record counts the deliveries of tick t in the metrics and records them.
 func (r *Run) record(d []netsim.Delivery, t sim.Time) {
 	for i := range d {
+		if i+recordAhead < len(d) {
+			r.met.Upcoming(&d[i+recordAhead])
+		}
 		r.met.Delivered(&d[i], t)
 		if r.out.rec != nil {
 			r.out.rec.Delivery(&d[i], t)
 		}
 	}
 }
+
+// recordAhead is how many deliveries ahead record names the one to come
+// to the metrics (metrics.Collector.Upcoming).
+const recordAhead = 8
 
 // receive hands the deliveries of tick t to their nodes' receiving
 // behaviours, in order.
