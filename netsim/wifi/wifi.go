@@ -838,7 +838,7 @@ func (b *Backend) arrive(f *frame, tx *node, r *node, d float64) {
 		f.recv = append(f.recv, reception{node: r.id, why: netsim.DropSensitivity})
 		return
 	}
-	delay := sim.Duration(math.Round(d / speedOfLight * 1e9))
+	delay := roundNs(d / speedOfLight * 1e9)
 	s := signal{id: f.id, start: f.start.Add(delay), end: f.end.Add(delay), w: w}
 	b.pruneNode(r, s.start)
 	if len(r.sigs) == cap(r.sigs) {
@@ -896,6 +896,18 @@ func (b *Backend) arrive(f *frame, tx *node, r *node, d float64) {
 		b.energyBusy(r, s.start.Add(b.prof.detect))
 	}
 	f.recv = append(f.recv, rec)
+}
+
+// roundNs returns x nanoseconds rounded to the nearest, halves away from
+// zero: exactly sim.Duration(math.Round(x)) for every x, and without
+// math.Round's bit manipulation for the values propagation delays take.
+// On [0.5, 2^52) adding one half and truncating is exact: the sum is
+// rounded, but never up to the next integer (TestRoundNs).
+func roundNs(x float64) sim.Duration {
+	if x >= 0.5 && x < 1<<52 {
+		return sim.Duration(x + 0.5)
+	}
+	return sim.Duration(math.Round(x))
 }
 
 // energyBusy marks r's medium busy from x until the total power of the
